@@ -1,0 +1,17 @@
+import { z } from 'zod';
+import { httpHandler } from '../shared/http/handler.js';
+import { domainSchema, pathSegment } from '../shared/http/schemas.js';
+import { routes } from '../shared/routes.js';
+import { removeAnnotation } from '../shared/services/annotations.js';
+
+export const deleteAnnotationQuery = z.strictObject({ domain: domainSchema });
+export const deleteAnnotationPath = z.object({ id: pathSegment });
+
+export const handler = httpHandler(
+  routes.annotationsDelete,
+  { query: deleteAnnotationQuery, path: deleteAnnotationPath },
+  async ({ query, path, authorizeDomain }) => {
+    const domain = await authorizeDomain(query.domain);
+    return { body: await removeAnnotation(domain, path.id) };
+  },
+);

@@ -1,0 +1,173 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { routeList, type Route } from '../shared/routes.js';
+import { ApiError, MethodNotAllowedError, NotFoundError } from '../shared/http/errors.js';
+import { jsonResponse } from '../shared/http/response.js';
+
+// The local stand-in for API Gateway: each request becomes an HTTP API payload v2 event for the very handler
+// module Lambda runs, and the handler's result is written back.
+
+type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+
+const MAX_BODY_BYTES = 1024 * 1024;
+
+interface CompiledRoute {
+  route: Route;
+  pattern: RegExp;
+  params: string[];
+}
+
+const compiled: CompiledRoute[] = routeList.map((route) => {
+  const params: string[] = [];
+  const source = route.path.replace(/\{(\w+)\}/g, (_, name: string) => {
+    params.push(name);
+    return '([^/]+)';
+  });
+  return { route, pattern: new RegExp(`^${source}$`), params };
+});
+
+const handlers = new Map<string, Promise<LambdaHandler>>();
+
+function loadHandler(route: Route): Promise<LambdaHandler> {
+  let handler = handlers.get(route.handler);
+  if (!handler) {
+    handler = import(`../functions/${route.handler}.ts`).then((m: { handler: LambdaHandler }) => m.handler);
+    handlers.set(route.handler, handler);
+  }
+  return handler;
+}
+
+/** Extra routes served only by the local server (e.g. the OpenAPI document). */
+export type ExtraRoutes = Record<string, () => APIGatewayProxyStructuredResultV2>;
+
+export function createLocalServer(extra: ExtraRoutes = {}): Server {
+  return createServer((req, res) => {
+    handle(req, res, extra).catch((error: unknown) => {
+      console.error('local server error', error);
+      if (!res.headersSent) write(res, jsonResponse(500, { error: 'internal_error', message: 'An internal error occurred' }));
+      else res.end();
+    });
+  });
+}
+
+async function handle(req: IncomingMessage, res: ServerResponse, extra: ExtraRoutes): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  const method = (req.method ?? 'GET').toUpperCase();
+  const requestId = randomUUID();
+  const extraRoute = extra[`${method} ${url.pathname}`];
+  if (extraRoute) return write(res, extraRoute());
+
+  const candidates = compiled.map((c) => ({ c, match: c.pattern.exec(url.pathname) })).filter((m) => m.match);
+  if (candidates.length === 0) return write(res, errorResponse(new NotFoundError(`No route for ${url.pathname}`), requestId));
+  const hit = candidates.find(({ c }) => c.route.method === method);
+  if (!hit) return write(res, errorResponse(new MethodNotAllowedError(candidates.map(({ c }) => c.route.method)), requestId));
+
+  const body = await readBody(req);
+  if (body === null) {
+    return write(res, errorResponse(new ApiError(413, 'payload_too_large', 'The request body may be at most 1 MiB'), requestId));
+  }
+  const pathParameters: Record<string, string> = {};
+  for (const [i, name] of hit.c.params.entries()) {
+    const raw = hit.match![i + 1]!;
+    try {
+      pathParameters[name] = decodeURIComponent(raw);
+    } catch {
+      return write(res, errorResponse(new NotFoundError(`No route for ${url.pathname}`), requestId));
+    }
+  }
+  const event = toEvent(req, url, method, hit.c.route, pathParameters, body, requestId);
+  const handler = await loadHandler(hit.c.route);
+  write(res, await handler(event, lambdaContext(hit.c.route, requestId)));
+}
+
+function toEvent(
+  req: IncomingMessage,
+  url: URL,
+  method: string,
+  route: Route,
+  pathParameters: Record<string, string>,
+  body: string,
+  requestId: string,
+): APIGatewayProxyEventV2 {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(',') : value;
+  }
+  // API Gateway joins repeated query keys with commas.
+  const queryStringParameters: Record<string, string> = {};
+  for (const [key, value] of url.searchParams) {
+    queryStringParameters[key] = key in queryStringParameters ? `${queryStringParameters[key]},${value}` : value;
+  }
+  const now = new Date();
+  return {
+    version: '2.0',
+    routeKey: `${route.method} ${route.path}`,
+    rawPath: url.pathname,
+    rawQueryString: url.search.slice(1),
+    headers,
+    ...(Object.keys(queryStringParameters).length ? { queryStringParameters } : {}),
+    ...(route.path.includes('{') ? { pathParameters } : {}),
+    requestContext: {
+      accountId: 'local',
+      apiId: 'local',
+      domainName: headers.host ?? 'localhost',
+      domainPrefix: 'localhost',
+      http: {
+        method,
+        path: url.pathname,
+        protocol: `HTTP/${req.httpVersion}`,
+        sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
+        userAgent: headers['user-agent'] ?? '',
+      },
+      requestId,
+      routeKey: `${route.method} ${route.path}`,
+      stage: '$default',
+      time: now.toUTCString(),
+      timeEpoch: now.getTime(),
+    },
+    ...(body.length > 0 ? { body } : {}),
+    isBase64Encoded: false,
+  };
+}
+
+function lambdaContext(route: Route, requestId: string): Context {
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: route.name,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${route.name}`,
+    memoryLimitInMB: '1024',
+    awsRequestId: requestId,
+    logGroupName: `/aws/lambda/${route.name}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => 30_000,
+    done: () => {},
+    fail: () => {},
+    succeed: () => {},
+  };
+}
+
+function readBody(req: IncomingMessage): Promise<string | null> {
+  return new Promise((resolveBody, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) tooLarge = true;
+      else chunks.push(chunk);
+    });
+    req.on('end', () => resolveBody(tooLarge ? null : Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function errorResponse(error: ApiError, requestId: string): APIGatewayProxyStructuredResultV2 {
+  return jsonResponse(error.status, error.toBody(), { ...error.headers, 'x-request-id': requestId });
+}
+
+function write(res: ServerResponse, result: APIGatewayProxyStructuredResultV2): void {
+  res.writeHead(result.statusCode ?? 200, result.headers as Record<string, string>);
+  res.end(result.body ?? '');
+}

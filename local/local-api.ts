@@ -1,0 +1,42 @@
+import { mkdirSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { DuckDbEngine } from '../shared/engines/duckdb-engine.js';
+import { installEngine } from '../shared/engines/registry.js';
+import { createLocalServer, type ExtraRoutes } from './http-server.js';
+import { openLocalDynamo, type LocalDynamo } from './local-dynamo.js';
+import { localPaths, type LocalPaths } from './paths.js';
+
+export interface LocalApi {
+  url: string;
+  paths: LocalPaths;
+  dynamo: LocalDynamo;
+  engine: DuckDbEngine;
+  close(): Promise<void>;
+}
+
+/** Everything `npm start` runs, in-process: DynamoDB (dynalite), DuckDB over the Parquet files, the HTTP server. */
+export async function startLocalApi(options: { dataDir?: string; port?: number; extraRoutes?: ExtraRoutes } = {}): Promise<LocalApi> {
+  const paths = localPaths(options.dataDir);
+  mkdirSync(paths.eventsDir, { recursive: true });
+  const dynamo = await openLocalDynamo(paths, { publish: true });
+  const engine = await DuckDbEngine.open(paths.eventsDir);
+  installEngine(engine);
+  const server = createLocalServer(options.extraRoutes);
+  await new Promise<void>((resolveListen, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolveListen());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    paths,
+    dynamo,
+    engine,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((done) => server.close(() => done()));
+      engine.close();
+      await dynamo.close();
+    },
+  };
+}

@@ -1,0 +1,31 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { startLocalApi } from './local-api.js';
+import { localPaths } from './paths.js';
+import { seedDemo } from './demo-seed.js';
+
+// `npm start`: the API on http://127.0.0.1:$PORT with the embedded engines, and demo data on first start.
+
+const paths = localPaths();
+const firstStart = !existsSync(paths.eventsDir) || readdirSync(paths.eventsDir).length === 0;
+const port = Number(process.env.PORT ?? 3000);
+
+const api = await startLocalApi({ port });
+console.log(`Analytics API listening on ${api.url} (data in ${paths.dataDir})`);
+if (firstStart && process.env.ANALYTICS_DEMO !== '0') {
+  await seedDemo(api.paths, api.url);
+} else if (firstStart) {
+  console.log('No events yet: import some with `npm run import -- FILE.ndjson` and create a key with `npm run keys -- create --domain DOMAIN`.');
+}
+
+let stopping = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    console.log('\nStopping...');
+    api.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  });
+}

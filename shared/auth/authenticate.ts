@@ -1,0 +1,39 @@
+import { CREDENTIAL_CACHE_MS } from '../config.js';
+import { ForbiddenError, UnauthorizedError } from '../http/errors.js';
+import type { Scope } from '../routes.js';
+import { getCredential, type Credential } from '../store/credentials-repo.js';
+import { parseToken, secretMatches } from './tokens.js';
+
+// Resolved credentials are kept a few seconds per process: a warm Lambda then answers without a DynamoDB
+// read, and a revocation still takes effect within CREDENTIAL_CACHE_MS (the contract allows 10 s).
+const cache = new Map<string, { credential: Credential | null; until: number }>();
+
+export async function authenticate(authorization: string | undefined, now = Date.now()): Promise<Credential> {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
+  if (!match) throw new UnauthorizedError('Send the API key as "Authorization: Bearer <key>"');
+  const token = match[1]!;
+
+  const cached = cache.get(token);
+  const credential = cached && cached.until > now ? cached.credential : await lookUp(token, now);
+  if (!credential || credential.revokedAt) throw new UnauthorizedError('Unknown or revoked API key');
+  return credential;
+}
+
+async function lookUp(token: string, now: number): Promise<Credential | null> {
+  const parsed = parseToken(token);
+  const stored = parsed ? await getCredential(parsed.keyId) : null;
+  const credential = parsed && stored && secretMatches(parsed.secret, stored.secretHash) ? stored.credential : null;
+  if (cache.size > 10_000) cache.clear();
+  cache.set(token, { credential, until: now + CREDENTIAL_CACHE_MS });
+  return credential;
+}
+
+export function requireScope(credential: Credential, scope: Scope): void {
+  if (!credential.scopes.includes(scope)) {
+    throw new ForbiddenError(`This API key lacks the ${scope} scope`);
+  }
+}
+
+export function clearCredentialCache(): void {
+  cache.clear();
+}

@@ -1,0 +1,125 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  DuckDBDateValue,
+  DuckDBInstance,
+  DuckDBTimestampValue,
+  type DuckDBPreparedStatement,
+} from '@duckdb/node-api';
+import { duckdbDialect } from '../query/dialects.js';
+import { duckdbTypes, eventColumns, partitionColumns } from '../events/event-columns.js';
+import type { QueryEngine, SqlParam, SqlQuery, SqlRow, SqlValue } from './engine.js';
+
+// Local engine: one in-process DuckDB per process over the Parquet layout of event-format.md, a connection per
+// query. Never imported by a Lambda entry point.
+
+export class DuckDbEngine implements QueryEngine {
+  readonly dialect = duckdbDialect;
+  private viewOverFiles = false;
+
+  private constructor(
+    private readonly instance: DuckDBInstance,
+    private readonly eventsDir: string,
+  ) {}
+
+  static async open(eventsDir: string): Promise<DuckDbEngine> {
+    const instance = await DuckDBInstance.create(':memory:', { threads: String(process.env.DUCKDB_THREADS ?? 2) });
+    const engine = new DuckDbEngine(instance, eventsDir);
+    await engine.defineEventsView();
+    return engine;
+  }
+
+  async run(query: SqlQuery): Promise<{ rows: SqlRow[]; stats: Record<string, never> }> {
+    if (!this.viewOverFiles) await this.defineEventsView();
+    const connection = await this.instance.connect();
+    try {
+      const statement = await connection.prepare(query.sql);
+      bindAll(statement, query.params);
+      const reader = await statement.runAndReadAll();
+      return { rows: reader.getRowObjectsJS().map(decodeRow), stats: {} };
+    } finally {
+      connection.closeSync();
+    }
+  }
+
+  /** Runs SQL with no parameters (EXPLAIN ANALYZE in benchmarks, maintenance). */
+  async runRaw(sql: string): Promise<SqlRow[]> {
+    const connection = await this.instance.connect();
+    try {
+      return (await connection.runAndReadAll(sql)).getRowObjectsJS().map(decodeRow);
+    } finally {
+      connection.closeSync();
+    }
+  }
+
+  close(): void {
+    this.instance.closeSync();
+  }
+
+  // Until the first Parquet file exists, `events` is an empty relation of the right shape, so queries on an
+  // empty store answer zeros instead of failing on an empty glob.
+  private async defineEventsView(): Promise<void> {
+    const hasFiles = hasParquet(this.eventsDir);
+    const connection = await this.instance.connect();
+    try {
+      await connection.run(hasFiles ? viewOverFilesSql(this.eventsDir) : emptyViewSql());
+      this.viewOverFiles = hasFiles;
+    } finally {
+      connection.closeSync();
+    }
+  }
+}
+
+function viewOverFilesSql(eventsDir: string): string {
+  const glob = join(eventsDir, '*', '*', '*.parquet').replaceAll("'", "''");
+  return `CREATE OR REPLACE VIEW events AS SELECT * FROM read_parquet('${glob}', hive_partitioning = true, hive_types = {'domain': VARCHAR, 'dt': DATE})`;
+}
+
+function emptyViewSql(): string {
+  const columns = [...eventColumns, ...partitionColumns].map(([name, type]) => `CAST(NULL AS ${duckdbTypes[type]}) AS ${name}`);
+  return `CREATE OR REPLACE VIEW events AS SELECT ${columns.join(', ')} WHERE false`;
+}
+
+function hasParquet(eventsDir: string): boolean {
+  if (!existsSync(eventsDir)) return false;
+  for (const domain of readdirSync(eventsDir)) {
+    if (!domain.startsWith('domain=')) continue;
+    for (const dt of readdirSync(join(eventsDir, domain))) {
+      if (readdirSync(join(eventsDir, domain, dt)).some((f) => f.endsWith('.parquet'))) return true;
+    }
+  }
+  return false;
+}
+
+function bindAll(statement: DuckDBPreparedStatement, params: SqlParam[]): void {
+  params.forEach((param, i) => {
+    const index = i + 1;
+    switch (param.type) {
+      case 'string':
+        return statement.bindVarchar(index, param.value);
+      case 'int':
+        return statement.bindBigInt(index, BigInt(param.value));
+      case 'bool':
+        return statement.bindBoolean(index, param.value);
+      case 'date':
+        return statement.bindDate(index, new DuckDBDateValue(Math.round(Date.parse(`${param.value}T00:00:00Z`) / 86_400_000)));
+      case 'timestamp':
+        return statement.bindTimestamp(index, new DuckDBTimestampValue(BigInt(param.value.getTime()) * 1000n));
+    }
+  });
+}
+
+function decodeRow(row: Record<string, unknown>): SqlRow {
+  const out: SqlRow = {};
+  for (const [key, value] of Object.entries(row)) out[key] = decodeValue(value);
+  return out;
+}
+
+function decodeValue(value: unknown): SqlValue {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'bigint') return Number(value);
+  if (value instanceof Date) return value.toISOString();
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return value;
+  return String(value);
+}
+

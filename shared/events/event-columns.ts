@@ -1,0 +1,49 @@
+// The stored columns of an event row (event-format.md §2), in file order. One list serves the Parquet writer,
+// the DuckDB view over the files and the Glue table. `domain` and `dt` are partition columns, not in the files.
+
+export type ColumnType = 'timestamp' | 'string' | 'double' | 'bigint' | 'boolean';
+
+export const eventColumns = [
+  ['ts', 'timestamp'],
+  ['type', 'string'],
+  ['visitor_id', 'string'],
+  ['session_id', 'string'],
+  ['url_path', 'string'],
+  ['referrer', 'string'],
+  ['referrer_domain', 'string'],
+  ['utm_source', 'string'],
+  ['utm_medium', 'string'],
+  ['utm_campaign', 'string'],
+  ['utm_content', 'string'],
+  ['utm_term', 'string'],
+  ['country', 'string'],
+  ['region', 'string'],
+  ['city', 'string'],
+  ['browser', 'string'],
+  ['os', 'string'],
+  ['device', 'string'],
+  ['scroll_depth', 'double'],
+  ['event_name', 'string'],
+  ['event_properties', 'string'],
+  ['transaction_id', 'string'],
+  ['amount_cents', 'bigint'],
+  ['currency', 'string'],
+  ['revenue_event', 'string'],
+  ['is_dev', 'boolean'],
+] as const satisfies readonly (readonly [string, ColumnType])[];
+
+export type EventColumn = (typeof eventColumns)[number][0];
+
+export const partitionColumns = [
+  ['domain', 'string'],
+  ['dt', 'date'],
+] as const;
+
+export const duckdbTypes: Record<ColumnType | 'date', string> = {
+  timestamp: 'TIMESTAMP',
+  string: 'VARCHAR',
+  double: 'DOUBLE',
+  bigint: 'BIGINT',
+  boolean: 'BOOLEAN',
+  date: 'DATE',
+};

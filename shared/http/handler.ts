@@ -1,0 +1,144 @@
+import middy from '@middy/core';
+import httpJsonBodyParser from '@middy/http-json-body-parser';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type { z } from 'zod';
+import { authenticate, requireScope } from '../auth/authenticate.js';
+import { resolveDomain } from '../auth/domain-access.js';
+import { admitRequest, chargeDomainUsage } from '../limits/limiter.js';
+import { logger } from '../log.js';
+import type { Route } from '../routes.js';
+import type { Credential } from '../store/credentials-repo.js';
+import { ApiError, ValidationError, internalError } from './errors.js';
+import { jsonResponse, type HttpResult } from './response.js';
+import { parseInput } from './validation.js';
+
+export interface RequestInput<B, Q, P> {
+  body: B;
+  query: Q;
+  path: P;
+  credential: Credential;
+  log: Logger;
+  /** The domain this request may act on (403/400 by the credential rules), charged to its monthly usage. */
+  authorizeDomain(requested: string | undefined): Promise<string>;
+}
+
+export interface HandlerSpec<B extends z.ZodType, Q extends z.ZodType, P extends z.ZodType> {
+  body?: B;
+  query?: Q;
+  path?: P;
+}
+
+interface Internal extends Record<string, unknown> {
+  requestId: string;
+  log: Logger;
+  credential?: Credential;
+  headers: Record<string, string>;
+}
+
+type Event = APIGatewayProxyEventV2;
+type Result = APIGatewayProxyStructuredResultV2;
+
+/**
+ * Wraps an endpoint in the middleware every route shares, in this order: request id and logging, error
+ * shaping, authentication and scope, rate limit, JSON body parsing; then the handler validates its input
+ * and does its work. Errors become `{"error","message"}` responses; only ApiErrors say what went wrong.
+ */
+export function httpHandler<B extends z.ZodType = z.ZodUnknown, Q extends z.ZodType = z.ZodUnknown, P extends z.ZodType = z.ZodUnknown>(
+  route: Route,
+  spec: HandlerSpec<B, Q, P>,
+  run: (input: RequestInput<z.output<B>, z.output<Q>, z.output<P>>) => Promise<HttpResult>,
+) {
+  const base = async (event: Event, context: Context): Promise<Result> => {
+    const internal = (context as Context & { internal: Internal }).internal;
+    const credential = internal.credential!;
+    const input: RequestInput<z.output<B>, z.output<Q>, z.output<P>> = {
+      body: (spec.body ? parseInput(spec.body, event.body, 'body') : undefined) as z.output<B>,
+      query: (spec.query ? parseInput(spec.query, event.queryStringParameters ?? {}, 'query') : undefined) as z.output<Q>,
+      path: (spec.path ? parseInput(spec.path, event.pathParameters ?? {}, 'path') : undefined) as z.output<P>,
+      credential,
+      log: internal.log,
+      async authorizeDomain(requested) {
+        const domain = resolveDomain(credential, requested);
+        await chargeDomainUsage(credential, domain);
+        return domain;
+      },
+    };
+    const result = await run(input);
+    return jsonResponse(result.status ?? 200, result.body, { ...internal.headers, ...result.headers });
+  };
+
+  const chain = middy<Event, Result>(base).use(envelope(route)).use(authentication(route));
+  if (spec.body) chain.use(jsonBody());
+  return chain;
+}
+
+/** Request id, per-request logger and the mapping of every error to a response. Registered first, so its
+ *  onError runs last and sees whatever any other step threw. */
+function envelope(route: Route): middy.MiddlewareObj<Event, Result> {
+  return {
+    before: (request) => {
+      const requestId = request.event.requestContext?.requestId ?? request.context.awsRequestId;
+      const log = logger.createChild({ persistentKeys: { request_id: requestId, route: route.name } });
+      const internal: Internal = { requestId, log, headers: { 'x-request-id': requestId } };
+      (request.context as Context & { internal: Internal }).internal = internal;
+      (request.internal as Record<string, unknown>).startedAt = performance.now();
+    },
+    after: (request) => {
+      logRequest(request, request.response?.statusCode ?? 200);
+    },
+    onError: (request) => {
+      const internal = (request.context as Context & { internal?: Internal }).internal;
+      const error = toApiError(request.error, internal?.log ?? logger);
+      request.response = jsonResponse(error.status, error.toBody(), { ...internal?.headers, ...error.headers });
+      logRequest(request, error.status);
+    },
+  };
+}
+
+function logRequest(request: middy.Request<Event, Result>, status: number): void {
+  const internal = (request.context as Context & { internal?: Internal }).internal;
+  const startedAt = (request.internal as Record<string, unknown>).startedAt as number | undefined;
+  (internal?.log ?? logger).info('request', {
+    method: request.event.requestContext?.http?.method,
+    path: request.event.rawPath,
+    status,
+    duration_ms: startedAt === undefined ? undefined : Math.round(performance.now() - startedAt),
+  });
+}
+
+function authentication(route: Route): middy.MiddlewareObj<Event, Result> {
+  return {
+    before: async (request) => {
+      const internal = (request.context as Context & { internal: Internal }).internal;
+      const credential = await authenticate(request.event.headers?.authorization);
+      internal.credential = credential;
+      internal.log.appendKeys({ key_id: credential.keyId });
+      Object.assign(internal.headers, await admitRequest(credential));
+      if (route.scope) requireScope(credential, route.scope);
+    },
+  };
+}
+
+/** Any content type is read as JSON (curl -d sends form encoding); a body that is not JSON is a 400. */
+function jsonBody(): middy.MiddlewareObj<Event, Result> {
+  const parser = httpJsonBodyParser({ disableContentTypeCheck: true } as Parameters<typeof httpJsonBodyParser>[0]);
+  return {
+    before: async (request) => {
+      if (request.event.body === undefined || request.event.body === '') {
+        throw new ValidationError('body: must be a JSON object', [{ path: 'body', message: 'must be a JSON object' }]);
+      }
+      try {
+        await parser.before!(request as never);
+      } catch {
+        throw new ValidationError('body: is not valid JSON', [{ path: 'body', message: 'is not valid JSON' }]);
+      }
+    },
+  };
+}
+
+function toApiError(error: unknown, log: Logger): ApiError {
+  if (error instanceof ApiError) return error;
+  log.error('unhandled error', error as Error);
+  return internalError();
+}

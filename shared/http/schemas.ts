@@ -1,0 +1,38 @@
+import { z } from 'zod';
+import { isCalendarDate, presets } from '../time/date-range.js';
+import { isValidTimeZone } from '../time/time-zone.js';
+
+// Field schemas shared by the endpoints. JSON bodies are typed strictly (no coercion); query strings are
+// parsed from text by the `query*` helpers.
+
+export const domainSchema = z
+  .string()
+  .max(253)
+  .regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/, 'must be a lower-case domain name');
+
+export const calendarDateSchema = z.string().refine(isCalendarDate, 'must be a real date in the form YYYY-MM-DD');
+
+export const timeZoneSchema = z.string().refine(isValidTimeZone, 'must be an IANA time zone name, e.g. Europe/Berlin');
+
+export const presetSchema = z.enum(presets, { error: `must be one of ${presets.join(', ')}` });
+
+export const dateRangeSchema = z.union([presetSchema, z.tuple([calendarDateSchema, calendarDateSchema])], {
+  error: `must be one of ${presets.join(', ')} or [start, end] dates`,
+}).refine((r) => typeof r === 'string' || r[0] <= r[1], 'start must not be after end');
+
+export const visitorIdSchema = z.string().min(1).max(256);
+
+/** A whole number in a query string, within [min, max]. */
+export function queryInt(min: number, max: number) {
+  return z
+    .string()
+    .regex(/^\d+$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
+}
+
+/** `true`/`false` (also `1`/`0`) in a query string. */
+export const queryBool = z.enum(['true', 'false', '1', '0'], { error: 'must be true or false' }).transform((v) => v === 'true' || v === '1');
+
+/** A path parameter, already percent-decoded (HTTP APIs decode the path before routing; so does the local server). */
+export const pathSegment = z.string().min(1).max(512);

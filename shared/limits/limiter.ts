@@ -1,0 +1,56 @@
+import { RATE_LIMIT_PER_MINUTE } from '../config.js';
+import { RateLimitedError, UsageLimitError } from '../http/errors.js';
+import type { Credential } from '../store/credentials-repo.js';
+import { add, addBelowLimit, read } from '../store/counters-repo.js';
+
+// Fixed one-minute windows per credential, and calendar months (UTC) per domain for usage. Both live in
+// DynamoDB so every Lambda instance shares them; items expire by TTL once their window is over.
+
+const WINDOW_SECONDS = 60;
+
+export function rateLimitKey(keyId: string, windowStart: number): string {
+  return `rate#${keyId}#${windowStart}`;
+}
+
+export function usageKey(domain: string, now = new Date()): string {
+  return `usage#${domain}#${now.toISOString().slice(0, 7)}`;
+}
+
+/** Counts the request against its credential's minute; returns the X-RateLimit-* headers or throws a 429. */
+export async function admitRequest(credential: Credential, nowMs = Date.now()): Promise<Record<string, string>> {
+  const now = Math.floor(nowMs / 1000);
+  const windowStart = now - (now % WINDOW_SECONDS);
+  const reset = windowStart + WINDOW_SECONDS;
+  const result = await addBelowLimit(rateLimitKey(credential.keyId, windowStart), 1, RATE_LIMIT_PER_MINUTE, reset + WINDOW_SECONDS);
+  const headers = {
+    'x-ratelimit-limit': String(RATE_LIMIT_PER_MINUTE),
+    'x-ratelimit-remaining': String(result.admitted ? Math.max(0, RATE_LIMIT_PER_MINUTE - result.count) : 0),
+    'x-ratelimit-reset': String(reset),
+  };
+  if (!result.admitted) {
+    const error = new RateLimitedError(Math.max(1, reset - now));
+    Object.assign(error.headers, headers);
+    throw error;
+  }
+  return headers;
+}
+
+/** Counts one API call against the domain's month; a 403 once the credential's event limit is reached. */
+export async function chargeDomainUsage(credential: Credential, domain: string, now = new Date()): Promise<void> {
+  const result = await addBelowLimit(usageKey(domain, now), 1, credential.eventLimit, monthExpiry(now));
+  if (!result.admitted) throw new UsageLimitError(credential.eventLimit);
+}
+
+/** Imported events count toward the month they are imported in. */
+export async function recordImportedEvents(domain: string, count: number, now = new Date()): Promise<number> {
+  return add(usageKey(domain, now), count, monthExpiry(now));
+}
+
+export async function readUsage(domain: string, now = new Date()): Promise<number> {
+  return read(usageKey(domain, now));
+}
+
+/** Usage items outlive their month by a year, for support questions about past bills. */
+function monthExpiry(now: Date): number {
+  return Math.floor(Date.UTC(now.getUTCFullYear() + 1, now.getUTCMonth() + 1, 1) / 1000);
+}

@@ -1,0 +1,21 @@
+import type { Sql } from './sql.js';
+
+// Everything that differs between DuckDB and Athena (Trino) SQL, and nothing else. The query builders write
+// one statement shape and call these for the few functions whose names or arguments differ.
+export interface Dialect {
+  readonly name: 'duckdb' | 'athena';
+  /** The events relation: a view over the Parquet files locally, the Glue table on AWS. */
+  readonly eventsTable: Sql;
+  /** `x` of the row with the smallest `by`, keeping NULL when that row's `x` is NULL. */
+  argMinKeepNull(x: Sql, by: Sql): Sql;
+  /** Value of key `key` in the JSON object text `json`, NULL when absent. */
+  jsonProperty(json: Sql, key: Sql): Sql;
+  /** The keys of the JSON object text `json`, as an array. */
+  jsonKeys(json: Sql): Sql;
+  /** `YYYY-MM-DD HH:00:00` of a timestamp. */
+  formatHour(ts: Sql): Sql;
+  /** `YYYY-MM-DD HH:MM:SS` of a timestamp. */
+  formatTimestamp(ts: Sql): Sql;
+  /** ISO day of week: 1 = Monday ... 7 = Sunday. */
+  isoDayOfWeek(ts: Sql): Sql;
+}

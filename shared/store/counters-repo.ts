@@ -1,0 +1,52 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { tableNames } from '../config.js';
+import { documentClient } from './dynamo-client.js';
+
+// Counters are single items updated with ADD in one conditional UpdateItem, so concurrent Lambdas can never
+// admit more than the limit: DynamoDB serialises writes to an item and checks the condition on each.
+
+export type CounterResult = { admitted: true; count: number } | { admitted: false };
+
+/** Adds `amount` unless the counter already holds `limit` or more. */
+export async function addBelowLimit(pk: string, amount: number, limit: number, expiresAt: number): Promise<CounterResult> {
+  try {
+    const { Attributes } = await documentClient().send(
+      new UpdateCommand({
+        TableName: tableNames().counters,
+        Key: { pk },
+        UpdateExpression: 'ADD #n :amount SET expires_at = if_not_exists(expires_at, :exp)',
+        ConditionExpression: 'attribute_not_exists(#n) OR #n < :limit',
+        ExpressionAttributeNames: { '#n': 'n' },
+        ExpressionAttributeValues: { ':amount': amount, ':limit': limit, ':exp': expiresAt },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    return { admitted: true, count: Number(Attributes?.n ?? amount) };
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return { admitted: false };
+    throw error;
+  }
+}
+
+/** Adds `amount` with no limit (imported events always count). */
+export async function add(pk: string, amount: number, expiresAt: number): Promise<number> {
+  const { Attributes } = await documentClient().send(
+    new UpdateCommand({
+      TableName: tableNames().counters,
+      Key: { pk },
+      UpdateExpression: 'ADD #n :amount SET expires_at = if_not_exists(expires_at, :exp)',
+      ExpressionAttributeNames: { '#n': 'n' },
+      ExpressionAttributeValues: { ':amount': amount, ':exp': expiresAt },
+      ReturnValues: 'UPDATED_NEW',
+    }),
+  );
+  return Number(Attributes?.n ?? amount);
+}
+
+export async function read(pk: string): Promise<number> {
+  const { Item } = await documentClient().send(
+    new GetCommand({ TableName: tableNames().counters, Key: { pk }, ConsistentRead: true }),
+  );
+  return Number(Item?.n ?? 0);
+}

@@ -1,0 +1,91 @@
+// Time-zone arithmetic done once per request in JavaScript, so SQL never converts zones row by row:
+// local day boundaries become UTC instants, and a range becomes a few segments of constant UTC offset.
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+function formatter(timeZone: string): Intl.DateTimeFormat {
+  let f = formatters.get(timeZone);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    });
+    formatters.set(timeZone, f);
+  }
+  return f;
+}
+
+export function isValidTimeZone(timeZone: string): boolean {
+  if (timeZone.length === 0 || timeZone.length > 64) return false;
+  try {
+    formatter(timeZone);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Offset of `timeZone` from UTC at instant `ms`, in seconds (local = UTC + offset). */
+export function offsetSeconds(timeZone: string, ms: number): number {
+  const parts: Record<string, number> = {};
+  for (const p of formatter(timeZone).formatToParts(new Date(ms))) {
+    if (p.type !== 'literal') parts[p.type] = Number(p.value);
+  }
+  const wall = Date.UTC(parts.year!, parts.month! - 1, parts.day!, parts.hour!, parts.minute!, parts.second!);
+  return Math.round((wall - Math.floor(ms / 1000) * 1000) / 1000);
+}
+
+/** The local calendar date (`YYYY-MM-DD`) of instant `ms` in `timeZone`. */
+export function localDate(timeZone: string, ms: number): string {
+  return new Date(ms + offsetSeconds(timeZone, ms) * 1000).toISOString().slice(0, 10);
+}
+
+/** The first instant of local date `day` in `timeZone` (local midnight, or the first valid time after a gap). */
+export function startOfLocalDay(timeZone: string, day: string): Date {
+  const wall = Date.parse(`${day}T00:00:00Z`);
+  let guess = wall - offsetSeconds(timeZone, wall) * 1000;
+  guess = wall - offsetSeconds(timeZone, guess) * 1000;
+  // In a gap at midnight the local day starts when the clock jumps: step forward until the date matches.
+  while (localDate(timeZone, guess) < day) guess += 15 * 60 * 1000;
+  while (localDate(timeZone, guess - 1000) === day) guess -= 1000;
+  return new Date(guess);
+}
+
+export interface OffsetSegment {
+  /** The segment applies to instants before this one; null for the last segment. */
+  until: Date | null;
+  offsetSeconds: number;
+}
+
+/** Segments of constant offset covering [from, to). Zones change offset at most a few times a year. */
+export function offsetSegments(timeZone: string, from: Date, to: Date): OffsetSegment[] {
+  const segments: OffsetSegment[] = [];
+  const step = 24 * 3600 * 1000;
+  let t = from.getTime();
+  let current = offsetSeconds(timeZone, t);
+  while (t < to.getTime()) {
+    const next = Math.min(t + step, to.getTime());
+    const nextOffset = offsetSeconds(timeZone, next);
+    if (nextOffset !== current) {
+      // Binary search the second the offset changes.
+      let lo = t;
+      let hi = next;
+      while (hi - lo > 1000) {
+        const mid = lo + Math.floor((hi - lo) / 2000) * 1000;
+        if (offsetSeconds(timeZone, mid) === current) lo = mid;
+        else hi = mid;
+      }
+      segments.push({ until: new Date(hi), offsetSeconds: current });
+      current = nextOffset;
+    }
+    t = next;
+  }
+  segments.push({ until: null, offsetSeconds: current });
+  return segments;
+}
