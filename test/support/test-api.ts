@@ -1,0 +1,54 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startLocalApi, type LocalApi } from '../../local/local-api.js';
+import { importEvents, type ImportReport } from '../../local/importer.js';
+import { createCredential, type NewCredential, type CreatedCredential } from '../../shared/services/credentials.js';
+
+// A real local API for a test file: its own data folder, dynalite and DuckDB, the real HTTP server.
+
+export interface TestResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+export interface TestApi extends LocalApi {
+  createKey(input: NewCredential): Promise<CreatedCredential>;
+  importEvents(events: unknown[]): Promise<ImportReport>;
+  request<T = any>(method: string, path: string, options?: { token?: string; body?: unknown; rawBody?: string; query?: Record<string, string> }): Promise<TestResponse<T>>;
+}
+
+export async function startTestApi(): Promise<TestApi> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'analytics-test-'));
+  const api = await startLocalApi({ dataDir });
+  return {
+    ...api,
+    close: async () => {
+      await api.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+    createKey: (input) => createCredential(input),
+    importEvents: (events) => importEvents(events, api.paths),
+    request: async (method, path, options = {}) => {
+      const url = new URL(path, api.url);
+      for (const [k, v] of Object.entries(options.query ?? {})) url.searchParams.set(k, v);
+      const headers: Record<string, string> = {};
+      if (options.token) headers.authorization = `Bearer ${options.token}`;
+      let body: string | undefined = options.rawBody;
+      if (options.body !== undefined) {
+        body = JSON.stringify(options.body);
+        headers['content-type'] = 'application/json';
+      }
+      const res = await fetch(url, { method, headers, body });
+      const text = await res.text();
+      let parsed: unknown = text;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        // leave as text
+      }
+      return { status: res.status, headers: res.headers, body: parsed as any };
+    },
+  };
+}
