@@ -1,4 +1,4 @@
-import type { Sql } from './sql.js';
+import type { Sql, SqlLike } from './sql.js';
 
 // Everything that differs between DuckDB and Athena (Trino) SQL, and nothing else. The query builders write
 // one statement shape and call these for the few functions whose names or arguments differ.
@@ -9,7 +9,7 @@ export interface Dialect {
   /** `x` of the row with the smallest `by`, keeping NULL when that row's `x` is NULL. */
   argMinKeepNull(x: Sql, by: Sql): Sql;
   /** Value of key `key` in the JSON object text `json`, NULL when absent. */
-  jsonProperty(json: Sql, key: Sql): Sql;
+  jsonProperty(json: Sql, key: SqlLike): Sql;
   /** The keys of the JSON object text `json`, as an array. */
   jsonKeys(json: Sql): Sql;
   /** `YYYY-MM-DD HH:00:00` of a timestamp. */

@@ -1,0 +1,36 @@
+import { z } from 'zod';
+import { calendarDateSchema, domainSchema, pathSegment, presetSchema, queryBool, queryInt } from './schemas.js';
+
+// Query-string parameters shared by the three custom-event endpoints.
+
+const eventsWindowShape = {
+  domain: domainSchema.optional(),
+  period: presetSchema.optional(),
+  start: calendarDateSchema.optional(),
+  end: calendarDateSchema.optional(),
+  limit: queryInt(1, 1000).optional(),
+};
+
+type WindowFields = { start?: string; end?: string };
+
+function checkWindow(q: WindowFields, ctx: z.RefinementCtx): void {
+  if ((q.start === undefined) !== (q.end === undefined)) {
+    ctx.addIssue({ code: 'custom', path: [q.start === undefined ? 'start' : 'end'], message: 'start and end go together' });
+  } else if (q.start && q.end && q.start > q.end) {
+    ctx.addIssue({ code: 'custom', path: ['start'], message: 'must not be after end' });
+  }
+}
+
+export const eventsQuery = z.strictObject(eventsWindowShape).superRefine(checkWindow);
+export const propertyValuesQuery = z.strictObject({ ...eventsWindowShape, include_revenue: queryBool.optional() }).superRefine(checkWindow);
+
+const noNul = (v: string) => !v.includes('\u0000');
+export const eventNamePath = z.object({ name: pathSegment.refine(noNul, 'must not contain NUL characters') });
+export const propertyKeyPath = z.object({
+  name: pathSegment.refine(noNul, 'must not contain NUL characters'),
+  key: pathSegment.refine(noNul, 'must not contain NUL characters'),
+});
+
+export function windowOf(q: { period?: z.infer<typeof presetSchema>; start?: string; end?: string; limit?: number }) {
+  return { period: q.period ?? '30d', start: q.start, end: q.end, limit: q.limit ?? 100 } as const;
+}

@@ -1,0 +1,73 @@
+import { z } from 'zod';
+import { dateRangeSchema, domainSchema, timeZoneSchema } from '../http/schemas.js';
+import type { ResolvedRange } from '../time/date-range.js';
+import { filterSchema, rowFilterFields, type Filter } from './filters.js';
+
+// POST /v1/query: the request schema and the normalised query every later step works from.
+
+export const metrics = ['pageviews', 'visitors', 'bounce_rate', 'avg_session_duration', 'revenue', 'conversions', 'conversion_rate'] as const;
+export const revenueMetrics = ['revenue', 'conversions', 'conversion_rate'] as const;
+export const sessionMetrics = ['bounce_rate', 'avg_session_duration'] as const;
+export const dimensions = [...rowFilterFields, 'date', 'hour', 'event'] as const;
+export const sortFields = ['visitors', 'pageviews', 'revenue', 'bounce_rate'] as const;
+
+export type Metric = (typeof metrics)[number];
+export type Dimension = (typeof dimensions)[number];
+export type SortField = (typeof sortFields)[number];
+export type SortOrder = 'asc' | 'desc';
+
+export const queryFilterFields = [...rowFilterFields, 'event', 'event_property', 'exit_link'] as const;
+
+export const queryRequestSchema = z
+  .strictObject({
+    domain: domainSchema.optional(),
+    metrics: z.array(z.enum(metrics, { error: `must be one of ${metrics.join(', ')}` })).min(1, 'must name at least one metric').optional(),
+    date_range: dateRangeSchema.optional(),
+    dimensions: z.array(z.enum(dimensions, { error: `must be one of ${dimensions.join(', ')}` })).max(2, 'at most 2 dimensions').optional(),
+    filters: z.array(filterSchema(queryFilterFields)).max(20, 'at most 20 filters').optional(),
+    sort: z
+      .strictObject({
+        field: z.enum(sortFields, { error: `must be one of ${sortFields.join(', ')}` }),
+        order: z.enum(['asc', 'desc'], { error: 'must be asc or desc' }).optional(),
+      })
+      .optional(),
+    timezone: timeZoneSchema.optional(),
+    limit: z.number().int().min(1).max(1000).optional(),
+    offset: z.number().int().min(0).max(1_000_000).optional(),
+    include_revenue: z.boolean().optional(),
+  })
+  .superRefine((q, ctx) => {
+    const dims = q.dimensions ?? [];
+    if (new Set(dims).size !== dims.length) ctx.addIssue({ code: 'custom', path: ['dimensions'], message: 'must not repeat a dimension' });
+    if (dims.includes('event') && dims.length > 1) {
+      ctx.addIssue({ code: 'custom', path: ['dimensions'], message: 'event cannot be combined with another dimension' });
+    }
+    const ms = q.metrics ?? [];
+    if (new Set(ms).size !== ms.length) ctx.addIssue({ code: 'custom', path: ['metrics'], message: 'must not repeat a metric' });
+    if (!q.include_revenue) {
+      ms.forEach((m, i) => {
+        if ((revenueMetrics as readonly string[]).includes(m)) {
+          ctx.addIssue({ code: 'custom', path: ['metrics', i], message: `${m} needs include_revenue: true` });
+        }
+      });
+      if (q.sort?.field === 'revenue') {
+        ctx.addIssue({ code: 'custom', path: ['sort', 'field'], message: 'sorting by revenue needs include_revenue: true' });
+      }
+    }
+  });
+
+export type QueryRequest = z.output<typeof queryRequestSchema>;
+
+export interface AnalyticsQuery {
+  domain: string;
+  metrics: Metric[];
+  dimensions: Dimension[];
+  filters: Filter[];
+  range: ResolvedRange;
+  timeZone: string;
+  sort: { field: SortField; order: SortOrder } | null;
+  limit: number;
+  offset: number;
+}
+
+export const QUERY_DEFAULTS = { metrics: ['visitors', 'pageviews'] as Metric[], dateRange: '30d', limit: 100 } as const;

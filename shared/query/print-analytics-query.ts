@@ -1,0 +1,139 @@
+import type { SqlQuery } from '../engines/engine.js';
+import type { Dimension, Metric } from './analytics-query.js';
+import type { Dialect } from './dialect.js';
+import { scopedEvents } from './event-scope.js';
+import { missingLabel, rowFieldColumns, rowPredicate, type RowFilterField } from './filters.js';
+import type { QueryPlan, RowAggregate } from './query-plan.js';
+import { integer, join, print, sql, str, trusted, type Sql } from './sql.js';
+
+// Prints a QueryPlan as one SQL statement. Shape (CTEs only where the plan needs them):
+//   base             rows of the scope, only the needed columns
+//   filter_visitors_N visitors who did what a visitor filter asks, anywhere in the range
+//   kept             base rows passing the row filters, of visitors passing the visitor filters
+//   event_segments   (event dimension) which visitors triggered which custom event
+//   row_metrics      pageviews, visitors, revenue, conversions per group of kept rows
+//   sessions         every kept session, measured over all its rows in the range, with its entry values
+//   session_metrics  sessions, bounces and mean duration per group
+// and a final select that joins the two metric sets per group, computes rates, orders and pages.
+
+export function printAnalyticsQuery(plan: QueryPlan, dialect: Dialect): SqlQuery {
+  const ctes: Sql[] = [sql`base AS (${scopedEvents(dialect, plan.scope, plan.columns, plan.segments)})`];
+
+  plan.visitorFilters.forEach((filter, i) => {
+    ctes.push(sql`filter_visitors_${integer(i)} AS (SELECT DISTINCT visitor_id FROM base WHERE ${rowPredicate(filter, dialect)})`);
+  });
+  const keptConditions = [
+    ...plan.rowFilters.map((f) => rowPredicate(f, dialect)),
+    ...plan.visitorFilters.map((_, i) => sql`visitor_id IN (SELECT visitor_id FROM filter_visitors_${integer(i)})`),
+  ];
+  const kept = keptConditions.length ? 'kept' : 'base';
+  if (keptConditions.length) ctes.push(sql`kept AS (SELECT * FROM base WHERE ${join(keptConditions, ' AND ')})`);
+
+  const bySegment = plan.dimensions.includes('event');
+  if (bySegment) {
+    ctes.push(sql`event_segments AS (SELECT DISTINCT event_name AS segment_event, visitor_id AS segment_visitor FROM base WHERE type = 'event')`);
+  }
+  const segmentJoin = bySegment ? sql` JOIN event_segments ON segment_visitor = visitor_id` : sql``;
+  const slots = plan.dimensions.map((_, i) => trusted(`d${i}`));
+  // Ordinals, not aliases or repeated expressions: Trino resolves neither an alias nor an expression holding
+  // a parameter in GROUP BY.
+  const groupBy = slots.length ? sql` GROUP BY ${join(slots.map((_, i) => integer(i + 1)))}` : sql``;
+
+  const hasRows = plan.rowAggregates.length > 0;
+  if (hasRows) {
+    const dims = plan.dimensions.map((d, i) => sql`${rowDimension(d, dialect)} AS d${integer(i)}`);
+    const aggregates = plan.rowAggregates.map((a) => rowAggregateSql[a]);
+    const types = [...new Set(plan.rowAggregates.map((a) => (a === 'revenue' || a === 'conversions' ? 'revenue' : 'pageview')))];
+    ctes.push(sql`row_metrics AS (
+      SELECT ${join([...dims, ...aggregates])}
+      FROM ${trusted(kept)}${segmentJoin}
+      WHERE type IN (${join(types.map((t) => sql`${str(t)}`))})${groupBy})`);
+  }
+
+  if (plan.sessionAggregates) {
+    const keptSessions = kept === 'base' ? sql`session_id <> ''` : sql`session_id <> '' AND session_id IN (SELECT session_id FROM kept)`;
+    const dims = plan.dimensions.flatMap((d, i) => (d === 'event' ? [] : [sql`${sessionDimension(d, dialect)} AS d${integer(i)}`]));
+    ctes.push(sql`sessions AS (
+      SELECT ${join([
+        sql`min(visitor_id) AS visitor_id`,
+        sql`count(*) FILTER (WHERE type = 'pageview') AS pageviews`,
+        sql`date_diff('millisecond', min(ts), max(ts)) AS duration_ms`,
+        ...dims,
+      ])}
+      FROM base WHERE ${keptSessions} GROUP BY session_id)`);
+    const segmentDims = bySegment ? [sql`segment_event AS d0`] : [];
+    ctes.push(sql`session_metrics AS (
+      SELECT ${join([
+        ...(bySegment ? segmentDims : slots),
+        sql`count(*) AS sessions`,
+        sql`count(*) FILTER (WHERE pageviews = 1) AS bounces`,
+        sql`avg(duration_ms) AS duration_ms`,
+      ])}
+      FROM sessions${segmentJoin}${bySegment ? sql` GROUP BY 1` : groupBy})`);
+  }
+
+  const from = fromClause(hasRows, plan.sessionAggregates, slots.length);
+  const select = [
+    ...plan.dimensions.map((_, i) => dimensionOutput(i, hasRows, plan.sessionAggregates)),
+    ...plan.metrics.map((m) => sql`${metricSql[m]} AS ${trusted(m)}`),
+  ];
+  const orderBy = plan.order.length
+    ? sql` ORDER BY ${join(plan.order.map((o) => trusted(`${o.column} ${o.direction.toUpperCase()}`)))}`
+    : sql``;
+
+  return print(sql`WITH ${join(ctes, ',\n')}
+SELECT ${join(select)}
+FROM ${from}${orderBy}
+OFFSET ${integer(plan.offset)} LIMIT ${integer(plan.fetch)}`);
+}
+
+const rowAggregateSql: Record<RowAggregate, Sql> = {
+  pageviews: sql`count(*) FILTER (WHERE type = 'pageview') AS pageviews`,
+  visitors: sql`count(DISTINCT visitor_id) FILTER (WHERE type = 'pageview') AS visitors`,
+  revenue: sql`sum(amount_cents) FILTER (WHERE type = 'revenue') AS revenue`,
+  conversions: sql`count(DISTINCT visitor_id) FILTER (WHERE type = 'revenue') AS conversions`,
+};
+
+const metricSql: Record<Metric, Sql> = {
+  pageviews: sql`coalesce(r.pageviews, 0)`,
+  visitors: sql`coalesce(r.visitors, 0)`,
+  revenue: sql`coalesce(r.revenue, 0)`,
+  conversions: sql`coalesce(r.conversions, 0)`,
+  conversion_rate: sql`CASE WHEN coalesce(r.visitors, 0) = 0 THEN 0 ELSE round(100 * CAST(r.conversions AS DOUBLE) / r.visitors, 2) END`,
+  bounce_rate: sql`CASE WHEN coalesce(s.sessions, 0) = 0 THEN 0 ELSE round(100 * CAST(s.bounces AS DOUBLE) / s.sessions, 2) END`,
+  avg_session_duration: sql`coalesce(round(s.duration_ms / 1000, 2), 0)`,
+};
+
+function fromClause(rows: boolean, sessions: boolean, dimensionCount: number): Sql {
+  if (rows && !sessions) return sql`row_metrics r`;
+  if (sessions && !rows) return sql`session_metrics s`;
+  if (dimensionCount === 0) return sql`row_metrics r CROSS JOIN session_metrics s`;
+  const on = Array.from({ length: dimensionCount }, (_, i) => trusted(`r.d${i} = s.d${i}`));
+  return sql`row_metrics r FULL OUTER JOIN session_metrics s ON ${join(on, ' AND ')}`;
+}
+
+function dimensionOutput(i: number, rows: boolean, sessions: boolean): Sql {
+  if (rows && sessions) return trusted(`coalesce(r.d${i}, s.d${i}) AS d${i}`);
+  return trusted(`${rows ? 'r' : 's'}.d${i} AS d${i}`);
+}
+
+function labelled(value: Sql, field: RowFilterField): Sql {
+  return sql`coalesce(nullif(${value}, ''), ${str(missingLabel(field))})`;
+}
+
+/** A row's own value for a dimension. */
+function rowDimension(dimension: Dimension, dialect: Dialect): Sql {
+  if (dimension === 'event') return sql`segment_event`;
+  if (dimension === 'date') return sql`CAST(CAST(local_ts AS DATE) AS VARCHAR)`;
+  if (dimension === 'hour') return dialect.formatHour(trusted('local_ts'));
+  return labelled(trusted(rowFieldColumns[dimension]), dimension);
+}
+
+/** A session's value for a dimension: where it started (its first row; for `page`, its first pageview). */
+function sessionDimension(dimension: Exclude<Dimension, 'event'>, dialect: Dialect): Sql {
+  const ts = trusted('ts');
+  if (dimension === 'date') return sql`CAST(CAST(${dialect.argMinKeepNull(trusted('local_ts'), ts)} AS DATE) AS VARCHAR)`;
+  if (dimension === 'hour') return dialect.formatHour(dialect.argMinKeepNull(trusted('local_ts'), ts));
+  const first = dialect.argMinKeepNull(trusted(rowFieldColumns[dimension]), ts);
+  return labelled(dimension === 'page' ? sql`${first} FILTER (WHERE type = 'pageview')` : first, dimension);
+}

@@ -1,0 +1,91 @@
+import { offsetSegments, type OffsetSegment } from '../time/time-zone.js';
+import type { AnalyticsQuery, Dimension, Metric, SortOrder } from './analytics-query.js';
+import type { EventScope } from './event-scope.js';
+import { filterColumns, isRowFilter, rowFieldColumns, type Filter, type RowFilterField } from './filters.js';
+
+// The plan of a /v1/query: what to read, which aggregates to build, how to order and page. It holds no SQL;
+// print-analytics-query.ts turns it into either dialect.
+
+export type RowAggregate = 'pageviews' | 'visitors' | 'revenue' | 'conversions';
+
+export interface OrderTerm {
+  /** A metric name or a dimension slot (`d0`, `d1`). */
+  column: Metric | 'd0' | 'd1';
+  direction: SortOrder;
+}
+
+export interface QueryPlan {
+  scope: EventScope;
+  /** Offsets of the request's zone over the range, present when a date or hour dimension needs local time. */
+  segments?: OffsetSegment[];
+  columns: string[];
+  rowFilters: Filter[];
+  /** Filters that pick visitors by what they did (event, event_property, exit_link). */
+  visitorFilters: Filter[];
+  dimensions: Dimension[];
+  rowAggregates: RowAggregate[];
+  sessionAggregates: boolean;
+  /** Requested metrics plus the sort metric when it was not requested. */
+  metrics: Metric[];
+  order: OrderTerm[];
+  /** One more than the page size, to learn whether more rows exist. */
+  fetch: number;
+  offset: number;
+}
+
+const rowAggregatesOf: Record<Metric, RowAggregate[]> = {
+  pageviews: ['pageviews'],
+  visitors: ['visitors'],
+  bounce_rate: [],
+  avg_session_duration: [],
+  revenue: ['revenue'],
+  conversions: ['conversions'],
+  conversion_rate: ['conversions', 'visitors'],
+};
+
+export function planAnalyticsQuery(query: AnalyticsQuery): QueryPlan {
+  const metrics = [...query.metrics];
+  if (query.sort && !metrics.includes(query.sort.field)) metrics.push(query.sort.field);
+
+  const rowAggregates = [...new Set(metrics.flatMap((m) => rowAggregatesOf[m]))];
+  const sessionAggregates = metrics.includes('bounce_rate') || metrics.includes('avg_session_duration');
+  const rowFilters = query.filters.filter(isRowFilter);
+  const visitorFilters = query.filters.filter((f) => !isRowFilter(f));
+  const localTime = query.dimensions.includes('date') || query.dimensions.includes('hour');
+
+  const columns = new Set(['ts', 'type', 'visitor_id']);
+  if (sessionAggregates) columns.add('session_id');
+  if (rowAggregates.includes('revenue')) columns.add('amount_cents');
+  for (const filter of query.filters) for (const c of filterColumns(filter)) columns.add(c);
+  for (const d of query.dimensions) {
+    if (d === 'event') columns.add('event_name');
+    else if (d !== 'date' && d !== 'hour') columns.add(rowFieldColumns[d as RowFilterField]);
+  }
+
+  const { range } = query;
+  return {
+    scope: { domain: query.domain, isDev: false, range },
+    ...(localTime ? { segments: offsetSegments(query.timeZone, range.from, range.to) } : {}),
+    columns: [...columns],
+    rowFilters,
+    visitorFilters,
+    dimensions: query.dimensions,
+    rowAggregates,
+    sessionAggregates,
+    metrics,
+    order: orderOf(query, metrics),
+    fetch: query.limit + 1,
+    offset: query.offset,
+  };
+}
+
+/** semantics.md: the sort metric, else time ascending, else the first metric descending; ties by dimensions. */
+function orderOf(query: AnalyticsQuery, metrics: Metric[]): OrderTerm[] {
+  const slots = query.dimensions.map((d, i) => ({ d, slot: `d${i}` as 'd0' | 'd1' }));
+  const byDimensions = slots.map(({ slot }) => ({ column: slot, direction: 'asc' as const }));
+  if (query.dimensions.length === 0) return [];
+  if (query.sort) return [{ column: query.sort.field, direction: query.sort.order }, ...byDimensions];
+  const time = slots.find(({ d }) => d === 'date' || d === 'hour');
+  if (time) return [{ column: time.slot, direction: 'asc' }, ...byDimensions.filter((t) => t.column !== time.slot)];
+  return [{ column: metrics[0]!, direction: 'desc' }, ...byDimensions];
+}

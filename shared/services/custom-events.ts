@@ -1,0 +1,63 @@
+import type { EventScope } from '../query/event-scope.js';
+import { printEventList, printEventPropertyKeys, printEventPropertyValues } from '../query/custom-events-sql.js';
+import { rangeOfDates, resolveDateRange, type Preset } from '../time/date-range.js';
+import { EngineRunner } from './engine-runner.js';
+import { bytes } from './query.js';
+
+// The custom-event endpoints take no time zone: presets and start/end are UTC dates (semantics.md).
+
+export interface EventsWindow {
+  period: Preset;
+  start?: string;
+  end?: string;
+  limit: number;
+}
+
+async function scopeOf(runner: EngineRunner, domain: string, window: EventsWindow, now: Date): Promise<EventScope & { dates: [string, string] }> {
+  const range =
+    window.start && window.end
+      ? rangeOfDates(window.start, window.end, 'UTC')
+      : await resolveDateRange(window.period, 'UTC', now, () => runner.firstEventAt(domain, false));
+  return { domain, isDev: false, range, dates: [range.start, range.end] };
+}
+
+export async function listCustomEvents(domain: string, window: EventsWindow, now = new Date()) {
+  const runner = new EngineRunner();
+  const scope = await scopeOf(runner, domain, window, now);
+  const rows = await runner.rows(printEventList(runner.dialect, scope, window.limit));
+  return {
+    data: rows.map((r) => ({ name: String(r.name), count: Number(r.count), visitors: Number(r.visitors), has_properties: r.has_properties === true })),
+    meta: { domain, date_range: scope.dates, query_ms: runner.queryMs, ...bytes(runner) },
+  };
+}
+
+export async function listEventPropertyKeys(domain: string, event: string, window: EventsWindow, now = new Date()) {
+  const runner = new EngineRunner();
+  const scope = await scopeOf(runner, domain, window, now);
+  const rows = await runner.rows(printEventPropertyKeys(runner.dialect, scope, event, window.limit));
+  return {
+    data: rows.map((r) => String(r.key)),
+    meta: { domain, event, date_range: scope.dates, query_ms: runner.queryMs, ...bytes(runner) },
+  };
+}
+
+export async function listEventPropertyValues(
+  domain: string,
+  event: string,
+  key: string,
+  window: EventsWindow & { includeRevenue: boolean },
+  now = new Date(),
+) {
+  const runner = new EngineRunner();
+  const scope = await scopeOf(runner, domain, window, now);
+  const rows = await runner.rows(printEventPropertyValues(runner.dialect, scope, event, key, window.limit, window.includeRevenue));
+  return {
+    data: rows.map((r) => ({
+      value: String(r.value),
+      count: Number(r.count),
+      visitors: Number(r.visitors),
+      ...(window.includeRevenue ? { revenue: Number(r.revenue) } : {}),
+    })),
+    meta: { domain, event, property: key, date_range: scope.dates, query_ms: runner.queryMs, ...bytes(runner) },
+  };
+}

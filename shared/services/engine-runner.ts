@@ -1,0 +1,44 @@
+import type { QueryEngine, SqlQuery, SqlRow } from '../engines/engine.js';
+import { analyticsEngine } from '../engines/registry.js';
+import { printFirstEvent } from '../query/first-event.js';
+import type { Dialect } from '../query/dialect.js';
+
+// Runs printed queries on the installed engine and keeps the figures `meta` reports: the time spent in the
+// engine (measured here, around the engine calls) and, on Athena, the bytes scanned.
+
+export class EngineRunner {
+  private elapsedMs = 0;
+  private scanned: number | undefined;
+
+  constructor(private readonly engine: QueryEngine = analyticsEngine()) {}
+
+  get dialect(): Dialect {
+    return this.engine.dialect;
+  }
+
+  async rows(query: SqlQuery): Promise<SqlRow[]> {
+    const started = performance.now();
+    try {
+      const { rows, stats } = await this.engine.run(query);
+      if (stats.bytesScanned !== undefined) this.scanned = (this.scanned ?? 0) + stats.bytesScanned;
+      return rows;
+    } finally {
+      this.elapsedMs += performance.now() - started;
+    }
+  }
+
+  /** The domain's first event as a Date (UTC), or null when it has none. */
+  async firstEventAt(domain: string, isDev: boolean): Promise<Date | null> {
+    const [row] = await this.rows(printFirstEvent(this.dialect, domain, isDev));
+    const first = row?.first_ts;
+    return typeof first === 'string' ? new Date(`${first.replace(' ', 'T')}Z`) : null;
+  }
+
+  get queryMs(): number {
+    return Math.round(this.elapsedMs);
+  }
+
+  get bytesScanned(): number | undefined {
+    return this.scanned;
+  }
+}

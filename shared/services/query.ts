@@ -1,0 +1,45 @@
+import { QUERY_DEFAULTS, type AnalyticsQuery, type QueryRequest } from '../query/analytics-query.js';
+import { printAnalyticsQuery } from '../query/print-analytics-query.js';
+import { planAnalyticsQuery } from '../query/query-plan.js';
+import { resolveDateRange } from '../time/date-range.js';
+import { EngineRunner } from './engine-runner.js';
+
+/** POST /v1/query: normalise, plan, print for the engine's dialect, run, shape. */
+export async function runAnalyticsQuery(request: QueryRequest, domain: string, now = new Date()) {
+  const runner = new EngineRunner();
+  const timeZone = request.timezone ?? 'UTC';
+  const range = await resolveDateRange(request.date_range ?? QUERY_DEFAULTS.dateRange, timeZone, now, () => runner.firstEventAt(domain, false));
+  const query: AnalyticsQuery = {
+    domain,
+    metrics: request.metrics ?? QUERY_DEFAULTS.metrics,
+    dimensions: request.dimensions ?? [],
+    filters: request.filters ?? [],
+    range,
+    timeZone,
+    sort: request.sort ? { field: request.sort.field, order: request.sort.order ?? 'desc' } : null,
+    limit: request.limit ?? QUERY_DEFAULTS.limit,
+    offset: request.offset ?? 0,
+  };
+  const rows = await runner.rows(printAnalyticsQuery(planAnalyticsQuery(query), runner.dialect));
+  const page = rows.slice(0, query.limit);
+  return {
+    data: page.map((row) => ({
+      dimensions: Object.fromEntries(query.dimensions.map((d, i) => [d, String(row[`d${i}`])])),
+      metrics: Object.fromEntries(query.metrics.map((m) => [m, Number(row[m] ?? 0)])),
+    })),
+    meta: { domain, date_range: [range.start, range.end], timezone: timeZone, query_ms: runner.queryMs, ...bytes(runner) },
+    pagination: { limit: query.limit, offset: query.offset, has_more: rows.length > query.limit },
+    query: {
+      metrics: query.metrics,
+      dimensions: query.dimensions,
+      date_range: [range.start, range.end],
+      filters: query.filters.map((f) => [f.field, f.operator, f.value]),
+      sort: query.sort,
+      timezone: timeZone,
+    },
+  };
+}
+
+export function bytes(runner: EngineRunner): { bytes_scanned?: number } {
+  return runner.bytesScanned === undefined ? {} : { bytes_scanned: runner.bytesScanned };
+}
