@@ -1,0 +1,238 @@
+import { randomUUID } from 'node:crypto';
+import {
+  AthenaClient,
+  GetQueryExecutionCommand,
+  GetQueryResultsCommand,
+  StartQueryExecutionCommand,
+  StopQueryExecutionCommand,
+  type ColumnInfo,
+  type QueryExecution,
+  type Row,
+} from '@aws-sdk/client-athena';
+import { ApiError, QueryTimeoutError, ServiceUnavailableError } from '../http/errors.js';
+import { logger } from '../log.js';
+import { athenaDialect } from '../query/dialects.js';
+import type { Dialect } from '../query/dialect.js';
+import { bindParameters } from './athena-literals.js';
+import type { QueryEngine, QueryStats, SqlQuery, SqlRow, SqlValue } from './engine.js';
+
+// The Lambda engine: one Athena query per run() in the stack's workgroup, which enforces the result location,
+// encryption and the per-query scan cutoff. Clients never see Athena's message or our SQL (both are logged).
+
+export interface AthenaSettings {
+  workgroup: string;
+  database: string;
+  table: string;
+  /** How old a stored result of the identical query may be and still be served; 0 turns reuse off. */
+  resultReuseMinutes: number;
+  /** Start to last poll; past it the query is stopped and the client gets a 504. Below the Lambda timeout. */
+  timeoutMs: number;
+}
+
+export interface AthenaEngineOptions {
+  client?: AthenaClient;
+  /** Injected by tests to run the polling loop on a fake clock. */
+  sleep?: (ms: number) => Promise<void>;
+  now?: () => number;
+}
+
+const FIRST_POLL_MS = 100;
+const MAX_POLL_MS = 1_000;
+const PAGE_SIZE = 1_000;
+
+let sharedClient: AthenaClient | undefined;
+
+/** One client per process. The SDK reads AWS_ENDPOINT_URL itself (LocalStack); we never set an endpoint. */
+export function athenaClient(): AthenaClient {
+  sharedClient ??= new AthenaClient({ maxAttempts: 3 });
+  return sharedClient;
+}
+
+export class AthenaEngine implements QueryEngine {
+  readonly dialect: Dialect;
+  private readonly client: AthenaClient;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly settings: AthenaSettings,
+    options: AthenaEngineOptions = {},
+  ) {
+    this.dialect = athenaDialect(settings.database, settings.table);
+    this.client = options.client ?? athenaClient();
+    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.now = options.now ?? Date.now;
+  }
+
+  async run(query: SqlQuery): Promise<{ rows: SqlRow[]; stats: QueryStats }> {
+    const statement = bindParameters(query.sql, query.params);
+    const deadline = this.now() + this.settings.timeoutMs;
+    const id = await this.call(() =>
+      this.client.send(
+        new StartQueryExecutionCommand({
+          WorkGroup: this.settings.workgroup,
+          QueryString: statement.queryString,
+          ExecutionParameters: statement.executionParameters,
+          QueryExecutionContext: { Database: this.settings.database },
+          // A retried StartQueryExecution (the SDK retries throttling) must not start a second query.
+          ClientRequestToken: randomUUID(),
+          ResultReuseConfiguration: {
+            ResultReuseByAgeConfiguration: {
+              Enabled: this.settings.resultReuseMinutes > 0,
+              ...(this.settings.resultReuseMinutes > 0 ? { MaxAgeInMinutes: this.settings.resultReuseMinutes } : {}),
+            },
+          },
+        }),
+      ),
+    ).then((out) => out.QueryExecutionId!);
+
+    const execution = await this.waitForEnd(id, deadline, statement.queryString);
+    const rows = await this.readRows(id);
+    const bytesScanned = execution.Statistics?.DataScannedInBytes;
+    logger.info('athena query', {
+      query_execution_id: id,
+      bytes_scanned: bytesScanned,
+      engine_ms: execution.Statistics?.EngineExecutionTimeInMillis,
+      reused: execution.Statistics?.ResultReuseInformation?.ReusedPreviousResult ?? false,
+      rows: rows.length,
+    });
+    return { rows, stats: bytesScanned === undefined ? {} : { bytesScanned } };
+  }
+
+  /** Polls with doubling waits (100 ms up to 1 s) until the query ends; stops it once the deadline passes. */
+  private async waitForEnd(id: string, deadline: number, sql: string): Promise<QueryExecution> {
+    let wait = FIRST_POLL_MS;
+    for (;;) {
+      if (this.now() + wait > deadline) {
+        await this.stop(id);
+        logger.warn('athena query timed out', { query_execution_id: id, sql });
+        throw new QueryTimeoutError();
+      }
+      await this.sleep(wait);
+      wait = Math.min(wait * 2, MAX_POLL_MS);
+      const { QueryExecution: execution } = await this.call(() =>
+        this.client.send(new GetQueryExecutionCommand({ QueryExecutionId: id })),
+      );
+      const state = execution?.Status?.State;
+      if (state === 'SUCCEEDED') return execution!;
+      if (state === 'FAILED' || state === 'CANCELLED') throw failure(id, execution!, sql);
+    }
+  }
+
+  private async stop(id: string): Promise<void> {
+    try {
+      await this.client.send(new StopQueryExecutionCommand({ QueryExecutionId: id }));
+    } catch (error) {
+      // The client gets its 504 either way; a query we could not stop ends at the workgroup's limits.
+      logger.warn('could not stop athena query', { query_execution_id: id, error: error as Error });
+    }
+  }
+
+  private async readRows(id: string): Promise<SqlRow[]> {
+    const rows: SqlRow[] = [];
+    let columns: ColumnInfo[] = [];
+    let nextToken: string | undefined;
+    let firstPage = true;
+    do {
+      const page = await this.call(() =>
+        this.client.send(new GetQueryResultsCommand({ QueryExecutionId: id, MaxResults: PAGE_SIZE, NextToken: nextToken })),
+      );
+      if (firstPage) columns = page.ResultSet?.ResultSetMetadata?.ColumnInfo ?? [];
+      // A SELECT's first row on the first page repeats the column names.
+      const data = (page.ResultSet?.Rows ?? []).slice(firstPage ? 1 : 0);
+      for (const row of data) rows.push(decodeRow(row, columns));
+      nextToken = page.NextToken;
+      firstPage = false;
+    } while (nextToken);
+    return rows;
+  }
+
+  /** Throttling and Athena's own server errors are worth a retry by the client (503); anything else is ours. */
+  private async call<T>(send: () => Promise<T>): Promise<T> {
+    try {
+      return await send();
+    } catch (error) {
+      const name = (error as { name?: string }).name;
+      if (name === 'TooManyRequestsException' || name === 'ThrottlingException' || name === 'InternalServerException') {
+        logger.warn('athena unavailable', { error: error as Error });
+        throw new ServiceUnavailableError();
+      }
+      throw error;
+    }
+  }
+}
+
+/** Reads ATHENA_* once; missing names are a deployment bug, said plainly at the first analytics request. */
+export function athenaSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): AthenaSettings {
+  const missing = ['ATHENA_WORKGROUP', 'ATHENA_DATABASE', 'ATHENA_TABLE'].filter((name) => !env[name]);
+  if (missing.length) {
+    throw new Error(`The Athena engine needs ${missing.join(', ')} in the environment (the CDK stack sets them)`);
+  }
+  return {
+    workgroup: env.ATHENA_WORKGROUP!,
+    database: env.ATHENA_DATABASE!,
+    table: env.ATHENA_TABLE!,
+    resultReuseMinutes: wholeNumber(env, 'ATHENA_RESULT_REUSE_MINUTES', 0, 10_080, 5),
+    timeoutMs: wholeNumber(env, 'ATHENA_QUERY_TIMEOUT_MS', 1_000, 900_000, 25_000),
+  };
+}
+
+function wholeNumber(env: NodeJS.ProcessEnv, name: string, min: number, max: number, fallback: number): number {
+  const text = env[name];
+  if (text === undefined || text === '') return fallback;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < min || value > max) throw new Error(`${name} must be a whole number from ${min} to ${max}`);
+  return value;
+}
+
+function failure(id: string, execution: QueryExecution, sql: string): Error {
+  const status = execution.Status ?? {};
+  const reason = status.StateChangeReason ?? status.AthenaError?.ErrorMessage ?? '';
+  logger.error('athena query did not succeed', {
+    query_execution_id: id,
+    state: status.State,
+    reason,
+    error_category: status.AthenaError?.ErrorCategory,
+    error_type: status.AthenaError?.ErrorType,
+    // The statement text, not the parameter values: those are request data and stay out of the logs.
+    sql,
+  });
+  // The workgroup's BytesScannedCutoffPerQuery cancels (engine v3) or fails the query with this reason.
+  if (/bytes scanned limit was exceeded/i.test(reason)) {
+    return new ApiError(400, 'query_too_large', 'The query would read too much data; narrow the date range or add filters');
+  }
+  // Error types 0-8: "Query exhausted resources at this scale factor", i.e. Athena capacity, not our SQL.
+  const type = status.AthenaError?.ErrorType;
+  if (status.AthenaError?.Retryable || (type !== undefined && type >= 0 && type <= 8)) return new ServiceUnavailableError();
+  return new Error(`Athena query ${id} ${status.State?.toLowerCase()}`);
+}
+
+function decodeRow(row: Row, columns: readonly ColumnInfo[]): SqlRow {
+  const out: SqlRow = {};
+  columns.forEach((column, i) => {
+    out[column.Name ?? `_col${i}`] = decodeValue(row.Data?.[i]?.VarCharValue, column.Type ?? 'varchar');
+  });
+  return out;
+}
+
+/** Athena returns every value as text and leaves VarCharValue out for NULL (an empty string is ''). */
+export function decodeValue(text: string | undefined, type: string): SqlValue {
+  if (text === undefined) return null;
+  switch (type.toLowerCase()) {
+    case 'tinyint':
+    case 'smallint':
+    case 'integer':
+    case 'bigint':
+    case 'real':
+    case 'float':
+    case 'double':
+    case 'decimal':
+      // Counts and sums stay far below 2^53; a bigint beyond it would lose its last digits.
+      return Number(text);
+    case 'boolean':
+      return text === 'true';
+    default:
+      // varchar, char, date, timestamp (`YYYY-MM-DD HH:MM:SS.mmm`), arrays and maps: as Athena printed them.
+      return text;
+  }
+}
