@@ -5,7 +5,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import type { z } from 'zod';
 import { authenticate, requireScope } from '../auth/authenticate.js';
 import { resolveDomain } from '../auth/domain-access.js';
-import { admitRequest, chargeDomainUsage } from '../limits/limiter.js';
+import { admitDomainRequest, admitRequest } from '../limits/limiter.js';
 import { logger } from '../log.js';
 import type { Route } from '../routes.js';
 import type { Credential } from '../store/credentials-repo.js';
@@ -33,6 +33,8 @@ interface Internal extends Record<string, unknown> {
   requestId: string;
   log: Logger;
   credential?: Credential;
+  /** The rate-limit update, started at authentication and awaited with the usage update (one round trip). */
+  admission?: Promise<Record<string, string>>;
   headers: Record<string, string>;
 }
 
@@ -60,11 +62,12 @@ export function httpHandler<B extends z.ZodType = z.ZodUnknown, Q extends z.ZodT
       log: internal.log,
       async authorizeDomain(requested) {
         const domain = resolveDomain(credential, requested);
-        await chargeDomainUsage(credential, domain);
+        await admitDomainRequest(internal.admission!, credential, domain);
         return domain;
       },
     };
     const result = await run(input);
+    Object.assign(internal.headers, await internal.admission);
     return jsonResponse(result.status ?? 200, result.body, { ...internal.headers, ...result.headers });
   };
 
@@ -87,9 +90,18 @@ function envelope(route: Route): middy.MiddlewareObj<Event, Result> {
     after: (request) => {
       logRequest(request, request.response?.statusCode ?? 200);
     },
-    onError: (request) => {
+    onError: async (request) => {
       const internal = (request.context as Context & { internal?: Internal }).internal;
-      const error = toApiError(request.error, internal?.log ?? logger);
+      let thrown: unknown = request.error;
+      // A request over the rate limit is answered 429 whatever else was wrong with it.
+      if (internal?.admission) {
+        try {
+          Object.assign(internal.headers, await internal.admission);
+        } catch (rateError) {
+          thrown = rateError;
+        }
+      }
+      const error = toApiError(thrown, internal?.log ?? logger);
       request.response = jsonResponse(error.status, error.toBody(), { ...internal?.headers, ...error.headers });
       logRequest(request, error.status);
     },
@@ -114,7 +126,8 @@ function authentication(route: Route): middy.MiddlewareObj<Event, Result> {
       const credential = await authenticate(request.event.headers?.authorization);
       internal.credential = credential;
       internal.log.appendKeys({ key_id: credential.keyId });
-      Object.assign(internal.headers, await admitRequest(credential));
+      internal.admission = admitRequest(credential);
+      internal.admission.catch(() => undefined); // awaited later; never an unhandled rejection
       if (route.scope) requireScope(credential, route.scope);
     },
   };

@@ -35,10 +35,20 @@ export async function admitRequest(credential: Credential, nowMs = Date.now()): 
   return headers;
 }
 
-/** Counts one API call against the domain's month; a 403 once the credential's event limit is reached. */
-export async function chargeDomainUsage(credential: Credential, domain: string, now = new Date()): Promise<void> {
-  const result = await addBelowLimit(usageKey(domain, now), 1, credential.eventLimit, monthExpiry(now));
-  if (!result.admitted) throw new UsageLimitError(credential.eventLimit);
+/**
+ * Counts one API call against the domain's month while the rate-limit update (`admission`, already in flight)
+ * completes: both updates travel at once, so the limits cost one DynamoDB round trip. A request refused by
+ * the rate limit gives its usage back; one refused by the usage limit answers 403.
+ */
+export async function admitDomainRequest(admission: Promise<unknown>, credential: Credential, domain: string, now = new Date()): Promise<void> {
+  const key = usageKey(domain, now);
+  const [rate, usage] = await Promise.allSettled([admission, addBelowLimit(key, 1, credential.eventLimit, monthExpiry(now))]);
+  if (rate.status === 'rejected') {
+    if (usage.status === 'fulfilled' && usage.value.admitted) await add(key, -1, monthExpiry(now));
+    throw rate.reason;
+  }
+  if (usage.status === 'rejected') throw usage.reason;
+  if (!usage.value.admitted) throw new UsageLimitError(credential.eventLimit);
 }
 
 /** Imported events count toward the month they are imported in. */
