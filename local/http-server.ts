@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { routeList, type Route } from '../shared/routes.js';
-import { ApiError, MethodNotAllowedError, NotFoundError } from '../shared/http/errors.js';
+import { ApiError, MethodNotAllowedError, NotFoundError, internalError } from '../shared/http/errors.js';
 import { jsonResponse } from '../shared/http/response.js';
 
 // The local stand-in for API Gateway: each request becomes an HTTP API payload v2 event for the very handler
@@ -33,6 +33,11 @@ function loadHandler(route: Route): Promise<LambdaHandler> {
   let handler = handlers.get(route.handler);
   if (!handler) {
     handler = import(`../functions/${route.handler}.ts`).then((m: { handler: LambdaHandler }) => m.handler);
+    // A failed load is not remembered, so the next request tries again (e.g. after the file is fixed).
+    const loading = handler;
+    loading.catch(() => {
+      if (handlers.get(route.handler) === loading) handlers.delete(route.handler);
+    });
     handlers.set(route.handler, handler);
   }
   return handler;
@@ -43,18 +48,18 @@ export type ExtraRoutes = Record<string, () => APIGatewayProxyStructuredResultV2
 
 export function createLocalServer(extra: ExtraRoutes = {}): Server {
   return createServer((req, res) => {
-    handle(req, res, extra).catch((error: unknown) => {
+    const requestId = randomUUID();
+    handle(req, res, extra, requestId).catch((error: unknown) => {
       console.error('local server error', error);
-      if (!res.headersSent) write(res, jsonResponse(500, { error: 'internal_error', message: 'An internal error occurred' }));
+      if (!res.headersSent) write(res, errorResponse(internalError(), requestId));
       else res.end();
     });
   });
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, extra: ExtraRoutes): Promise<void> {
+async function handle(req: IncomingMessage, res: ServerResponse, extra: ExtraRoutes, requestId: string): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://localhost');
   const method = (req.method ?? 'GET').toUpperCase();
-  const requestId = randomUUID();
   const extraRoute = extra[`${method} ${url.pathname}`];
   if (extraRoute) return write(res, extraRoute());
 
@@ -90,9 +95,13 @@ function toEvent(
   body: string,
   requestId: string,
 ): APIGatewayProxyEventV2 {
+  // Payload 2.0 moves the Cookie header into `cookies`, one entry per cookie.
   const headers: Record<string, string> = {};
+  let cookies: string[] = [];
   for (const [name, value] of Object.entries(req.headers)) {
-    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(',') : value;
+    if (value === undefined) continue;
+    if (name === 'cookie') cookies = [value].flat().flatMap((c) => c.split(';')).map((c) => c.trim()).filter(Boolean);
+    else headers[name] = Array.isArray(value) ? value.join(',') : value;
   }
   // API Gateway joins repeated query keys with commas.
   const queryStringParameters: Record<string, string> = {};
@@ -105,6 +114,7 @@ function toEvent(
     routeKey: `${route.method} ${route.path}`,
     rawPath: url.pathname,
     rawQueryString: url.search.slice(1),
+    ...(cookies.length ? { cookies } : {}),
     headers,
     ...(Object.keys(queryStringParameters).length ? { queryStringParameters } : {}),
     ...(route.path.includes('{') ? { pathParameters } : {}),
@@ -123,12 +133,18 @@ function toEvent(
       requestId,
       routeKey: `${route.method} ${route.path}`,
       stage: '$default',
-      time: now.toUTCString(),
+      time: requestTime(now),
       timeEpoch: now.getTime(),
     },
     ...(body.length > 0 ? { body } : {}),
     isBase64Encoded: false,
   };
+}
+
+/** API Gateway's `requestContext.time`: `12/Mar/2020:19:03:58 +0000`. */
+function requestTime(now: Date): string {
+  const [, day, month, year, time] = now.toUTCString().split(' ');
+  return `${day}/${month}/${year}:${time} +0000`;
 }
 
 function lambdaContext(route: Route, requestId: string): Context {
