@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { routeList, type Route } from '../shared/routes.js';
 import { ApiError, MethodNotAllowedError, NotFoundError, internalError } from '../shared/http/errors.js';
+import { MAX_BODY_BYTES } from '../shared/http/handler.js';
 import { jsonResponse } from '../shared/http/response.js';
 
 // The local stand-in for API Gateway: each request becomes an HTTP API payload v2 event for the very handler
@@ -10,7 +11,6 @@ import { jsonResponse } from '../shared/http/response.js';
 
 type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 
-const MAX_BODY_BYTES = 1024 * 1024;
 
 interface CompiledRoute {
   route: Route;

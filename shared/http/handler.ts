@@ -133,11 +133,17 @@ function authentication(route: Route): middy.MiddlewareObj<Event, Result> {
   };
 }
 
+/** Request bodies are small JSON documents; API Gateway itself would let up to 10 MB through. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
 /** Any content type is read as JSON (curl -d sends form encoding); a body that is not JSON is a 400. */
 function jsonBody(): middy.MiddlewareObj<Event, Result> {
   const parser = httpJsonBodyParser({ disableContentTypeCheck: true } as Parameters<typeof httpJsonBodyParser>[0]);
   return {
     before: async (request) => {
+      if (Buffer.byteLength(request.event.body ?? '') > MAX_BODY_BYTES) {
+        throw new ApiError(413, 'payload_too_large', 'The request body may be at most 1 MiB');
+      }
       if (request.event.body === undefined || request.event.body === '') {
         throw new ValidationError('body: must be a JSON object', [{ path: 'body', message: 'must be a JSON object' }]);
       }
