@@ -1,0 +1,9 @@
+import { httpHandler } from '../shared/http/handler.js';
+import { visitorRequestSchema } from '../shared/query/journeys-query.js';
+import { routes } from '../shared/routes.js';
+import { visitorActivity } from '../shared/services/journeys.js';
+
+export const handler = httpHandler(routes.journeysActivity, { body: visitorRequestSchema }, async ({ body, authorizeDomain }) => {
+  const domain = await authorizeDomain(body.domain);
+  return { body: await visitorActivity(body, domain) };
+});

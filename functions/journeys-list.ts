@@ -1,0 +1,9 @@
+import { httpHandler } from '../shared/http/handler.js';
+import { visitorListRequestSchema } from '../shared/query/journeys-query.js';
+import { routes } from '../shared/routes.js';
+import { listVisitors } from '../shared/services/journeys.js';
+
+export const handler = httpHandler(routes.journeysList, { body: visitorListRequestSchema }, async ({ body, authorizeDomain }) => {
+  const domain = await authorizeDomain(body.domain);
+  return { body: await listVisitors(body, domain) };
+});

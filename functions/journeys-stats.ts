@@ -1,0 +1,9 @@
+import { httpHandler } from '../shared/http/handler.js';
+import { visitorRequestSchema } from '../shared/query/journeys-query.js';
+import { routes } from '../shared/routes.js';
+import { visitorStats } from '../shared/services/journeys.js';
+
+export const handler = httpHandler(routes.journeysStats, { body: visitorRequestSchema }, async ({ body, authorizeDomain }) => {
+  const domain = await authorizeDomain(body.domain);
+  return { body: await visitorStats(body, domain) };
+});

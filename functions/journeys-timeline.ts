@@ -1,0 +1,9 @@
+import { httpHandler } from '../shared/http/handler.js';
+import { timelineRequestSchema } from '../shared/query/journeys-query.js';
+import { routes } from '../shared/routes.js';
+import { visitorTimeline } from '../shared/services/journeys.js';
+
+export const handler = httpHandler(routes.journeysTimeline, { body: timelineRequestSchema }, async ({ body, authorizeDomain }) => {
+  const domain = await authorizeDomain(body.domain);
+  return { body: await visitorTimeline(body, domain) };
+});

@@ -1,0 +1,96 @@
+import type { SqlQuery } from '../engines/engine.js';
+import type { Dialect } from './dialect.js';
+import { localTime, scopeCondition, scopedEvents } from './event-scope.js';
+import { rowPredicate } from './filters.js';
+import type { VisitorColumn, VisitorListPlan } from './journeys-plan.js';
+import { date, int, integer, join, print, sql, timestamp, trusted, type Sql } from './sql.js';
+
+// Prints a VisitorListPlan as one statement per page:
+//   base             rows of the range, only the needed columns
+//   earlier_buyers   (first_purchase) visitors with a revenue row before the range, from the domain's earlier partitions
+//   visitors         one row per visitor: aggregates over all their rows in the range; HAVING applies the
+//                    filters (some row passes them all), the strict bounds, has_revenue and first_purchase
+// and a final select that formats timestamps in the request's zone, counts every matching visitor with a
+// window (`total`), orders and pages. `count` mode prints the same query answering only that total.
+
+const pageview = sql`type = 'pageview'`;
+const revenue = sql`type = 'revenue'`;
+
+/** Per-visitor aggregates, by output name. HAVING repeats them, since Trino resolves no alias there. */
+const aggregates: Record<VisitorColumn | 'event_count' | 'revenue_event_count', Sql> = {
+  first_ts: sql`min(ts)`,
+  last_ts: sql`max(ts)`,
+  pageview_count: sql`count(*) FILTER (WHERE ${pageview})`,
+  session_count: sql`count(DISTINCT session_id) FILTER (WHERE session_id <> '')`,
+  event_count: sql`count(*) FILTER (WHERE type = 'event')`,
+  total_revenue_cents: sql`coalesce(sum(amount_cents) FILTER (WHERE ${revenue}), 0)`,
+  revenue_event_count: sql`count(*) FILTER (WHERE ${revenue})`,
+  latest_revenue_ts: sql`max(ts) FILTER (WHERE ${revenue})`,
+};
+
+/** `value` on the visitor's first pageview; NULL when they have none (no rows left to aggregate). */
+export function firstPageview(dialect: Dialect, value: Sql, name: string): Sql {
+  return sql`${dialect.argMinKeepNull(value, trusted('ts'))} FILTER (WHERE ${pageview}) AS ${trusted(name)}`;
+}
+
+/** What journeys show as a visitor's source: the referrer domain, or `(direct)`. */
+export const referrerSource = sql`coalesce(nullif(referrer_domain, ''), '(direct)')`;
+
+const listedAttributes = (dialect: Dialect): Sql[] => [
+  ...['country', 'browser', 'os', 'device'].map((c) => firstPageview(dialect, trusted(c), c)),
+  firstPageview(dialect, referrerSource, 'first_referrer'),
+  firstPageview(dialect, trusted('url_path'), 'entry_page'),
+];
+
+function havingConditions(plan: VisitorListPlan, dialect: Dialect): Sql[] {
+  const conditions: Sql[] = [];
+  if (plan.filters.length) {
+    // Every filter on the same row: `event` filters match event rows, so row fields are those of that event.
+    conditions.push(sql`count(*) FILTER (WHERE ${join(plan.filters.map((f) => rowPredicate(f, dialect)), ' AND ')}) > 0`);
+  }
+  for (const bound of plan.bounds) conditions.push(sql`${aggregates[bound.aggregate]} ${trusted(bound.operator)} ${int(bound.value)}`);
+  if (plan.hasRevenue || plan.firstPurchase) conditions.push(sql`${aggregates.revenue_event_count} > 0`);
+  if (plan.firstPurchase) conditions.push(sql`visitor_id NOT IN (SELECT visitor_id FROM earlier_buyers)`);
+  return conditions;
+}
+
+/**
+ * The first revenue row ever lies in the range exactly when the visitor has one in the range and none before
+ * it, so only the partitions up to the range's start are read, never those after it.
+ */
+function earlierBuyers(plan: VisitorListPlan, dialect: Dialect): Sql {
+  const { domain, isDev, range } = plan.scope;
+  return sql`earlier_buyers AS (
+    SELECT DISTINCT visitor_id FROM ${dialect.eventsTable}
+    WHERE ${scopeCondition({ domain, isDev })} AND dt <= ${date(range.dtFrom)} AND ts < ${timestamp(range.from)} AND ${revenue} AND visitor_id IS NOT NULL)`;
+}
+
+export function printVisitorList(plan: VisitorListPlan, dialect: Dialect, mode: 'page' | 'count' = 'page'): SqlQuery {
+  const ctes: Sql[] = [sql`base AS (${scopedEvents(dialect, plan.scope, plan.columns)})`];
+  if (plan.firstPurchase) ctes.push(earlierBuyers(plan, dialect));
+  const having = havingConditions(plan, dialect);
+  ctes.push(sql`visitors AS (
+    SELECT ${join([trusted('visitor_id'), ...Object.entries(aggregates).map(([name, value]) => sql`${value} AS ${trusted(name)}`), ...listedAttributes(dialect)])}
+    FROM base
+    GROUP BY visitor_id${having.length ? sql`\n    HAVING ${join(having, ' AND ')}` : sql``})`);
+
+  if (mode === 'count') return print(sql`WITH ${join(ctes, ',\n')}\nSELECT count(*) AS total FROM visitors`);
+
+  const shown = (column: string) => dialect.formatTimestamp(localTime(trusted(column), plan.segments));
+  const select = [
+    ...['visitor_id', 'country', 'browser', 'os', 'device', 'pageview_count', 'session_count', 'event_count', 'total_revenue_cents'].map((c) => trusted(c)),
+    sql`${shown('first_ts')} AS first_seen`,
+    sql`${shown('last_ts')} AS last_seen`,
+    trusted('first_referrer'),
+    trusted('entry_page'),
+    sql`${shown('latest_revenue_ts')} AS latest_revenue_date`,
+    trusted('revenue_event_count'),
+    sql`count(*) OVER () AS total`,
+  ];
+  const orderBy = plan.order.map((o) => trusted(`${o.column} ${o.direction.toUpperCase()}${o.nullsLast ? ' NULLS LAST' : ''}`));
+  return print(sql`WITH ${join(ctes, ',\n')}
+SELECT ${join(select)}
+FROM visitors
+ORDER BY ${join(orderBy)}
+OFFSET ${integer(plan.offset)} LIMIT ${integer(plan.fetch)}`);
+}

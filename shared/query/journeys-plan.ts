@@ -1,0 +1,92 @@
+import { offsetSegments, type OffsetSegment } from '../time/time-zone.js';
+import type { EventScope } from './event-scope.js';
+import { filterColumns, type Filter } from './filters.js';
+import type { SortOrder, TimelineQuery, VisitorBound, VisitorListQuery, VisitorSortField } from './journeys-query.js';
+
+// Plans of the journeys queries: what to read and how to filter, order and page. They hold no SQL;
+// journeys-list-sql.ts and journeys-visitor-sql.ts print them for either dialect.
+
+/** A per-visitor column of the list's aggregate, usable for ordering. */
+export type VisitorColumn = 'last_ts' | 'first_ts' | 'pageview_count' | 'session_count' | 'total_revenue_cents' | 'latest_revenue_ts';
+
+export interface VisitorOrderTerm {
+  column: VisitorColumn | 'visitor_id';
+  direction: SortOrder;
+  nullsLast: boolean;
+}
+
+export interface VisitorListPlan {
+  scope: EventScope & { range: NonNullable<EventScope['range']> };
+  /** Offsets of the request's zone over the range, for the timestamps the list shows. */
+  segments: OffsetSegment[];
+  columns: string[];
+  /** A visitor is listed when one of their rows passes all of these at once. */
+  filters: Filter[];
+  bounds: VisitorBound[];
+  hasRevenue: boolean;
+  /** Keep visitors whose first revenue row ever lies in the range. */
+  firstPurchase: boolean;
+  order: VisitorOrderTerm[];
+  fetch: number;
+  offset: number;
+}
+
+export type TimelineType = 'pageview' | 'event' | 'revenue' | 'auto';
+
+export interface TimelinePlan {
+  scope: EventScope;
+  segments: OffsetSegment[];
+  types: TimelineType[];
+  fetch: number;
+  offset: number;
+}
+
+/** Columns every list query reads: what the aggregates and the first-pageview attributes need. */
+const listColumns = ['ts', 'type', 'visitor_id', 'session_id', 'amount_cents', 'country', 'browser', 'os', 'device', 'referrer_domain', 'url_path'];
+
+const sortColumns: Record<VisitorSortField, VisitorColumn> = {
+  last_seen: 'last_ts',
+  first_seen: 'first_ts',
+  pageviews: 'pageview_count',
+  sessions: 'session_count',
+  revenue: 'total_revenue_cents',
+  latest_revenue: 'latest_revenue_ts',
+};
+
+export function planVisitorList(query: VisitorListQuery): VisitorListPlan {
+  const columns = new Set(listColumns);
+  for (const filter of query.filters) for (const c of filterColumns(filter)) columns.add(c);
+  const { range } = query;
+  return {
+    scope: { domain: query.domain, isDev: query.isDev, range },
+    segments: offsetSegments(query.range.timeZone, range.from, range.to),
+    columns: [...columns],
+    filters: query.filters,
+    bounds: query.bounds,
+    hasRevenue: query.hasRevenue,
+    firstPurchase: query.firstPurchase,
+    order: [
+      // Only latest_revenue can be null (visitors without revenue); semantics.md puts them last either way.
+      { column: sortColumns[query.sort.field], direction: query.sort.order, nullsLast: true },
+      { column: 'visitor_id', direction: 'asc', nullsLast: false },
+    ],
+    fetch: query.limit + 1,
+    offset: query.offset,
+  };
+}
+
+export function planTimeline(query: TimelineQuery): TimelinePlan {
+  const { range } = query;
+  return {
+    scope: { domain: query.domain, isDev: query.isDev, range, visitorId: query.visitorId },
+    segments: offsetSegments(range.timeZone, range.from, range.to),
+    types: query.includeAutoEvents ? ['pageview', 'event', 'revenue', 'auto'] : ['pageview', 'event', 'revenue'],
+    fetch: query.limit + 1,
+    offset: query.offset,
+  };
+}
+
+/** journeys/stats and journeys/activity read one visitor over all time: every partition of the domain. */
+export function visitorScope(domain: string, visitorId: string, isDev: boolean): EventScope {
+  return { domain, isDev, visitorId };
+}

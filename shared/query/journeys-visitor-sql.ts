@@ -1,0 +1,78 @@
+import type { SqlQuery } from '../engines/engine.js';
+import type { Dialect } from './dialect.js';
+import { scopeCondition, scopedEvents, type EventScope } from './event-scope.js';
+import { firstPageview, referrerSource } from './journeys-list-sql.js';
+import type { TimelinePlan } from './journeys-plan.js';
+import { integer, join, print, sql, str, trusted } from './sql.js';
+
+// The one-visitor journeys queries: timeline (range, request zone), stats and activity (all time, UTC), and
+// the existence probe that tells an unknown visitor (404) from an empty page. Every one names the domain,
+// the visitor and is_dev, and the range's `dt` partitions where there is a range.
+
+const timelineColumns = [
+  'ts', 'type', 'session_id', 'url_path', 'referrer', 'utm_source', 'scroll_depth', 'country', 'browser', 'os', 'device',
+  'event_name', 'event_properties', 'transaction_id', 'amount_cents', 'currency', 'revenue_event',
+];
+
+/**
+ * The visitor's rows, most recent first, ties by type then session_id (then by the row's own values, so pages
+ * never overlap). The entry page of a session is its first pageview in the range; numbering runs after the
+ * type filter but only over pageviews, so hiding auto rows never moves it.
+ */
+export function printTimeline(plan: TimelinePlan, dialect: Dialect): SqlQuery {
+  const entry = sql`CASE WHEN type = 'pageview' AND row_number() OVER (PARTITION BY session_id, type ORDER BY ts, url_path) = 1 THEN 1 ELSE 0 END`;
+  const passThrough = timelineColumns.filter((c) => c !== 'ts').map((c) => trusted(c));
+  return print(sql`WITH base AS (${scopedEvents(dialect, plan.scope, timelineColumns, plan.segments)})
+SELECT ${join([sql`${dialect.formatTimestamp(trusted('local_ts'))} AS shown_ts`, ...passThrough, sql`${entry} AS is_entry_page`])}
+FROM base
+WHERE type IN (${join(plan.types.map((t) => sql`${str(t)}`))})
+ORDER BY ts DESC, type ASC, session_id ASC, url_path ASC, event_name ASC, transaction_id ASC
+OFFSET ${integer(plan.offset)} LIMIT ${integer(plan.fetch)}`);
+}
+
+/** Whether the scope holds any row at all (any type). Asked only when a result came back empty. */
+export function printVisitorExists(scope: EventScope, dialect: Dialect): SqlQuery {
+  return print(sql`SELECT 1 AS found FROM ${dialect.eventsTable} WHERE ${scopeCondition(scope)} LIMIT 1`);
+}
+
+const statsColumns = [
+  'ts', 'type', 'session_id', 'amount_cents', 'scroll_depth', 'url_path', 'referrer_domain',
+  'country', 'region', 'city', 'browser', 'os', 'device', 'utm_source', 'utm_medium', 'utm_campaign',
+];
+
+/** One row; `row_count` 0 means the visitor is unknown. Timestamps are UTC. */
+export function printVisitorStats(scope: EventScope, dialect: Dialect): SqlQuery {
+  const descriptive = [
+    ...['country', 'region', 'city', 'browser', 'os', 'device'].map((c) => firstPageview(dialect, trusted(c), c)),
+    firstPageview(dialect, trusted('url_path'), 'entry_page'),
+    firstPageview(dialect, referrerSource, 'source'),
+    ...['utm_source', 'utm_medium', 'utm_campaign'].map((c) => firstPageview(dialect, trusted(c), c)),
+  ];
+  return print(sql`WITH base AS (${scopedEvents(dialect, scope, statsColumns)}),
+totals AS (
+  SELECT ${join([
+    sql`count(*) AS row_count`,
+    sql`${dialect.formatTimestamp(trusted('min(ts)'))} AS first_seen`,
+    sql`${dialect.formatTimestamp(trusted('max(ts)'))} AS last_seen`,
+    sql`count(DISTINCT session_id) FILTER (WHERE session_id <> '') AS total_sessions`,
+    sql`count(*) FILTER (WHERE type = 'pageview') AS total_pageviews`,
+    sql`count(*) FILTER (WHERE type = 'event') AS total_events`,
+    sql`coalesce(sum(amount_cents) FILTER (WHERE type = 'revenue'), 0) AS total_revenue_cents`,
+    sql`coalesce(round(avg(scroll_depth) FILTER (WHERE type = 'pageview'), 2), 0) AS avg_scroll_depth`,
+    ...descriptive,
+  ])}
+  FROM base),
+sessions AS (SELECT date_diff('millisecond', min(ts), max(ts)) AS duration_ms FROM base WHERE session_id <> '' GROUP BY session_id),
+durations AS (SELECT coalesce(round(avg(duration_ms) / 1000, 2), 0) AS avg_session_duration_seconds FROM sessions)
+SELECT * FROM totals CROSS JOIN durations`);
+}
+
+/** Pageviews per (ISO weekday, hour) in UTC; only buckets that have some. */
+export function printVisitorActivity(scope: EventScope, dialect: Dialect): SqlQuery {
+  return print(sql`WITH base AS (${scopedEvents(dialect, scope, ['ts', 'type', 'visitor_id'])})
+SELECT ${dialect.isoDayOfWeek(trusted('ts'))} AS day_of_week, hour(ts) AS hour_of_day, count(*) AS pageviews, count(DISTINCT visitor_id) AS unique_visitors
+FROM base
+WHERE type = 'pageview'
+GROUP BY 1, 2
+ORDER BY 1, 2`);
+}

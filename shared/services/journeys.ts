@@ -1,0 +1,187 @@
+import type { SqlRow, SqlValue } from '../engines/engine.js';
+import { NotFoundError } from '../http/errors.js';
+import type { EventScope } from '../query/event-scope.js';
+import { printVisitorList } from '../query/journeys-list-sql.js';
+import { planTimeline, planVisitorList, visitorScope } from '../query/journeys-plan.js';
+import {
+  boundsOf,
+  JOURNEYS_DEFAULTS,
+  type TimelineRequest,
+  type VisitorListRequest,
+  type VisitorRequest,
+} from '../query/journeys-query.js';
+import { printTimeline, printVisitorActivity, printVisitorExists, printVisitorStats } from '../query/journeys-visitor-sql.js';
+import { resolveDateRange, type DateRangeInput, type ResolvedRange } from '../time/date-range.js';
+import { EngineRunner } from './engine-runner.js';
+import { bytes } from './query.js';
+
+// The journeys endpoints: normalise, plan, print for the engine's dialect, run, shape. Shaping only renames
+// and picks fields; every count and aggregate comes from the engine.
+
+async function rangeOf(runner: EngineRunner, input: DateRangeInput | undefined, timeZone: string, domain: string, isDev: boolean, now: Date) {
+  return resolveDateRange(input ?? JOURNEYS_DEFAULTS.dateRange, timeZone, now, () => runner.firstEventAt(domain, isDev));
+}
+
+/** The journeys form of a range: local day bounds as timestamps. */
+function shownRange(range: ResolvedRange): [string, string] {
+  return [`${range.start} 00:00:00`, `${range.end} 23:59:59`];
+}
+
+async function requireVisitor(runner: EngineRunner, scope: EventScope): Promise<void> {
+  const found = await runner.rows(printVisitorExists(scope, runner.dialect));
+  if (found.length === 0) throw new NotFoundError('Visitor not found');
+}
+
+export async function listVisitors(request: VisitorListRequest, domain: string, now = new Date()) {
+  const runner = new EngineRunner();
+  const timeZone = request.timezone ?? 'UTC';
+  const isDev = request.is_dev ?? false;
+  const range = await rangeOf(runner, request.date_range, timeZone, domain, isDev, now);
+  const limit = request.limit ?? JOURNEYS_DEFAULTS.listLimit;
+  const offset = request.offset ?? 0;
+  const plan = planVisitorList({
+    domain,
+    isDev,
+    range,
+    filters: request.filters ?? [],
+    bounds: boundsOf(request),
+    hasRevenue: request.has_revenue ?? false,
+    firstPurchase: request.first_purchase ?? false,
+    sort: { field: request.sort_by ?? 'last_seen', order: request.sort_order ?? 'desc' },
+    limit,
+    offset,
+  });
+  const rows = await runner.rows(printVisitorList(plan, runner.dialect));
+  // The window total rides on the page's rows; past the last page there are none, so count separately.
+  const total = rows.length
+    ? Number(rows[0]!.total)
+    : offset > 0
+      ? Number((await runner.rows(printVisitorList(plan, runner.dialect, 'count')))[0]?.total ?? 0)
+      : 0;
+  return {
+    data: rows.slice(0, limit).map(visitorItem),
+    meta: { domain, date_range: shownRange(range), timezone: timeZone, query_ms: runner.queryMs, ...bytes(runner) },
+    pagination: { limit, offset, has_more: rows.length > limit, total },
+  };
+}
+
+function visitorItem(row: SqlRow) {
+  return {
+    visitor_id: String(row.visitor_id),
+    country: text(row.country),
+    browser: text(row.browser),
+    os: text(row.os),
+    device: text(row.device),
+    pageview_count: Number(row.pageview_count),
+    session_count: Number(row.session_count),
+    event_count: Number(row.event_count),
+    total_revenue_cents: Number(row.total_revenue_cents),
+    first_seen: String(row.first_seen),
+    last_seen: String(row.last_seen),
+    first_referrer: text(row.first_referrer),
+    entry_page: text(row.entry_page),
+    latest_revenue_date: text(row.latest_revenue_date),
+    revenue_event_count: Number(row.revenue_event_count),
+  };
+}
+
+export async function visitorTimeline(request: TimelineRequest, domain: string, now = new Date()) {
+  const runner = new EngineRunner();
+  const timeZone = request.timezone ?? 'UTC';
+  const isDev = request.is_dev ?? false;
+  const range = await rangeOf(runner, request.date_range, timeZone, domain, isDev, now);
+  const limit = request.limit ?? JOURNEYS_DEFAULTS.timelineLimit;
+  const offset = request.offset ?? 0;
+  const plan = planTimeline({
+    domain,
+    isDev,
+    visitorId: request.visitor_id,
+    range,
+    includeAutoEvents: request.include_auto_events ?? false,
+    limit,
+    offset,
+  });
+  const rows = await runner.rows(printTimeline(plan, runner.dialect));
+  if (rows.length === 0) await requireVisitor(runner, plan.scope);
+  return {
+    data: rows.slice(0, limit).map(timelineItem),
+    meta: { domain, visitor_id: request.visitor_id, date_range: shownRange(range), timezone: timeZone, query_ms: runner.queryMs, ...bytes(runner) },
+    pagination: { limit, offset, has_more: rows.length > limit },
+  };
+}
+
+/** api.md's fields per item type; entry pageviews add the session's attribution, scroll_depth only when known. */
+function timelineItem(row: SqlRow) {
+  const common = { timestamp: String(row.shown_ts), type: String(row.type) };
+  switch (row.type) {
+    case 'pageview': {
+      const item = { ...common, session_id: text(row.session_id) ?? '', url_path: text(row.url_path) ?? '', is_entry_page: Number(row.is_entry_page) };
+      if (item.is_entry_page !== 1) return item;
+      return {
+        ...item,
+        referrer: text(row.referrer),
+        utm_source: text(row.utm_source),
+        ...(row.scroll_depth === null ? {} : { scroll_depth: Number(row.scroll_depth) }),
+        country: text(row.country),
+        browser: text(row.browser),
+        os: text(row.os),
+        device: text(row.device),
+      };
+    }
+    case 'revenue':
+      return {
+        ...common,
+        session_id: '',
+        transaction_id: text(row.transaction_id),
+        amount_cents: Number(row.amount_cents),
+        currency: text(row.currency),
+        revenue_event: text(row.revenue_event),
+      };
+    default:
+      // `event` and `auto` rows read alike.
+      return { ...common, session_id: '', event_name: text(row.event_name), event_properties: text(row.event_properties) ?? '{}' };
+  }
+}
+
+export async function visitorStats(request: VisitorRequest, domain: string) {
+  const runner = new EngineRunner();
+  const scope = visitorScope(domain, request.visitor_id, request.is_dev ?? false);
+  const [row] = await runner.rows(printVisitorStats(scope, runner.dialect));
+  if (!row || Number(row.row_count) === 0) throw new NotFoundError('Visitor not found');
+  const texts = ['country', 'region', 'city', 'browser', 'os', 'device', 'entry_page', 'source', 'utm_source', 'utm_medium', 'utm_campaign'];
+  return {
+    data: {
+      visitor_id: request.visitor_id,
+      first_seen: String(row.first_seen),
+      last_seen: String(row.last_seen),
+      total_sessions: Number(row.total_sessions),
+      total_pageviews: Number(row.total_pageviews),
+      total_events: Number(row.total_events),
+      total_revenue_cents: Number(row.total_revenue_cents),
+      avg_scroll_depth: Number(row.avg_scroll_depth),
+      avg_session_duration_seconds: Number(row.avg_session_duration_seconds),
+      ...Object.fromEntries(texts.map((name) => [name, text(row[name])])),
+    },
+    meta: { domain, visitor_id: request.visitor_id, query_ms: runner.queryMs, ...bytes(runner) },
+  };
+}
+
+export async function visitorActivity(request: VisitorRequest, domain: string) {
+  const runner = new EngineRunner();
+  const scope = visitorScope(domain, request.visitor_id, request.is_dev ?? false);
+  const rows = await runner.rows(printVisitorActivity(scope, runner.dialect));
+  if (rows.length === 0) await requireVisitor(runner, scope);
+  return {
+    data: rows.map((r) => ({
+      day_of_week: Number(r.day_of_week),
+      hour_of_day: Number(r.hour_of_day),
+      pageviews: Number(r.pageviews),
+      unique_visitors: Number(r.unique_visitors),
+    })),
+    meta: { domain, visitor_id: request.visitor_id, query_ms: runner.queryMs, ...bytes(runner) },
+  };
+}
+
+function text(value: SqlValue | undefined): string | null {
+  return value === null || value === undefined ? null : String(value);
+}
