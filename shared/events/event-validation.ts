@@ -1,0 +1,192 @@
+import { domainSchema } from '../http/schemas.js';
+import type { ColumnType, eventColumns } from './event-columns.js';
+
+// Checks one imported event against event-format.md §1 and turns it into its stored row (§2). Pure, so any
+// importer (local NDJSON, a future S3 job) applies exactly the same rules. JSON types are checked exactly:
+// a number sent as a string, or the reverse, is a reason to reject the line, never converted.
+
+type StoredValue<T extends ColumnType> = T extends 'timestamp'
+  ? number
+  : T extends 'string'
+    ? string | null
+    : T extends 'double' | 'bigint'
+      ? number | null
+      : boolean;
+
+/** A validated event: its partition `domain`, then one value per stored column (`ts` in epoch milliseconds). */
+export type StoredEvent = { domain: string } & { [C in (typeof eventColumns)[number] as C[0]]: StoredValue<C[1]> };
+
+export type CheckedEvent = { ok: true; event: StoredEvent } | { ok: false; reason: string };
+
+export const eventTypes = ['pageview', 'event', 'revenue', 'auto'] as const;
+type EventType = (typeof eventTypes)[number];
+
+const devices = ['desktop', 'mobile', 'tablet'];
+const autoEventNames = ['click', 'form_submit', 'exit_link'];
+
+const requiredStrings: Record<EventType, string[]> = {
+  pageview: ['session_id', 'url_path'],
+  event: ['session_id', 'event_name'],
+  auto: ['session_id', 'event_name'],
+  revenue: ['transaction_id', 'currency', 'revenue_event'],
+};
+
+/** Optional attribution strings: null, absent and "" all mean "not set" and are stored as NULL. */
+const dimensionFields = [
+  'referrer', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_content', 'utm_term',
+  'country', 'region', 'city', 'browser', 'os', 'device',
+] as const;
+
+class Rejection extends Error {}
+
+function reject(reason: string): never {
+  throw new Rejection(reason);
+}
+
+/** Validates one NDJSON line; `null` for a blank line, which is skipped without a report. */
+export function checkEventLine(line: string): CheckedEvent | null {
+  if (line.trim() === '') return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (error) {
+    return { ok: false, reason: `not valid JSON (${(error as Error).message})` };
+  }
+  return checkEvent(value);
+}
+
+export function checkEvent(value: unknown): CheckedEvent {
+  try {
+    return { ok: true, event: toStoredEvent(value) };
+  } catch (error) {
+    if (error instanceof Rejection) return { ok: false, reason: error.message };
+    throw error;
+  }
+}
+
+function toStoredEvent(value: unknown): StoredEvent {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) reject('an event must be a JSON object');
+  const input = value as Record<string, unknown>;
+  const field = (name: string) => (input[name] === null ? undefined : input[name]);
+
+  const type = requireString(input, 'type');
+  if (!(eventTypes as readonly string[]).includes(type)) reject(`unknown type "${type}" (expected ${eventTypes.join(', ')})`);
+  const eventType = type as EventType;
+
+  const domain = requireString(input, 'domain');
+  if (!domainSchema.safeParse(domain).success) reject(`domain "${domain}" must be a lower-case domain name`);
+  const ts = parseTimestamp(requireString(input, 'timestamp'));
+  const visitorId = requireString(input, 'visitor_id');
+  for (const name of requiredStrings[eventType]) requireString(input, name);
+
+  const dimensions = Object.fromEntries(dimensionFields.map((name) => [name, optionalString(input, name)])) as Record<
+    (typeof dimensionFields)[number],
+    string | null
+  >;
+  if (dimensions.country !== null && !/^[A-Z]{2}$/.test(dimensions.country)) reject('country must be an upper-case ISO 3166-1 alpha-2 code, e.g. "US"');
+  if (dimensions.device !== null && !devices.includes(dimensions.device)) reject(`device must be one of ${devices.join(', ')}`);
+
+  const urlPath = optionalString(input, 'url_path');
+  if (urlPath !== null && !urlPath.startsWith('/')) reject('url_path must be a path starting with "/"');
+
+  const eventName = optionalString(input, 'event_name');
+  if (eventType === 'auto' && !autoEventNames.includes(eventName!)) reject(`an auto event_name must be one of ${autoEventNames.join(', ')}`);
+  const properties = eventProperties(field('event_properties'));
+  if (eventType === 'auto' && eventName === 'exit_link' && typeof properties?.url !== 'string') {
+    reject('an exit_link event needs event_properties.url (the link URL)');
+  }
+
+  const scrollDepth = field('scroll_depth');
+  if (scrollDepth !== undefined) {
+    if (typeof scrollDepth !== 'number') reject('scroll_depth must be a number');
+    if (scrollDepth < 0 || scrollDepth > 100) reject('scroll_depth must be between 0 and 100');
+    if (eventType !== 'pageview') reject('scroll_depth is only allowed on pageview rows');
+  }
+
+  const amount = field('amount_cents');
+  if (eventType === 'revenue' && amount === undefined) reject('missing required field amount_cents');
+  if (amount !== undefined && !(typeof amount === 'number' && Number.isSafeInteger(amount))) reject('amount_cents must be an integer number of cents');
+
+  const currency = optionalString(input, 'currency');
+  if (currency !== null && !/^[A-Z]{3}$/.test(currency)) reject('currency must be an upper-case ISO 4217 code, e.g. "USD"');
+
+  const isDev = field('is_dev');
+  if (isDev !== undefined && typeof isDev !== 'boolean') reject('is_dev must be true or false');
+
+  return {
+    domain,
+    ts,
+    type,
+    visitor_id: visitorId,
+    // Server-side revenue rows belong to no session; '' (not NULL) keeps "no session" one value for queries.
+    session_id: optionalString(input, 'session_id') ?? '',
+    url_path: urlPath,
+    ...dimensions,
+    referrer_domain: referrerDomain(dimensions.referrer),
+    scroll_depth: (scrollDepth as number | undefined) ?? null,
+    event_name: eventName,
+    event_properties: properties ? JSON.stringify(properties) : null,
+    transaction_id: optionalString(input, 'transaction_id'),
+    amount_cents: (amount as number | undefined) ?? null,
+    currency,
+    revenue_event: optionalString(input, 'revenue_event'),
+    is_dev: isDev ?? false,
+  };
+}
+
+function requireString(input: Record<string, unknown>, name: string): string {
+  const value = input[name];
+  if (value === undefined || value === null) reject(`missing required field ${name}`);
+  if (typeof value !== 'string') reject(`${name} must be a string`);
+  if (value === '') reject(`${name} must not be empty`);
+  return value;
+}
+
+function optionalString(input: Record<string, unknown>, name: string): string | null {
+  const value = input[name];
+  if (value === undefined || value === null || value === '') return null;
+  if (typeof value !== 'string') reject(`${name} must be a string or null`);
+  return value;
+}
+
+/** Flat properties, every value kept as its text so the stored JSON is a map of strings. */
+function eventProperties(value: unknown): Record<string, string> | null {
+  if (value === undefined) return null;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) reject('event_properties must be a JSON object');
+  const out: Record<string, string> = {};
+  for (const [key, item] of Object.entries(value)) {
+    if (typeof item !== 'string' && typeof item !== 'number' && typeof item !== 'boolean') {
+      reject(`event_properties.${key} must be a string, number or boolean`);
+    }
+    out[key] = String(item);
+  }
+  return out;
+}
+
+const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:(Z)|([+-])(\d{2}):?(\d{2}))$/;
+
+/** An ISO 8601 instant with `Z` or an offset, as epoch milliseconds; finer fractions are truncated. */
+export function parseTimestamp(text: string): number {
+  const match = TIMESTAMP.exec(text);
+  if (!match) reject(`timestamp "${text}" must be an ISO 8601 instant with Z or an offset, e.g. 2026-03-01T14:05:09.120Z`);
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const millis = Number((match[7] ?? '').slice(0, 3).padEnd(3, '0'));
+  const local = Date.UTC(year, month - 1, day, hour, minute, second, millis);
+  const date = new Date(local);
+  const real =
+    date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day &&
+    hour < 24 && minute < 60 && second < 60;
+  const offsetMinutes = match[8] ? 0 : (match[9] === '-' ? -1 : 1) * (Number(match[10]) * 60 + Number(match[11]));
+  if (!real || Math.abs(offsetMinutes) >= 24 * 60 || Number(match[11] ?? 0) >= 60) reject(`timestamp "${text}" is not a real date and time`);
+  return local - offsetMinutes * 60_000;
+}
+
+/** Host of the referrer URL, lower case, without a leading `www.`; '' for direct traffic or an unparseable URL. */
+export function referrerDomain(referrer: string | null): string {
+  if (referrer === null) return '';
+  try {
+    return new URL(referrer).hostname.toLowerCase().replace(/^www\./, '');
+  } catch {
+    return '';
+  }
+}
