@@ -1,0 +1,95 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import type { Route } from '../shared/routes.js';
+import type { DataTables } from './data-tables.js';
+import type { EventLake } from './event-lake.js';
+import { ANALYTICS_FUNCTION_TIMEOUT_SECONDS, type StackSettings } from './settings.js';
+
+// One Lambda per route: `functions/<route.handler>.ts`, bundled by esbuild on this machine (no Docker), with
+// its own role that holds exactly the grants of `route.uses` plus what every handler needs.
+
+const projectRoot = fileURLToPath(new URL('..', import.meta.url));
+
+/** esbuild's ESM output has no `require`; a few CommonJS dependencies still call it for Node built-ins. */
+const requireShim = "import{createRequire as __cr}from'node:module';const require=__cr(import.meta.url);";
+
+export const SERVICE_NAME = 'analytics-api';
+
+export interface RouteFunctionProps {
+  route: Route;
+  tables: DataTables;
+  lake: EventLake;
+  settings: StackSettings;
+}
+
+export class RouteFunction extends Construct {
+  readonly function: NodejsFunction;
+
+  constructor(scope: Construct, id: string, { route, tables, lake, settings }: RouteFunctionProps) {
+    super(scope, id);
+    const entry = `${projectRoot}functions/${route.handler}.ts`;
+    if (!existsSync(entry)) throw new Error(`Route ${route.name} names handler functions/${route.handler}.ts, which does not exist`);
+    const analytics = route.uses.includes('analytics');
+
+    const logGroup = new LogGroup(this, 'Logs', { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
+    // Our own role instead of the default one with AWSLambdaBasicExecutionRole: writes to this log group only.
+    const role = new Role(this, 'Role', { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
+    logGroup.grantWrite(role);
+
+    const environment: Record<string, string> = {
+      CREDENTIALS_TABLE: tables.credentials.tableName,
+      COUNTERS_TABLE: tables.counters.tableName,
+      POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
+      LOG_LEVEL: settings.logLevel,
+      NODE_OPTIONS: '--enable-source-maps',
+    };
+    if (route.uses.includes('annotations')) environment.ANNOTATIONS_TABLE = tables.annotations.tableName;
+    if (analytics) {
+      Object.assign(environment, {
+        ATHENA_WORKGROUP: lake.workGroupName,
+        ATHENA_DATABASE: lake.databaseName,
+        ATHENA_TABLE: lake.tableName,
+        ATHENA_RESULT_REUSE_MINUTES: String(settings.athenaResultReuseMinutes),
+        ATHENA_QUERY_TIMEOUT_MS: String(settings.athenaQueryTimeoutMs),
+      });
+    }
+
+    this.function = new NodejsFunction(this, 'Function', {
+      description: `${route.method} ${route.path}`,
+      entry,
+      handler: 'handler',
+      runtime: Runtime.NODEJS_22_X,
+      architecture: Architecture.ARM_64,
+      memorySize: 512,
+      timeout: Duration.seconds(analytics ? ANALYTICS_FUNCTION_TIMEOUT_SECONDS : 10),
+      role,
+      logGroup,
+      environment,
+      projectRoot,
+      depsLockFilePath: `${projectRoot}package-lock.json`,
+      bundling: {
+        forceDockerBundling: false,
+        format: OutputFormat.ESM,
+        target: 'node22',
+        mainFields: ['module', 'main'],
+        minify: true,
+        sourceMap: true,
+        sourcesContent: false,
+        // Bundled rather than taken from the runtime: pinned to our lockfile and tree-shaken to what we call.
+        bundleAwsSDK: true,
+        banner: requireShim,
+        tsconfig: `${projectRoot}tsconfig.json`,
+      },
+    });
+
+    tables.grantRequestAdmission(role);
+    if (route.uses.includes('annotations')) tables.grantAnnotations(role);
+    if (analytics) lake.grantQuery(role);
+  }
+}

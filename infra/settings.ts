@@ -1,0 +1,62 @@
+import type { Node } from 'constructs';
+
+// Deployment knobs, read from CDK context (`cdk.json` or `cdk deploy -c name=value`). Values from the command
+// line arrive as text, so every number is parsed and range-checked here, once, before any resource exists.
+
+export interface StackSettings {
+  /** How old a stored Athena result of the identical query may be and still be served (0 = off, max 7 days). */
+  athenaResultReuseMinutes: number;
+  /** How long a handler waits for Athena before stopping the query and answering 504. */
+  athenaQueryTimeoutMs: number;
+  /** The workgroup cancels any query that would scan more (Athena's minimum is 10 MB). */
+  bytesScannedCutoffPerQuery: number;
+  /** Query results are deleted after this many days. */
+  athenaResultsRetentionDays: number;
+  /** First `dt` partition the Glue projection generates; earlier dates are never read. */
+  eventsStartDate: string;
+  logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+  /** API Gateway stage throttling, requests per second and burst, across all keys. */
+  apiRateLimit: number;
+  apiBurstLimit: number;
+}
+
+/** The Lambda timeout of analytics functions; HTTP APIs cut every integration off at 30 s. */
+export const ANALYTICS_FUNCTION_TIMEOUT_SECONDS = 29;
+
+export const defaultSettings: StackSettings = {
+  athenaResultReuseMinutes: 5,
+  athenaQueryTimeoutMs: 25_000,
+  bytesScannedCutoffPerQuery: 10 * 1024 ** 3,
+  athenaResultsRetentionDays: 7,
+  eventsStartDate: '2020-01-01',
+  logLevel: 'INFO',
+  apiRateLimit: 100,
+  apiBurstLimit: 200,
+};
+
+export function settingsFromContext(node: Node): StackSettings {
+  const number = (name: keyof StackSettings, min: number, max: number): number => {
+    const raw: unknown = node.tryGetContext(name);
+    if (raw === undefined) return defaultSettings[name] as number;
+    const value = typeof raw === 'number' ? raw : Number(raw);
+    if (!Number.isInteger(value) || value < min || value > max) {
+      throw new Error(`context ${name} must be a whole number from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+    }
+    return value;
+  };
+  const eventsStartDate = String(node.tryGetContext('eventsStartDate') ?? defaultSettings.eventsStartDate);
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(eventsStartDate)) throw new Error('context eventsStartDate must be YYYY-MM-DD');
+  const logLevel = String(node.tryGetContext('logLevel') ?? defaultSettings.logLevel).toUpperCase();
+  if (!['DEBUG', 'INFO', 'WARN', 'ERROR'].includes(logLevel)) throw new Error('context logLevel must be DEBUG, INFO, WARN or ERROR');
+  return {
+    athenaResultReuseMinutes: number('athenaResultReuseMinutes', 0, 10_080),
+    // Leaves the handler a few seconds inside its own timeout to read results and answer.
+    athenaQueryTimeoutMs: number('athenaQueryTimeoutMs', 1_000, (ANALYTICS_FUNCTION_TIMEOUT_SECONDS - 3) * 1000),
+    bytesScannedCutoffPerQuery: number('bytesScannedCutoffPerQuery', 10_000_000, Number.MAX_SAFE_INTEGER),
+    athenaResultsRetentionDays: number('athenaResultsRetentionDays', 1, 3650),
+    eventsStartDate,
+    logLevel: logLevel as StackSettings['logLevel'],
+    apiRateLimit: number('apiRateLimit', 1, 10_000),
+    apiBurstLimit: number('apiBurstLimit', 1, 5_000),
+  };
+}
