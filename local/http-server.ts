@@ -44,7 +44,7 @@ function loadHandler(route: Route): Promise<LambdaHandler> {
 }
 
 /** Extra routes served only by the local server (e.g. the OpenAPI document). */
-export type ExtraRoutes = Record<string, () => APIGatewayProxyStructuredResultV2>;
+export type ExtraRoutes = Record<string, () => Promise<APIGatewayProxyStructuredResultV2>>;
 
 export function createLocalServer(extra: ExtraRoutes = {}): Server {
   return createServer((req, res) => {
@@ -61,7 +61,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, extra: ExtraRou
   const url = new URL(req.url ?? '/', 'http://localhost');
   const method = (req.method ?? 'GET').toUpperCase();
   const extraRoute = extra[`${method} ${url.pathname}`];
-  if (extraRoute) return write(res, extraRoute());
+  if (extraRoute) return write(res, await extraRoute());
 
   const candidates = compiled.map((c) => ({ c, match: c.pattern.exec(url.pathname) })).filter((m) => m.match);
   if (candidates.length === 0) return write(res, errorResponse(new NotFoundError(`No route for ${url.pathname}`), requestId));

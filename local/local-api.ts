@@ -2,7 +2,9 @@ import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { DuckDbEngine } from '../shared/engines/duckdb-engine.js';
 import { installEngine } from '../shared/engines/registry.js';
+import { jsonResponse } from '../shared/http/response.js';
 import { createLocalServer, type ExtraRoutes } from './http-server.js';
+import { openApiJson } from './openapi-document.js';
 import { openLocalDynamo, type LocalDynamo } from './local-dynamo.js';
 import { localPaths, type LocalPaths } from './paths.js';
 
@@ -21,7 +23,11 @@ export async function startLocalApi(options: { dataDir?: string; port?: number; 
   const dynamo = await openLocalDynamo(paths, { publish: true });
   const engine = await DuckDbEngine.open(paths.eventsDir);
   installEngine(engine);
-  const server = createLocalServer(options.extraRoutes);
+  let openApi: Promise<string> | undefined;
+  const server = createLocalServer({
+    'GET /openapi.json': async () => jsonResponse(200, JSON.parse(await (openApi ??= openApiJson()))),
+    ...options.extraRoutes,
+  });
   await new Promise<void>((resolveListen, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', () => resolveListen());

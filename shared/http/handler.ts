@@ -73,7 +73,8 @@ export function httpHandler<B extends z.ZodType = z.ZodUnknown, Q extends z.ZodT
 
   const chain = middy<Event, Result>(base).use(envelope(route)).use(authentication(route));
   if (spec.body) chain.use(jsonBody());
-  return chain;
+  // The route and its schemas ride along for the OpenAPI document, so it is built from what handlers enforce.
+  return Object.assign(chain, { route, spec: spec as HandlerSpec<z.ZodType, z.ZodType, z.ZodType> });
 }
 
 /** Request id, per-request logger and the mapping of every error to a response. Registered first, so its
