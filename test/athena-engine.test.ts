@@ -90,6 +90,22 @@ describe('AthenaEngine.run', () => {
     expect(input.ClientRequestToken).toMatch(/^[0-9a-f-]{36}$/);
   });
 
+  it('writes a string literal over Athena\'s 1024-character parameter limit into the query text', async () => {
+    athena.on(GetQueryExecutionCommand).resolves(execution('SUCCEEDED'));
+    athena.on(GetQueryResultsCommand).resolves(page([], [], undefined, true));
+    const long = `${"'".repeat(3)}${'x'.repeat(1100)}`;
+    await engine().run(print(sql`SELECT 1 WHERE d = ${str('shop.example.com')} AND p LIKE ${str(long)}`));
+    const input = athena.commandCalls(StartQueryExecutionCommand)[0]!.args[0].input;
+    expect(input.QueryString).toBe(`SELECT 1 WHERE d = ? AND p LIKE '${"''".repeat(3)}${'x'.repeat(1100)}'`);
+    expect(input.ExecutionParameters).toEqual(["'shop.example.com'"]);
+  });
+
+  it('refuses a NUL in a value with a 400 before calling Athena', async () => {
+    const error = (await engine().run(print(sql`SELECT ${str('a\u0000b')}`)).catch((e: unknown) => e)) as ApiError;
+    expect(error.status).toBe(400);
+    expect(athena.commandCalls(StartQueryExecutionCommand)).toHaveLength(0);
+  });
+
   it('sends a fresh client request token per query', async () => {
     athena.on(GetQueryExecutionCommand).resolves(execution('SUCCEEDED'));
     athena.on(GetQueryResultsCommand).resolves(page([], [], undefined, true));

@@ -3,7 +3,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { App, Stack, Validations, type CfnResource, type PolicyValidationPluginReport } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import type { Role } from 'aws-cdk-lib/aws-iam';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { AnalyticsApiStack } from '../infra/analytics-api-stack.js';
@@ -259,6 +259,12 @@ describe('cdk-nag AwsSolutions', () => {
     const findings = nagReport.violations.map((v) => `${v.ruleName}: ${v.violatingResources.map((r) => (r as Json).constructPath ?? r.resourceLogicalId).join(', ')}`);
     expect(findings).toEqual([]);
     expect(nagReport.success).toBe(true);
+  });
+
+  it('leaves no CDK warning or error annotation on the stack', () => {
+    const annotations = Annotations.fromStack(stack);
+    const messages = [...annotations.findWarning('*', Match.anyValue()), ...annotations.findError('*', Match.anyValue())];
+    expect(messages.map((m) => `${m.id}: ${String(m.entry.data)}`)).toEqual([]);
   });
 
   it('acknowledges only APIG4, IAM5 on object prefixes and L1, each with a specific reason', () => {
