@@ -1,13 +1,13 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { httpHandler } from '../shared/http/handler.js';
-import { calendarDateSchema, domainSchema } from '../shared/http/schemas.js';
+import { calendarDateSchema, dataText, domainSchema } from '../shared/http/schemas.js';
 import { routes } from '../shared/routes.js';
 import { createAnnotation } from '../shared/services/annotations.js';
 
 export const createAnnotationBody = z.strictObject({
   domain: domainSchema,
   date: calendarDateSchema,
-  title: z.string().trim().min(1, 'must not be empty').max(250, 'must be at most 250 characters'),
+  title: dataText(z.string().trim().min(1, 'must not be empty').max(250, 'must be at most 250 characters')),
 });
 
 export const handler = httpHandler(routes.annotationsCreate, { body: createAnnotationBody }, async ({ body, credential, authorizeDomain }) => {

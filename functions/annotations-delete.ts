@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { httpHandler } from '../shared/http/handler.js';
 import { domainSchema, pathSegment } from '../shared/http/schemas.js';
 import { routes } from '../shared/routes.js';

@@ -85,6 +85,8 @@ export class RouteFunction extends Construct {
         // Bundled rather than taken from the runtime: pinned to our lockfile and tree-shaken to what we call.
         bundleAwsSDK: true,
         banner: requireShim,
+        // Lambda sets credentials in the environment; the SDK's full default chain would add ~90 KB.
+        esbuildArgs: { '--alias:@aws-sdk/credential-provider-node': `${projectRoot}infra/lambda/env-credentials.ts` },
         tsconfig: `${projectRoot}tsconfig.json`,
       },
     });

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { calendarDateSchema, domainSchema, pathSegment, presetSchema, queryBool, queryInt } from './schemas.js';
 
 // Query-string parameters shared by the three custom-event endpoints.
@@ -24,12 +24,8 @@ function checkWindow(q: WindowFields, ctx: z.RefinementCtx): void {
 export const eventsQuery = z.strictObject(eventsWindowShape).superRefine(checkWindow);
 export const propertyValuesQuery = z.strictObject({ ...eventsWindowShape, include_revenue: queryBool.optional() }).superRefine(checkWindow);
 
-const noNul = (v: string) => !v.includes('\u0000');
-export const eventNamePath = z.object({ name: pathSegment.refine(noNul, 'must not contain NUL characters') });
-export const propertyKeyPath = z.object({
-  name: pathSegment.refine(noNul, 'must not contain NUL characters'),
-  key: pathSegment.refine(noNul, 'must not contain NUL characters'),
-});
+export const eventNamePath = z.object({ name: pathSegment });
+export const propertyKeyPath = z.object({ name: pathSegment, key: pathSegment });
 
 export function windowOf(q: { period?: z.infer<typeof presetSchema>; start?: string; end?: string; limit?: number }) {
   return { period: q.period ?? '30d', start: q.start, end: q.end, limit: q.limit ?? 100 } as const;

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { RouteKey } from '../routes.js';
 
 // The success bodies of every route, for the OpenAPI document and for tests that check real responses

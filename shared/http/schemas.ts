@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { isCalendarDate, presets } from '../time/date-range.js';
 import { isValidTimeZone } from '../time/time-zone.js';
 
@@ -20,7 +20,21 @@ export const dateRangeSchema = z.union([presetSchema, z.tuple([calendarDateSchem
   error: `must be one of ${presets.join(', ')} or [start, end] dates`,
 }).refine((r) => typeof r === 'string' || r[0] <= r[1], 'start must not be after end');
 
-export const visitorIdSchema = z.string().min(1).max(256);
+// In a `u` regex a surrogate pair is one code point, so this matches only the unpaired halves.
+const loneSurrogate = /\p{Surrogate}/u;
+
+/**
+ * Free text a client sends as data (filter values, visitor ids, path segments, titles): no NUL and no broken
+ * UTF-16. Athena refuses both (athena-literals.ts) and neither survives DynamoDB or DuckDB unchanged, so every
+ * engine answers the same 400 instead of diverging.
+ */
+export function dataText(schema: z.ZodString): z.ZodString {
+  return schema
+    .refine((v) => !v.includes('\u0000'), 'must not contain NUL characters')
+    .refine((v) => !loneSurrogate.test(v), 'must be valid Unicode text (no unpaired surrogates)');
+}
+
+export const visitorIdSchema = dataText(z.string().min(1).max(256));
 
 /** A whole number in a query string, within [min, max]. */
 export function queryInt(min: number, max: number) {
@@ -35,4 +49,4 @@ export function queryInt(min: number, max: number) {
 export const queryBool = z.enum(['true', 'false', '1', '0'], { error: 'must be true or false' }).transform((v) => v === 'true' || v === '1');
 
 /** A path parameter, already percent-decoded (HTTP APIs decode the path before routing; so does the local server). */
-export const pathSegment = z.string().min(1).max(512);
+export const pathSegment = dataText(z.string().min(1).max(512));

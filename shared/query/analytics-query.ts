@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { dateRangeSchema, domainSchema, timeZoneSchema } from '../http/schemas.js';
 import type { ResolvedRange } from '../time/date-range.js';
 import { filterSchema, rowFilterFields, type Filter } from './filters.js';

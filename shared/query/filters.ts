@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import * as z from 'zod';
+import { dataText } from '../http/schemas.js';
 import type { Dialect } from './dialect.js';
 import { join, sql, str, trusted, type Sql } from './sql.js';
 
@@ -47,11 +48,9 @@ export function missingLabel(field: RowFilterField): string {
 
 export const MAX_FILTER_VALUE_LENGTH = 1000;
 
-const filterValueSchema = z
-  .string()
-  .min(1, 'must not be empty')
-  .max(MAX_FILTER_VALUE_LENGTH, `must be at most ${MAX_FILTER_VALUE_LENGTH} characters`)
-  .refine((v) => !v.includes('\u0000'), 'must not contain NUL characters');
+const filterValueSchema = dataText(
+  z.string().min(1, 'must not be empty').max(MAX_FILTER_VALUE_LENGTH, `must be at most ${MAX_FILTER_VALUE_LENGTH} characters`),
+);
 
 export function filterSchema<F extends readonly [FilterField, ...FilterField[]]>(fields: F) {
   return z
