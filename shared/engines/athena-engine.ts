@@ -10,7 +10,7 @@ import {
   type Row,
 } from '@aws-sdk/client-athena';
 import { ApiError, QueryTimeoutError, ServiceUnavailableError } from '../http/errors.js';
-import { logger } from '../log.js';
+import { requestLogger } from '../log.js';
 import { athenaDialect } from '../query/dialects.js';
 import type { Dialect } from '../query/dialect.js';
 import { bindParameters } from './athena-literals.js';
@@ -89,7 +89,7 @@ export class AthenaEngine implements QueryEngine {
     const execution = await this.waitForEnd(id, deadline, statement.queryString);
     const rows = await this.readRows(id);
     const bytesScanned = execution.Statistics?.DataScannedInBytes;
-    logger.info('athena query', {
+    requestLogger().info('athena query', {
       query_execution_id: id,
       bytes_scanned: bytesScanned,
       engine_ms: execution.Statistics?.EngineExecutionTimeInMillis,
@@ -105,7 +105,7 @@ export class AthenaEngine implements QueryEngine {
     for (;;) {
       if (this.now() + wait > deadline) {
         await this.stop(id);
-        logger.warn('athena query timed out', { query_execution_id: id, sql });
+        requestLogger().warn('athena query timed out', { query_execution_id: id, sql });
         throw new QueryTimeoutError();
       }
       await this.sleep(wait);
@@ -124,7 +124,7 @@ export class AthenaEngine implements QueryEngine {
       await this.client.send(new StopQueryExecutionCommand({ QueryExecutionId: id }));
     } catch (error) {
       // The client gets its 504 either way; a query we could not stop ends at the workgroup's limits.
-      logger.warn('could not stop athena query', { query_execution_id: id, error: error as Error });
+      requestLogger().warn('could not stop athena query', { query_execution_id: id, error: error as Error });
     }
   }
 
@@ -154,7 +154,7 @@ export class AthenaEngine implements QueryEngine {
     } catch (error) {
       const name = (error as { name?: string }).name;
       if (name === 'TooManyRequestsException' || name === 'ThrottlingException' || name === 'InternalServerException') {
-        logger.warn('athena unavailable', { error: error as Error });
+        requestLogger().warn('athena unavailable', { error: error as Error });
         throw new ServiceUnavailableError();
       }
       throw error;
@@ -188,7 +188,7 @@ function wholeNumber(env: NodeJS.ProcessEnv, name: string, min: number, max: num
 function failure(id: string, execution: QueryExecution, sql: string): Error {
   const status = execution.Status ?? {};
   const reason = status.StateChangeReason ?? status.AthenaError?.ErrorMessage ?? '';
-  logger.error('athena query did not succeed', {
+  requestLogger().error('athena query did not succeed', {
     query_execution_id: id,
     state: status.State,
     reason,

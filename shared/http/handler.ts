@@ -6,7 +6,7 @@ import type { z } from 'zod';
 import { authenticate, requireScope } from '../auth/authenticate.js';
 import { resolveDomain } from '../auth/domain-access.js';
 import { admitDomainRequest, admitRequest } from '../limits/limiter.js';
-import { logger } from '../log.js';
+import { logger, withRequestLogger } from '../log.js';
 import type { Route } from '../routes.js';
 import type { Credential } from '../store/credentials-repo.js';
 import { ApiError, ValidationError, internalError } from './errors.js';
@@ -66,7 +66,7 @@ export function httpHandler<B extends z.ZodType = z.ZodUnknown, Q extends z.ZodT
         return domain;
       },
     };
-    const result = await run(input);
+    const result = await withRequestLogger(internal.log, () => run(input));
     Object.assign(internal.headers, await internal.admission);
     return jsonResponse(result.status ?? 200, result.body, { ...internal.headers, ...result.headers });
   };

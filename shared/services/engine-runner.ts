@@ -1,5 +1,6 @@
 import type { QueryEngine, SqlQuery, SqlRow } from '../engines/engine.js';
 import { analyticsEngine } from '../engines/registry.js';
+import { requestLogger } from '../log.js';
 import { printFirstEvent } from '../query/first-event.js';
 import type { Dialect } from '../query/dialect.js';
 
@@ -16,14 +17,19 @@ export class EngineRunner {
     return this.engine.dialect;
   }
 
+  /** Runs one query; logs one `query` line with its time, rows and (on Athena) bytes, never its values. */
   async rows(query: SqlQuery): Promise<SqlRow[]> {
     const started = performance.now();
+    let outcome: { rows: number; bytes_scanned?: number } | undefined;
     try {
       const { rows, stats } = await this.engine.run(query);
       if (stats.bytesScanned !== undefined) this.scanned = (this.scanned ?? 0) + stats.bytesScanned;
+      outcome = { rows: rows.length, ...(stats.bytesScanned === undefined ? {} : { bytes_scanned: stats.bytesScanned }) };
       return rows;
     } finally {
-      this.elapsedMs += performance.now() - started;
+      const elapsed = performance.now() - started;
+      this.elapsedMs += elapsed;
+      requestLogger().info('query', { engine: this.engine.dialect.name, query_ms: Math.round(elapsed), ...(outcome ?? { failed: true }) });
     }
   }
 
