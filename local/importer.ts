@@ -14,8 +14,8 @@ import { checkEvent, checkEventLine, type CheckedEvent, type StoredEvent } from 
 import { recordImportedEvents } from '../shared/limits/limiter.js';
 import type { LocalPaths } from './paths.js';
 
-// Imports events into the Parquet layout of event-format.md §2. Valid rows are appended to an in-memory DuckDB
-// table; every `batchRows` rows, each (domain, dt) of the batch becomes one ts-ordered ZSTD Parquet file in a
+// Imports events into the Parquet layout of event-format.md §2. Valid rows are appended to in-memory DuckDB
+// tables, one per (domain, dt); every `batchRows` rows each table becomes one ts-ordered ZSTD Parquet file in a
 // staging folder. Only when the whole input was read are the files renamed into the events folder, so readers
 // never see half an import and a fatal error leaves nothing behind.
 
@@ -33,6 +33,8 @@ export interface ImportOptions {
 }
 
 const DEFAULT_BATCH_ROWS = 100_000;
+/** Each open partition holds an appender buffer (~1 MB); unsorted input flushes early rather than grow memory. */
+const MAX_OPEN_PARTITIONS = 128;
 
 /** Imports an NDJSON file, streamed line by line. Rejected lines are reported; unreadable input is a fatal error. */
 export async function importNdjson(file: string, paths: LocalPaths, options: ImportOptions = {}): Promise<ImportReport> {
@@ -87,7 +89,7 @@ async function importChecked(
         report.rejected.push({ line, reason: checked.reason });
         continue;
       }
-      writer.append(checked.event);
+      await writer.append(checked.event);
       report.domains[checked.event.domain] = (report.domains[checked.event.domain] ?? 0) + 1;
       report.rowsWritten += 1;
       if (writer.bufferedRows >= (options.batchRows ?? DEFAULT_BATCH_ROWS)) await writer.flush();
@@ -102,16 +104,15 @@ async function importChecked(
   return report;
 }
 
-/** The batch table: the stored columns plus the two partition columns, appended row by row. */
+/** One DuckDB table per (domain, dt) of the current batch, so writing a partition never scans the others. */
 class BatchWriter {
   bufferedRows = 0;
-  private partitions = new Map<string, { domain: string; dt: string }>();
-  private fileCount = 0;
+  private partitions = new Map<string, { domain: string; dt: string; table: string; appender: DuckDBAppender }>();
+  private tableCount = 0;
 
   private constructor(
     private readonly instance: DuckDBInstance,
     private readonly connection: DuckDBConnection,
-    private appender: DuckDBAppender,
     private readonly stagingDir: string,
     private readonly importId: string,
   ) {}
@@ -119,18 +120,25 @@ class BatchWriter {
   static async open(stagingDir: string, importId: string): Promise<BatchWriter> {
     const instance = await DuckDBInstance.create(':memory:', { threads: String(process.env.DUCKDB_THREADS ?? 2) });
     try {
-      const connection = await instance.connect();
-      const columns = eventColumns.map(([name, type]) => `${name} ${duckdbTypes[type]}`);
-      await connection.run(`CREATE TABLE batch (${columns.join(', ')}, domain VARCHAR, dt VARCHAR)`);
-      return new BatchWriter(instance, connection, await connection.createAppender('batch'), stagingDir, importId);
+      return new BatchWriter(instance, await instance.connect(), stagingDir, importId);
     } catch (error) {
       instance.closeSync();
       throw error;
     }
   }
 
-  append(event: StoredEvent): void {
-    const appender = this.appender;
+  async append(event: StoredEvent): Promise<void> {
+    const dt = new Date(event.ts).toISOString().slice(0, 10);
+    const key = `${event.domain}/${dt}`;
+    let partition = this.partitions.get(key);
+    if (!partition) {
+      if (this.partitions.size >= MAX_OPEN_PARTITIONS) await this.flush();
+      const table = `partition_${++this.tableCount}`;
+      await this.connection.run(`CREATE TABLE ${table} (${eventColumns.map(([name, type]) => `${name} ${duckdbTypes[type]}`).join(', ')})`);
+      partition = { domain: event.domain, dt, table, appender: await this.connection.createAppender(table) };
+      this.partitions.set(key, partition);
+    }
+    const appender = partition.appender;
     for (const [name, type] of eventColumns) {
       const value = event[name];
       if (value === null) appender.appendNull();
@@ -140,34 +148,21 @@ class BatchWriter {
       else if (type === 'bigint') appender.appendBigInt(BigInt(value as number));
       else appender.appendBoolean(value as boolean);
     }
-    const dt = new Date(event.ts).toISOString().slice(0, 10);
-    appender.appendVarchar(event.domain);
-    appender.appendVarchar(dt);
     appender.endRow();
-    this.partitions.set(`${event.domain}/${dt}`, { domain: event.domain, dt });
     this.bufferedRows += 1;
   }
 
-  /** Writes one ordered file per partition of the batch (COPY ... PARTITION_BY would not keep the order). */
+  /** Writes each partition of the batch as one file ordered by ts (COPY ... PARTITION_BY would not keep the order). */
   async flush(): Promise<void> {
-    if (this.bufferedRows === 0) return;
-    this.appender.closeSync();
-    const columns = eventColumns.map(([name]) => name).join(', ');
-    for (const { domain, dt } of this.partitions.values()) {
-      this.fileCount += 1;
-      const file = join(this.stagingDir, `domain=${domain}`, `dt=${dt}`, `${this.importId}-${this.fileCount}.parquet`);
+    for (const { domain, dt, table, appender } of this.partitions.values()) {
+      appender.closeSync();
+      const file = join(this.stagingDir, `domain=${domain}`, `dt=${dt}`, `${this.importId}-${table}.parquet`);
       await mkdir(dirname(file), { recursive: true });
-      const copy = await this.connection.prepare(
-        `COPY (SELECT ${columns} FROM batch WHERE domain = $1 AND dt = $2 ORDER BY ts) TO ${sqlString(file)} (FORMAT parquet, COMPRESSION zstd)`,
-      );
-      copy.bindVarchar(1, domain);
-      copy.bindVarchar(2, dt);
-      await copy.run();
+      await this.connection.run(`COPY (SELECT * FROM ${table} ORDER BY ts) TO ${sqlString(file)} (FORMAT parquet, COMPRESSION zstd)`);
+      await this.connection.run(`DROP TABLE ${table}`);
     }
-    await this.connection.run('DELETE FROM batch');
     this.partitions.clear();
     this.bufferedRows = 0;
-    this.appender = await this.connection.createAppender('batch');
   }
 
   close(): void {
@@ -187,7 +182,7 @@ async function publishStagedFiles(stagingDir: string, eventsDir: string): Promis
   return files.length;
 }
 
-/** A SQL string literal; the paths are built from validated domains and dates, quoting is defence in depth. */
+/** A SQL string literal; the paths are built from validated domains and dates, so quoting is defence in depth. */
 function sqlString(value: string): string {
   return `'${value.replaceAll("'", "''")}'`;
 }
