@@ -3,7 +3,7 @@ import type { Dialect } from './dialect.js';
 import { scopeCondition, scopedEvents, type EventScope } from './event-scope.js';
 import { firstPageview, referrerSource } from './journeys-list-sql.js';
 import type { TimelinePlan } from './journeys-plan.js';
-import { integer, join, print, sql, str, trusted } from './sql.js';
+import { integer, join, print, sql, str, trusted, type Sql } from './sql.js';
 
 // The one-visitor journeys queries: timeline (range, request zone), stats and activity (all time, UTC), and
 // the existence probe that tells an unknown visitor (404) from an empty page. Every one names the domain,
@@ -40,31 +40,50 @@ const statsColumns = [
   'country', 'region', 'city', 'browser', 'os', 'device', 'utm_source', 'utm_medium', 'utm_campaign',
 ];
 
-/** One row; `row_count` 0 means the visitor is unknown. Timestamps are UTC. */
+/** The stats' descriptive fields: output name and the row value it takes from the first pageview. */
+const descriptive: [string, Sql][] = [
+  ...['country', 'region', 'city', 'browser', 'os', 'device'].map((c): [string, Sql] => [c, trusted(c)]),
+  ['entry_page', trusted('url_path')],
+  ['source', referrerSource],
+  ...['utm_source', 'utm_medium', 'utm_campaign'].map((c): [string, Sql] => [c, trusted(c)]),
+];
+
+/**
+ * One row; `row_count` 0 means the visitor is unknown. Timestamps are UTC. The rows are read once (Trino would
+ * scan a CTE once per reference): per session first, with the session's first pageview and its attributes,
+ * then over the sessions. Session-less revenue rows form the group `''`, which counts as no session.
+ */
 export function printVisitorStats(scope: EventScope, dialect: Dialect): SqlQuery {
-  const descriptive = [
-    ...['country', 'region', 'city', 'browser', 'os', 'device'].map((c) => firstPageview(dialect, trusted(c), c)),
-    firstPageview(dialect, trusted('url_path'), 'entry_page'),
-    firstPageview(dialect, referrerSource, 'source'),
-    ...['utm_source', 'utm_medium', 'utm_campaign'].map((c) => firstPageview(dialect, trusted(c), c)),
+  const pageview = sql`type = 'pageview'`;
+  const perSession = [
+    sql`session_id`,
+    sql`count(*) AS row_count`,
+    sql`min(ts) AS first_ts`,
+    sql`max(ts) AS last_ts`,
+    sql`count(*) FILTER (WHERE ${pageview}) AS pageviews`,
+    sql`count(*) FILTER (WHERE type = 'event') AS events`,
+    sql`sum(amount_cents) FILTER (WHERE type = 'revenue') AS revenue`,
+    sql`sum(scroll_depth) FILTER (WHERE ${pageview}) AS scroll_sum`,
+    sql`count(scroll_depth) FILTER (WHERE ${pageview}) AS scroll_count`,
+    sql`min(ts) FILTER (WHERE ${pageview}) AS first_pageview_ts`,
+    ...descriptive.map(([name, value]) => firstPageview(dialect, value, name)),
+  ];
+  const overSessions = [
+    sql`coalesce(sum(row_count), 0) AS row_count`,
+    sql`${dialect.formatTimestamp(trusted('min(first_ts)'))} AS first_seen`,
+    sql`${dialect.formatTimestamp(trusted('max(last_ts)'))} AS last_seen`,
+    sql`count(*) FILTER (WHERE session_id <> '') AS total_sessions`,
+    sql`coalesce(sum(pageviews), 0) AS total_pageviews`,
+    sql`coalesce(sum(events), 0) AS total_events`,
+    sql`coalesce(sum(revenue), 0) AS total_revenue_cents`,
+    sql`CASE WHEN sum(scroll_count) > 0 THEN round(sum(scroll_sum) / sum(scroll_count), 2) ELSE 0 END AS avg_scroll_depth`,
+    sql`coalesce(round(avg(date_diff('millisecond', first_ts, last_ts)) FILTER (WHERE session_id <> '') / 1000, 2), 0) AS avg_session_duration_seconds`,
+    ...descriptive.map(([name]) => sql`${dialect.argMinKeepNull(trusted(name), trusted('first_pageview_ts'))} FILTER (WHERE first_pageview_ts IS NOT NULL) AS ${trusted(name)}`),
   ];
   return print(sql`WITH base AS (${scopedEvents(dialect, scope, statsColumns)}),
-totals AS (
-  SELECT ${join([
-    sql`count(*) AS row_count`,
-    sql`${dialect.formatTimestamp(trusted('min(ts)'))} AS first_seen`,
-    sql`${dialect.formatTimestamp(trusted('max(ts)'))} AS last_seen`,
-    sql`count(DISTINCT session_id) FILTER (WHERE session_id <> '') AS total_sessions`,
-    sql`count(*) FILTER (WHERE type = 'pageview') AS total_pageviews`,
-    sql`count(*) FILTER (WHERE type = 'event') AS total_events`,
-    sql`coalesce(sum(amount_cents) FILTER (WHERE type = 'revenue'), 0) AS total_revenue_cents`,
-    sql`coalesce(round(avg(scroll_depth) FILTER (WHERE type = 'pageview'), 2), 0) AS avg_scroll_depth`,
-    ...descriptive,
-  ])}
-  FROM base),
-sessions AS (SELECT date_diff('millisecond', min(ts), max(ts)) AS duration_ms FROM base WHERE session_id <> '' GROUP BY session_id),
-durations AS (SELECT coalesce(round(avg(duration_ms) / 1000, 2), 0) AS avg_session_duration_seconds FROM sessions)
-SELECT * FROM totals CROSS JOIN durations`);
+sessions AS (SELECT ${join(perSession)} FROM base GROUP BY session_id)
+SELECT ${join(overSessions)}
+FROM sessions`);
 }
 
 /** Pageviews per (ISO weekday, hour) in UTC; only buckets that have some. */
