@@ -18,8 +18,20 @@ import { bytes } from './query.js';
 // The journeys endpoints: normalise, plan, print for the engine's dialect, run, shape. Shaping only renames
 // and picks fields; every count and aggregate comes from the engine.
 
-async function rangeOf(runner: EngineRunner, input: DateRangeInput | undefined, timeZone: string, domain: string, isDev: boolean, now: Date) {
-  return resolveDateRange(input ?? JOURNEYS_DEFAULTS.dateRange, timeZone, now, () => runner.firstEventAt(domain, isDev));
+interface RangedRequest {
+  date_range?: DateRangeInput;
+  timezone?: string;
+  is_dev?: boolean;
+  limit?: number;
+  offset?: number;
+}
+
+/** The defaults and the resolved range shared by the two ranged, paged endpoints (list and timeline). */
+async function pageOf(runner: EngineRunner, request: RangedRequest, domain: string, defaultLimit: number, now: Date) {
+  const timeZone = request.timezone ?? 'UTC';
+  const isDev = request.is_dev ?? false;
+  const range = await resolveDateRange(request.date_range ?? JOURNEYS_DEFAULTS.dateRange, timeZone, now, () => runner.firstEventAt(domain, isDev));
+  return { domain, isDev, range, limit: request.limit ?? defaultLimit, offset: request.offset ?? 0 };
 }
 
 /** The journeys form of a range: local day bounds as timestamps. */
@@ -34,22 +46,15 @@ async function requireVisitor(runner: EngineRunner, scope: EventScope): Promise<
 
 export async function listVisitors(request: VisitorListRequest, domain: string, now = new Date()) {
   const runner = new EngineRunner();
-  const timeZone = request.timezone ?? 'UTC';
-  const isDev = request.is_dev ?? false;
-  const range = await rangeOf(runner, request.date_range, timeZone, domain, isDev, now);
-  const limit = request.limit ?? JOURNEYS_DEFAULTS.listLimit;
-  const offset = request.offset ?? 0;
+  const page = await pageOf(runner, request, domain, JOURNEYS_DEFAULTS.listLimit, now);
+  const { range, limit, offset } = page;
   const plan = planVisitorList({
-    domain,
-    isDev,
-    range,
+    ...page,
     filters: request.filters ?? [],
     bounds: boundsOf(request),
     hasRevenue: request.has_revenue ?? false,
     firstPurchase: request.first_purchase ?? false,
     sort: { field: request.sort_by ?? 'last_seen', order: request.sort_order ?? 'desc' },
-    limit,
-    offset,
   });
   const rows = await runner.rows(printVisitorList(plan, runner.dialect));
   // The window total rides on the page's rows; past the last page there are none, so count separately.
@@ -60,7 +65,7 @@ export async function listVisitors(request: VisitorListRequest, domain: string, 
       : 0;
   return {
     data: rows.slice(0, limit).map(visitorItem),
-    meta: { domain, date_range: shownRange(range), timezone: timeZone, query_ms: runner.queryMs, ...bytes(runner) },
+    meta: { domain, date_range: shownRange(range), timezone: range.timeZone, query_ms: runner.queryMs, ...bytes(runner) },
     pagination: { limit, offset, has_more: rows.length > limit, total },
   };
 }
@@ -87,25 +92,14 @@ function visitorItem(row: SqlRow) {
 
 export async function visitorTimeline(request: TimelineRequest, domain: string, now = new Date()) {
   const runner = new EngineRunner();
-  const timeZone = request.timezone ?? 'UTC';
-  const isDev = request.is_dev ?? false;
-  const range = await rangeOf(runner, request.date_range, timeZone, domain, isDev, now);
-  const limit = request.limit ?? JOURNEYS_DEFAULTS.timelineLimit;
-  const offset = request.offset ?? 0;
-  const plan = planTimeline({
-    domain,
-    isDev,
-    visitorId: request.visitor_id,
-    range,
-    includeAutoEvents: request.include_auto_events ?? false,
-    limit,
-    offset,
-  });
+  const page = await pageOf(runner, request, domain, JOURNEYS_DEFAULTS.timelineLimit, now);
+  const { range, limit, offset } = page;
+  const plan = planTimeline({ ...page, visitorId: request.visitor_id, includeAutoEvents: request.include_auto_events ?? false });
   const rows = await runner.rows(printTimeline(plan, runner.dialect));
   if (rows.length === 0) await requireVisitor(runner, plan.scope);
   return {
     data: rows.slice(0, limit).map(timelineItem),
-    meta: { domain, visitor_id: request.visitor_id, date_range: shownRange(range), timezone: timeZone, query_ms: runner.queryMs, ...bytes(runner) },
+    meta: { domain, visitor_id: request.visitor_id, date_range: shownRange(range), timezone: range.timeZone, query_ms: runner.queryMs, ...bytes(runner) },
     pagination: { limit, offset, has_more: rows.length > limit },
   };
 }
