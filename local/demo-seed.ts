@@ -1,0 +1,208 @@
+import { createCredential } from '../shared/services/credentials.js';
+import { importEvents } from './importer.js';
+import { newKeyMessage } from './new-key-message.js';
+import type { LocalPaths } from './paths.js';
+
+// The demo site of `npm start`'s first run: a deterministic (seeded) but lifelike product site over the 90 days
+// ending today, imported through the same importer as `npm run import`, plus a demo key printed once.
+
+export const DEMO_DOMAIN = 'demo.example.com';
+const DAYS = 90;
+const VISITORS = 11_000;
+const DAY_MS = 86_400_000;
+
+type Row = Record<string, unknown>;
+type Weighted<T> = readonly (readonly [T, number])[];
+
+/** mulberry32: tiny, fast and good enough to make the same demo on every machine. */
+function seededRandom(seed: number) {
+  let state = seed >>> 0;
+  const next = () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+  const int = (min: number, max: number) => min + Math.floor(next() * (max - min + 1));
+  const chance = (p: number) => next() < p;
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
+  const weighted = <T>(entries: Weighted<T>): T => {
+    let r = next() * entries.reduce((sum, [, w]) => sum + w, 0);
+    for (const [item, w] of entries) if ((r -= w) < 0) return item;
+    return entries[entries.length - 1]![0];
+  };
+  return { next, int, chance, pick, weighted };
+}
+
+interface Place { country: string; region: string | null; city: string | null; utcOffset: number; currency: string }
+const places: Weighted<Place> = [
+  [{ country: 'US', region: 'California', city: 'San Francisco', utcOffset: -8, currency: 'USD' }, 14],
+  [{ country: 'US', region: 'New York', city: 'New York', utcOffset: -5, currency: 'USD' }, 12],
+  [{ country: 'US', region: 'Texas', city: 'Austin', utcOffset: -6, currency: 'USD' }, 6],
+  [{ country: 'GB', region: 'England', city: 'London', utcOffset: 0, currency: 'GBP' }, 10],
+  [{ country: 'DE', region: 'Berlin', city: 'Berlin', utcOffset: 1, currency: 'EUR' }, 8],
+  [{ country: 'DE', region: 'Bavaria', city: 'Munich', utcOffset: 1, currency: 'EUR' }, 4],
+  [{ country: 'FR', region: 'Île-de-France', city: 'Paris', utcOffset: 1, currency: 'EUR' }, 6],
+  [{ country: 'NL', region: 'North Holland', city: 'Amsterdam', utcOffset: 1, currency: 'EUR' }, 3],
+  [{ country: 'IN', region: 'Karnataka', city: 'Bengaluru', utcOffset: 5.5, currency: 'USD' }, 9],
+  [{ country: 'CA', region: 'Ontario', city: 'Toronto', utcOffset: -5, currency: 'USD' }, 5],
+  [{ country: 'BR', region: 'São Paulo', city: 'São Paulo', utcOffset: -3, currency: 'USD' }, 4],
+  [{ country: 'JP', region: 'Tokyo', city: 'Tokyo', utcOffset: 9, currency: 'USD' }, 4],
+  [{ country: 'AU', region: 'New South Wales', city: 'Sydney', utcOffset: 10, currency: 'USD' }, 3],
+  [{ country: 'PL', region: null, city: null, utcOffset: 1, currency: 'EUR' }, 2],
+];
+
+const platforms: Weighted<{ browser: string; os: string; device: string }> = [
+  [{ browser: 'Chrome', os: 'Windows', device: 'desktop' }, 26],
+  [{ browser: 'Chrome', os: 'macOS', device: 'desktop' }, 14],
+  [{ browser: 'Safari', os: 'macOS', device: 'desktop' }, 8],
+  [{ browser: 'Firefox', os: 'Windows', device: 'desktop' }, 5],
+  [{ browser: 'Firefox', os: 'Linux', device: 'desktop' }, 4],
+  [{ browser: 'Edge', os: 'Windows', device: 'desktop' }, 5],
+  [{ browser: 'Safari', os: 'iOS', device: 'mobile' }, 17],
+  [{ browser: 'Chrome', os: 'Android', device: 'mobile' }, 15],
+  [{ browser: 'Safari', os: 'iOS', device: 'tablet' }, 4],
+  [{ browser: 'Chrome', os: 'Android', device: 'tablet' }, 2],
+];
+
+const blogPosts = ['/blog/launch-week', '/blog/how-we-built-our-query-engine', '/blog/privacy-first-analytics', '/blog/parquet-on-s3'];
+const docsPages = ['/docs/getting-started', '/docs/api/query', '/docs/api/journeys', '/docs/self-hosting', '/docs/sdk'];
+const HN_POST = '/blog/how-we-built-our-query-engine';
+
+interface Source { name: string; referrer: string | null; utm: Row; landing: Weighted<string> }
+const home: Weighted<string> = [['/', 6], ['/pricing', 2], ['/features', 1]];
+const sources: Weighted<Source> = [
+  [{ name: 'google', referrer: 'https://www.google.com/', utm: {}, landing: [...home, [docsPages[0]!, 2], [blogPosts[2]!, 1]] }, 30],
+  [{ name: 'google-ads', referrer: 'https://www.google.com/', utm: { utm_source: 'google', utm_medium: 'cpc', utm_campaign: 'brand', utm_term: 'web analytics api', utm_content: 'ad-a' }, landing: [['/pricing', 1]] }, 5],
+  [{ name: 'direct', referrer: null, utm: {}, landing: home }, 25],
+  [{ name: 'twitter', referrer: 'https://t.co/x8Yz3Q', utm: { utm_source: 'twitter', utm_medium: 'social', utm_campaign: 'launch-week' }, landing: [[blogPosts[0]!, 3], ['/', 1]] }, 5],
+  [{ name: 'x', referrer: 'https://x.com/', utm: {}, landing: [[blogPosts[0]!, 1], ['/', 1]] }, 4],
+  [{ name: 'hacker-news', referrer: 'https://news.ycombinator.com/item?id=41234567', utm: {}, landing: [[HN_POST, 1]] }, 6],
+  [{ name: 'github', referrer: 'https://github.com/example/analytics', utm: {}, landing: [[docsPages[0]!, 3], [docsPages[4]!, 1]] }, 7],
+  [{ name: 'newsletter', referrer: null, utm: { utm_source: 'newsletter', utm_medium: 'email', utm_campaign: 'monthly-update' }, landing: [[blogPosts[3]!, 1], ['/', 1]] }, 4],
+  [{ name: 'bing', referrer: 'https://www.bing.com/search?q=analytics+api', utm: {}, landing: home }, 3],
+  [{ name: 'duckduckgo', referrer: 'https://duckduckgo.com/', utm: {}, landing: home }, 2],
+];
+const hackerNews = sources.find(([s]) => s.name === 'hacker-news')![0];
+
+/** Where a reader goes next from a page, as a weighted walk; the funnel runs / -> /pricing -> /signup. */
+function nextPages(path: string): Weighted<string> {
+  if (path === '/pricing') return [['/signup', 4], ['/features', 2], ['/docs/getting-started', 1], ['/', 1]];
+  if (path.startsWith('/blog/')) return [['/blog', 2], ['/', 2], ['/pricing', 1], [blogPosts[0]!, 1]];
+  if (path.startsWith('/docs')) return [['/docs/api/query', 2], ['/docs/api/journeys', 1], ['/docs/sdk', 1], ['/pricing', 1], ['/signup', 1]];
+  return [['/pricing', 4], ['/features', 2], ['/blog', 2], ['/docs', 2], ['/about', 1], ['/contact', 1], [blogPosts[1]!, 1]];
+}
+
+const plans = { free: 0, pro: 2900, team: 9900 } as const;
+
+/** The demo events over the 90 UTC days ending on `now`'s date, never later than `now`; same `now` date, same events. */
+export function generateDemoEvents(now = new Date()): Row[] {
+  const today = Math.floor(now.getTime() / DAY_MS) * DAY_MS;
+  const firstDay = today - (DAYS - 1) * DAY_MS;
+  const random = seededRandom(today / DAY_MS);
+  const rows: Row[] = [];
+  let transactions = 0;
+  const nextTransactionId = () => `txn_${(++transactions).toString().padStart(6, '0')}`;
+  // Traffic grows over the quarter and dips at weekends; a Hacker News launch 30 days ago brings a spike.
+  const days: Weighted<number> = Array.from({ length: DAYS }, (_, i) => {
+    const weekday = new Date(firstDay + i * DAY_MS).getUTCDay();
+    return [firstDay + i * DAY_MS, (1 + (1.5 * i) / DAYS) * (weekday === 0 || weekday === 6 ? 0.6 : 1)] as const;
+  });
+  const launchDay = today - 30 * DAY_MS;
+
+  for (let v = 0; v < VISITORS; v++) {
+    const visitorId = `v_${(v * 2_654_435_761 >>> 0).toString(16).padStart(8, '0')}`;
+    const place = random.weighted(places);
+    const platform = random.weighted(platforms);
+    const fromLaunch = random.chance(0.08);
+    const isDev = random.chance(0.01);
+    let day = fromLaunch ? launchDay + random.int(0, 1) * DAY_MS : random.weighted(days);
+    let firstSource: Source | undefined;
+    const sessions = Math.min(12, 1 + geometric(random.next, 0.45));
+
+    for (let s = 0; s < sessions && day <= today; s++) {
+      const source = !firstSource ? (fromLaunch ? hackerNews : random.weighted(sources)) : random.chance(0.6) ? sources[2]![0] : random.weighted(sources);
+      firstSource ??= source;
+      const localHour = random.weighted([[9, 3], [11, 4], [14, 4], [16, 3], [19, 3], [21, 2], [23, 1], [3, 0.3]] as const);
+      let ts = day + (localHour - place.utcOffset) * 3_600_000 + random.int(0, 3_599_999);
+      const sessionId = `s_${visitorId.slice(2)}_${s}`;
+      const dims: Row = {
+        referrer: source.referrer, ...source.utm, country: place.country, region: place.region, city: place.city, ...platform,
+        ...(isDev ? { is_dev: true, referrer: null, country: null, region: null, city: null } : {}),
+      };
+      const base = () => ({ domain: DEMO_DOMAIN, timestamp: new Date(ts).toISOString(), visitor_id: visitorId, session_id: sessionId, ...dims });
+      const pageviews = random.chance(0.42) ? 1 : 2 + geometric(random.next, 0.35);
+      let path = random.weighted(source.landing);
+
+      for (let p = 0; p < pageviews; p++) {
+        rows.push({ ...base(), type: 'pageview', url_path: path, scroll_depth: random.chance(0.1) ? null : random.int(2, 20) * 5 });
+        const action = (seconds: number) => (ts += seconds * 1000);
+        if (random.chance(0.12)) { action(random.int(3, 40)); rows.push({ ...base(), type: 'auto', url_path: path, event_name: 'click', event_properties: { element: random.pick(['cta', 'nav', 'footer']) } }); }
+        if (path === '/signup' && random.chance(0.55)) {
+          const plan = random.weighted([['free', 6], ['pro', 3], ['team', 1]] as const);
+          action(random.int(20, 120));
+          rows.push({ ...base(), type: 'auto', url_path: path, event_name: 'form_submit', event_properties: { form: 'signup' } });
+          rows.push({ ...base(), type: 'event', url_path: path, event_name: 'signup', event_properties: { plan, source: source.name, seats: plan === 'team' ? random.int(3, 20) : 1 } });
+          if (plan !== 'free' && random.chance(0.7)) {
+            action(random.int(30, 200));
+            rows.push({ ...base(), type: 'pageview', url_path: '/checkout', scroll_depth: 100 });
+            addRevenue(rows, random, nextTransactionId, { base: base(), amount: plans[plan], currency: place.currency, paidAt: ts, now: now.getTime() });
+          }
+          break;
+        }
+        if (path.startsWith('/docs/') && random.chance(0.15)) { action(random.int(10, 90)); rows.push({ ...base(), type: 'event', url_path: path, event_name: 'download', event_properties: { file: 'analytics-sdk-2.3.1.tgz', version: 2.3 } }); }
+        if (path.startsWith('/blog/') && random.chance(0.06)) { action(random.int(30, 240)); rows.push({ ...base(), type: 'event', url_path: path, event_name: 'newsletter_subscribe', event_properties: { source: 'blog_footer', double_opt_in: true } }); }
+        if (p === pageviews - 1 && random.chance(0.1)) { action(random.int(5, 60)); rows.push({ ...base(), type: 'auto', url_path: path, event_name: 'exit_link', event_properties: { url: random.pick(['https://github.com/example/analytics', 'https://twitter.com/example', 'https://status.example.com/']) } }); }
+        action(random.int(8, 240));
+        path = random.weighted(nextPages(path));
+      }
+      day += random.int(1, 14) * DAY_MS;
+    }
+  }
+  return rows.filter((row) => Date.parse(row.timestamp as string) <= now.getTime() && Date.parse(row.timestamp as string) >= firstDay);
+}
+
+/** A payment at checkout, monthly renewals sent server-side (no session), and now and then a refund. */
+function addRevenue(
+  rows: Row[],
+  random: ReturnType<typeof seededRandom>,
+  nextTransactionId: () => string,
+  order: { base: Row; amount: number; currency: string; paidAt: number; now: number },
+): void {
+  const revenue = (fields: Row) => ({ type: 'revenue', transaction_id: nextTransactionId(), amount_cents: order.amount, currency: order.currency, ...fields });
+  rows.push({ ...order.base, ...revenue({ url_path: '/checkout', revenue_event: 'payment' }) });
+  const { session_id: _, ...serverSide } = order.base;
+  for (let at = order.paidAt + 30 * DAY_MS; at <= order.now; at += 30 * DAY_MS) {
+    rows.push({ ...serverSide, ...revenue({ timestamp: new Date(at).toISOString(), revenue_event: 'subscription' }) });
+  }
+  if (random.chance(0.08)) {
+    const refundAt = new Date(order.paidAt + random.int(1, 5) * DAY_MS).toISOString();
+    rows.push({ domain: DEMO_DOMAIN, visitor_id: order.base.visitor_id, session_id: '', timestamp: refundAt, ...revenue({ amount_cents: -order.amount, revenue_event: 'refund' }) });
+  }
+}
+
+/** 0, 1, 2, ... with P(k) = (1 - p)^k p. */
+function geometric(next: () => number, p: number): number {
+  let k = 0;
+  while (next() > p && k < 20) k++;
+  return k;
+}
+
+/** Imports the demo site and prints a demo key with a ready-to-paste curl line. */
+export async function seedDemo(paths: LocalPaths, apiUrl: string, print: (text: string) => void = console.log): Promise<void> {
+  const events = generateDemoEvents();
+  const report = await importEvents(events, paths);
+  if (report.rejected.length > 0) throw new Error(`demo data rejected: ${JSON.stringify(report.rejected.slice(0, 3))}`);
+  const key = await createCredential({ type: 'project', domains: [DEMO_DOMAIN], owner: 'demo-user' });
+  const body = JSON.stringify({ metrics: ['visitors', 'pageviews', 'bounce_rate'], date_range: '7d' });
+  print(
+    [
+      `Demo data: ${report.rowsWritten} events for ${DEMO_DOMAIN} over the last ${DAYS} days.`,
+      newKeyMessage(key),
+      '',
+      'Try it:',
+      `  curl -s -X POST ${apiUrl}/v1/query -H "Authorization: Bearer ${key.token}" -H 'content-type: application/json' -d '${body}'`,
+    ].join('\n'),
+  );
+}
