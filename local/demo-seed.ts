@@ -85,6 +85,7 @@ const sources: Weighted<Source> = [
   [{ name: 'duckduckgo', referrer: 'https://duckduckgo.com/', utm: {}, landing: home }, 2],
 ];
 const hackerNews = sources.find(([s]) => s.name === 'hacker-news')![0];
+const direct = sources.find(([s]) => s.name === 'direct')![0];
 
 /** Where a reader goes next from a page, as a weighted walk; the funnel runs / -> /pricing -> /signup. */
 function nextPages(path: string): Weighted<string> {
@@ -95,8 +96,10 @@ function nextPages(path: string): Weighted<string> {
 }
 
 const plans = { free: 0, pro: 2900, team: 9900 } as const;
+const exitLinks = ['https://github.com/example/analytics', 'https://twitter.com/example', 'https://status.example.com/'];
+type Random = ReturnType<typeof seededRandom>;
 
-/** The demo events over the 90 UTC days ending on `now`'s date, never later than `now`; same `now` date, same events. */
+/** The demo events over the 90 UTC days ending on `now`'s date, never later than `now`; same `now`, same events. */
 export function generateDemoEvents(now = new Date()): Row[] {
   const today = Math.floor(now.getTime() / DAY_MS) * DAY_MS;
   const firstDay = today - (DAYS - 1) * DAY_MS;
@@ -112,61 +115,83 @@ export function generateDemoEvents(now = new Date()): Row[] {
   const launchDay = today - 30 * DAY_MS;
 
   for (let v = 0; v < VISITORS; v++) {
-    const visitorId = `v_${(v * 2_654_435_761 >>> 0).toString(16).padStart(8, '0')}`;
-    const place = random.weighted(places);
-    const platform = random.weighted(platforms);
+    const visitor = {
+      id: `v_${((v * 2_654_435_761) >>> 0).toString(16).padStart(8, '0')}`,
+      place: random.weighted(places),
+      platform: random.weighted(platforms),
+      isDev: random.chance(0.01),
+    };
     const fromLaunch = random.chance(0.08);
-    const isDev = random.chance(0.01);
     let day = fromLaunch ? launchDay + random.int(0, 1) * DAY_MS : random.weighted(days);
-    let firstSource: Source | undefined;
     const sessions = Math.min(12, 1 + geometric(random.next, 0.45));
-
     for (let s = 0; s < sessions && day <= today; s++) {
-      const source = !firstSource ? (fromLaunch ? hackerNews : random.weighted(sources)) : random.chance(0.6) ? sources[2]![0] : random.weighted(sources);
-      firstSource ??= source;
+      // Returning visitors mostly come back directly.
+      const source = s === 0 ? (fromLaunch ? hackerNews : random.weighted(sources)) : random.chance(0.6) ? direct : random.weighted(sources);
       const localHour = random.weighted([[9, 3], [11, 4], [14, 4], [16, 3], [19, 3], [21, 2], [23, 1], [3, 0.3]] as const);
-      let ts = day + (localHour - place.utcOffset) * 3_600_000 + random.int(0, 3_599_999);
-      const sessionId = `s_${visitorId.slice(2)}_${s}`;
-      const dims: Row = {
-        referrer: source.referrer, ...source.utm, country: place.country, region: place.region, city: place.city, ...platform,
-        ...(isDev ? { is_dev: true, referrer: null, country: null, region: null, city: null } : {}),
-      };
-      const base = () => ({ domain: DEMO_DOMAIN, timestamp: new Date(ts).toISOString(), visitor_id: visitorId, session_id: sessionId, ...dims });
-      const pageviews = random.chance(0.42) ? 1 : 2 + geometric(random.next, 0.35);
-      let path = random.weighted(source.landing);
-
-      for (let p = 0; p < pageviews; p++) {
-        rows.push({ ...base(), type: 'pageview', url_path: path, scroll_depth: random.chance(0.1) ? null : random.int(2, 20) * 5 });
-        const action = (seconds: number) => (ts += seconds * 1000);
-        if (random.chance(0.12)) { action(random.int(3, 40)); rows.push({ ...base(), type: 'auto', url_path: path, event_name: 'click', event_properties: { element: random.pick(['cta', 'nav', 'footer']) } }); }
-        if (path === '/signup' && random.chance(0.55)) {
-          const plan = random.weighted([['free', 6], ['pro', 3], ['team', 1]] as const);
-          action(random.int(20, 120));
-          rows.push({ ...base(), type: 'auto', url_path: path, event_name: 'form_submit', event_properties: { form: 'signup' } });
-          rows.push({ ...base(), type: 'event', url_path: path, event_name: 'signup', event_properties: { plan, source: source.name, seats: plan === 'team' ? random.int(3, 20) : 1 } });
-          if (plan !== 'free' && random.chance(0.7)) {
-            action(random.int(30, 200));
-            rows.push({ ...base(), type: 'pageview', url_path: '/checkout', scroll_depth: 100 });
-            addRevenue(rows, random, nextTransactionId, { base: base(), amount: plans[plan], currency: place.currency, paidAt: ts, now: now.getTime() });
-          }
-          break;
-        }
-        if (path.startsWith('/docs/') && random.chance(0.15)) { action(random.int(10, 90)); rows.push({ ...base(), type: 'event', url_path: path, event_name: 'download', event_properties: { file: 'analytics-sdk-2.3.1.tgz', version: 2.3 } }); }
-        if (path.startsWith('/blog/') && random.chance(0.06)) { action(random.int(30, 240)); rows.push({ ...base(), type: 'event', url_path: path, event_name: 'newsletter_subscribe', event_properties: { source: 'blog_footer', double_opt_in: true } }); }
-        if (p === pageviews - 1 && random.chance(0.1)) { action(random.int(5, 60)); rows.push({ ...base(), type: 'auto', url_path: path, event_name: 'exit_link', event_properties: { url: random.pick(['https://github.com/example/analytics', 'https://twitter.com/example', 'https://status.example.com/']) } }); }
-        action(random.int(8, 240));
-        path = random.weighted(nextPages(path));
-      }
+      const start = day + (localHour - visitor.place.utcOffset) * 3_600_000 + random.int(0, 3_599_999);
+      addSession(rows, random, { visitor, sessionId: `s_${visitor.id.slice(2)}_${s}`, source, start, now: now.getTime(), nextTransactionId });
       day += random.int(1, 14) * DAY_MS;
     }
   }
-  return rows.filter((row) => Date.parse(row.timestamp as string) <= now.getTime() && Date.parse(row.timestamp as string) >= firstDay);
+  return rows.filter((row) => {
+    const ts = Date.parse(row.timestamp as string);
+    return ts >= firstDay && ts <= now.getTime();
+  });
+}
+
+interface SessionPlan {
+  visitor: { id: string; place: Place; platform: Row; isDev: boolean };
+  sessionId: string;
+  source: Source;
+  start: number;
+  now: number;
+  nextTransactionId: () => string;
+}
+
+/** One visit: a walk over the pages (42% bounce), with the events a reader triggers on the way. */
+function addSession(rows: Row[], random: Random, plan: SessionPlan): void {
+  const { visitor, source } = plan;
+  const { place } = visitor;
+  const dims: Row = visitor.isDev
+    ? { ...visitor.platform, is_dev: true }
+    : { referrer: source.referrer, ...source.utm, country: place.country, region: place.region, city: place.city, ...visitor.platform };
+  let ts = plan.start;
+  const row = (fields: Row): Row => ({ domain: DEMO_DOMAIN, timestamp: new Date(ts).toISOString(), visitor_id: visitor.id, session_id: plan.sessionId, ...dims, ...fields });
+  const emit = (afterSeconds: number, fields: Row) => {
+    ts += afterSeconds * 1000;
+    rows.push(row(fields));
+  };
+
+  const pageviews = random.chance(0.42) ? 1 : 2 + geometric(random.next, 0.35);
+  let path = random.weighted(source.landing);
+  for (let p = 0; p < pageviews; p++) {
+    emit(p === 0 ? 0 : random.int(8, 240), { type: 'pageview', url_path: path, scroll_depth: random.chance(0.1) ? null : random.int(2, 20) * 5 });
+    if (random.chance(0.12)) emit(random.int(3, 40), { type: 'auto', url_path: path, event_name: 'click', event_properties: { element: random.pick(['cta', 'nav', 'footer']) } });
+    if (path.startsWith('/docs/') && random.chance(0.15)) {
+      emit(random.int(10, 90), { type: 'event', url_path: path, event_name: 'download', event_properties: { file: 'analytics-sdk-2.3.1.tgz', version: 2.3 } });
+    }
+    if (path.startsWith('/blog/') && random.chance(0.06)) {
+      emit(random.int(30, 240), { type: 'event', url_path: path, event_name: 'newsletter_subscribe', event_properties: { source: 'blog_footer', double_opt_in: true } });
+    }
+    if (path === '/signup' && random.chance(0.55)) {
+      const chosen = random.weighted([['free', 6], ['pro', 3], ['team', 1]] as const);
+      emit(random.int(20, 120), { type: 'auto', url_path: path, event_name: 'form_submit', event_properties: { form: 'signup' } });
+      emit(0, { type: 'event', url_path: path, event_name: 'signup', event_properties: { plan: chosen, source: source.name, seats: chosen === 'team' ? random.int(3, 20) : 1 } });
+      if (chosen !== 'free' && random.chance(0.7)) {
+        emit(random.int(30, 200), { type: 'pageview', url_path: '/checkout', scroll_depth: 100 });
+        addRevenue(rows, random, plan.nextTransactionId, { base: row({}), amount: plans[chosen], currency: place.currency, paidAt: ts, now: plan.now });
+      }
+      return;
+    }
+    if (p === pageviews - 1 && random.chance(0.1)) emit(random.int(5, 60), { type: 'auto', url_path: path, event_name: 'exit_link', event_properties: { url: random.pick(exitLinks) } });
+    path = random.weighted(nextPages(path));
+  }
 }
 
 /** A payment at checkout, monthly renewals sent server-side (no session), and now and then a refund. */
 function addRevenue(
   rows: Row[],
-  random: ReturnType<typeof seededRandom>,
+  random: Random,
   nextTransactionId: () => string,
   order: { base: Row; amount: number; currency: string; paidAt: number; now: number },
 ): void {
