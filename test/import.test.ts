@@ -112,12 +112,13 @@ describe('validation', () => {
       { ...revenue, session_id: '', referrer: null, country: null, device: null, scroll_depth: null, collector_version: '1.2' },
       { ...pageview, timestamp: '2026-03-01T12:00:00.5+05:30', device: 'tablet', scroll_depth: 0, is_dev: false },
       { ...event, event_properties: {}, timestamp: '2026-03-01T12:00:00-0800' },
+      { ...pageview, timestamp: '2026-03-01T12:00+01' },
     ].map((line) => JSON.stringify(line));
     const file = join(tempDir(), 'crlf.ndjson');
     writeFileSync(file, '\uFEFF' + lines.join('\r\n') + '\r\n');
     const report = await importNdjson(file, localPaths(tempDir()));
     expect(report.rejected).toEqual([]);
-    expect(report.rowsWritten).toBe(3);
+    expect(report.rowsWritten).toBe(4);
   });
 });
 

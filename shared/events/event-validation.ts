@@ -18,7 +18,7 @@ export type StoredEvent = { domain: string } & { [C in (typeof eventColumns)[num
 
 export type CheckedEvent = { ok: true; event: StoredEvent } | { ok: false; reason: string };
 
-export const eventTypes = ['pageview', 'event', 'revenue', 'auto'] as const;
+const eventTypes = ['pageview', 'event', 'revenue', 'auto'] as const;
 type EventType = (typeof eventTypes)[number];
 
 const devices = ['desktop', 'mobile', 'tablet'];
@@ -163,22 +163,24 @@ function eventProperties(value: unknown): Record<string, string> | null {
   return out;
 }
 
-const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:(Z)|([+-])(\d{2}):?(\d{2}))$/;
+// Extended ISO 8601: seconds and fraction optional, a zone designator required (`Z`, `±hh`, `±hh:mm`, `±hhmm`).
+const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(?:Z|([+-])(\d{2})(?::?(\d{2}))?)$/;
 
 /** An ISO 8601 instant with `Z` or an offset, as epoch milliseconds; finer fractions are truncated. */
 export function parseTimestamp(text: string): number {
   const match = TIMESTAMP.exec(text);
   if (!match) reject(`timestamp "${text}" must be an ISO 8601 instant with Z or an offset, e.g. 2026-03-01T14:05:09.120Z`);
-  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const [year, month, day, hour, minute, second, offsetHours, offsetMinutes] = [1, 2, 3, 4, 5, 6, 9, 10].map((i) => Number(match[i] ?? 0)) as [
+    number, number, number, number, number, number, number, number,
+  ];
   const millis = Number((match[7] ?? '').slice(0, 3).padEnd(3, '0'));
   const local = Date.UTC(year, month - 1, day, hour, minute, second, millis);
   const date = new Date(local);
   const real =
     date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day &&
-    hour < 24 && minute < 60 && second < 60;
-  const offsetMinutes = match[8] ? 0 : (match[9] === '-' ? -1 : 1) * (Number(match[10]) * 60 + Number(match[11]));
-  if (!real || Math.abs(offsetMinutes) >= 24 * 60 || Number(match[11] ?? 0) >= 60) reject(`timestamp "${text}" is not a real date and time`);
-  return local - offsetMinutes * 60_000;
+    hour < 24 && minute < 60 && second < 60 && offsetHours < 24 && offsetMinutes < 60;
+  if (!real) reject(`timestamp "${text}" is not a real date and time`);
+  return local - (match[8] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes) * 60_000;
 }
 
 /** Host of the referrer URL, lower case, without a leading `www.`; '' for direct traffic or an unparseable URL. */
