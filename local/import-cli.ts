@@ -1,4 +1,4 @@
-import { basename } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { importNdjson } from './importer.js';
 import { openLocalDynamo } from './local-dynamo.js';
 import { localPaths } from './paths.js';
@@ -22,7 +22,8 @@ const dynamo = await openLocalDynamo(paths, { publish: false }).catch((error: Er
 try {
   for (const file of files) {
     try {
-      const report = await importNdjson(file, paths, { onProgress: progressPrinter(file) });
+      // npm runs scripts in the package folder; INIT_CWD is where the person typed the command.
+      const report = await importNdjson(resolve(process.env.INIT_CWD ?? '.', file), paths, { onProgress: progressPrinter(file) });
       clearProgress();
       for (const { line, reason } of report.rejected) console.log(`${file}:${line}: ${reason}`);
       const perDomain = Object.entries(report.domains).map(([domain, rows]) => `${domain} ${rows}`).join(', ');
