@@ -1,0 +1,92 @@
+import { existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { importLines } from '../local/importer.js';
+import { openLocalDynamo } from '../local/local-dynamo.js';
+import { localPaths, type LocalPaths } from '../local/paths.js';
+import { generateEventLines, type GeneratorSpec } from './generator.js';
+
+// The generated data set, cached: one ANALYTICS_DATA_DIR per (generator version, seed, rows, window) under
+// .bench/data/, filled through the project's own import path (importLines) and reused when it is complete.
+
+/** Bump when the generator's output changes, so cached sets made by an older generator are not reused. */
+const GENERATOR_VERSION = 1;
+
+export interface Dataset {
+  id: string;
+  spec: GeneratorSpec;
+  paths: LocalPaths;
+  rows: number;
+  files: number;
+  bytes: number;
+  /** Seconds the generation + import took when the set was made (cached runs report the original figure). */
+  generationSeconds: number;
+  reused: boolean;
+}
+
+interface DatasetMeta {
+  id: string;
+  spec: GeneratorSpec;
+  rows: number;
+  files: number;
+  bytes: number;
+  generationSeconds: number;
+  createdAt: string;
+}
+
+export function datasetId(spec: GeneratorSpec): string {
+  return `v${GENERATOR_VERSION}-seed${spec.seed}-rows${spec.rows}-${spec.days}d-to-${spec.endDate}`;
+}
+
+export async function ensureDataset(spec: GeneratorSpec, root: string, log: (line: string) => void): Promise<Dataset> {
+  const id = datasetId(spec);
+  const dataDir = join(root, id);
+  const metaFile = join(dataDir, 'dataset.json');
+  const paths = localPaths(dataDir);
+  if (existsSync(metaFile)) {
+    const meta = JSON.parse(readFileSync(metaFile, 'utf8')) as DatasetMeta;
+    log(`data set ${id}: reusing ${meta.rows.toLocaleString('en-US')} rows in ${meta.files} files (generated in ${meta.generationSeconds.toFixed(0)} s)`);
+    return { id, spec, paths, rows: meta.rows, files: meta.files, bytes: meta.bytes, generationSeconds: meta.generationSeconds, reused: true };
+  }
+
+  // A half-made set from an interrupted run is thrown away, never completed.
+  rmSync(dataDir, { recursive: true, force: true });
+  log(`data set ${id}: generating ${spec.rows.toLocaleString('en-US')} rows through importLines ...`);
+  const started = performance.now();
+  const dynamo = await openLocalDynamo(paths, { publish: false });
+  let lastLog = started;
+  let generated = 0;
+  async function* progress(): AsyncGenerator<string> {
+    for await (const line of generateEventLines(spec)) {
+      generated += 1;
+      if ((generated & 0xffff) === 0 && performance.now() - lastLog > 15_000) {
+        lastLog = performance.now();
+        const seconds = (lastLog - started) / 1000;
+        log(`  ${generated.toLocaleString('en-US')} rows, ${seconds.toFixed(0)} s, ${Math.round(generated / seconds).toLocaleString('en-US')} rows/s`);
+      }
+      yield line;
+    }
+  }
+  try {
+    const report = await importLines(progress(), paths);
+    if (report.rejected.length > 0) throw new Error(`the importer rejected generated lines: ${JSON.stringify(report.rejected.slice(0, 3))}`);
+    const generationSeconds = (performance.now() - started) / 1000;
+    const { files, bytes } = parquetFiles(paths.eventsDir);
+    const meta: DatasetMeta = { id, spec, rows: report.rowsWritten, files, bytes, generationSeconds, createdAt: new Date().toISOString() };
+    writeFileSync(metaFile, JSON.stringify(meta, null, 2));
+    log(`data set ${id}: ${meta.rows.toLocaleString('en-US')} rows, ${files} files, ${(bytes / 2 ** 20).toFixed(1)} MiB in ${generationSeconds.toFixed(1)} s (${Math.round(meta.rows / generationSeconds).toLocaleString('en-US')} rows/s)`);
+    return { id, spec, paths, rows: meta.rows, files, bytes, generationSeconds, reused: false };
+  } finally {
+    await dynamo.close();
+  }
+}
+
+/** Every Parquet file under the events folder, with its size. */
+export function parquetFiles(eventsDir: string): { files: number; bytes: number; list: { path: string; bytes: number }[] } {
+  const list: { path: string; bytes: number }[] = [];
+  for (const entry of readdirSync(eventsDir, { recursive: true }) as string[]) {
+    if (!entry.endsWith('.parquet')) continue;
+    const path = join(eventsDir, entry);
+    list.push({ path, bytes: statSync(path).size });
+  }
+  return { files: list.length, bytes: list.reduce((sum, f) => sum + f.bytes, 0), list };
+}
