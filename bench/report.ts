@@ -1,0 +1,232 @@
+import type { Dataset } from './dataset.js';
+import { athenaDollars, type ScanFacts } from './duckdb-twin.js';
+import type { BundleFigures } from './lambda.js';
+import { formatMs } from './chart.js';
+import type { Cell, TimingOptions } from './measure.js';
+import type { MixQuery } from './query-mix.js';
+import type { BenchEngine } from './results.js';
+
+// The markdown of docs/BENCHMARKS.md, from one run's figures. Every number in it was measured in that run.
+
+export type EngineName = BenchEngine['name'];
+
+export const engineLabels: Record<EngineName, string> = {
+  api: 'API (HTTP)',
+  duckdb: 'DuckDB direct',
+  clickhouse: 'ClickHouse',
+  postgres: 'PostgreSQL',
+};
+
+export interface QueryFigures {
+  query: MixQuery;
+  cells: Partial<Record<EngineName, Cell>>;
+  /** Per engine other than the API: how its answer differs from the API's (empty: the same rows). */
+  mismatches: Partial<Record<EngineName, string[]>>;
+  scan?: ScanFacts;
+}
+
+export interface BenchFigures {
+  command: string;
+  startedAt: Date;
+  seconds: number;
+  machine: { cpus: number; cpuModel: string; memoryGiB: number; node: string; os: string; loadStart: number[]; loadEnd: number[] };
+  versions: Partial<Record<EngineName, string>>;
+  dataset: Dataset;
+  timing: TimingOptions;
+  skipped: { engine: EngineName; reason: string }[];
+  peerTables: Partial<Record<EngineName, number>>;
+  queries: QueryFigures[];
+  bundles: BundleFigures[] | string | null;
+}
+
+const TARGET = { apiOverDuckdb: 1.5, apiOverClickhouse: 2, postgresOverApi: 20, bundleBytes: 400 * 1024, p50At100M: 1000 };
+
+export function renderReport(f: BenchFigures): string {
+  const ran = (['api', 'duckdb', 'clickhouse', 'postgres'] as EngineName[]).filter((e) => f.queries.some((q) => q.cells[e]));
+  const out: string[] = [];
+  const mib = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`;
+  const p50 = (q: QueryFigures, e: EngineName) => q.cells[e]?.p50 ?? NaN;
+
+  out.push('# Benchmarks', '');
+  out.push(
+    `Written by \`npm run bench\` (bench/run.ts) on ${f.startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC, in ${Math.round(f.seconds / 60)} min. ` +
+      `Command: \`${f.command}\`. Every figure below comes from that one run on one machine; the API, DuckDB, ClickHouse and ` +
+      `PostgreSQL answered the same queries over the same rows, one after another, each query warmed and then repeated.`,
+    '',
+    '![p50 per query and engine, log scale](benchmarks.png)',
+    '',
+  );
+
+  out.push('## Machine and data', '');
+  out.push('| | |', '|---|---|');
+  out.push(`| machine | ${f.machine.cpus} cores (${f.machine.cpuModel}), ${f.machine.memoryGiB.toFixed(0)} GiB memory, ${f.machine.os} |`);
+  out.push(`| load average (1 min) | ${f.machine.loadStart[0]!.toFixed(2)} at the start, ${f.machine.loadEnd[0]!.toFixed(2)} at the end (other work on the machine shows here) |`);
+  out.push(`| software | Node ${f.machine.node}, DuckDB ${f.versions.duckdb ?? '?'}${f.versions.clickhouse ? `, ClickHouse ${f.versions.clickhouse}` : ''}${f.versions.postgres ? `, PostgreSQL ${f.versions.postgres}` : ''} |`);
+  const d = f.dataset;
+  out.push(`| data set | ${d.rows.toLocaleString('en-US')} events, one site (\`${d.spec.domain}\`), ${d.spec.days} days to ${d.spec.endDate}, seed ${d.spec.seed} |`);
+  out.push(`| Parquet | ${d.files} ZSTD files, ${mib(d.bytes)}, \`domain=/dt=\` partitions written by the importer (local/importer.ts) |`);
+  out.push(
+    `| generation | ${d.generationSeconds.toFixed(0)} s through importLines (${Math.round(d.rows / d.generationSeconds).toLocaleString('en-US')} rows/s)${d.reused ? ', cached from an earlier run' : ''} |`,
+  );
+  for (const e of ['clickhouse', 'postgres'] as EngineName[]) {
+    if (f.peerTables[e] !== undefined) out.push(`| ${engineLabels[e]} table | ${mib(f.peerTables[e]!)} on disk |`);
+  }
+  out.push(
+    `| timing | per query and engine ${f.timing.warmup} warm-up run(s), then ${f.timing.repeat} timed runs, or fewer (at least ${f.timing.minRuns}) once a cell has used ${f.timing.budgetMs / 1000} s; p95 is nearest-rank (with 10 runs, the slowest) |`,
+  );
+  for (const s of f.skipped) out.push(`| ${engineLabels[s.engine]} | skipped: ${s.reason} |`);
+  out.push('');
+
+  out.push('## Dashboard mix: latency', '');
+  const head = ['query', ...ran.flatMap((e) => [`${engineLabels[e]} p50`, 'p95']), 'runs'];
+  const ratios: [string, (q: QueryFigures) => number][] = [];
+  if (ran.includes('duckdb')) ratios.push(['API / DuckDB', (q) => p50(q, 'api') / p50(q, 'duckdb')]);
+  if (ran.includes('clickhouse')) ratios.push(['API / ClickHouse', (q) => p50(q, 'api') / p50(q, 'clickhouse')]);
+  if (ran.includes('postgres')) ratios.push(['PostgreSQL / API', (q) => p50(q, 'postgres') / p50(q, 'api')]);
+  out.push(`| ${[...head, ...ratios.map(([n]) => n), 'same answer'].join(' | ')} |`);
+  out.push(`|${[...head, ...ratios, 0].map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`);
+  for (const q of f.queries) {
+    const cells = ran.flatMap((e) => {
+      const c = q.cells[e];
+      return c?.error ? ['error', '–'] : [formatMs(c?.p50 ?? NaN), formatMs(c?.p95 ?? NaN)];
+    });
+    const runs = [...new Set(ran.map((e) => q.cells[e]?.times.length ?? 0))].join('/');
+    out.push(`| ${[q.query.id, ...cells, runs, ...ratios.map(([, r]) => ratio(r(q))), sameAnswer(q)].join(' | ')} |`);
+  }
+  const sums = ran.flatMap((e) => [formatMs(sum(f.queries.map((q) => p50(q, e)))), '']);
+  const sumRatio = (a: EngineName, b: EngineName) => ratio(sum(f.queries.map((q) => p50(q, a))) / sum(f.queries.map((q) => p50(q, b))));
+  const sumRatios = ratios.map(([n]) =>
+    n === 'API / DuckDB' ? sumRatio('api', 'duckdb') : n === 'API / ClickHouse' ? sumRatio('api', 'clickhouse') : sumRatio('postgres', 'api'),
+  );
+  out.push(`| **sum of p50** | ${[...sums, '', ...sumRatios, ''].join(' | ')} |`, '');
+  out.push(...f.queries.map((q) => `- \`${q.query.id}\`: ${q.query.title}`), '');
+  const errors = f.queries.flatMap((q) => ran.flatMap((e) => (q.cells[e]?.error ? [`- ${q.query.id} on ${engineLabels[e]}: ${q.cells[e]!.error}`] : [])));
+  const mismatches = f.queries.flatMap((q) =>
+    Object.entries(q.mismatches).flatMap(([e, m]) => (m && m.length ? [`- ${q.query.id}, ${engineLabels[e as EngineName]} vs the API: ${m.join('; ')}`] : [])),
+  );
+  if (errors.length) out.push('Errors:', '', ...errors, '');
+  if (mismatches.length) out.push('Answers that differ from the API:', '', ...mismatches, '');
+
+  out.push('## Targets', '');
+  out.push('| target | measured | met |', '|---|---|---|');
+  const perQuery = (name: string, r: (q: QueryFigures) => number, ok: (v: number) => boolean, worst: 'max' | 'min') => {
+    const values = f.queries.map((q) => ({ id: q.query.id, v: r(q) })).filter((x) => Number.isFinite(x.v));
+    if (!values.length) return;
+    const passing = values.filter((x) => ok(x.v)).length;
+    const w = values.reduce((a, b) => ((worst === 'max' ? b.v > a.v : b.v < a.v) ? b : a));
+    out.push(`| ${name} | ${passing} of ${values.length} queries; worst ${w.id} ${ratio(w.v)} | ${passing === values.length ? 'yes' : 'no'} |`);
+  };
+  if (ran.includes('duckdb')) perQuery(`API p50 ≤ ${TARGET.apiOverDuckdb}x direct DuckDB`, (q) => p50(q, 'api') / p50(q, 'duckdb'), (v) => v <= TARGET.apiOverDuckdb, 'max');
+  if (ran.includes('clickhouse')) perQuery(`API p50 ≤ ${TARGET.apiOverClickhouse}x ClickHouse`, (q) => p50(q, 'api') / p50(q, 'clickhouse'), (v) => v <= TARGET.apiOverClickhouse, 'max');
+  if (ran.includes('postgres')) perQuery(`API ≥ ${TARGET.postgresOverApi}x faster than PostgreSQL (p50)`, (q) => p50(q, 'postgres') / p50(q, 'api'), (v) => v >= TARGET.postgresOverApi, 'min');
+  if (Array.isArray(f.bundles)) {
+    const over = f.bundles.filter((b) => b.bytes > TARGET.bundleBytes);
+    const largest = f.bundles.reduce((a, b) => (b.bytes > a.bytes ? b : a));
+    out.push(`| every Lambda bundle ≤ 400 KB | largest ${largest.name} ${kb(largest.bytes)} KB; ${over.length} over | ${over.length ? 'no' : 'yes'} |`);
+  }
+  const slowest = f.queries.reduce((a, b) => (p50(b, 'api') > p50(a, 'api') ? b : a));
+  if (d.rows >= 100_000_000) {
+    out.push(`| 100M rows: every dashboard query p50 < 1 s (API) | slowest ${slowest.query.id} ${formatMs(p50(slowest, 'api'))} | ${p50(slowest, 'api') < TARGET.p50At100M ? 'yes' : 'no'} |`);
+  } else {
+    out.push(`| 100M rows: every dashboard query p50 < 1 s (API) | not measured in this run (${d.rows.toLocaleString('en-US')} rows; \`--100m\`); here the slowest is ${slowest.query.id} ${formatMs(p50(slowest, 'api'))} | – |`);
+  }
+  out.push('');
+
+  if (f.queries.some((q) => q.scan)) {
+    out.push('## Where the time goes', '');
+    out.push(
+      'The API time splits into the engine time the API reports (`meta.query_ms`, around the DuckDB call) and everything else ' +
+        '(HTTP, authentication, the rate and usage counters in DynamoDB, validation, planning, JSON). The operators are the four ' +
+        'slowest of one profiled DuckDB run (`EXPLAIN (ANALYZE, FORMAT JSON)` of the same SQL; operator times summed over threads).',
+      '',
+    );
+    out.push('| query | API p50 | engine part | outside the engine | profiled run | slowest operators |', '|---|---:|---:|---:|---:|---|');
+    for (const q of f.queries) {
+      const api = q.cells.api;
+      const engine = api?.engineP50 ?? NaN;
+      const ops = q.scan?.operators.map((o) => `${o.name} ${formatMs(o.seconds * 1000)} (${o.rows.toLocaleString('en-US')} rows)`).join(', ') ?? '';
+      out.push(`| ${q.query.id} | ${formatMs(api?.p50 ?? NaN)} | ${formatMs(engine)} | ${formatMs((api?.p50 ?? NaN) - engine)} | ${formatMs((q.scan?.profiledSeconds ?? NaN) * 1000)} | ${ops} |`);
+    }
+    out.push('');
+
+    out.push('## Partition pruning and Athena cost', '');
+    out.push(
+      'Files read are what DuckDB printed for each Parquet scan of the plan (EXPLAIN ANALYZE, "Total Files Read"; one figure per scan ' +
+        'when the statement scans the events more than once); files in range are counted on disk in the `dt` partitions of the query\'s ' +
+        'range. Athena bills the column chunks it reads: the estimate is the sum of `total_compressed_size` from `parquet_metadata()` of ' +
+        'the columns the plan reads (`plan.columns` plus `is_dev`, which the scope filters on) in the files of the range, priced at $5 per TB ' +
+        '(2^40 bytes) with the 10 MB minimum per query. DuckDB reports no byte count for Parquet scans (its `total_bytes_read` stays 0).',
+      '',
+    );
+    out.push('| query | files read | files in range | of the domain | pruned exactly | columns read | Athena scan | whole files in range | $ per query | $ per 1,000 |');
+    out.push('|---|---:|---:|---:|---|---|---:|---:|---:|---:|');
+    let dollars = 0;
+    for (const q of f.queries) {
+      const s = q.scan;
+      if (!s) continue;
+      const read = s.scans.map((x) => x.filesRead);
+      const exact = read.length > 0 && read.every((n) => n === s.filesInRange);
+      const cost = athenaDollars(s.athenaBytes);
+      dollars += cost;
+      out.push(
+        `| ${q.query.id} | ${read.join(' + ')} | ${s.filesInRange} | ${s.filesInDomain} | ${exact ? 'yes' : 'no'} | ${s.columnsRead.length} | ${mib(s.athenaBytes)} | ${mib(s.bytesInRange)} | $${cost.toFixed(6)} | $${(cost * 1000).toFixed(2)} |`,
+      );
+    }
+    out.push(`| **one dashboard load** | | | | | | | | **$${dollars.toFixed(5)}** | **$${(dollars * 1000).toFixed(2)}** |`, '');
+  }
+
+  out.push('## Lambda bundles', '');
+  if (typeof f.bundles === 'string') out.push(`Not measured: ${f.bundles}`, '');
+  else if (!f.bundles) out.push('Not measured in this run (`--no-lambda`).', '');
+  else {
+    out.push(
+      'The assets of `cdk synth` (the stack\'s own esbuild bundling, into `.bench/`), and the median time to `import()` each in a fresh ' +
+        'Node process on this machine (module initialisation only; no Lambda runtime). The stack sets NODE_OPTIONS=--enable-source-maps.',
+      '',
+    );
+    out.push('| function | bundle | gzip | init (with source maps) | init (without) | ≤ 400 KB |', '|---|---:|---:|---:|---:|---|');
+    for (const b of f.bundles) {
+      out.push(`| ${b.name} | ${kb(b.bytes)} KB | ${kb(b.gzipBytes)} KB | ${formatMs(b.initMs)} | ${formatMs(b.initMsNoSourceMaps)} | ${b.bytes <= TARGET.bundleBytes ? 'yes' : 'no'} |`);
+    }
+    out.push('');
+  }
+
+  out.push('## How each engine is measured', '');
+  out.push(
+    '- **API (HTTP)**: `startLocalApi` on the data set\'s folder (dynalite, DuckDB, the real handlers behind the local HTTP server), ' +
+      'called with `fetch` and a real project key (a fresh key every 90 requests keeps under the 100/min rate limit). Time: request sent to ' +
+      'JSON parsed. The server logs at WARN during the bench.',
+    '- **DuckDB direct**: the statement the API runs, built from the same request by the same schema, planner and printer ' +
+      '(shared/query, DuckDB dialect), run with the same parameters on its own `DuckDbEngine` over the same files. Time: `engine.run`.',
+    '- **ClickHouse**: Debian\'s `clickhouse-server` on 127.0.0.1, rows exported from the same Parquet files by DuckDB as CSV and loaded into a ' +
+      'MergeTree `PARTITION BY toYYYYMM(ts) ORDER BY (domain, toDate(ts), visitor_id)` (merged with OPTIMIZE FINAL); each query written ' +
+      'by hand (bench/clickhouse.ts) after semantics.md, with exact `uniqExact` visitors. Time: HTTP round trip (`FORMAT JSON`). Debian ships ' +
+      'ClickHouse 18.16 (2018): no DateTime64 (seconds in `ts`, milliseconds in `ts_ms`), no window functions (the journeys total is a second pass).',
+    '- **PostgreSQL**: Debian\'s PostgreSQL 15 in a cluster of the bench\'s own on 127.0.0.1 (C locale; shared_buffers 4GB, work_mem 256MB, ' +
+      'effective_cache_size 12GB, 2 parallel workers per gather, random_page_cost 1.1), one table with an index on (domain, ts), VACUUM ANALYZE ' +
+      'after the load; each query by hand (bench/postgres.ts). Time: psql `\\timing` (server round trip, without psql\'s start-up).',
+    '- **Same answer**: every engine\'s rows are compared with the API\'s (keys in order, numbers within 0.01), so the peers\' SQL is ' +
+      'checked against the API\'s semantics on every run.',
+    '',
+  );
+  return out.join('\n');
+}
+
+function ratio(v: number): string {
+  return Number.isFinite(v) ? `${v >= 10 ? v.toFixed(0) : v.toFixed(2)}x` : '–';
+}
+
+function sum(values: number[]): number {
+  return values.every((v) => Number.isFinite(v)) ? values.reduce((a, b) => a + b, 0) : NaN;
+}
+
+function kb(bytes: number): string {
+  return (bytes / 1024).toFixed(0);
+}
+
+function sameAnswer(q: QueryFigures): string {
+  const checked = Object.entries(q.mismatches);
+  if (!checked.length) return '–';
+  const differing = checked.filter(([, m]) => m && m.length).map(([e]) => engineLabels[e as EngineName]);
+  return differing.length ? `differs: ${differing.join(', ')}` : 'yes';
+}

@@ -1,0 +1,190 @@
+import './env.js';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { arch, cpus, loadavg, platform, release, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { ApiEngine } from './api.js';
+import { chartSvg, formatMs, writeChart } from './chart.js';
+import { ClickHouse } from './clickhouse.js';
+import { ensureDataset } from './dataset.js';
+import { DuckDbTwin } from './duckdb-twin.js';
+import { measureBundles } from './lambda.js';
+import { measure, type TimingOptions } from './measure.js';
+import { Postgres } from './postgres.js';
+import { dashboardMix } from './query-mix.js';
+import { engineLabels, renderReport, type BenchFigures, type EngineName, type QueryFigures } from './report.js';
+import { differences, type BenchEngine } from './results.js';
+
+// `npm run bench`: how fast and how cheap the API is next to its peers, in one run on this machine.
+//   npm run bench -- [--rows 10M | --100m] [--peers] [--repeat 10] [--warmup 1] [--budget 60] [--only totals,journeys]
+//                    [--seed 42] [--end-date 2026-11-20] [--no-lambda] [--no-write]
+// Generates (or reuses) the data set, times the dashboard mix on the API over HTTP, on its SQL in DuckDB directly,
+// and with --peers on ClickHouse and PostgreSQL (installed and started here, stopped at the end), then writes
+// docs/BENCHMARKS.md and docs/benchmarks.png (with --no-write: .bench/BENCHMARKS.md and .bench/benchmarks.png).
+
+const usage = `usage: npm run bench -- [--rows N|--100m] [--peers] [--repeat N] [--warmup N] [--min-runs N] [--budget SECONDS]
+                     [--only ID,ID] [--seed N] [--end-date YYYY-MM-DD] [--days N] [--no-lambda] [--no-write]`;
+
+const { values: flags } = parseArgs({
+  options: {
+    rows: { type: 'string' },
+    '100m': { type: 'boolean', default: false },
+    peers: { type: 'boolean', default: false },
+    repeat: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '1' },
+    'min-runs': { type: 'string', default: '3' },
+    budget: { type: 'string', default: '60' },
+    only: { type: 'string' },
+    seed: { type: 'string', default: '42' },
+    'end-date': { type: 'string', default: '2026-11-20' },
+    days: { type: 'string', default: '90' },
+    'no-lambda': { type: 'boolean', default: false },
+    'no-write': { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
+  },
+});
+if (flags.help) {
+  console.log(usage);
+  process.exit(0);
+}
+
+const projectRoot = resolve(import.meta.dirname, '..');
+const benchDir = join(projectRoot, '.bench');
+const log = (line: string) => console.error(line);
+
+/** 1000000, 1e6, 1M, 500k. */
+function count(text: string): number {
+  const m = /^(\d+(?:\.\d+)?(?:e\d+)?)([kKmM]?)$/.exec(text.trim());
+  if (!m) throw new Error(`not a row count: ${text}`);
+  return Math.round(Number(m[1]) * ({ k: 1e3, m: 1e6 }[m[2]!.toLowerCase() as 'k' | 'm'] ?? 1));
+}
+
+const rows = flags.rows ? count(flags.rows) : flags['100m'] ? 100_000_000 : 10_000_000;
+const timing: TimingOptions = {
+  warmup: Number(flags.warmup),
+  repeat: Number(flags.repeat),
+  minRuns: Math.min(Number(flags['min-runs']), Number(flags.repeat)),
+  budgetMs: Number(flags.budget) * 1000,
+};
+const startedAt = new Date();
+const loadStart = loadavg();
+
+const dataset = await ensureDataset(
+  { seed: Number(flags.seed), rows, endDate: flags['end-date']!, days: Number(flags.days), domain: 'shop.bench.example' },
+  join(benchDir, 'data'),
+  log,
+);
+let mix = dashboardMix(dataset.spec.domain, dataset.spec.endDate);
+if (flags.only) mix = mix.filter((q) => flags.only!.split(',').includes(q.id));
+
+// Everything started here is stopped at the end, also on Ctrl-C.
+const stops: (() => Promise<void> | void)[] = [];
+const stopAll = async () => {
+  for (const stop of stops.splice(0).reverse()) await Promise.resolve(stop()).catch((e: Error) => log(`stopping: ${e.message}`));
+};
+process.once('SIGINT', () => void stopAll().then(() => process.exit(130)));
+
+const engines: BenchEngine[] = [];
+const skipped: BenchFigures['skipped'] = [];
+const versions: BenchFigures['versions'] = {};
+const peerTables: BenchFigures['peerTables'] = {};
+const queries: QueryFigures[] = [];
+let twin: DuckDbTwin | undefined;
+try {
+  twin = await DuckDbTwin.open(dataset);
+  stops.push(() => twin!.close());
+  versions.duckdb = await twin.version();
+  const api = await ApiEngine.start(dataset);
+  stops.push(() => api.close());
+  engines.push(api, twin);
+
+  if (flags.peers) {
+    const peersDir = join(benchDir, 'peers');
+    mkdirSync(peersDir, { recursive: true });
+    for (const [name, start] of [
+      ['clickhouse', ClickHouse.start],
+      ['postgres', Postgres.start],
+    ] as const) {
+      const peer = await start(peersDir, log);
+      if (typeof peer === 'string') {
+        log(`${name}: skipped (${peer})`);
+        skipped.push({ engine: name, reason: peer });
+        continue;
+      }
+      stops.push(() => peer.stop());
+      try {
+        await peer.load(dataset, join(benchDir, 'export'), log);
+        versions[name] = peer.version;
+        peerTables[name] = await peer.tableBytes();
+        engines.push(peer);
+      } catch (error) {
+        log(`${name}: skipped, loading failed (${(error as Error).message})`);
+        skipped.push({ engine: name, reason: `loading failed: ${(error as Error).message.slice(0, 200)}` });
+      }
+    }
+  } else {
+    skipped.push({ engine: 'clickhouse', reason: 'not asked (run with --peers)' }, { engine: 'postgres', reason: 'not asked (run with --peers)' });
+  }
+
+  for (const query of mix) {
+    const figures: QueryFigures = { query, cells: {}, mismatches: {} };
+    for (const engine of engines) figures.cells[engine.name] = await measure(engine, query, timing);
+    const reference = figures.cells.api?.result;
+    for (const engine of engines) {
+      const result = figures.cells[engine.name]?.result;
+      if (engine.name !== 'api' && reference && result) figures.mismatches[engine.name] = differences(reference, result);
+    }
+    figures.scan = await twin.scanFacts(query);
+    queries.push(figures);
+    log(`${query.id.padEnd(16)} ${engines.map((e) => `${e.name} ${formatMs(figures.cells[e.name]!.p50)}`).join('  ')}`);
+  }
+} finally {
+  await stopAll();
+}
+
+let bundles: BenchFigures['bundles'] = null;
+if (!flags['no-lambda']) {
+  log('lambda: cdk synth and import() timings ...');
+  try {
+    bundles = measureBundles(projectRoot, join(benchDir, 'cdk.out'), 7);
+  } catch (error) {
+    bundles = `cdk synth failed: ${(error as Error).message.split('\n').slice(0, 3).join(' ')}`;
+  }
+}
+
+const argv = process.argv.slice(2).join(' ');
+const figures: BenchFigures = {
+  command: `npm run bench${argv ? ` -- ${argv}` : ''}`,
+  startedAt,
+  seconds: (Date.now() - startedAt.getTime()) / 1000,
+  machine: {
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model.trim() ?? '?',
+    memoryGiB: totalmem() / 2 ** 30,
+    node: process.versions.node,
+    os: `${platform()} ${release()} ${arch()}`,
+    loadStart,
+    loadEnd: loadavg(),
+  },
+  versions,
+  dataset,
+  timing,
+  skipped,
+  peerTables,
+  queries,
+  bundles,
+};
+
+const markdown = renderReport(figures);
+console.log(markdown);
+const outDir = flags['no-write'] ? benchDir : join(projectRoot, 'docs');
+writeFileSync(join(outDir, 'BENCHMARKS.md'), `${markdown}\n`);
+const colors: Record<EngineName, string> = { api: '#2563eb', duckdb: '#93c5fd', clickhouse: '#f59e0b', postgres: '#6b7280' };
+const ran = (Object.keys(engineLabels) as EngineName[]).filter((e) => queries.some((q) => q.cells[e]));
+const svg = chartSvg(
+  `Dashboard mix, p50 per query: ${(dataset.rows / 1e6).toFixed(dataset.rows < 1e6 ? 1 : 0)}M events, ${figures.machine.cpus} cores, ${startedAt.toISOString().slice(0, 10)}`,
+  queries.map((q) => q.query.id),
+  ran.map((e) => ({ label: engineLabels[e], color: colors[e], values: queries.map((q) => q.cells[e]?.p50 ?? NaN) })),
+);
+const chartProblem = writeChart(svg, join(benchDir, 'benchmarks.svg'), join(outDir, 'benchmarks.png'));
+log(chartProblem ?? `wrote ${join(outDir, 'BENCHMARKS.md')} and ${join(outDir, 'benchmarks.png')}`);
