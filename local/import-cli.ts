@@ -1,21 +1,38 @@
 import { basename, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { requireAwsTables, s3Publisher } from './aws-target.js';
 import { importNdjson } from './importer.js';
 import { openLocalDynamo } from './local-dynamo.js';
 import { localPaths } from './paths.js';
 
 // `npm run import -- FILE.ndjson [...]`: imports each file on its own (one file's fatal error leaves the others
 // imported), prints what was written and every rejected line as FILE:LINE: reason. Exit 1 when anything was
-// rejected or unreadable, 2 on a usage error.
+// rejected or unreadable, 2 on a usage error. With `--s3 s3://bucket/events` the files go to a deployed stack's
+// bucket and usage to its counters table (COUNTERS_TABLE) instead of ./.data.
 
-const files = process.argv.slice(2);
-if (files.length === 0 || files.some((file) => file === '--help' || file === '-h')) {
-  console.error('usage: npm run import -- FILE.ndjson [FILE.ndjson ...]');
-  process.exit(files.length === 0 ? 2 : 0);
+const USAGE = 'usage: npm run import -- [--s3 s3://BUCKET/events] FILE.ndjson [FILE.ndjson ...]';
+let args;
+try {
+  args = parseArgs({ allowPositionals: true, options: { s3: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+} catch (error) {
+  console.error(`error: ${(error as Error).message}\n${USAGE}`);
+  process.exit(2);
+}
+const files = args.positionals;
+if (files.length === 0 || args.values.help) {
+  console.error(USAGE);
+  process.exit(args.values.help ? 0 : 2);
 }
 
 const paths = localPaths();
 let failed = false;
-const dynamo = await openLocalDynamo(paths, { publish: false }).catch((error: Error) => {
+let publish: ReturnType<typeof s3Publisher> | undefined;
+const dynamo = await (async () => {
+  if (args.values.s3 === undefined) return openLocalDynamo(paths, { publish: false });
+  requireAwsTables(['COUNTERS_TABLE']);
+  publish = s3Publisher(args.values.s3);
+  return { close: async () => {} };
+})().catch((error: Error) => {
   console.error(`error: ${error.message}`);
   process.exit(1);
 });
@@ -23,7 +40,7 @@ try {
   for (const file of files) {
     try {
       // npm runs scripts in the package folder; INIT_CWD is where the person typed the command.
-      const report = await importNdjson(resolve(process.env.INIT_CWD ?? '.', file), paths, { onProgress: progressPrinter(file) });
+      const report = await importNdjson(resolve(process.env.INIT_CWD ?? '.', file), paths, { onProgress: progressPrinter(file), publish });
       clearProgress();
       for (const { line, reason } of report.rejected) console.log(`${file}:${line}: ${reason}`);
       const perDomain = Object.entries(report.domains).map(([domain, rows]) => `${domain} ${rows}`).join(', ');

@@ -28,6 +28,8 @@ export interface ImportReport {
 
 export interface ImportOptions {
   onProgress?: (bytesRead: number, totalBytes: number) => void;
+  /** Where the staged files go once the whole input was read; by default, renamed into the events folder. */
+  publish?: (stagingDir: string, files: string[]) => Promise<void>;
   /** Rows per batch (one file per partition and batch); large enough for few files, small enough for flat memory. */
   batchRows?: number;
 }
@@ -95,7 +97,9 @@ async function importChecked(
       if (writer.bufferedRows >= (options.batchRows ?? DEFAULT_BATCH_ROWS)) await writer.flush();
     }
     await writer.flush();
-    report.files = await publishStagedFiles(stagingDir, paths.eventsDir);
+    const files = await stagedFiles(stagingDir);
+    await (options.publish ?? ((dir, names) => moveInto(dir, names, paths.eventsDir)))(stagingDir, files);
+    report.files = files.length;
   } finally {
     writer.close();
     await rm(stagingDir, { recursive: true, force: true });
@@ -171,15 +175,18 @@ class BatchWriter {
   }
 }
 
-/** Moves every staged file to the same relative place under the events folder; returns how many moved. */
-async function publishStagedFiles(stagingDir: string, eventsDir: string): Promise<number> {
-  const files = (await readdir(stagingDir, { recursive: true })).filter((name) => name.endsWith('.parquet'));
+/** The staged Parquet files, as paths relative to the staging folder (`domain=.../dt=.../x.parquet`). */
+async function stagedFiles(stagingDir: string): Promise<string[]> {
+  return (await readdir(stagingDir, { recursive: true })).filter((name) => name.endsWith('.parquet'));
+}
+
+/** Moves every staged file to the same relative place under the events folder (a rename: never half a file). */
+async function moveInto(stagingDir: string, files: string[], eventsDir: string): Promise<void> {
   for (const name of files) {
     const target = join(eventsDir, name);
     await mkdir(dirname(target), { recursive: true });
     await rename(join(stagingDir, name), target);
   }
-  return files.length;
 }
 
 /** A SQL string literal; the paths are built from validated domains and dates, so quoting is defence in depth. */

@@ -1,4 +1,5 @@
 import { createCredential, revokeCredential } from '../shared/services/credentials.js';
+import { requireAwsTables } from './aws-target.js';
 import { KEYS_USAGE, parseKeysCommand, UsageError, type KeysCommand } from './keys-command.js';
 import { openLocalDynamo } from './local-dynamo.js';
 import { newKeyMessage } from './new-key-message.js';
@@ -37,7 +38,8 @@ async function main(args: string[]): Promise<number> {
     return 0;
   }
   try {
-    const dynamo = await openLocalDynamo(localPaths(), { publish: false });
+    if (command.aws) requireAwsTables(['CREDENTIALS_TABLE']);
+    const dynamo = command.aws ? { close: async () => {} } : await openLocalDynamo(localPaths(), { publish: false });
     try {
       return await run(command);
     } finally {

@@ -9,7 +9,8 @@ import type { CredentialType } from '../shared/store/credentials-repo.js';
 export const KEYS_USAGE = `usage:
   npm run keys -- create --domain D [--domain D2 ...] [--type project|personal]
                          [--scopes analytics:read,analytics:write] [--owner ID] [--event-limit N] [--json]
-  npm run keys -- revoke KEY_ID [--json]`;
+  npm run keys -- revoke KEY_ID [--json]
+  add --aws to act on a deployed stack's table (CREDENTIALS_TABLE) instead of ./.data`;
 
 // A Record over Scope, so a new scope in routes.ts fails to compile until it is listed here.
 const knownScopes: Record<Scope, true> = { 'analytics:read': true, 'analytics:write': true };
@@ -17,7 +18,7 @@ const credentialTypes: Record<CredentialType, true> = { project: true, personal:
 
 export class UsageError extends Error {}
 
-export type KeysCommand = { name: 'create'; input: NewCredential; json: boolean } | { name: 'revoke'; keyId: string; json: boolean };
+export type KeysCommand = ({ name: 'create'; input: NewCredential } | { name: 'revoke'; keyId: string }) & { json: boolean; aws: boolean };
 
 /** Parses and validates the arguments; throws UsageError with a message for the person at the terminal. */
 export function parseKeysCommand(args: string[]): KeysCommand | 'help' {
@@ -33,6 +34,7 @@ export function parseKeysCommand(args: string[]): KeysCommand | 'help' {
         owner: { type: 'string' },
         'event-limit': { type: 'string' },
         json: { type: 'boolean', default: false },
+        aws: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -46,7 +48,7 @@ export function parseKeysCommand(args: string[]): KeysCommand | 'help' {
     const createFlags = ['domain', 'type', 'scopes', 'owner', 'event-limit'] as const;
     if (createFlags.some((flag) => values[flag] !== undefined)) throw new UsageError('revoke takes only a KEY_ID');
     if (rest.length !== 1 || !rest[0]) throw new UsageError('revoke takes exactly one KEY_ID');
-    return { name, keyId: rest[0]!, json: values.json };
+    return { name, keyId: rest[0]!, json: values.json, aws: values.aws };
   }
   if (name !== 'create') throw new UsageError(name ? `unknown command "${name}"` : 'missing command: create or revoke');
   if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"`);
@@ -66,7 +68,7 @@ export function parseKeysCommand(args: string[]): KeysCommand | 'help' {
     input.owner = values.owner;
   }
   if (values['event-limit'] !== undefined) input.eventLimit = parseLimit(values['event-limit']);
-  return { name, input, json: values.json };
+  return { name, input, json: values.json, aws: values.aws };
 }
 
 function parseScopes(text: string): Scope[] {

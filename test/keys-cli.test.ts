@@ -70,9 +70,10 @@ describe('npm run keys (child process)', () => {
 describe('argument rules', () => {
   it('defaults to a project key with both scopes', () => {
     expect(parseKeysCommand(['create', '--domain', 'shop.example.com'])).toEqual({
-      name: 'create', input: { type: 'project', domains: ['shop.example.com'] }, json: false,
+      name: 'create', input: { type: 'project', domains: ['shop.example.com'] }, json: false, aws: false,
     });
-    expect(parseKeysCommand(['revoke', 'abc', '--json'])).toEqual({ name: 'revoke', keyId: 'abc', json: true });
+    expect(parseKeysCommand(['revoke', 'abc', '--json'])).toEqual({ name: 'revoke', keyId: 'abc', json: true, aws: false });
+    expect(parseKeysCommand(['revoke', 'abc', '--aws'])).toMatchObject({ aws: true });
     expect(parseKeysCommand(['--help'])).toBe('help');
   });
 

@@ -1,0 +1,39 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+
+// The local commands against a deployed stack instead of ./.data: DynamoDB tables named by the environment
+// (the stack's outputs), credentials and region from the AWS SDK's default chain, events written to S3.
+
+/** Checks the table variables a command needs are set, with the fix in the message. */
+export function requireAwsTables(names: ('CREDENTIALS_TABLE' | 'COUNTERS_TABLE')[]): void {
+  const missing = names.filter((name) => !process.env[name]);
+  if (missing.length) {
+    throw new Error(
+      `--aws needs ${missing.join(' and ')} (the stack outputs CredentialsTableName / CountersTableName), e.g. ` +
+        `${missing[0]}=$(aws cloudformation describe-stacks --stack-name AnalyticsQueryApi --query "Stacks[0].Outputs[?OutputKey=='${missing[0] === 'CREDENTIALS_TABLE' ? 'CredentialsTableName' : 'CountersTableName'}'].OutputValue" --output text)`,
+    );
+  }
+}
+
+/** `s3://bucket/prefix` → its parts; the prefix is where `domain=.../dt=...` folders go (the stack's `events`). */
+export function parseS3Url(url: string): { bucket: string; prefix: string } {
+  const match = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(url);
+  if (!match) throw new Error(`not an S3 location: ${url} (expected s3://bucket/prefix)`);
+  return { bucket: match[1]!, prefix: (match[2] ?? '').replace(/\/+$/, '') };
+}
+
+/** Uploads staged files to S3 at the same relative keys; each PutObject is atomic, so readers never see half a file. */
+export function s3Publisher(url: string, client = new S3Client({})): (stagingDir: string, files: string[]) => Promise<void> {
+  const { bucket, prefix } = parseS3Url(url);
+  return async (stagingDir, files) => {
+    const queue = [...files];
+    const upload = async () => {
+      for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
+        const key = [prefix, name.split('\\').join('/')].filter(Boolean).join('/');
+        await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: await readFile(join(stagingDir, name)), ContentType: 'application/vnd.apache.parquet' }));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(8, files.length) }, upload));
+  };
+}
