@@ -3,7 +3,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SqlQuery } from '../shared/engines/engine.js';
 import type { Dialect } from '../shared/query/dialect.js';
 import { athenaDialect, duckdbDialect } from '../shared/query/dialects.js';
-import type { Filter } from '../shared/query/filters.js';
 import { printVisitorList } from '../shared/query/journeys-list-sql.js';
 import { planTimeline, planVisitorList, visitorScope } from '../shared/query/journeys-plan.js';
 import type { VisitorListQuery } from '../shared/query/journeys-query.js';
@@ -11,6 +10,7 @@ import { printTimeline, printVisitorActivity, printVisitorExists, printVisitorSt
 import { rangeOfDates } from '../shared/time/date-range.js';
 import { journeyEvents } from './fixtures/journeys-events.js';
 import { startTestApi, type TestApi } from './support/test-api.js';
+import { everyFilter } from './fixtures/every-filter.js';
 
 // One plan, two printers, for every journeys query: the Athena text must pass Trino's grammar, its DuckDB twin
 // must run on real Parquet, and the exact text of one list plan is pinned per dialect.
@@ -34,15 +34,6 @@ function listQuery(overrides: Partial<VisitorListQuery> = {}): VisitorListQuery 
   };
 }
 
-const everyFilter: Filter[] = [
-  { field: 'page', operator: 'is', value: '/,(not set)' },
-  { field: 'country', operator: 'is_not', value: 'US' },
-  { field: 'referrer', operator: 'contains', value: "o'k" },
-  { field: 'utm_source', operator: 'not_contains', value: '%' },
-  { field: 'city', operator: 'starts_with', value: 'S' },
-  { field: 'event', operator: 'is', value: 'signup' },
-  { field: 'event_property', operator: 'is_not', value: 'plan:pro' },
-];
 
 const everyOption = listQuery({
   filters: everyFilter,

@@ -3,7 +3,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dimensions, metrics, type AnalyticsQuery } from '../shared/query/analytics-query.js';
 import { printEventList, printEventPropertyKeys, printEventPropertyValues } from '../shared/query/custom-events-sql.js';
 import { athenaDialect, duckdbDialect } from '../shared/query/dialects.js';
-import type { Filter } from '../shared/query/filters.js';
 import { printFirstEvent } from '../shared/query/first-event.js';
 import { printAnalyticsQuery } from '../shared/query/print-analytics-query.js';
 import { planAnalyticsQuery } from '../shared/query/query-plan.js';
@@ -11,6 +10,7 @@ import { rangeOfDates } from '../shared/time/date-range.js';
 import type { SqlQuery } from '../shared/engines/engine.js';
 import { shopEvents } from './fixtures/shop-events.js';
 import { startTestApi, type TestApi } from './support/test-api.js';
+import { everyQueryFilter } from './fixtures/every-filter.js';
 
 // One plan, two printers. The Athena text must pass Trino's grammar; its DuckDB twin must run on real Parquet;
 // and the exact text of representative plans is pinned per dialect.
@@ -34,22 +34,12 @@ function analyticsQuery(overrides: Partial<AnalyticsQuery>): AnalyticsQuery {
   };
 }
 
-const everyFilter: Filter[] = [
-  { field: 'page', operator: 'is', value: '/,(not set)' },
-  { field: 'country', operator: 'is_not', value: 'US' },
-  { field: 'referrer', operator: 'contains', value: "o'k" },
-  { field: 'utm_source', operator: 'not_contains', value: '%' },
-  { field: 'city', operator: 'starts_with', value: 'S' },
-  { field: 'event', operator: 'is', value: 'signup' },
-  { field: 'event_property', operator: 'is_not', value: 'plan:pro' },
-  { field: 'exit_link', operator: 'contains', value: 'github' },
-];
 
 const shapes: [string, AnalyticsQuery][] = [
   ['totals, every metric', analyticsQuery({ metrics: [...metrics] })],
   ...dimensions.map((d): [string, AnalyticsQuery] => [`by ${d}, every metric`, analyticsQuery({ dimensions: [d], metrics: [...metrics], timeZone: 'America/New_York' })]),
   ['two dimensions, sorted', analyticsQuery({ dimensions: ['date', 'page'], metrics: ['pageviews', 'bounce_rate'], sort: { field: 'revenue', order: 'asc' } })],
-  ['every filter', analyticsQuery({ dimensions: ['country'], metrics: [...metrics], filters: everyFilter })],
+  ['every filter', analyticsQuery({ dimensions: ['country'], metrics: [...metrics], filters: everyQueryFilter })],
   ['hour in a half-hour zone with DST-free segments', analyticsQuery({ dimensions: ['hour'], timeZone: 'Asia/Kolkata' })],
   ['a range across a DST change', analyticsQuery({ dimensions: ['date'], timeZone: 'Europe/Berlin', range: rangeOfDates('2026-03-20', '2026-04-05', 'Europe/Berlin') })],
 ];

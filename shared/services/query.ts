@@ -1,25 +1,30 @@
 import { QUERY_DEFAULTS, type AnalyticsQuery, type QueryRequest } from '../query/analytics-query.js';
 import { printAnalyticsQuery } from '../query/print-analytics-query.js';
 import { planAnalyticsQuery } from '../query/query-plan.js';
-import { resolveDateRange } from '../time/date-range.js';
+import { resolveDateRange, type ResolvedRange } from '../time/date-range.js';
 import { EngineRunner } from './engine-runner.js';
+
+/** The request with every default filled in, over a resolved range: what the planner works from. */
+export function normaliseQueryRequest(request: QueryRequest, domain: string, range: ResolvedRange): AnalyticsQuery {
+  return {
+    domain,
+    metrics: request.metrics ?? QUERY_DEFAULTS.metrics,
+    dimensions: request.dimensions ?? [],
+    filters: request.filters ?? [],
+    range,
+    timeZone: range.timeZone,
+    sort: request.sort ? { field: request.sort.field, order: request.sort.order ?? 'desc' } : null,
+    limit: request.limit ?? QUERY_DEFAULTS.limit,
+    offset: request.offset ?? 0,
+  };
+}
 
 /** POST /v1/query: normalise, plan, print for the engine's dialect, run, shape. */
 export async function runAnalyticsQuery(request: QueryRequest, domain: string, now = new Date()) {
   const runner = new EngineRunner();
   const timeZone = request.timezone ?? 'UTC';
   const range = await resolveDateRange(request.date_range ?? QUERY_DEFAULTS.dateRange, timeZone, now, () => runner.firstEventAt(domain, false));
-  const query: AnalyticsQuery = {
-    domain,
-    metrics: request.metrics ?? QUERY_DEFAULTS.metrics,
-    dimensions: request.dimensions ?? [],
-    filters: request.filters ?? [],
-    range,
-    timeZone,
-    sort: request.sort ? { field: request.sort.field, order: request.sort.order ?? 'desc' } : null,
-    limit: request.limit ?? QUERY_DEFAULTS.limit,
-    offset: request.offset ?? 0,
-  };
+  const query = normaliseQueryRequest(request, domain, range);
   const rows = await runner.rows(printAnalyticsQuery(planAnalyticsQuery(query), runner.dialect));
   const page = rows.slice(0, query.limit);
   return {
