@@ -1,8 +1,10 @@
 import type { MixQuery } from './query-mix.js';
 import type { BenchEngine, RunResult } from './results.js';
 
-// Timing one query on one engine: warm-up runs (not counted), then up to `repeat` timed runs, stopping early once
-// `minRuns` are done and the time budget is spent (so a slow peer does not take an hour).
+// Timing one query on every engine: warm-up runs (not counted), then rounds in which each engine runs the query
+// once, so a burst of other work on the machine hits all engines alike rather than whichever ran then.
+// An engine leaves the rounds after `repeat` runs, or once it has `minRuns` and has spent the time budget (so a
+// slow peer does not take an hour); an engine that fails leaves with its error.
 
 export interface TimingOptions {
   warmup: number;
@@ -21,27 +23,37 @@ export interface Cell {
   error?: string;
 }
 
-export async function measure(engine: BenchEngine, query: MixQuery, options: TimingOptions): Promise<Cell> {
-  try {
-    for (let i = 0; i < options.warmup; i++) await engine.run(query);
-    const runs: RunResult[] = [];
-    const started = performance.now();
-    while (runs.length < options.repeat) {
-      runs.push(await engine.run(query));
-      if (runs.length >= options.minRuns && performance.now() - started > options.budgetMs) break;
+export async function measureQuery(engines: BenchEngine[], query: MixQuery, options: TimingOptions): Promise<Map<BenchEngine, Cell>> {
+  const runs = new Map<BenchEngine, RunResult[]>(engines.map((e) => [e, []]));
+  const errors = new Map<BenchEngine, string>();
+  const attempt = async (engine: BenchEngine, timed: boolean) => {
+    try {
+      const result = await engine.run(query);
+      if (timed) runs.get(engine)!.push(result);
+    } catch (error) {
+      errors.set(engine, (error as Error).message.slice(0, 300));
     }
-    const times = runs.map((r) => r.ms);
-    const engineTimes = runs.flatMap((r) => (r.engineMs === undefined ? [] : [r.engineMs]));
-    return {
-      times,
-      p50: percentile(times, 50),
-      p95: percentile(times, 95),
-      ...(engineTimes.length ? { engineP50: percentile(engineTimes, 50) } : {}),
-      result: runs[0],
-    };
-  } catch (error) {
-    return { times: [], p50: NaN, p95: NaN, error: (error as Error).message.slice(0, 300) };
-  }
+  };
+  for (let i = 0; i < options.warmup; i++) for (const engine of engines) if (!errors.has(engine)) await attempt(engine, false);
+  const active = (engine: BenchEngine) => {
+    const done = runs.get(engine)!;
+    const spent = done.reduce((sum, r) => sum + r.ms, 0);
+    return !errors.has(engine) && done.length < options.repeat && !(done.length >= options.minRuns && spent > options.budgetMs);
+  };
+  while (engines.some(active)) for (const engine of engines.filter(active)) await attempt(engine, true);
+
+  return new Map(
+    engines.map((engine) => {
+      const error = errors.get(engine);
+      if (error) return [engine, { times: [], p50: NaN, p95: NaN, error }];
+      const done = runs.get(engine)!;
+      const times = done.map((r) => r.ms);
+      const engineTimes = done.flatMap((r) => (r.engineMs === undefined ? [] : [r.engineMs]));
+      const cell: Cell = { times, p50: percentile(times, 50), p95: percentile(times, 95), result: done[0] };
+      if (engineTimes.length) cell.engineP50 = percentile(engineTimes, 50);
+      return [engine, cell];
+    }),
+  );
 }
 
 /** Nearest-rank percentile (with 10 runs, p95 is the slowest run). */

@@ -77,7 +77,7 @@ export class Postgres implements BenchEngine {
   async load(dataset: Dataset, exportDir: string, log: (line: string) => void): Promise<void> {
     this.table = `events_${dataset.id.replace(/[^a-zA-Z0-9]/g, '_')}`.toLowerCase();
     await this.psql(['-c', 'CREATE TABLE IF NOT EXISTS bench_loaded (name text PRIMARY KEY)']);
-    if ((await this.psql(['-c', `SELECT count(*) FROM bench_loaded WHERE name = ${literal(this.table)}`])).includes('\n1\n')) {
+    if ((await this.psql(['-At', '-c', `SELECT count(*) FROM bench_loaded WHERE name = ${literal(this.table)}`])).trim() === '1') {
       log(`postgres: reusing table ${this.table}`);
       return;
     }

@@ -51,7 +51,7 @@ export function renderReport(f: BenchFigures): string {
   out.push(
     `Written by \`npm run bench\` (bench/run.ts) on ${f.startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC, in ${Math.round(f.seconds / 60)} min. ` +
       `Command: \`${f.command}\`. Every figure below comes from that one run on one machine; the API, DuckDB, ClickHouse and ` +
-      `PostgreSQL answered the same queries over the same rows, one after another, each query warmed and then repeated.`,
+      `PostgreSQL answered the same queries over the same rows, each query warmed and then repeated in rounds across the engines.`,
     '',
     '![p50 per query and engine, log scale](benchmarks.png)',
     '',
@@ -72,9 +72,9 @@ export function renderReport(f: BenchFigures): string {
     if (f.peerTables[e] !== undefined) out.push(`| ${engineLabels[e]} table | ${mib(f.peerTables[e]!)} on disk |`);
   }
   out.push(
-    `| timing | per query and engine ${f.timing.warmup} warm-up run(s), then ${f.timing.repeat} timed runs, or fewer (at least ${f.timing.minRuns}) once a cell has used ${f.timing.budgetMs / 1000} s; p95 is nearest-rank (with 10 runs, the slowest) |`,
+    `| timing | per query: ${f.timing.warmup} warm-up run(s) on each engine, then rounds in which each engine runs the query once, ${f.timing.repeat} rounds, or fewer for an engine (at least ${f.timing.minRuns}) once its runs add up to ${f.timing.budgetMs / 1000} s; p95 is nearest-rank (with 10 runs, the slowest) |`,
   );
-  for (const s of f.skipped) out.push(`| ${engineLabels[s.engine]} | skipped: ${s.reason} |`);
+  for (const s of f.skipped) out.push(`| ${engineLabels[s.engine]} | skipped: ${s.reason.replace(/\s+/g, ' ').replaceAll('|', '/')} |`);
   out.push('');
 
   out.push('## Dashboard mix: latency', '');

@@ -9,7 +9,7 @@ import { ClickHouse } from './clickhouse.js';
 import { ensureDataset } from './dataset.js';
 import { DuckDbTwin } from './duckdb-twin.js';
 import { measureBundles } from './lambda.js';
-import { measure, type TimingOptions } from './measure.js';
+import { measureQuery, type TimingOptions } from './measure.js';
 import { Postgres } from './postgres.js';
 import { dashboardMix } from './query-mix.js';
 import { engineLabels, renderReport, type BenchFigures, type EngineName, type QueryFigures } from './report.js';
@@ -128,7 +128,8 @@ try {
 
   for (const query of mix) {
     const figures: QueryFigures = { query, cells: {}, mismatches: {} };
-    for (const engine of engines) figures.cells[engine.name] = await measure(engine, query, timing);
+    const cells = await measureQuery(engines, query, timing);
+    for (const engine of engines) figures.cells[engine.name] = cells.get(engine);
     const reference = figures.cells.api?.result;
     for (const engine of engines) {
       const result = figures.cells[engine.name]?.result;
