@@ -225,6 +225,13 @@ describe('POST /v1/journeys/*', () => {
     expect(body.data).toEqual([{ day_of_week: 7, hour_of_day: 10, pageviews: 2, unique_visitors: 1 }]);
   });
 
+  it('dev rows: beta\'s dev row of v1 is not alpha\'s', async () => {
+    const list = await askAlpha('POST', '/v1/journeys/list', { body: { date_range: RANGE, is_dev: true } });
+    expect(list.pagination.total).toBe(0);
+    const stats = await api.request('POST', '/v1/journeys/stats', { token: alphaKey, body: { domain: A, visitor_id: 'v1', is_dev: true } });
+    expect(stats.status).toBe(404);
+  });
+
   it('a visitor only beta has is a 404 for alpha, on every visitor endpoint', async () => {
     for (const path of ['/v1/journeys/timeline', '/v1/journeys/stats', '/v1/journeys/activity']) {
       for (const token of [alphaKey, bothToken]) {
