@@ -244,7 +244,7 @@ const lines: string[] = [
   `| load average (1 min) | ${loadAtStart.toFixed(2)} at the start, ${loadAtEnd.toFixed(2)} at the end (other work on the machine shows here) |`,
   `| data set | ${report.rowsWritten.toLocaleString('en-US')} generated events (bench/generator.ts, seed 7), one site, 90 days to ${today}, imported through importLines in ${importSeconds.toFixed(0)} s: ${parquet.files} Parquet files, ${(parquet.bytes / MiB).toFixed(1)} MiB |`,
   `| workload | ${shapes.length} read shapes in turn per connection (${countShapes('/v1/query')} query, ${countShapes('/v1/events')} events, ${countShapes('/v1/journeys')} journeys, ${countShapes('/v1/annotations')} annotations list), ${settings.connections} connections, ${settings.warmup} s warm-up then ${settings.duration} s timed |`,
-  `| rate limit | kept on: ${settings.keys} project keys, each request takes the next, so a key sees about ${Math.ceil(result.requests.total / settings.keys)} requests in the run (limit 100 per minute) |`,
+  `| rate limit | kept on: ${settings.keys} project keys, each request takes the next, so each key was used ${Math.ceil(keyTurn / settings.keys)} times at most over warm-up and run (limit 100 per minute) |`,
   '',
   '| requests | throughput | latency p50 | p99 | max | 2xx | non-2xx | errors | timeouts |',
   '|---:|---:|---:|---:|---:|---:|---:|---:|---:|',

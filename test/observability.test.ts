@@ -110,7 +110,7 @@ describe('structured logs carry the request id on every line', () => {
 
   it.each([
     ['a 400', () => query({ limit: 'ten' }), 400],
-    ['a 401 (no key, so no key_id)', () => query({}, { token: 'aqk_0000000000000000_nope' }), 401],
+    ['a 401', () => query({}, { token: 'aqk_0000000000000000_nope' }), 401],
     ['a 403', () => query({ domain: 'other.test' }), 403],
     ['a 404 visitor', () => api.request('POST', '/v1/journeys/stats', { token, body: { domain: 'shop.test', visitor_id: 'nobody' } }), 404],
   ])('%s: the request line carries the same id and the status', async (_, send, status) => {
@@ -120,6 +120,8 @@ describe('structured logs carry the request id on every line', () => {
     expect(lines.length).toBeGreaterThan(0);
     for (const line of lines) expect(line.request_id).toBe(id);
     expect(lines.at(-1)).toMatchObject({ message: 'request', status });
+    // An unrecognised key has no key id to log; a recognised one always does.
+    expect(lines.every((l) => (status === 401 ? !('key_id' in l) : typeof l.key_id === 'string'))).toBe(true);
   });
 
   it('an unexpected engine failure: the failed query line and the error line carry the id; the client gets a bare 500', async () => {
