@@ -1,7 +1,7 @@
 import { TrinoSQL } from 'dt-sql-parser';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findPlaceholders, trinoLiteral } from '../shared/engines/athena-literals.js';
+import { bindParameters, findPlaceholders, trinoLiteral } from '../shared/engines/athena-literals.js';
 import type { SqlParam, SqlQuery } from '../shared/engines/engine.js';
 import { QUERY_DEFAULTS, queryRequestSchema, type AnalyticsQuery } from '../shared/query/analytics-query.js';
 import { printEventList, printEventPropertyKeys, printEventPropertyValues } from '../shared/query/custom-events-sql.js';
@@ -73,6 +73,12 @@ function expectSafeAthenaSql(query: SqlQuery, literal?: (p: SqlParam) => string)
     else want.push(token);
   }
   expect(lex(text)).toEqual(want);
+
+  // What the Athena engine sends: literals over Athena's 1,024-character parameter limit written into the text,
+  // the rest as execution parameters for the remaining placeholders.
+  const bound = bindParameters(query.sql, query.params);
+  expect(trino.validate(bound.queryString), context).toEqual([]);
+  expect(findPlaceholders(bound.queryString).length).toBe(bound.executionParameters?.length ?? 0);
 }
 
 async function expectDuckDbRuns(query: SqlQuery, maxRows?: number): Promise<void> {

@@ -45,7 +45,7 @@ export const filterText = fc
   .oneof(
     { weight: 3, arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 20 }) },
     { weight: 2, arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 8 }) },
-    { weight: 2, arbitrary: fc.constantFrom('/', '/pricing', 'US,DE', '(not set)', '(direct)', 'google.com', "o'k", '%', '_', 'a%b_c.pdf', 'x'.repeat(1000)) },
+    { weight: 2, arbitrary: fc.constantFrom('/', '/pricing', 'US,DE', '(not set)', '(direct)', 'google.com', "o'k", '%', '_', 'a%b_c.pdf', 'x'.repeat(1000), "'".repeat(1000)) },
   )
   .filter((v) => !v.includes('\u0000'));
 
