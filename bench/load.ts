@@ -237,6 +237,8 @@ const lines: string[] = [
   '',
   `Written by \`${command}\` (bench/load.ts) on ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC. One process: the local API`,
   '(the Lambda handlers behind the local HTTP server, dynalite, DuckDB) and autocannon driving it over loopback HTTP.',
+  `${settings.connections} connections keep both cores saturated, so latencies here are mostly queueing behind other requests;`,
+  'the dashboard mix above times queries one at a time. On Lambda each request has its own instance and Athena does the scan.',
   '',
   '| | |',
   '|---|---|',
@@ -244,7 +246,7 @@ const lines: string[] = [
   `| load average (1 min) | ${loadAtStart.toFixed(2)} at the start, ${loadAtEnd.toFixed(2)} at the end (other work on the machine shows here) |`,
   `| data set | ${report.rowsWritten.toLocaleString('en-US')} generated events (bench/generator.ts, seed 7), one site, 90 days to ${today}, imported through importLines in ${importSeconds.toFixed(0)} s: ${parquet.files} Parquet files, ${(parquet.bytes / MiB).toFixed(1)} MiB |`,
   `| workload | ${shapes.length} read shapes in turn per connection (${countShapes('/v1/query')} query, ${countShapes('/v1/events')} events, ${countShapes('/v1/journeys')} journeys, ${countShapes('/v1/annotations')} annotations list), ${settings.connections} connections, ${settings.warmup} s warm-up then ${settings.duration} s timed |`,
-  `| rate limit | kept on: ${settings.keys} project keys, each request takes the next, so each key was used ${Math.ceil(keyTurn / settings.keys)} times at most over warm-up and run (limit 100 per minute) |`,
+  `| rate limit | kept on: ${settings.keys} project keys, each request takes the next, so no key was used more than ${plural(Math.ceil(keyTurn / settings.keys), 'time')} over warm-up and run (limit 100 per minute) |`,
   '',
   '| requests | throughput | latency p50 | p99 | max | 2xx | non-2xx | errors | timeouts |',
   '|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -329,6 +331,10 @@ function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
 /** Nearest-rank percentile of sorted values. */
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
 function mib(bytes: number): string {
