@@ -12,6 +12,7 @@ import { boundsOf, timelineRequestSchema, visitorListRequestSchema } from '../sh
 import { printTimeline, printVisitorActivity, printVisitorExists, printVisitorStats } from '../shared/query/journeys-visitor-sql.js';
 import { printAnalyticsQuery } from '../shared/query/print-analytics-query.js';
 import { planAnalyticsQuery } from '../shared/query/query-plan.js';
+import { normaliseQueryRequest } from '../shared/services/query.js';
 import { str } from '../shared/query/sql.js';
 import { rangeOfDates, resolveDateRange } from '../shared/time/date-range.js';
 import { shopEvents } from './fixtures/shop-events.js';
@@ -95,23 +96,12 @@ const dateRange = fc.oneof(
 );
 
 async function normalisedQuery(body: Record<string, unknown>): Promise<AnalyticsQuery> {
-  // The steps of services/query.ts runAnalyticsQuery, with a fixed clock and first event.
+  // What services/query.ts does before planning, with a fixed clock and first event.
   const parsed = queryRequestSchema.safeParse(body);
   expect(parsed.error?.issues ?? [], JSON.stringify(body)).toEqual([]);
   const request = parsed.data!;
-  const timeZone = request.timezone ?? 'UTC';
-  const range = await resolveDateRange(request.date_range ?? QUERY_DEFAULTS.dateRange, timeZone, NOW, async () => FIRST_EVENT);
-  return {
-    domain: 'shop.test',
-    metrics: request.metrics ?? QUERY_DEFAULTS.metrics,
-    dimensions: request.dimensions ?? [],
-    filters: request.filters ?? [],
-    range,
-    timeZone,
-    sort: request.sort ? { field: request.sort.field, order: request.sort.order ?? 'desc' } : null,
-    limit: request.limit ?? QUERY_DEFAULTS.limit,
-    offset: request.offset ?? 0,
-  };
+  const range = await resolveDateRange(request.date_range ?? QUERY_DEFAULTS.dateRange, request.timezone ?? 'UTC', NOW, async () => FIRST_EVENT);
+  return normaliseQueryRequest(request, 'shop.test', range);
 }
 
 describe('generated /v1/query plans', () => {
