@@ -29,7 +29,8 @@ export interface BenchFigures {
   command: string;
   startedAt: Date;
   seconds: number;
-  machine: { cpus: number; cpuModel: string; memoryGiB: number; node: string; os: string; loadStart: number[]; loadEnd: number[] };
+  /** `load`: 1-minute load averages sampled during the run. */
+  machine: { cpus: number; cpuModel: string; memoryGiB: number; node: string; os: string; load: number[] };
   versions: Partial<Record<EngineName, string>>;
   dataset: Dataset;
   timing: TimingOptions;
@@ -55,12 +56,21 @@ export function renderReport(f: BenchFigures): string {
     '',
     '![p50 per query and engine, log scale](benchmarks.png)',
     '',
+    'Run it: `npm run bench` (10M events; the API and DuckDB), `npm run bench -- --peers` (also ClickHouse and PostgreSQL, ' +
+      'installed from Debian and started on 127.0.0.1 by the bench, stopped at the end), `--rows 1M` for a quick run, `--100m` for ' +
+      '100M events, `--repeat`, `--warmup`, `--budget SECONDS`, `--only ID,ID`, `--no-lambda`, `--no-write`. The generated data set ' +
+      'and the peers\' loaded tables are cached under `.bench/` and reused by later runs with the same seed and size.',
+    '',
   );
 
   out.push('## Machine and data', '');
   out.push('| | |', '|---|---|');
   out.push(`| machine | ${f.machine.cpus} cores (${f.machine.cpuModel}), ${f.machine.memoryGiB.toFixed(0)} GiB memory, ${f.machine.os} |`);
-  out.push(`| load average (1 min) | ${f.machine.loadStart[0]!.toFixed(2)} at the start, ${f.machine.loadEnd[0]!.toFixed(2)} at the end (other work on the machine shows here) |`);
+  const load = f.machine.load;
+  out.push(
+    `| load average (1 min) during the run | mean ${(sum(load) / load.length).toFixed(1)}, from ${Math.min(...load).toFixed(1)} to ${Math.max(...load).toFixed(1)} ` +
+      `(${f.machine.cpus} cores: above ${f.machine.cpus} other work on the machine competed with the bench) |`,
+  );
   out.push(`| software | Node ${f.machine.node}, DuckDB ${f.versions.duckdb ?? '?'}${f.versions.clickhouse ? `, ClickHouse ${f.versions.clickhouse}` : ''}${f.versions.postgres ? `, PostgreSQL ${f.versions.postgres}` : ''} |`);
   const d = f.dataset;
   out.push(`| data set | ${d.rows.toLocaleString('en-US')} events, one site (\`${d.spec.domain}\`), ${d.spec.days} days to ${d.spec.endDate}, seed ${d.spec.seed} |`);
@@ -78,7 +88,7 @@ export function renderReport(f: BenchFigures): string {
   out.push('');
 
   out.push('## Dashboard mix: latency', '');
-  const head = ['query', ...ran.flatMap((e) => [`${engineLabels[e]} p50`, 'p95']), 'runs'];
+  const head = ['query', ...ran.flatMap((e) => [`${engineLabels[e]} p50`, 'p95']), `runs (${ran.map((e) => engineLabels[e].split(' ')[0]).join('/')})`];
   const ratios: [string, (q: QueryFigures) => number][] = [];
   if (ran.includes('duckdb')) ratios.push(['API / DuckDB', (q) => p50(q, 'api') / p50(q, 'duckdb')]);
   if (ran.includes('clickhouse')) ratios.push(['API / ClickHouse', (q) => p50(q, 'api') / p50(q, 'clickhouse')]);
@@ -90,7 +100,8 @@ export function renderReport(f: BenchFigures): string {
       const c = q.cells[e];
       return c?.error ? ['error', '–'] : [formatMs(c?.p50 ?? NaN), formatMs(c?.p95 ?? NaN)];
     });
-    const runs = [...new Set(ran.map((e) => q.cells[e]?.times.length ?? 0))].join('/');
+    const counts = ran.map((e) => q.cells[e]?.times.length ?? 0);
+    const runs = counts.every((n) => n === counts[0]) ? String(counts[0]) : counts.join('/');
     out.push(`| ${[q.query.id, ...cells, runs, ...ratios.map(([, r]) => ratio(r(q))), sameAnswer(q)].join(' | ')} |`);
   }
   const sums = ran.flatMap((e) => [formatMs(sum(f.queries.map((q) => p50(q, e)))), '']);

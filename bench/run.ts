@@ -33,7 +33,7 @@ const { values: flags } = parseArgs({
     repeat: { type: 'string', default: '10' },
     warmup: { type: 'string', default: '1' },
     'min-runs': { type: 'string', default: '3' },
-    budget: { type: 'string', default: '60' },
+    budget: { type: 'string', default: '30' },
     only: { type: 'string' },
     seed: { type: 'string', default: '42' },
     'end-date': { type: 'string', default: '2026-11-20' },
@@ -67,7 +67,10 @@ const timing: TimingOptions = {
   budgetMs: Number(flags.budget) * 1000,
 };
 const startedAt = new Date();
-const loadStart = loadavg();
+// The 1-minute load average, sampled every 5 s while queries run: other work on the machine shows here.
+const loadSamples: number[] = [];
+const sampler = setInterval(() => loadSamples.push(loadavg()[0]!), 5_000);
+sampler.unref();
 
 const dataset = await ensureDataset(
   { seed: Number(flags.seed), rows, endDate: flags['end-date']!, days: Number(flags.days), domain: 'shop.bench.example' },
@@ -140,6 +143,7 @@ try {
     log(`${query.id.padEnd(16)} ${engines.map((e) => `${e.name} ${formatMs(figures.cells[e.name]!.p50)}`).join('  ')}`);
   }
 } finally {
+  clearInterval(sampler);
   await stopAll();
 }
 
@@ -164,8 +168,7 @@ const figures: BenchFigures = {
     memoryGiB: totalmem() / 2 ** 30,
     node: process.versions.node,
     os: `${platform()} ${release()} ${arch()}`,
-    loadStart,
-    loadEnd: loadavg(),
+    load: loadSamples.length ? loadSamples : [loadavg()[0]!],
   },
   versions,
   dataset,
@@ -175,6 +178,10 @@ const figures: BenchFigures = {
   queries,
   bundles,
 };
+
+// The raw figures too, for comparing runs (git-ignored, like all of .bench/).
+mkdirSync(join(benchDir, 'results'), { recursive: true });
+writeFileSync(join(benchDir, 'results', `${startedAt.toISOString().replace(/[:.]/g, '-')}-${dataset.id}.json`), JSON.stringify(figures, null, 1));
 
 const markdown = renderReport(figures);
 console.log(markdown);
