@@ -8,7 +8,7 @@ import { printVisitorList } from '../shared/query/journeys-list-sql.js';
 import { planVisitorList } from '../shared/query/journeys-plan.js';
 import { boundsOf, JOURNEYS_DEFAULTS, visitorListRequestSchema } from '../shared/query/journeys-query.js';
 import { printAnalyticsQuery } from '../shared/query/print-analytics-query.js';
-import { planAnalyticsQuery } from '../shared/query/query-plan.js';
+import { planAnalyticsQuery, type PlanOptions } from '../shared/query/query-plan.js';
 import type { Dataset } from './dataset.js';
 import { pageSizeOf, rangeOf, type MixQuery } from './query-mix.js';
 import { rowsFromSql, type BenchEngine, type RunResult } from './results.js';
@@ -27,7 +27,7 @@ export interface PlannedQuery {
 }
 
 /** The statement the API runs for a mix query (POST /v1/query or journeys/list, first page). */
-export function planOf(query: MixQuery): PlannedQuery {
+export function planOf(query: MixQuery, options: PlanOptions = {}): PlannedQuery {
   const range = rangeOf(query);
   if (query.path === '/v1/journeys/list') {
     const request = visitorListRequestSchema.parse(query.body);
@@ -57,7 +57,7 @@ export function planOf(query: MixQuery): PlannedQuery {
     limit: request.limit ?? QUERY_DEFAULTS.limit,
     offset: request.offset ?? 0,
   };
-  const plan = planAnalyticsQuery(normalised);
+  const plan = planAnalyticsQuery(normalised, options);
   return { sql: printAnalyticsQuery(plan, duckdbDialect), columns: plan.columns, dtFrom: range.dtFrom, dtTo: range.dtTo };
 }
 

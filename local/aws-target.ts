@@ -37,3 +37,13 @@ export function s3Publisher(url: string, client = new S3Client({})): (stagingDir
     await Promise.all(Array.from({ length: Math.min(8, files.length) }, upload));
   };
 }
+
+/**
+ * Where the session fragments of the events at `url` go: `sessions` beside the events prefix (the stack's
+ * `s3://bucket/events` → `s3://bucket/sessions`, the location of its second Glue table, infra/event-lake.ts).
+ */
+export function sessionsUrlOf(url: string): string {
+  const { bucket, prefix } = parseS3Url(url);
+  const parent = prefix.split('/').slice(0, -1).join('/');
+  return `s3://${bucket}/${[parent, 'sessions'].filter(Boolean).join('/')}`;
+}

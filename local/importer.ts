@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, existsSync } from 'node:fs';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -13,11 +13,13 @@ import { duckdbTypes, eventColumns } from '../shared/events/event-columns.js';
 import { checkEvent, checkEventLine, type CheckedEvent, type StoredEvent } from '../shared/events/event-validation.js';
 import { recordImportedEvents } from '../shared/limits/limiter.js';
 import type { LocalPaths } from './paths.js';
+import { writeSessionFragments } from './session-fragment-writer.js';
 
 // Imports events into the Parquet layout of event-format.md §2. Valid rows are appended to in-memory DuckDB
 // tables, one per (domain, dt); every `batchRows` rows each table becomes one ts-ordered ZSTD Parquet file in a
 // staging folder. Only when the whole input was read are the files renamed into the events folder, so readers
-// never see half an import and a fatal error leaves nothing behind.
+// never see half an import and a fatal error leaves nothing behind. Next to each event file goes its session
+// fragments file (same relative name under `sessions/`, docs/STORAGE.md), published right after the events.
 
 export interface ImportReport {
   rowsWritten: number;
@@ -29,10 +31,14 @@ export interface ImportReport {
 export interface ImportOptions {
   onProgress?: (bytesRead: number, totalBytes: number) => void;
   /** Where the staged files go once the whole input was read; by default, renamed into the events folder. */
-  publish?: (stagingDir: string, files: string[]) => Promise<void>;
+  publish?: Publisher;
+  /** Where the staged session fragment files go, after the events; required with `publish`. */
+  publishSessions?: Publisher;
   /** Rows per batch (one file per partition and batch); large enough for few files, small enough for flat memory. */
   batchRows?: number;
 }
+
+export type Publisher = (stagingDir: string, files: string[]) => Promise<void>;
 
 const DEFAULT_BATCH_ROWS = 100_000;
 /** Each open partition holds an appender buffer (~1 MB); unsorted input flushes early rather than grow memory. */
@@ -77,10 +83,12 @@ async function importChecked(
   paths: LocalPaths,
   options: ImportOptions,
 ): Promise<ImportReport> {
+  if (options.publish && !options.publishSessions) throw new Error('publish needs publishSessions: events and their session fragments go together');
   const importId = `${new Date().toISOString().replace(/[-:.]/g, '')}-${randomBytes(4).toString('hex')}`;
   const stagingDir = join(paths.stagingDir, importId);
+  const sessionsStagingDir = join(paths.stagingDir, `${importId}-sessions`);
   const report: ImportReport = { rowsWritten: 0, rejected: [], domains: {}, files: 0 };
-  const writer = await BatchWriter.open(stagingDir, importId);
+  const writer = await BatchWriter.open(stagingDir, sessionsStagingDir, importId);
   try {
     await mkdir(stagingDir, { recursive: true });
     let line = 0;
@@ -99,10 +107,12 @@ async function importChecked(
     await writer.flush();
     const files = await stagedFiles(stagingDir);
     await (options.publish ?? ((dir, names) => moveInto(dir, names, paths.eventsDir)))(stagingDir, files);
+    await (options.publishSessions ?? ((dir, names) => moveInto(dir, names, paths.sessionsDir)))(sessionsStagingDir, await stagedFiles(sessionsStagingDir));
     report.files = files.length;
   } finally {
     writer.close();
     await rm(stagingDir, { recursive: true, force: true });
+    await rm(sessionsStagingDir, { recursive: true, force: true });
   }
   for (const [domain, count] of Object.entries(report.domains)) await recordImportedEvents(domain, count);
   return report;
@@ -118,13 +128,14 @@ class BatchWriter {
     private readonly instance: DuckDBInstance,
     private readonly connection: DuckDBConnection,
     private readonly stagingDir: string,
+    private readonly sessionsStagingDir: string,
     private readonly importId: string,
   ) {}
 
-  static async open(stagingDir: string, importId: string): Promise<BatchWriter> {
+  static async open(stagingDir: string, sessionsStagingDir: string, importId: string): Promise<BatchWriter> {
     const instance = await DuckDBInstance.create(':memory:', { threads: String(process.env.DUCKDB_THREADS ?? 2) });
     try {
-      return new BatchWriter(instance, await instance.connect(), stagingDir, importId);
+      return new BatchWriter(instance, await instance.connect(), stagingDir, sessionsStagingDir, importId);
     } catch (error) {
       instance.closeSync();
       throw error;
@@ -156,13 +167,18 @@ class BatchWriter {
     this.bufferedRows += 1;
   }
 
-  /** Writes each partition of the batch as one file ordered by ts (COPY ... PARTITION_BY would not keep the order). */
+  /**
+   * Writes each partition of the batch as one file ordered by ts (COPY ... PARTITION_BY would not keep the order),
+   * and the session fragments of exactly those rows under the same relative name.
+   */
   async flush(): Promise<void> {
     for (const { domain, dt, table, appender } of this.partitions.values()) {
       appender.closeSync();
-      const file = join(this.stagingDir, `domain=${domain}`, `dt=${dt}`, `${this.importId}-${table}.parquet`);
+      const name = join(`domain=${domain}`, `dt=${dt}`, `${this.importId}-${table}.parquet`);
+      const file = join(this.stagingDir, name);
       await mkdir(dirname(file), { recursive: true });
       await this.connection.run(`COPY (SELECT * FROM ${table} ORDER BY ts) TO ${sqlString(file)} (FORMAT parquet, COMPRESSION zstd)`);
+      await writeSessionFragments(this.connection, table, join(this.sessionsStagingDir, name));
       await this.connection.run(`DROP TABLE ${table}`);
     }
     this.partitions.clear();
@@ -175,8 +191,9 @@ class BatchWriter {
   }
 }
 
-/** The staged Parquet files, as paths relative to the staging folder (`domain=.../dt=.../x.parquet`). */
+/** The staged Parquet files, as paths relative to the staging folder (`domain=.../dt=.../x.parquet`); none when it does not exist. */
 async function stagedFiles(stagingDir: string): Promise<string[]> {
+  if (!existsSync(stagingDir)) return [];
   return (await readdir(stagingDir, { recursive: true })).filter((name) => name.endsWith('.parquet'));
 }
 

@@ -4,6 +4,8 @@ import { resolve, join } from 'node:path';
 export interface LocalPaths {
   dataDir: string;
   eventsDir: string;
+  /** Session fragments, one file per event file in the same `domain=/dt=` layout (docs/STORAGE.md). */
+  sessionsDir: string;
   stagingDir: string;
   dynamoDir: string;
   /** Written by the process serving DynamoDB, so other local commands use it instead of opening the files. */
@@ -15,6 +17,7 @@ export function localPaths(dataDir = process.env.ANALYTICS_DATA_DIR ?? './.data'
   return {
     dataDir: root,
     eventsDir: join(root, 'events'),
+    sessionsDir: join(root, 'sessions'),
     stagingDir: join(root, 'staging'),
     dynamoDir: join(root, 'dynamodb'),
     dynamoEndpointFile: join(root, 'dynamodb-endpoint.json'),

@@ -1,5 +1,5 @@
 import { existsSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import {
   DuckDBDateValue,
   DuckDBInstance,
@@ -7,30 +7,42 @@ import {
   type DuckDBPreparedStatement,
 } from '@duckdb/node-api';
 import { duckdbDialect } from '../query/dialects.js';
-import { duckdbTypes, eventColumns, partitionColumns } from '../events/event-columns.js';
+import { duckdbTypes, eventColumns, partitionColumns, sessionFragmentColumns, type ColumnType } from '../events/event-columns.js';
 import type { QueryEngine, SqlParam, SqlQuery, SqlRow, SqlValue } from './engine.js';
 
 // Local engine: one in-process DuckDB per process over the Parquet layout of event-format.md, a connection per
-// query. Never imported by a Lambda entry point.
+// query. Never imported by a Lambda entry point. The session fragments (docs/STORAGE.md) sit in `sessions/` next to
+// the events folder, in the same `domain=/dt=` layout, and are read through the view `session_fragments`.
 
 export class DuckDbEngine implements QueryEngine {
   readonly dialect = duckdbDialect;
-  private viewOverFiles = false;
+  private readonly views = [
+    { name: 'events', dir: '', columns: [...eventColumns, ...partitionColumns] as ColumnList, overFiles: false },
+    { name: 'session_fragments', dir: '', columns: [...sessionFragmentColumns, ...partitionColumns] as ColumnList, overFiles: false },
+  ];
+
+  /** The view definition under way: concurrent queries wait for one instead of racing to replace the views. */
+  private defining: Promise<void> | undefined;
 
   private constructor(
     private readonly instance: DuckDBInstance,
-    private readonly eventsDir: string,
-  ) {}
+    eventsDir: string,
+    sessionsDir: string,
+  ) {
+    this.views[0]!.dir = eventsDir;
+    this.views[1]!.dir = sessionsDir;
+  }
 
-  static async open(eventsDir: string): Promise<DuckDbEngine> {
+  /** `sessionsDir` defaults to `sessions` beside the events folder (local/paths.ts). */
+  static async open(eventsDir: string, sessionsDir = join(dirname(eventsDir), 'sessions')): Promise<DuckDbEngine> {
     const instance = await DuckDBInstance.create(':memory:', { threads: String(process.env.DUCKDB_THREADS ?? 2) });
-    const engine = new DuckDbEngine(instance, eventsDir);
-    await engine.defineEventsView();
+    const engine = new DuckDbEngine(instance, eventsDir, sessionsDir);
+    await engine.defineViews();
     return engine;
   }
 
   async run(query: SqlQuery): Promise<{ rows: SqlRow[]; stats: Record<string, never> }> {
-    if (!this.viewOverFiles) await this.defineEventsView();
+    if (this.views.some((v) => !v.overFiles)) await (this.defining ??= this.defineViews().finally(() => (this.defining = undefined)));
     const connection = await this.instance.connect();
     try {
       const statement = await connection.prepare(query.sql);
@@ -56,28 +68,32 @@ export class DuckDbEngine implements QueryEngine {
     this.instance.closeSync();
   }
 
-  // Until the first Parquet file exists, `events` is an empty relation of the right shape, so queries on an
+  // Until the first Parquet file exists, a view is an empty relation of the right shape, so queries on an
   // empty store answer zeros instead of failing on an empty glob.
-  private async defineEventsView(): Promise<void> {
-    const hasFiles = hasParquet(this.eventsDir);
+  private async defineViews(): Promise<void> {
     const connection = await this.instance.connect();
     try {
-      await connection.run(hasFiles ? viewOverFilesSql(this.eventsDir) : emptyViewSql());
-      this.viewOverFiles = hasFiles;
+      for (const view of this.views) {
+        if (view.overFiles) continue;
+        const hasFiles = hasParquet(view.dir);
+        await connection.run(hasFiles ? viewOverFilesSql(view.name, view.dir) : emptyViewSql(view.name, view.columns));
+        view.overFiles = hasFiles;
+      }
     } finally {
       connection.closeSync();
     }
   }
 }
 
-function viewOverFilesSql(eventsDir: string): string {
-  const glob = join(eventsDir, '*', '*', '*.parquet').replaceAll("'", "''");
-  return `CREATE OR REPLACE VIEW events AS SELECT * FROM read_parquet('${glob}', hive_partitioning = true, hive_types = {'domain': VARCHAR, 'dt': DATE})`;
+type ColumnList = (readonly [string, ColumnType | 'date'])[];
+
+function viewOverFilesSql(name: string, dir: string): string {
+  const glob = join(dir, '*', '*', '*.parquet').replaceAll("'", "''");
+  return `CREATE OR REPLACE VIEW ${name} AS SELECT * FROM read_parquet('${glob}', hive_partitioning = true, hive_types = {'domain': VARCHAR, 'dt': DATE})`;
 }
 
-function emptyViewSql(): string {
-  const columns = [...eventColumns, ...partitionColumns].map(([name, type]) => `CAST(NULL AS ${duckdbTypes[type]}) AS ${name}`);
-  return `CREATE OR REPLACE VIEW events AS SELECT ${columns.join(', ')} WHERE false`;
+function emptyViewSql(name: string, columns: ColumnList): string {
+  return `CREATE OR REPLACE VIEW ${name} AS SELECT ${columns.map(([column, type]) => `CAST(NULL AS ${duckdbTypes[type]}) AS ${column}`).join(', ')} WHERE false`;
 }
 
 function hasParquet(eventsDir: string): boolean {

@@ -47,3 +47,38 @@ export const duckdbTypes: Record<ColumnType | 'date', string> = {
   boolean: 'BOOLEAN',
   date: 'DATE',
 };
+
+/**
+ * The stored columns of a session fragment: one row per (session_id, is_dev) of one event file, written next to
+ * it at import (docs/STORAGE.md). `*_ts` and the attribution columns are the fragment's first row's (or first
+ * pageview's) values, so fragments of one session combine exactly: min/max of the times, sum of the pageviews,
+ * the values of the fragment with the earliest time. One list serves the writer, the DuckDB view and Glue.
+ */
+export const sessionFragmentColumns = [
+  ['session_id', 'string'],
+  ['is_dev', 'boolean'],
+  ['visitor_id', 'string'],
+  ['first_ts', 'timestamp'],
+  ['last_ts', 'timestamp'],
+  ['pageviews', 'bigint'],
+  ['first_pageview_ts', 'timestamp'],
+  ['entry_page', 'string'],
+  ['referrer_domain', 'string'],
+  ['utm_source', 'string'],
+  ['utm_medium', 'string'],
+  ['utm_campaign', 'string'],
+  ['utm_content', 'string'],
+  ['utm_term', 'string'],
+  ['country', 'string'],
+  ['region', 'string'],
+  ['city', 'string'],
+  ['browser', 'string'],
+  ['os', 'string'],
+  ['device', 'string'],
+] as const satisfies readonly (readonly [string, ColumnType])[];
+
+/** The event columns a fragment carries as its first row's value (the session dimensions other than page). */
+export const sessionAttributeColumns = [
+  'referrer_domain', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_content', 'utm_term',
+  'country', 'region', 'city', 'browser', 'os', 'device',
+] as const;

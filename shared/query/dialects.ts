@@ -4,6 +4,7 @@ import { sql, trusted } from './sql.js';
 export const duckdbDialect: Dialect = {
   name: 'duckdb',
   eventsTable: trusted('events'),
+  sessionFragmentsTable: trusted('session_fragments'),
   argMinKeepNull: (x, by) => sql`arg_min_null(${x}, ${by})`,
   jsonProperty: (json, key) => sql`map_extract_value(CAST(CAST(${json} AS JSON) AS MAP(VARCHAR, VARCHAR)), ${key})`,
   jsonKeys: (json) => sql`json_keys(${json})`,
@@ -12,13 +13,20 @@ export const duckdbDialect: Dialect = {
   isoDayOfWeek: (ts) => sql`isodow(${ts})`,
 };
 
-/** Athena engine v3 speaks Trino. `table` is the quoted `"database"."table"` of the stack's Glue table. */
-export function athenaDialect(database: string, table: string): Dialect {
+/** The Glue table of the session fragments, unless the environment names another (infra/event-lake.ts). */
+export const SESSION_FRAGMENTS_TABLE = 'session_fragments';
+
+/**
+ * Athena engine v3 speaks Trino. `table` and `sessionsTable` are the stack's Glue tables of the events and of
+ * the session fragments, printed quoted as `"database"."table"`.
+ */
+export function athenaDialect(database: string, table: string, sessionsTable = SESSION_FRAGMENTS_TABLE): Dialect {
   const identifier = /^[a-z0-9_]+$/;
-  if (!identifier.test(database) || !identifier.test(table)) throw new Error('Glue names must match [a-z0-9_]+');
+  if (![database, table, sessionsTable].every((name) => identifier.test(name))) throw new Error('Glue names must match [a-z0-9_]+');
   return {
     name: 'athena',
     eventsTable: trusted(`"${database}"."${table}"`),
+    sessionFragmentsTable: trusted(`"${database}"."${sessionsTable}"`),
     argMinKeepNull: (x, by) => sql`min_by(${x}, ${by})`,
     jsonProperty: (json, key) => sql`element_at(CAST(json_parse(${json}) AS MAP(VARCHAR, VARCHAR)), ${key})`,
     jsonKeys: (json) => sql`map_keys(CAST(json_parse(${json}) AS MAP(VARCHAR, VARCHAR)))`,

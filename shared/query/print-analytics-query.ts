@@ -1,9 +1,10 @@
 import type { SqlQuery } from '../engines/engine.js';
 import type { Dimension, Metric } from './analytics-query.js';
 import type { Dialect } from './dialect.js';
-import { scopedEvents } from './event-scope.js';
+import { localTime, scopedEvents } from './event-scope.js';
 import { missingLabel, rowFieldColumns, rowPredicate, type RowFilterField } from './filters.js';
 import type { QueryPlan, RowAggregate } from './query-plan.js';
+import { combinedAttribute, sessionPieces, type FragmentAttribute } from './session-fragments.js';
 import { integer, join, print, sql, str, trusted, type Sql } from './sql.js';
 
 // Prints a QueryPlan as one SQL statement. Shape (CTEs only where the plan needs them):
@@ -12,6 +13,7 @@ import { integer, join, print, sql, str, trusted, type Sql } from './sql.js';
 //   kept             base rows passing the row filters, of visitors passing the visitor filters
 //   event_segments   (event dimension) which visitors triggered which custom event
 //   row_metrics      pageviews, visitors, revenue, conversions per group of kept rows
+//   session_pieces   (with session fragments) stored fragments of the whole partitions + partial partitions' rows
 //   sessions         every kept session, measured over all its rows in the range, with its entry values
 //   session_metrics  sessions, bounces and mean duration per group
 // and a final select that joins the two metric sets per group, computes rates, orders and pages.
@@ -51,16 +53,7 @@ export function printAnalyticsQuery(plan: QueryPlan, dialect: Dialect): SqlQuery
   }
 
   if (plan.sessionAggregates) {
-    const keptSessions = kept === 'base' ? sql`session_id <> ''` : sql`session_id <> '' AND session_id IN (SELECT session_id FROM kept)`;
-    const dims = plan.dimensions.flatMap((d, i) => (d === 'event' ? [] : [sql`${sessionDimension(d, dialect)} AS d${integer(i)}`]));
-    ctes.push(sql`sessions AS (
-      SELECT ${join([
-        sql`min(visitor_id) AS visitor_id`,
-        sql`count(*) FILTER (WHERE type = 'pageview') AS pageviews`,
-        sql`date_diff('millisecond', min(ts), max(ts)) AS duration_ms`,
-        ...dims,
-      ])}
-      FROM base WHERE ${keptSessions} GROUP BY session_id)`);
+    ctes.push(sessionsCte(plan, dialect, kept !== 'base'));
     const segmentDims = bySegment ? [sql`segment_event AS d0`] : [];
     ctes.push(sql`session_metrics AS (
       SELECT ${join([
@@ -127,6 +120,51 @@ function rowDimension(dimension: Dimension, dialect: Dialect): Sql {
   if (dimension === 'date') return sql`CAST(CAST(local_ts AS DATE) AS VARCHAR)`;
   if (dimension === 'hour') return dialect.formatHour(trusted('local_ts'));
   return labelled(trusted(rowFieldColumns[dimension]), dimension);
+}
+
+/**
+ * `sessions`: one row per kept session with its visitor, pageviews, duration and dimension values; grouped
+ * from the raw rows, or from session pieces (fragments) when the plan says they apply. `filtered`: only sessions
+ * that kept a row (row or visitor filters).
+ */
+function sessionsCte(plan: QueryPlan, dialect: Dialect, filtered: boolean): Sql {
+  const keptSessions = filtered ? sql`session_id IN (SELECT session_id FROM kept)` : null;
+  const dimensions = plan.dimensions.flatMap((d, i) => (d === 'event' ? [] : [{ d, slot: integer(i) }]));
+  const whole = plan.sessionFragments;
+  if (!whole) {
+    const dims = dimensions.map(({ d, slot }) => sql`${sessionDimension(d, dialect)} AS d${slot}`);
+    return sql`sessions AS (
+      SELECT ${join([
+        sql`min(visitor_id) AS visitor_id`,
+        sql`count(*) FILTER (WHERE type = 'pageview') AS pageviews`,
+        sql`date_diff('millisecond', min(ts), max(ts)) AS duration_ms`,
+        ...dims,
+      ])}
+      FROM base WHERE session_id <> ''${keptSessions ? sql` AND ${keptSessions}` : sql``} GROUP BY session_id)`;
+  }
+  const attributes = dimensions.flatMap(({ d }): FragmentAttribute[] =>
+    d === 'date' || d === 'hour' ? [] : [d === 'page' ? 'entry_page' : (rowFieldColumns[d] as FragmentAttribute)],
+  );
+  const dims = dimensions.map(({ d, slot }) => sql`${fragmentDimension(d, dialect, plan)} AS d${slot}`);
+  return sql`session_pieces AS (${sessionPieces(dialect, plan.scope, whole, attributes)}),
+    sessions AS (
+      SELECT ${join([
+        sql`min(visitor_id) AS visitor_id`,
+        sql`sum(pageviews) AS pageviews`,
+        sql`date_diff('millisecond', min(first_ts), max(last_ts)) AS duration_ms`,
+        ...dims,
+      ])}
+      FROM session_pieces${keptSessions ? sql` WHERE ${keptSessions}` : sql``} GROUP BY session_id)`;
+}
+
+/** A session's dimension value from its pieces: the same "where it started" as sessionDimension. */
+function fragmentDimension(dimension: Exclude<Dimension, 'event'>, dialect: Dialect, plan: QueryPlan): Sql {
+  if (dimension === 'date' || dimension === 'hour') {
+    const start = localTime(trusted('min(first_ts)'), plan.segments!);
+    return dimension === 'date' ? sql`CAST(CAST(${start} AS DATE) AS VARCHAR)` : dialect.formatHour(start);
+  }
+  const attribute = dimension === 'page' ? 'entry_page' : (rowFieldColumns[dimension] as FragmentAttribute);
+  return labelled(combinedAttribute(dialect, attribute), dimension);
 }
 
 /** A session's value for a dimension: where it started (its first row; for `page`, its first pageview). */

@@ -2,6 +2,7 @@ import { offsetSegments, type OffsetSegment } from '../time/time-zone.js';
 import type { AnalyticsQuery, Dimension, Metric, SortOrder } from './analytics-query.js';
 import type { EventScope } from './event-scope.js';
 import { filterColumns, isRowFilter, rowFieldColumns, type Filter, type RowFilterField } from './filters.js';
+import { wholePartitions, type WholePartitions } from './session-fragments.js';
 
 // The plan of a /v1/query: what to read, which aggregates to build, how to order and page. It holds no SQL;
 // print-analytics-query.ts turns it into either dialect.
@@ -25,6 +26,11 @@ export interface QueryPlan {
   dimensions: Dimension[];
   rowAggregates: RowAggregate[];
   sessionAggregates: boolean;
+  /**
+   * Session metrics read the stored session fragments of these whole partitions (plus the partial partitions'
+   * rows) instead of grouping every raw row; absent when they are computed from raw rows.
+   */
+  sessionFragments?: WholePartitions;
   /** Requested metrics plus the sort metric when it was not requested. */
   metrics: Metric[];
   order: OrderTerm[];
@@ -43,7 +49,12 @@ const rowAggregatesOf: Record<Metric, RowAggregate[]> = {
   conversion_rate: ['conversions', 'visitors'],
 };
 
-export function planAnalyticsQuery(query: AnalyticsQuery): QueryPlan {
+export interface PlanOptions {
+  /** Use stored session fragments where they are exact (default true); false plans the raw-row form. */
+  sessionFragments?: boolean;
+}
+
+export function planAnalyticsQuery(query: AnalyticsQuery, options: PlanOptions = {}): QueryPlan {
   const metrics = [...query.metrics];
   if (query.sort && !metrics.includes(query.sort.field)) metrics.push(query.sort.field);
 
@@ -63,6 +74,8 @@ export function planAnalyticsQuery(query: AnalyticsQuery): QueryPlan {
   }
 
   const { range } = query;
+  // Without one whole partition, every piece would be a raw row: the raw form is as cheap and simpler.
+  const whole = sessionAggregates && options.sessionFragments !== false ? wholePartitions(range) : null;
   return {
     scope: { domain: query.domain, isDev: false, range },
     ...(localTime ? { segments: offsetSegments(query.timeZone, range.from, range.to) } : {}),
@@ -72,6 +85,7 @@ export function planAnalyticsQuery(query: AnalyticsQuery): QueryPlan {
     dimensions: query.dimensions,
     rowAggregates,
     sessionAggregates,
+    ...(whole ? { sessionFragments: whole } : {}),
     metrics,
     order: orderOf(query, metrics),
     fetch: query.limit + 1,

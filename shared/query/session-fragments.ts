@@ -1,0 +1,93 @@
+import { sessionAttributeColumns } from '../events/event-columns.js';
+import type { Dialect } from './dialect.js';
+import { bool, date, join, sql, str, timestamp, trusted, type Sql } from './sql.js';
+
+// Session fragments (docs/STORAGE.md): how they are made from event rows, which partitions of a range they
+// may stand in for, and the pieces a query combines per session. Everything that knows the fragment columns'
+// meaning is here, so the importer, the backfill and the query printer cannot drift apart.
+
+const pageview = sql`type = 'pageview'`;
+
+/**
+ * `SELECT` of the fragments of `rows` (a relation of event rows): one row per (session_id, is_dev). DuckDB only:
+ * the importer and the backfill write fragments locally, Athena only reads them.
+ */
+export function fragmentsOf(rows: Sql, dialect: Dialect): Sql {
+  const first = (column: string) => sql`${dialect.argMinKeepNull(trusted(column), trusted('ts'))} AS ${trusted(column)}`;
+  return sql`SELECT ${join([
+    trusted('session_id'),
+    trusted('is_dev'),
+    sql`min(visitor_id) AS visitor_id`,
+    sql`min(ts) AS first_ts`,
+    sql`max(ts) AS last_ts`,
+    sql`count(*) FILTER (WHERE ${pageview}) AS pageviews`,
+    sql`min(ts) FILTER (WHERE ${pageview}) AS first_pageview_ts`,
+    sql`${dialect.argMinKeepNull(trusted('url_path'), trusted('ts'))} FILTER (WHERE ${pageview}) AS entry_page`,
+    ...sessionAttributeColumns.map(first),
+  ])}
+FROM ${rows} WHERE session_id <> '' GROUP BY session_id, is_dev ORDER BY first_ts`;
+}
+
+/** The dt partitions lying wholly inside `[from, to)`, with the instants they cover; null when there is none. */
+export interface WholePartitions {
+  dtFrom: string;
+  dtTo: string;
+  /** Start of dtFrom and end of dtTo (UTC midnights): rows outside this span come from partial partitions. */
+  from: Date;
+  to: Date;
+}
+
+const DAY_MS = 86_400_000;
+
+export function wholePartitions(range: { from: Date; to: Date }): WholePartitions | null {
+  const from = new Date(Math.ceil(range.from.getTime() / DAY_MS) * DAY_MS);
+  const to = new Date(Math.floor(range.to.getTime() / DAY_MS) * DAY_MS);
+  if (from >= to) return null;
+  const day = (d: Date) => d.toISOString().slice(0, 10);
+  return { dtFrom: day(from), dtTo: day(new Date(to.getTime() - DAY_MS)), from, to };
+}
+
+/** The fragment columns a session aggregate needs, beyond the times and pageviews every one needs. */
+export type FragmentAttribute = 'entry_page' | (typeof sessionAttributeColumns)[number];
+
+/**
+ * Session pieces of a range: the stored fragments of its whole partitions, plus every row of the partial
+ * partitions at its ends as a one-row fragment (a stored fragment of a partial partition would hold rows
+ * outside the range). `base` holds the range's rows with the columns the attributes need.
+ */
+export function sessionPieces(
+  dialect: Dialect,
+  scope: { domain: string; isDev: boolean },
+  whole: WholePartitions,
+  attributes: FragmentAttribute[],
+): Sql {
+  const stored = [
+    'session_id', 'visitor_id', 'first_ts', 'last_ts', 'pageviews',
+    ...(attributes.includes('entry_page') ? ['first_pageview_ts'] : []),
+    ...attributes,
+  ].map((c) => trusted(c));
+  const fromRows = [
+    trusted('session_id'),
+    trusted('visitor_id'),
+    sql`ts AS first_ts`,
+    sql`ts AS last_ts`,
+    sql`CAST(CASE WHEN ${pageview} THEN 1 ELSE 0 END AS BIGINT) AS pageviews`,
+    ...(attributes.includes('entry_page')
+      ? [sql`CASE WHEN ${pageview} THEN ts END AS first_pageview_ts`, sql`CASE WHEN ${pageview} THEN url_path END AS entry_page`]
+      : []),
+    ...attributes.filter((a) => a !== 'entry_page').map((a) => trusted(a)),
+  ];
+  return sql`SELECT ${join(stored)} FROM ${dialect.sessionFragmentsTable}
+    WHERE domain = ${str(scope.domain)} AND dt BETWEEN ${date(whole.dtFrom)} AND ${date(whole.dtTo)} AND is_dev = ${bool(scope.isDev)}
+    UNION ALL
+    SELECT ${join(fromRows)} FROM base
+    WHERE session_id <> '' AND (ts < ${timestamp(whole.from)} OR ts >= ${timestamp(whole.to)})`;
+}
+
+/** A session's first value of a fragment attribute, combined over its pieces. */
+export function combinedAttribute(dialect: Dialect, attribute: FragmentAttribute): Sql {
+  if (attribute === 'entry_page') {
+    return sql`${dialect.argMinKeepNull(trusted('entry_page'), trusted('first_pageview_ts'))} FILTER (WHERE first_pageview_ts IS NOT NULL)`;
+  }
+  return dialect.argMinKeepNull(trusted(attribute), trusted('first_ts'));
+}
