@@ -4,7 +4,8 @@ import { CfnDatabase, CfnTable } from 'aws-cdk-lib/aws-glue';
 import { PolicyStatement, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership, type BucketProps } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import { eventColumns, partitionColumns, type ColumnType } from '../shared/events/event-columns.js';
+import { eventColumns, partitionColumns, sessionFragmentColumns, type ColumnType } from '../shared/events/event-columns.js';
+import { SESSION_FRAGMENTS_TABLE } from '../shared/query/dialects.js';
 import type { StackSettings } from './settings.js';
 
 // Where events live on AWS and how Athena reads them: the events bucket in the layout of event-format.md §2,
@@ -15,6 +16,9 @@ import type { StackSettings } from './settings.js';
 export const EVENTS_PREFIX = 'events';
 const RESULTS_PREFIX = 'results';
 export const EVENTS_TABLE = 'events';
+/** Session fragments (docs/STORAGE.md) beside the events, `domain=<d>/dt=<YYYY-MM-DD>/*.parquet` below it. */
+export const SESSIONS_PREFIX = 'sessions';
+export const SESSIONS_TABLE = SESSION_FRAGMENTS_TABLE;
 
 /** Spelled out so a new ColumnType fails to compile here until its Glue type is chosen. */
 const glueTypes: Record<ColumnType | 'date', string> = {
@@ -40,6 +44,7 @@ export class EventLake extends Construct {
   readonly resultsBucket: Bucket;
   readonly databaseName: string;
   readonly tableName = EVENTS_TABLE;
+  readonly sessionsTableName = SESSIONS_TABLE;
   readonly workGroupName: string;
 
   constructor(scope: Construct, id: string, settings: StackSettings) {
@@ -78,38 +83,43 @@ export class EventLake extends Construct {
     });
     database.applyRemovalPolicy(RemovalPolicy.DESTROY);
 
-    const eventsRoot = `s3://${this.eventsBucket.bucketName}/${EVENTS_PREFIX}`;
-    const table = new CfnTable(this, 'EventsTable', {
-      catalogId: stack.account,
-      databaseName: this.databaseName,
-      tableInput: {
-        name: EVENTS_TABLE,
-        tableType: 'EXTERNAL_TABLE',
-        parameters: {
-          EXTERNAL: 'TRUE',
-          classification: 'parquet',
-          'projection.enabled': 'true',
-          // Any domain: the value comes from the query's `domain = ...` condition, never from a listing.
-          'projection.domain.type': 'injected',
-          'projection.dt.type': 'date',
-          'projection.dt.format': 'yyyy-MM-dd',
-          'projection.dt.range': `${settings.eventsStartDate},NOW`,
-          'projection.dt.interval': '1',
-          'projection.dt.interval.unit': 'DAYS',
-          'storage.location.template': `${eventsRoot}/domain=\${domain}/dt=\${dt}/`,
+    // Two tables in the same layout and with the same projection: the events, and their session fragments.
+    const projectedTable = (id: string, name: string, prefix: string, columns: readonly (readonly [string, ColumnType])[]) => {
+      const root = `s3://${this.eventsBucket.bucketName}/${prefix}`;
+      const table = new CfnTable(this, id, {
+        catalogId: stack.account,
+        databaseName: this.databaseName,
+        tableInput: {
+          name,
+          tableType: 'EXTERNAL_TABLE',
+          parameters: {
+            EXTERNAL: 'TRUE',
+            classification: 'parquet',
+            'projection.enabled': 'true',
+            // Any domain: the value comes from the query's `domain = ...` condition, never from a listing.
+            'projection.domain.type': 'injected',
+            'projection.dt.type': 'date',
+            'projection.dt.format': 'yyyy-MM-dd',
+            'projection.dt.range': `${settings.eventsStartDate},NOW`,
+            'projection.dt.interval': '1',
+            'projection.dt.interval.unit': 'DAYS',
+            'storage.location.template': `${root}/domain=\${domain}/dt=\${dt}/`,
+          },
+          partitionKeys: partitionColumns.map(([column, type]) => ({ name: column, type: glueTypes[type] })),
+          storageDescriptor: {
+            location: `${root}/`,
+            inputFormat: 'org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat',
+            outputFormat: 'org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat',
+            serdeInfo: { serializationLibrary: 'org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe' },
+            columns: columns.map(([column, type]) => ({ name: column, type: glueTypes[type] })),
+          },
         },
-        partitionKeys: partitionColumns.map(([name, type]) => ({ name, type: glueTypes[type] })),
-        storageDescriptor: {
-          location: `${eventsRoot}/`,
-          inputFormat: 'org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat',
-          outputFormat: 'org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat',
-          serdeInfo: { serializationLibrary: 'org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe' },
-          columns: eventColumns.map(([name, type]) => ({ name, type: glueTypes[type] })),
-        },
-      },
-    });
-    table.addResourceDependency(database);
-    table.applyRemovalPolicy(RemovalPolicy.DESTROY);
+      });
+      table.addResourceDependency(database);
+      table.applyRemovalPolicy(RemovalPolicy.DESTROY);
+    };
+    projectedTable('EventsTable', EVENTS_TABLE, EVENTS_PREFIX, eventColumns);
+    projectedTable('SessionsTable', SESSIONS_TABLE, SESSIONS_PREFIX, sessionFragmentColumns);
 
     const workGroup = new CfnWorkGroup(this, 'WorkGroup', {
       name: this.workGroupName,
@@ -148,13 +158,14 @@ export class EventLake extends Construct {
           stack.formatArn({ service: 'glue', resource: 'catalog' }),
           stack.formatArn({ service: 'glue', resource: 'database', resourceName: this.databaseName }),
           stack.formatArn({ service: 'glue', resource: 'table', resourceName: `${this.databaseName}/${EVENTS_TABLE}` }),
+          stack.formatArn({ service: 'glue', resource: 'table', resourceName: `${this.databaseName}/${SESSIONS_TABLE}` }),
         ],
       }),
     );
     principal.addToPrincipalPolicy(
       new PolicyStatement({
         actions: ['s3:GetObject'],
-        resources: [this.eventsBucket.arnForObjects(`${EVENTS_PREFIX}/*`)],
+        resources: [this.eventsBucket.arnForObjects(`${EVENTS_PREFIX}/*`), this.eventsBucket.arnForObjects(`${SESSIONS_PREFIX}/*`)],
       }),
     );
     principal.addToPrincipalPolicy(
@@ -181,7 +192,7 @@ export class EventLake extends Construct {
   objectWildcardFindings(): string[] {
     const stack = Stack.of(this);
     const arnOf = (bucket: Bucket) => `<${stack.getLogicalId(bucket.node.defaultChild as never)}.Arn>`;
-    return [`${arnOf(this.eventsBucket)}/${EVENTS_PREFIX}/*`, `${arnOf(this.resultsBucket)}/${RESULTS_PREFIX}/*`].map(
+    return [`${arnOf(this.eventsBucket)}/${EVENTS_PREFIX}/*`, `${arnOf(this.eventsBucket)}/${SESSIONS_PREFIX}/*`, `${arnOf(this.resultsBucket)}/${RESULTS_PREFIX}/*`].map(
       (resource) => `AwsSolutions-IAM5[Resource::${resource}]`,
     );
   }

@@ -56,6 +56,7 @@ export class RouteFunction extends Construct {
         ATHENA_WORKGROUP: lake.workGroupName,
         ATHENA_DATABASE: lake.databaseName,
         ATHENA_TABLE: lake.tableName,
+        ATHENA_SESSIONS_TABLE: lake.sessionsTableName,
         ATHENA_RESULT_REUSE_MINUTES: String(settings.athenaResultReuseMinutes),
         ATHENA_QUERY_TIMEOUT_MS: String(settings.athenaQueryTimeoutMs),
       });

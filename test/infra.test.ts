@@ -8,7 +8,7 @@ import type { Role } from 'aws-cdk-lib/aws-iam';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { AnalyticsApiStack } from '../infra/analytics-api-stack.js';
 import { defaultSettings, settingsFromContext } from '../infra/settings.js';
-import { eventColumns } from '../shared/events/event-columns.js';
+import { eventColumns, sessionFragmentColumns } from '../shared/events/event-columns.js';
 import { routeList, type Route } from '../shared/routes.js';
 import { tableDefinitions } from '../shared/store/table-schemas.js';
 
@@ -102,6 +102,7 @@ describe('API and functions from the route table', () => {
           ATHENA_WORKGROUP: 'AnalyticsQueryApi',
           ATHENA_DATABASE: 'analytics_query_api',
           ATHENA_TABLE: 'events',
+          ATHENA_SESSIONS_TABLE: 'session_fragments',
           ATHENA_RESULT_REUSE_MINUTES: String(defaultSettings.athenaResultReuseMinutes),
           ATHENA_QUERY_TIMEOUT_MS: String(defaultSettings.athenaQueryTimeoutMs),
         });
@@ -234,6 +235,19 @@ describe('event lake', () => {
     });
   });
 
+  it('declares a second Glue table over the session fragments, same projection, under sessions/', () => {
+    const tables = ofType('AWS::Glue::Table') as [string, Json][];
+    expect(tables.map(([, t]) => t.Properties.TableInput.Name)).toEqual(['events', 'session_fragments']);
+    const input = tables[1]![1].Properties.TableInput;
+    expect(input.StorageDescriptor.Columns).toEqual(sessionFragmentColumns.map(([name, type]) => ({ Name: name, Type: type })));
+    expect(input.PartitionKeys).toEqual(tables[0]![1].Properties.TableInput.PartitionKeys);
+    expect(input.Parameters).toMatchObject({ 'projection.enabled': 'true', 'projection.domain.type': 'injected', 'projection.dt.type': 'date' });
+    const eventsBucket = logicalId(stack.node.findChild('Lake').node.findChild('EventsBucket'));
+    expect(input.Parameters['storage.location.template']).toEqual({
+      'Fn::Join': ['', ['s3://', { Ref: eventsBucket }, '/sessions/domain=${domain}/dt=${dt}/']],
+    });
+  });
+
   it('runs queries in an engine v3 workgroup that enforces its result location, encryption and scan cutoff', () => {
     template.hasResourceProperties('AWS::Athena::WorkGroup', {
       Name: 'AnalyticsQueryApi',
@@ -274,7 +288,7 @@ describe('cdk-nag AwsSolutions', () => {
     const rules = new Set(acknowledged.map(([id]) => id.replace(/\[.*$/, '').replace(/^.*::/, '')));
     expect([...rules].sort()).toEqual(['AwsSolutions-APIG4', 'AwsSolutions-IAM5', 'AwsSolutions-L1']);
     for (const [id, reason] of acknowledged) {
-      if (id.includes('IAM5')) expect(id).toMatch(/IAM5\[Resource::<Lake(EventsBucket|AthenaResults)[0-9A-F]+\.Arn>\/(events|results)\/\*\]$/);
+      if (id.includes('IAM5')) expect(id).toMatch(/IAM5\[Resource::<Lake(EventsBucket|AthenaResults)[0-9A-F]+\.Arn>\/(events|sessions|results)\/\*\]$/);
       expect(reason.length, id).toBeGreaterThan(60);
     }
   });

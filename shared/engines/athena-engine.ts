@@ -23,6 +23,8 @@ export interface AthenaSettings {
   workgroup: string;
   database: string;
   table: string;
+  /** Glue table of the session fragments; `session_fragments` when the environment names none. */
+  sessionsTable?: string;
   /** How old a stored result of the identical query may be and still be served; 0 turns reuse off. */
   resultReuseMinutes: number;
   /** Start to last poll; past it the query is stopped and the client gets a 504. Below the Lambda timeout. */
@@ -58,7 +60,7 @@ export class AthenaEngine implements QueryEngine {
     private readonly settings: AthenaSettings,
     options: AthenaEngineOptions = {},
   ) {
-    this.dialect = athenaDialect(settings.database, settings.table);
+    this.dialect = athenaDialect(settings.database, settings.table, settings.sessionsTable);
     this.client = options.client ?? athenaClient();
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.now = options.now ?? Date.now;
@@ -172,6 +174,7 @@ export function athenaSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Ath
     workgroup: env.ATHENA_WORKGROUP!,
     database: env.ATHENA_DATABASE!,
     table: env.ATHENA_TABLE!,
+    ...(env.ATHENA_SESSIONS_TABLE ? { sessionsTable: env.ATHENA_SESSIONS_TABLE } : {}),
     resultReuseMinutes: wholeNumber(env, 'ATHENA_RESULT_REUSE_MINUTES', 0, 10_080, 5),
     timeoutMs: wholeNumber(env, 'ATHENA_QUERY_TIMEOUT_MS', 1_000, 900_000, 25_000),
   };
