@@ -21,7 +21,7 @@ export async function startLocalApi(options: { dataDir?: string; port?: number; 
   const paths = localPaths(options.dataDir);
   mkdirSync(paths.eventsDir, { recursive: true });
   const dynamo = await openLocalDynamo(paths, { publish: true });
-  const engine = await DuckDbEngine.open(paths.eventsDir);
+  const engine = await DuckDbEngine.open(paths.eventsDir, paths.sessionsDir);
   installEngine(engine);
   let openApi: Promise<string> | undefined;
   const server = createLocalServer({
