@@ -14,6 +14,7 @@ export async function backfillSessionFragments(paths: LocalPaths): Promise<numbe
   if (!existsSync(paths.eventsDir)) return 0;
   const missing = (readdirSync(paths.eventsDir, { recursive: true, encoding: 'utf8' }) as string[])
     .filter((name) => name.endsWith('.parquet') && !existsSync(join(paths.sessionsDir, name)));
+  if (missing.length === 0) return 0;
   const instance = await DuckDBInstance.create(':memory:', { threads: String(process.env.DUCKDB_THREADS ?? 2) });
   const connection = await instance.connect();
   const staging = join(paths.stagingDir, `backfill-${process.pid}-sessions`);

@@ -1,6 +1,7 @@
-import { readdirSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backfillSessionFragments } from '../local/backfill-sessions.js';
 import { importEvents } from '../local/importer.js';
 import { dimensions, metrics, type AnalyticsQuery, type Dimension, type Metric } from '../shared/query/analytics-query.js';
 import { duckdbDialect } from '../shared/query/dialects.js';
@@ -120,6 +121,8 @@ const queryArbitrary = fc
     }),
   );
 
+const files = (dir: string) => (readdirSync(dir, { recursive: true, encoding: 'utf8' }) as string[]).filter((f) => f.endsWith('.parquet')).sort();
+
 let api: TestApi;
 beforeAll(async () => {
   api = await startTestApi();
@@ -156,11 +159,19 @@ describe('session fragments', () => {
   }, 240_000);
 
   it('are written next to every event file', async () => {
-    const files = (dir: string) => (readdirSync(dir, { recursive: true, encoding: 'utf8' }) as string[]).filter((f) => f.endsWith('.parquet')).sort();
     expect(files(api.paths.sessionsDir)).toEqual(files(api.paths.eventsDir));
     const [counts] = await api.engine.runRaw(
       `SELECT (SELECT count(DISTINCT session_id) FROM events WHERE session_id <> '') AS sessions, (SELECT count(DISTINCT session_id) FROM session_fragments) AS fragment_sessions`,
     );
     expect(counts!.fragment_sessions).toBe(counts!.sessions);
+  });
+
+  it('are backfilled for event files written before fragments existed', async () => {
+    const before = await api.engine.runRaw(`SELECT session_id, first_ts, last_ts, pageviews, entry_page, country FROM session_fragments ORDER BY ALL`);
+    rmSync(api.paths.sessionsDir, { recursive: true, force: true });
+    expect(await backfillSessionFragments(api.paths)).toBe(files(api.paths.eventsDir).length);
+    expect(files(api.paths.sessionsDir)).toEqual(files(api.paths.eventsDir));
+    expect(await backfillSessionFragments(api.paths)).toBe(0);
+    expect(await api.engine.runRaw(`SELECT session_id, first_ts, last_ts, pageviews, entry_page, country FROM session_fragments ORDER BY ALL`)).toEqual(before);
   });
 });
