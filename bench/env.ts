@@ -2,4 +2,3 @@
 // API would bury the bench's own output (they cost microseconds per request, so the figures barely change).
 process.env.LOG_LEVEL ??= 'WARN';
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
-process.env.ANALYTICS_DEMO = '0';

@@ -58,6 +58,8 @@ export function run(command: string, args: string[], options: SpawnOptions & { i
     child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
     child.once('error', reject);
     child.once('close', (code) => (code === 0 ? resolveRun(out) : reject(new Error(`${command} ${args.slice(0, 3).join(' ')} exited ${code}: ${err.trim().slice(0, 800)}`))));
+    // A command that exits early closes its stdin; its exit code, not the broken pipe, reports the failure.
+    child.stdin!.on('error', () => undefined);
     if (options.inputFile) createReadStream(options.inputFile).pipe(child.stdin!);
     else child.stdin!.end(options.input ?? '');
   });
