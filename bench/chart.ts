@@ -21,8 +21,8 @@ const WIDTH = 1100;
 
 export function chartSvg(title: string, queries: string[], series: ChartSeries[]): string {
   const all = series.flatMap((s) => s.values).filter((v) => Number.isFinite(v) && v > 0);
-  const lo = 10 ** Math.floor(Math.log10(Math.min(...all, 10)));
-  const hi = 10 ** Math.ceil(Math.log10(Math.max(...all, 100)));
+  const lo = 10 ** Math.floor(Math.log10(Math.min(...all)));
+  const hi = 10 ** Math.ceil(Math.log10(Math.max(...all)));
   const plotWidth = WIDTH - LEFT - RIGHT;
   const x = (ms: number) => LEFT + ((Math.log10(ms) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo))) * plotWidth;
   const groupHeight = series.length * BAR + GAP;

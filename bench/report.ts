@@ -7,6 +7,8 @@ import type { MixQuery } from './query-mix.js';
 import type { BenchEngine } from './results.js';
 
 // The markdown of docs/BENCHMARKS.md, from one run's figures. Every number in it was measured in that run.
+// The file is shared: other tools and people add their own `## ` sections (npm run load's `## Load`, ...), which
+// a run keeps, after its own sections, in their order.
 
 export type EngineName = BenchEngine['name'];
 
@@ -41,6 +43,19 @@ export interface BenchFigures {
 }
 
 const TARGET = { apiOverDuckdb: 1.5, apiOverClickhouse: 2, postgresOverApi: 20, bundleBytes: 400 * 1024, p50At100M: 1000 };
+
+/** The `## ` sections this report writes; any other section of the file is kept as it is. */
+const ownSections = [
+  'Machine and data', 'Dashboard mix: latency', 'Targets', 'Where the time goes', 'Partition pruning and Athena cost',
+  'Lambda bundles', 'How each engine is measured',
+];
+
+/** `report` followed by the sections of `existing` (the current file) that other writers own. */
+export function mergeReport(existing: string, report: string): string {
+  const sections = existing.split(/^(?=## )/m).filter((s) => s.startsWith('## '));
+  const kept = sections.filter((s) => !ownSections.includes(s.slice(3, s.indexOf('\n')).trim()));
+  return `${[report.trimEnd(), ...kept.map((s) => s.trimEnd())].join('\n\n')}\n`;
+}
 
 export function renderReport(f: BenchFigures): string {
   const ran = (['api', 'duckdb', 'clickhouse', 'postgres'] as EngineName[]).filter((e) => f.queries.some((q) => q.cells[e]));

@@ -1,5 +1,5 @@
 import './env.js';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { arch, cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -12,15 +12,15 @@ import { measureBundles } from './lambda.js';
 import { measureQuery, type TimingOptions } from './measure.js';
 import { Postgres } from './postgres.js';
 import { dashboardMix } from './query-mix.js';
-import { engineLabels, renderReport, type BenchFigures, type EngineName, type QueryFigures } from './report.js';
+import { engineLabels, mergeReport, renderReport, type BenchFigures, type EngineName, type QueryFigures } from './report.js';
 import { differences, type BenchEngine } from './results.js';
 
 // `npm run bench`: how fast and how cheap the API is next to its peers, in one run on this machine.
 //   npm run bench -- [--rows 10M | --100m] [--peers] [--repeat 10] [--warmup 1] [--budget 60] [--only totals,journeys]
 //                    [--seed 42] [--end-date 2026-11-20] [--no-lambda] [--no-write]
 // Generates (or reuses) the data set, times the dashboard mix on the API over HTTP, on its SQL in DuckDB directly,
-// and with --peers on ClickHouse and PostgreSQL (installed and started here, stopped at the end), then writes
-// docs/BENCHMARKS.md and docs/benchmarks.png (with --no-write: .bench/BENCHMARKS.md and .bench/benchmarks.png).
+// and with --peers on ClickHouse and PostgreSQL (installed and started here, stopped at the end), then writes its
+// sections of docs/BENCHMARKS.md (other sections are kept) and docs/benchmarks.png (with --no-write: under .bench/).
 
 const usage = `usage: npm run bench -- [--rows N|--100m] [--peers] [--repeat N] [--warmup N] [--min-runs N] [--budget SECONDS]
                      [--only ID,ID] [--seed N] [--end-date YYYY-MM-DD] [--days N] [--no-lambda] [--no-write]`;
@@ -186,7 +186,8 @@ writeFileSync(join(benchDir, 'results', `${startedAt.toISOString().replace(/[:.]
 const markdown = renderReport(figures);
 console.log(markdown);
 const outDir = flags['no-write'] ? benchDir : join(projectRoot, 'docs');
-writeFileSync(join(outDir, 'BENCHMARKS.md'), `${markdown}\n`);
+const reportFile = join(outDir, 'BENCHMARKS.md');
+writeFileSync(reportFile, mergeReport(existsSync(reportFile) ? readFileSync(reportFile, 'utf8') : '', markdown));
 const colors: Record<EngineName, string> = { api: '#2563eb', duckdb: '#93c5fd', clickhouse: '#f59e0b', postgres: '#6b7280' };
 const ran = (Object.keys(engineLabels) as EngineName[]).filter((e) => queries.some((q) => q.cells[e]));
 const svg = chartSvg(
