@@ -61,26 +61,47 @@ export function planOf(query: MixQuery, options: PlanOptions = {}): PlannedQuery
   return { sql: printAnalyticsQuery(plan, duckdbDialect), columns: plan.columns, dtFrom: range.dtFrom, dtTo: range.dtTo };
 }
 
+export type Relation = 'events' | 'sessions';
+
+/** One Parquet scan of the statement, as DuckDB's profile tells it, with what Athena would read for it. */
+export interface ScanFact {
+  /** `events`, or `sessions` for the stored session fragments (docs/STORAGE.md). */
+  relation: Relation;
+  /** The `dt` partitions the scan may read: its File Filters, else the query's range. */
+  dtFrom: string;
+  dtTo: string;
+  /** "Total Files Read" of the scan, and the relation's files in those partitions counted on disk. */
+  filesRead: number;
+  filesInRange: number;
+  /** Columns the scan reads: its projections and the columns its filters test. */
+  columns: string[];
+  /** Compressed column chunks of those columns in those files (what Athena reads for this scan). */
+  athenaBytes: number;
+}
+
 export interface ScanFacts {
-  /** Per Parquet scan of the plan: files it read and the "Scanning Files: x/y" DuckDB printed. */
-  scans: { filesRead: number; scanning: string }[];
-  /** Files and bytes in the domain's partitions of the range, counted on disk. */
+  scans: ScanFact[];
+  /** Event files and bytes in the domain's partitions of the query's range, and all the domain's event files. */
   filesInRange: number;
   bytesInRange: number;
   filesInDomain: number;
-  /** total_bytes_read of DuckDB's profile. */
-  bytesRead: number;
-  /** Sum of the compressed column chunks of the read columns in the range's files (what Athena scans). */
+  /** Sum over the scans: Athena (Trino) scans a table once per reference, as DuckDB does here. */
   athenaBytes: number;
-  columnsRead: string[];
   /** The slowest operators of the profiled run: where DuckDB spends the time. */
   operators: { name: string; seconds: number; rows: number }[];
   profiledSeconds: number;
 }
 
+interface StoredFile {
+  dt: string;
+  bytes: number;
+  /** Compressed bytes per column (parquet_metadata). */
+  columns: Map<string, number>;
+}
+
 export class DuckDbTwin implements BenchEngine {
   readonly name = 'duckdb';
-  private chunkSizes: Map<string, Map<string, number>> | undefined;
+  private stored: Partial<Record<Relation, StoredFile[]>> = {};
 
   private constructor(
     private readonly engine: DuckDbEngine,
@@ -88,7 +109,7 @@ export class DuckDbTwin implements BenchEngine {
   ) {}
 
   static async open(dataset: Dataset): Promise<DuckDbTwin> {
-    return new DuckDbTwin(await DuckDbEngine.open(dataset.paths.eventsDir), dataset);
+    return new DuckDbTwin(await DuckDbEngine.open(dataset.paths.eventsDir, dataset.paths.sessionsDir), dataset);
   }
 
   async run(query: MixQuery): Promise<RunResult> {
@@ -103,34 +124,46 @@ export class DuckDbTwin implements BenchEngine {
     return String(row?.v);
   }
 
-  /** One profiled run (EXPLAIN ANALYZE) plus the partition files on disk and Athena's scan estimate. */
+  /** One profiled run (EXPLAIN ANALYZE): per scan the files read against the files on disk, and Athena's scan. */
   async scanFacts(query: MixQuery): Promise<ScanFacts> {
     const planned = planOf(query);
     const { rows } = await this.engine.run({ sql: `EXPLAIN (ANALYZE, FORMAT JSON) ${planned.sql.sql}`, params: planned.sql.params });
     const profile = JSON.parse(String(rows[0]?.explain_value)) as ProfileNode | ProfileNode[];
     const root = Array.isArray(profile) ? profile[0]! : profile;
     const nodes = flatten(root);
-    const scans = nodes
-      .filter((n) => n.operator_type === 'TABLE_SCAN' && n.extra_info?.Function === 'READ_PARQUET')
-      .map((n) => ({ filesRead: Number(n.extra_info?.['Total Files Read'] ?? 0), scanning: String(n.extra_info?.['Scanning Files'] ?? '?') }));
+    const scans: ScanFact[] = [];
+    for (const node of nodes.filter((n) => n.operator_type === 'TABLE_SCAN' && n.extra_info?.Function === 'READ_PARQUET')) {
+      const info = node.extra_info!;
+      const relation: Relation = String(info['Filename(s)'] ?? '').includes(`${this.dataset.paths.sessionsDir}/`) ? 'sessions' : 'events';
+      const dtFilter = /dt BETWEEN '(\d{4}-\d{2}-\d{2})'::DATE AND '(\d{4}-\d{2}-\d{2})'::DATE/.exec(String(info['File Filters'] ?? ''));
+      const [dtFrom, dtTo] = dtFilter ? [dtFilter[1]!, dtFilter[2]!] : [planned.dtFrom, planned.dtTo];
+      const files = (await this.storedFiles(relation)).filter((f) => f.dt >= dtFrom && f.dt <= dtTo);
+      const known = new Set(files.flatMap((f) => [...f.columns.keys()]));
+      const filterText = [info.Filters ?? []].flat().join(' ');
+      const columns = [...new Set([...((info.Projections as string[] | undefined) ?? []), ...[...known].filter((c) => new RegExp(`\\b${c}\\b`).test(filterText))])].sort();
+      scans.push({
+        relation,
+        dtFrom,
+        dtTo,
+        filesRead: Number(info['Total Files Read'] ?? 0),
+        filesInRange: files.length,
+        columns,
+        athenaBytes: files.reduce((sum, f) => sum + columns.reduce((s, c) => s + (f.columns.get(c) ?? 0), 0), 0),
+      });
+    }
     const operators = nodes
       .filter((n) => typeof n.operator_timing === 'number' && n.operator_type !== 'EXPLAIN_ANALYZE')
       .map((n) => ({ name: n.operator_name ?? n.operator_type ?? '?', seconds: n.operator_timing!, rows: n.operator_cardinality ?? 0 }))
       .sort((a, b) => b.seconds - a.seconds)
       .slice(0, 4);
-
-    const inRange = this.partitionFiles(planned.dtFrom, planned.dtTo);
-    const columnsRead = [...new Set([...planned.columns, 'ts', 'is_dev'])].sort();
-    const sizes = await this.columnChunkSizes();
-    const athenaBytes = inRange.files.reduce((sum, file) => sum + columnsRead.reduce((s, c) => s + (sizes.get(file)?.get(c) ?? 0), 0), 0);
+    const events = await this.storedFiles('events');
+    const inRange = events.filter((f) => f.dt >= planned.dtFrom && f.dt <= planned.dtTo);
     return {
       scans,
-      filesInRange: inRange.files.length,
-      bytesInRange: inRange.bytes,
-      filesInDomain: this.partitionFiles('0000-00-00', '9999-99-99').files.length,
-      bytesRead: Number(root.total_bytes_read ?? 0),
-      athenaBytes,
-      columnsRead,
+      filesInRange: inRange.length,
+      bytesInRange: inRange.reduce((sum, f) => sum + f.bytes, 0),
+      filesInDomain: events.length,
+      athenaBytes: scans.reduce((sum, s) => sum + s.athenaBytes, 0),
       operators,
       profiledSeconds: Number(root.latency ?? 0),
     };
@@ -140,39 +173,29 @@ export class DuckDbTwin implements BenchEngine {
     this.engine.close();
   }
 
-  /** The Parquet files of the domain's `dt` partitions from `dtFrom` to `dtTo`, counted on disk. */
-  private partitionFiles(dtFrom: string, dtTo: string): { files: string[]; bytes: number } {
-    const domainDir = join(this.dataset.paths.eventsDir, `domain=${this.dataset.spec.domain}`);
-    const files: string[] = [];
-    let bytes = 0;
-    if (!existsSync(domainDir)) return { files, bytes };
-    for (const dtDir of readdirSync(domainDir).sort()) {
-      const dt = dtDir.replace(/^dt=/, '');
-      if (dt < dtFrom || dt > dtTo) continue;
-      for (const name of readdirSync(join(domainDir, dtDir))) {
-        if (!name.endsWith('.parquet')) continue;
-        const file = join(domainDir, dtDir, name);
-        files.push(file);
-        bytes += statSync(file).size;
+  /** The domain's files of a relation with their `dt`, size and column chunk sizes, read once. */
+  private async storedFiles(relation: Relation): Promise<StoredFile[]> {
+    const cached = this.stored[relation];
+    if (cached) return cached;
+    const root = relation === 'events' ? this.dataset.paths.eventsDir : this.dataset.paths.sessionsDir;
+    const domainDir = join(root, `domain=${this.dataset.spec.domain}`);
+    const files = new Map<string, StoredFile>();
+    if (existsSync(domainDir)) {
+      for (const dtDir of readdirSync(domainDir)) {
+        for (const name of readdirSync(join(domainDir, dtDir)).filter((n) => n.endsWith('.parquet'))) {
+          const path = join(domainDir, dtDir, name);
+          files.set(path, { dt: dtDir.replace(/^dt=/, ''), bytes: statSync(path).size, columns: new Map() });
+        }
       }
     }
-    return { files, bytes };
-  }
-
-  /** Compressed bytes per (file, column) from parquet_metadata, read once for all the domain's files. */
-  private async columnChunkSizes(): Promise<Map<string, Map<string, number>>> {
-    if (this.chunkSizes) return this.chunkSizes;
-    const glob = join(this.dataset.paths.eventsDir, `domain=${this.dataset.spec.domain}`, '*', '*.parquet').replaceAll("'", "''");
-    const rows = await this.engine.runRaw(
-      `SELECT file_name, path_in_schema AS col, sum(total_compressed_size) AS bytes FROM parquet_metadata('${glob}') GROUP BY ALL`,
-    );
-    const sizes = new Map<string, Map<string, number>>();
-    for (const row of rows) {
-      const file = String(row.file_name);
-      if (!sizes.has(file)) sizes.set(file, new Map());
-      sizes.get(file)!.set(String(row.col), Number(row.bytes));
+    if (files.size > 0) {
+      const glob = join(domainDir, '*', '*.parquet').replaceAll("'", "''");
+      const chunks = await this.engine.runRaw(
+        `SELECT file_name, path_in_schema AS col, sum(total_compressed_size) AS bytes FROM parquet_metadata('${glob}') GROUP BY ALL`,
+      );
+      for (const chunk of chunks) files.get(String(chunk.file_name))?.columns.set(String(chunk.col), Number(chunk.bytes));
     }
-    return (this.chunkSizes = sizes);
+    return (this.stored[relation] = [...files.values()]);
   }
 }
 
