@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { isCalendarDate, presets } from '../time/date-range.js';
+import { EARLIEST_RANGE_DAY, isCalendarDate, presets } from '../time/date-range.js';
 import { isValidTimeZone } from '../time/time-zone.js';
 
 // Field schemas shared by the endpoints. JSON bodies are typed strictly (no coercion); query strings are
@@ -21,7 +21,7 @@ export const presetSchema = z.enum(presets, { error: `must be one of ${presets.j
  * its time-zone offsets are computed a day at a time (time-zone.ts), so `["0001-01-01", "9999-12-31"]` in a
  * DST zone took ~30 s of CPU and a SQL CASE of ~20,000 branches. Within these bounds the worst case is ~0.3 s.
  */
-export const RANGE_DATE_BOUNDS = ['1970-01-01', '2099-12-31'] as const;
+export const RANGE_DATE_BOUNDS = [EARLIEST_RANGE_DAY, '2099-12-31'] as const;
 
 const rangeDateSchema = calendarDateSchema.refine(
   (d) => d >= RANGE_DATE_BOUNDS[0] && d <= RANGE_DATE_BOUNDS[1],

@@ -20,6 +20,9 @@ export interface ResolvedRange {
 
 const DAY_MS = 86_400_000;
 
+/** The first day any range may start on. */
+export const EARLIEST_RANGE_DAY = '1970-01-01';
+
 export function isCalendarDate(value: string): boolean {
   if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
   const ms = Date.parse(`${value}T00:00:00Z`);
@@ -49,6 +52,9 @@ export async function resolveDateRange(
     const first = await firstEventAt();
     start = first ? localDate(timeZone, first.getTime()) : today;
     if (start > today) start = today;
+    // The same floor explicit dates have (schemas.ts): one ancient row must not make every `all` query of the
+    // domain pay for decades of offset segments.
+    if (start < EARLIEST_RANGE_DAY) start = EARLIEST_RANGE_DAY;
   } else if (input === '12mo') {
     const [y, m] = today.split('-').map(Number) as [number, number];
     start = new Date(Date.UTC(y, m - 1 - 11, 1)).toISOString().slice(0, 10);
