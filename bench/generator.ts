@@ -8,6 +8,8 @@
 // (no session) and now and then a refund. About 1% of visitors are dev traffic (is_dev).
 // Same spec, same lines: every random choice comes from seeded generators, never from Math.random or the clock.
 
+import { seededRandom, type Weighted } from '../local/seeded-random.js';
+
 export interface GeneratorSpec {
   seed: number;
   rows: number;
@@ -20,49 +22,8 @@ export interface GeneratorSpec {
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 
-type Weighted<T> = readonly (readonly [T, number])[];
 type Row = Record<string, string | number | boolean | Record<string, string | number | boolean>>;
 
-/** mulberry32: tiny, fast, and the same numbers on every machine. */
-function random(seed: number) {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-  const int = (min: number, max: number) => min + Math.floor(next() * (max - min + 1));
-  const chance = (p: number) => next() < p;
-  const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
-  const weighted = <T>(entries: Weighted<T>): T => {
-    const { items, cumulative } = tableOf(entries);
-    const r = next() * cumulative[cumulative.length - 1]!;
-    let i = 0;
-    while (cumulative[i]! <= r && i < items.length - 1) i++;
-    return items[i]!;
-  };
-  /** 0, 1, 2, ... with P(k) = (1 - p)^k p, capped. */
-  const geometric = (p: number, max: number) => {
-    let k = 0;
-    while (next() > p && k < max) k++;
-    return k;
-  };
-  return { next, int, chance, pick, weighted, geometric };
-}
-
-/** Cumulative weights, computed once per list (the lists are module constants or few per page). */
-const tables = new WeakMap<object, { items: unknown[]; cumulative: number[] }>();
-function tableOf<T>(entries: Weighted<T>): { items: T[]; cumulative: number[] } {
-  let table = tables.get(entries);
-  if (!table) {
-    let sum = 0;
-    table = { items: entries.map(([item]) => item), cumulative: entries.map(([, w]) => (sum += w)) };
-    tables.set(entries, table);
-  }
-  return table as { items: T[]; cumulative: number[] };
-}
 
 /** A 32-bit mix of two integers (visitor ids, per-visitor seeds). */
 function hash(a: number, b: number): number {
@@ -176,7 +137,7 @@ interface Visitor {
 }
 
 function visitorOf(seed: number, index: number): Visitor {
-  const r = random(hash(seed, index));
+  const r = seededRandom(hash(seed, index));
   return {
     id: `v_${hex(hash(index, seed ^ 0x5bd1e995))}${hex(hash(seed, index ^ 0x27d4eb2f))}`,
     place: r.weighted(places),
@@ -195,7 +156,7 @@ export async function* generateEventLines(spec: GeneratorSpec): AsyncGenerator<s
   const lastDay = Date.parse(`${spec.endDate}T00:00:00Z`);
   const firstDay = lastDay - (spec.days - 1) * DAY_MS;
   const windowEnd = lastDay + DAY_MS;
-  const r = random(spec.seed);
+  const r = seededRandom(spec.seed);
 
   // Traffic grows by half over the window and dips at weekends; cumulative row targets per day.
   const weights = Array.from({ length: spec.days }, (_, d) => {

@@ -2,6 +2,7 @@ import { createCredential } from '../shared/services/credentials.js';
 import { importEvents } from './importer.js';
 import { newKeyMessage } from './new-key-message.js';
 import type { LocalPaths } from './paths.js';
+import { seededRandom, type Weighted } from './seeded-random.js';
 
 // The demo site of `npm start`'s first run: a deterministic (seeded) but lifelike product site over the 90 days
 // ending today, imported through the same importer as `npm run import`, plus a demo key printed once.
@@ -12,28 +13,7 @@ const VISITORS = 11_000;
 const DAY_MS = 86_400_000;
 
 type Row = Record<string, unknown>;
-type Weighted<T> = readonly (readonly [T, number])[];
 
-/** mulberry32: tiny, fast and good enough to make the same demo on every machine. */
-function seededRandom(seed: number) {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-  const int = (min: number, max: number) => min + Math.floor(next() * (max - min + 1));
-  const chance = (p: number) => next() < p;
-  const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
-  const weighted = <T>(entries: Weighted<T>): T => {
-    let r = next() * entries.reduce((sum, [, w]) => sum + w, 0);
-    for (const [item, w] of entries) if ((r -= w) < 0) return item;
-    return entries[entries.length - 1]![0];
-  };
-  return { next, int, chance, pick, weighted };
-}
 
 interface Place { country: string; region: string | null; city: string | null; utcOffset: number; currency: string }
 const places: Weighted<Place> = [
