@@ -235,6 +235,9 @@ export function renderReport(f: BenchFigures): string {
       'after the load; each query by hand (bench/postgres.ts). Time: psql `\\timing` (server round trip, without psql\'s start-up).',
     '- **Same answer**: every engine\'s rows are compared with the API\'s (keys in order, numbers within 0.01), so the peers\' SQL is ' +
       'checked against the API\'s semantics on every run.',
+    '- **Stored work**: the API (and so its DuckDB twin) reads the session fragments its importer stores beside the events ' +
+      '(docs/STORAGE.md) for session metrics over whole partitions; the peers\' SQL computes every session from the raw rows, as a ' +
+      'single events table allows (Plausible keeps a sessions table beside its events, which is the analogue the peers do not have here).',
     '',
   );
   return out.join('\n');
