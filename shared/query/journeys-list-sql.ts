@@ -5,13 +5,17 @@ import { rowPredicate } from './filters.js';
 import type { VisitorColumn, VisitorListPlan } from './journeys-plan.js';
 import { date, int, integer, join, print, sql, timestamp, trusted, type Sql } from './sql.js';
 
-// Prints a VisitorListPlan as one statement per page:
-//   base             rows of the range, only the needed columns
+// Prints a VisitorListPlan as one statement per page, in two passes so the costly per-visitor attributes are
+// computed for the listed page only (the single-pass form spent most of its time on them for every visitor):
+//   ranked_rows      rows of the range, only the columns the first pass needs
 //   earlier_buyers   (first_purchase) visitors with a revenue row before the range, from the domain's earlier partitions
-//   visitors         one row per visitor: aggregates over all their rows in the range; HAVING applies the
-//                    filters (some row passes them all), the strict bounds, has_revenue and first_purchase
-// and a final select that formats timestamps in the request's zone, counts every matching visitor with a
-// window (`total`), orders and pages. `count` mode prints the same query answering only that total.
+//   visitors         one row per visitor with only the sort key; HAVING applies the filters (some row passes them
+//                    all), the strict bounds, has_revenue and first_purchase
+//   listed           the page: ordered, offset and limited, with the window `total` of every matching visitor
+//   details          every aggregate and first-pageview attribute, over the listed visitors' rows only (a
+//                    second, wider read of the range: cheaper than carrying every column through the first pass)
+// and a final select that joins the two, formats timestamps in the request's zone and keeps the page's order.
+// `count` mode prints the same filter answering only that total.
 
 const pageview = sql`type = 'pageview'`;
 const revenue = sql`type = 'revenue'`;
@@ -66,31 +70,44 @@ function earlierBuyers(plan: VisitorListPlan, dialect: Dialect): Sql {
 }
 
 export function printVisitorList(plan: VisitorListPlan, dialect: Dialect, mode: 'page' | 'count' = 'page'): SqlQuery {
-  const ctes: Sql[] = [sql`base AS (${scopedEvents(dialect, plan.scope, plan.columns)})`];
+  const ctes: Sql[] = [sql`ranked_rows AS (${scopedEvents(dialect, plan.scope, plan.rankColumns)})`];
   if (plan.firstPurchase) ctes.push(earlierBuyers(plan, dialect));
   const having = havingConditions(plan, dialect);
+  const sortKeys = [...new Set(plan.order.map((o) => o.column).filter((c): c is VisitorColumn => c !== 'visitor_id'))];
   ctes.push(sql`visitors AS (
-    SELECT ${join([trusted('visitor_id'), ...Object.entries(aggregates).map(([name, value]) => sql`${value} AS ${trusted(name)}`), ...listedAttributes(dialect)])}
-    FROM base
+    SELECT ${join([trusted('visitor_id'), ...sortKeys.map((c) => sql`${aggregates[c]} AS ${trusted(c)}`)])}
+    FROM ranked_rows
     GROUP BY visitor_id${having.length ? sql`\n    HAVING ${join(having, ' AND ')}` : sql``})`);
 
   if (mode === 'count') return print(sql`WITH ${join(ctes, ',\n')}\nSELECT count(*) AS total FROM visitors`);
 
-  const shown = (column: string) => dialect.formatTimestamp(localTime(trusted(column), plan.segments));
+  const orderBy = (prefix: string) =>
+    join(plan.order.map((o) => trusted(`${prefix}${o.column} ${o.direction.toUpperCase()}${o.nullsLast ? ' NULLS LAST' : ''}`)));
+  ctes.push(sql`listed AS (
+    SELECT ${join([trusted('visitor_id'), ...sortKeys.map((c) => trusted(c)), sql`count(*) OVER () AS total`])}
+    FROM visitors
+    ORDER BY ${orderBy('')}
+    OFFSET ${integer(plan.offset)} LIMIT ${integer(plan.fetch)})`);
+  ctes.push(sql`details AS (
+    SELECT ${join([trusted('visitor_id'), ...Object.entries(aggregates).map(([name, value]) => sql`${value} AS ${trusted(name)}`), ...listedAttributes(dialect)])}
+    FROM (${scopedEvents(dialect, plan.scope, plan.columns)}) base
+    WHERE visitor_id IN (SELECT visitor_id FROM listed)
+    GROUP BY visitor_id)`);
+
+  const shown = (column: string) => dialect.formatTimestamp(localTime(trusted(`d.${column}`), plan.segments));
   const select = [
-    ...['visitor_id', 'country', 'browser', 'os', 'device', 'pageview_count', 'session_count', 'event_count', 'total_revenue_cents'].map((c) => trusted(c)),
+    trusted('l.visitor_id'),
+    ...['country', 'browser', 'os', 'device', 'pageview_count', 'session_count', 'event_count', 'total_revenue_cents'].map((c) => trusted(`d.${c}`)),
     sql`${shown('first_ts')} AS first_seen`,
     sql`${shown('last_ts')} AS last_seen`,
-    trusted('first_referrer'),
-    trusted('entry_page'),
+    trusted('d.first_referrer'),
+    trusted('d.entry_page'),
     sql`${shown('latest_revenue_ts')} AS latest_revenue_date`,
-    trusted('revenue_event_count'),
-    sql`count(*) OVER () AS total`,
+    trusted('d.revenue_event_count'),
+    trusted('l.total'),
   ];
-  const orderBy = plan.order.map((o) => trusted(`${o.column} ${o.direction.toUpperCase()}${o.nullsLast ? ' NULLS LAST' : ''}`));
   return print(sql`WITH ${join(ctes, ',\n')}
 SELECT ${join(select)}
-FROM visitors
-ORDER BY ${join(orderBy)}
-OFFSET ${integer(plan.offset)} LIMIT ${integer(plan.fetch)}`);
+FROM listed l JOIN details d ON d.visitor_id = l.visitor_id
+ORDER BY ${orderBy('l.')}`);
 }

@@ -19,7 +19,10 @@ export interface VisitorListPlan {
   scope: EventScope & { range: NonNullable<EventScope['range']> };
   /** Offsets of the request's zone over the range, for the timestamps the list shows. */
   segments: OffsetSegment[];
+  /** Columns of the listed visitors' details (every aggregate and first-pageview attribute). */
   columns: string[];
+  /** Columns of the first pass over every visitor: the sort key, the filters, bounds and revenue conditions. */
+  rankColumns: string[];
   /** A visitor is listed when one of their rows passes all of these at once. */
   filters: Filter[];
   bounds: VisitorBound[];
@@ -44,6 +47,16 @@ export interface TimelinePlan {
 /** Columns every list query reads: what the aggregates and the first-pageview attributes need. */
 const listColumns = ['ts', 'type', 'visitor_id', 'session_id', 'amount_cents', 'country', 'browser', 'os', 'device', 'referrer_domain', 'url_path'];
 
+/** Stored columns each per-visitor aggregate reads. */
+const aggregateColumns: Record<VisitorColumn, string[]> = {
+  last_ts: ['ts'],
+  first_ts: ['ts'],
+  pageview_count: ['type'],
+  session_count: ['session_id'],
+  total_revenue_cents: ['type', 'amount_cents'],
+  latest_revenue_ts: ['type', 'ts'],
+};
+
 const sortColumns: Record<VisitorSortField, VisitorColumn> = {
   last_seen: 'last_ts',
   first_seen: 'first_ts',
@@ -56,18 +69,24 @@ const sortColumns: Record<VisitorSortField, VisitorColumn> = {
 export function planVisitorList(query: VisitorListQuery): VisitorListPlan {
   const columns = new Set(listColumns);
   for (const filter of query.filters) for (const c of filterColumns(filter)) columns.add(c);
+  const sortColumn = sortColumns[query.sort.field];
+  const rankColumns = new Set(['visitor_id', ...aggregateColumns[sortColumn]]);
+  for (const filter of query.filters) for (const c of filterColumns(filter)) rankColumns.add(c);
+  for (const bound of query.bounds) for (const c of aggregateColumns[bound.aggregate]) rankColumns.add(c);
+  if (query.hasRevenue || query.firstPurchase) rankColumns.add('type');
   const { range } = query;
   return {
     scope: { domain: query.domain, isDev: query.isDev, range },
     segments: offsetSegments(query.range.timeZone, range.from, range.to),
     columns: [...columns],
+    rankColumns: [...rankColumns],
     filters: query.filters,
     bounds: query.bounds,
     hasRevenue: query.hasRevenue,
     firstPurchase: query.firstPurchase,
     order: [
       // Only latest_revenue can be null (visitors without revenue); semantics.md puts them last either way.
-      { column: sortColumns[query.sort.field], direction: query.sort.order, nullsLast: true },
+      { column: sortColumn, direction: query.sort.order, nullsLast: true },
       { column: 'visitor_id', direction: 'asc', nullsLast: false },
     ],
     fetch: query.limit + 1,
