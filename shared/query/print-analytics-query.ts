@@ -44,8 +44,10 @@ export function printAnalyticsQuery(plan: QueryPlan, dialect: Dialect): SqlQuery
   const hasRows = plan.rowAggregates.length > 0;
   if (hasRows) {
     const dims = plan.dimensions.map((d, i) => sql`${rowDimension(d, dialect)} AS d${integer(i)}`);
-    const aggregates = plan.rowAggregates.map((a) => rowAggregateSql[a]);
     const types = [...new Set(plan.rowAggregates.map((a) => (a === 'revenue' || a === 'conversions' ? 'revenue' : 'pageview')))];
+    // Rows of one type need no per-aggregate FILTER: the WHERE already holds it, and DuckDB's plain
+    // aggregates are cheaper than filtered ones.
+    const aggregates = plan.rowAggregates.map((a) => rowAggregateSql(a, types.length > 1));
     ctes.push(sql`row_metrics AS (
       SELECT ${join([...dims, ...aggregates])}
       FROM ${trusted(kept)}${segmentJoin}
@@ -67,7 +69,7 @@ export function printAnalyticsQuery(plan: QueryPlan, dialect: Dialect): SqlQuery
 
   const from = fromClause(hasRows, plan.sessionAggregates, slots.length);
   const select = [
-    ...plan.dimensions.map((_, i) => dimensionOutput(i, hasRows, plan.sessionAggregates)),
+    ...plan.dimensions.map((d, i) => dimensionOutput(d, i, hasRows, plan.sessionAggregates, dialect)),
     ...plan.metrics.map((m) => sql`${metricSql[m]} AS ${trusted(m)}`),
   ];
   const orderBy = plan.order.length
@@ -80,12 +82,17 @@ FROM ${from}${orderBy}
 OFFSET ${integer(plan.offset)} LIMIT ${integer(plan.fetch)}`);
 }
 
-const rowAggregateSql: Record<RowAggregate, Sql> = {
-  pageviews: sql`count(*) FILTER (WHERE type = 'pageview') AS pageviews`,
-  visitors: sql`count(DISTINCT visitor_id) FILTER (WHERE type = 'pageview') AS visitors`,
-  revenue: sql`sum(amount_cents) FILTER (WHERE type = 'revenue') AS revenue`,
-  conversions: sql`count(DISTINCT visitor_id) FILTER (WHERE type = 'revenue') AS conversions`,
+const rowAggregateParts: Record<RowAggregate, [aggregate: Sql, type: string]> = {
+  pageviews: [sql`count(*)`, 'pageview'],
+  visitors: [sql`count(DISTINCT visitor_id)`, 'pageview'],
+  revenue: [sql`sum(amount_cents)`, 'revenue'],
+  conversions: [sql`count(DISTINCT visitor_id)`, 'revenue'],
 };
+
+function rowAggregateSql(name: RowAggregate, filtered: boolean): Sql {
+  const [aggregate, type] = rowAggregateParts[name];
+  return sql`${aggregate}${filtered ? sql` FILTER (WHERE type = ${trusted(`'${type}'`)})` : sql``} AS ${trusted(name)}`;
+}
 
 const metricSql: Record<Metric, Sql> = {
   pageviews: sql`coalesce(r.pageviews, 0)`,
@@ -105,9 +112,21 @@ function fromClause(rows: boolean, sessions: boolean, dimensionCount: number): S
   return sql`row_metrics r FULL OUTER JOIN session_metrics s ON ${join(on, ' AND ')}`;
 }
 
-function dimensionOutput(i: number, rows: boolean, sessions: boolean): Sql {
-  if (rows && sessions) return trusted(`coalesce(r.d${i}, s.d${i}) AS d${i}`);
-  return trusted(`${rows ? 'r' : 's'}.d${i} AS d${i}`);
+function dimensionOutput(dimension: Dimension, i: number, rows: boolean, sessions: boolean, dialect: Dialect): Sql {
+  const value = trusted(rows && sessions ? `coalesce(r.d${i}, s.d${i})` : `${rows ? 'r' : 's'}.d${i}`);
+  return sql`${isTime(dimension) ? timeLabel(dimension, value, dialect) : value} AS ${trusted(`d${i}`)}`;
+}
+
+// Time buckets group on a native key (a DATE, an hour-truncated TIMESTAMP) and become text only in the final
+// select: formatting every row before grouping cost a fifth of a daily series (docs/BENCHMARKS.md).
+const isTime = (dimension: Dimension): dimension is 'date' | 'hour' => dimension === 'date' || dimension === 'hour';
+
+function timeKey(dimension: 'date' | 'hour', localTs: Sql): Sql {
+  return dimension === 'date' ? sql`CAST(${localTs} AS DATE)` : sql`date_trunc('hour', ${localTs})`;
+}
+
+function timeLabel(dimension: 'date' | 'hour', key: Sql, dialect: Dialect): Sql {
+  return dimension === 'date' ? sql`CAST(${key} AS VARCHAR)` : dialect.formatHour(key);
 }
 
 function labelled(value: Sql, field: RowFilterField): Sql {
@@ -117,8 +136,7 @@ function labelled(value: Sql, field: RowFilterField): Sql {
 /** A row's own value for a dimension. */
 function rowDimension(dimension: Dimension, dialect: Dialect): Sql {
   if (dimension === 'event') return sql`segment_event`;
-  if (dimension === 'date') return sql`CAST(CAST(local_ts AS DATE) AS VARCHAR)`;
-  if (dimension === 'hour') return dialect.formatHour(trusted('local_ts'));
+  if (isTime(dimension)) return timeKey(dimension, trusted('local_ts'));
   return labelled(trusted(rowFieldColumns[dimension]), dimension);
 }
 
@@ -159,10 +177,7 @@ function sessionsCte(plan: QueryPlan, dialect: Dialect, filtered: boolean): Sql 
 
 /** A session's dimension value from its pieces: the same "where it started" as sessionDimension. */
 function fragmentDimension(dimension: Exclude<Dimension, 'event'>, dialect: Dialect, plan: QueryPlan): Sql {
-  if (dimension === 'date' || dimension === 'hour') {
-    const start = localTime(trusted('min(first_ts)'), plan.segments!);
-    return dimension === 'date' ? sql`CAST(CAST(${start} AS DATE) AS VARCHAR)` : dialect.formatHour(start);
-  }
+  if (isTime(dimension)) return timeKey(dimension, localTime(trusted('min(first_ts)'), plan.segments!));
   const attribute = dimension === 'page' ? 'entry_page' : (rowFieldColumns[dimension] as FragmentAttribute);
   return labelled(combinedAttribute(dialect, attribute), dimension);
 }
@@ -170,8 +185,7 @@ function fragmentDimension(dimension: Exclude<Dimension, 'event'>, dialect: Dial
 /** A session's value for a dimension: where it started (its first row; for `page`, its first pageview). */
 function sessionDimension(dimension: Exclude<Dimension, 'event'>, dialect: Dialect): Sql {
   const ts = trusted('ts');
-  if (dimension === 'date') return sql`CAST(CAST(${dialect.argMinKeepNull(trusted('local_ts'), ts)} AS DATE) AS VARCHAR)`;
-  if (dimension === 'hour') return dialect.formatHour(dialect.argMinKeepNull(trusted('local_ts'), ts));
+  if (isTime(dimension)) return timeKey(dimension, dialect.argMinKeepNull(trusted('local_ts'), ts));
   const first = dialect.argMinKeepNull(trusted(rowFieldColumns[dimension]), ts);
   return labelled(dimension === 'page' ? sql`${first} FILTER (WHERE type = 'pageview')` : first, dimension);
 }
