@@ -14,7 +14,7 @@ import { dashboardMix } from './query-mix.js';
 
 const dataDir = process.argv[2];
 if (!dataDir) throw new Error('usage: npx tsx bench/athena-scan.ts <data dir>');
-const engine = await DuckDbEngine.open(join(dataDir, 'events'), join(dataDir, 'sessions'));
+const engine = await DuckDbEngine.open(join(dataDir, 'events'));
 const chunks = async (dir: string) =>
   (await engine.runRaw(
     `SELECT regexp_extract(file_name, 'dt=([0-9-]+)', 1) AS dt, path_in_schema AS col, sum(total_compressed_size) AS bytes FROM parquet_metadata('${join(dataDir, dir)}/*/*/*.parquet') GROUP BY ALL`,

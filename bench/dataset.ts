@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { backfillSessionFragments } from '../local/backfill-sessions.js';
+import { backfillDerived } from '../local/backfill-derived.js';
 import { importLines } from '../local/importer.js';
 import { openLocalDynamo } from '../local/local-dynamo.js';
 import { localPaths, type LocalPaths } from '../local/paths.js';
@@ -45,9 +45,9 @@ export async function ensureDataset(spec: GeneratorSpec, root: string, log: (lin
   const paths = localPaths(dataDir);
   if (existsSync(metaFile)) {
     const meta = JSON.parse(readFileSync(metaFile, 'utf8')) as DatasetMeta;
-    // A set cached before session fragments existed gets them now (nothing to do when complete).
-    const backfilled = await backfillSessionFragments(paths);
-    if (backfilled) log(`data set ${id}: wrote the session fragments of ${backfilled} event files`);
+    // A set cached before the derived relations existed gets them now (nothing to do when complete).
+    const backfilled = await backfillDerived(paths);
+    if (backfilled) log(`data set ${id}: wrote ${backfilled} missing derived files (docs/STORAGE.md)`);
     log(`data set ${id}: reusing ${meta.rows.toLocaleString('en-US')} rows in ${meta.files} files (generated in ${meta.generationSeconds.toFixed(0)} s)`);
     return { id, spec, paths, rows: meta.rows, files: meta.files, bytes: meta.bytes, generationSeconds: meta.generationSeconds, reused: true };
   }

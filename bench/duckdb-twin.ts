@@ -109,7 +109,7 @@ export class DuckDbTwin implements BenchEngine {
   ) {}
 
   static async open(dataset: Dataset): Promise<DuckDbTwin> {
-    return new DuckDbTwin(await DuckDbEngine.open(dataset.paths.eventsDir, dataset.paths.sessionsDir), dataset);
+    return new DuckDbTwin(await DuckDbEngine.open(dataset.paths.eventsDir), dataset);
   }
 
   async run(query: MixQuery): Promise<RunResult> {
@@ -134,7 +134,7 @@ export class DuckDbTwin implements BenchEngine {
     const scans: ScanFact[] = [];
     for (const node of nodes.filter((n) => n.operator_type === 'TABLE_SCAN' && n.extra_info?.Function === 'READ_PARQUET')) {
       const info = node.extra_info!;
-      const relation: Relation = String(info['Filename(s)'] ?? '').includes(`${this.dataset.paths.sessionsDir}/`) ? 'sessions' : 'events';
+      const relation: Relation = String(info['Filename(s)'] ?? '').includes(`${this.dataset.paths.derivedDirs.sessions}/`) ? 'sessions' : 'events';
       const dtFilter = /dt BETWEEN '(\d{4}-\d{2}-\d{2})'::DATE AND '(\d{4}-\d{2}-\d{2})'::DATE/.exec(String(info['File Filters'] ?? ''));
       const [dtFrom, dtTo] = dtFilter ? [dtFilter[1]!, dtFilter[2]!] : [planned.dtFrom, planned.dtTo];
       const files = (await this.storedFiles(relation)).filter((f) => f.dt >= dtFrom && f.dt <= dtTo);
@@ -177,7 +177,7 @@ export class DuckDbTwin implements BenchEngine {
   private async storedFiles(relation: Relation): Promise<StoredFile[]> {
     const cached = this.stored[relation];
     if (cached) return cached;
-    const root = relation === 'events' ? this.dataset.paths.eventsDir : this.dataset.paths.sessionsDir;
+    const root = relation === 'events' ? this.dataset.paths.eventsDir : this.dataset.paths.derivedDirs.sessions;
     const domainDir = join(root, `domain=${this.dataset.spec.domain}`);
     const files = new Map<string, StoredFile>();
     if (existsSync(domainDir)) {

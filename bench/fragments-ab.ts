@@ -11,7 +11,7 @@ import { dashboardMix } from './query-mix.js';
 const [dataDir, roundsArg] = process.argv.slice(2);
 if (!dataDir) throw new Error('usage: npx tsx bench/fragments-ab.ts <data dir with events/ and sessions/> [rounds]');
 const rounds = Number(roundsArg ?? 5);
-const engine = await DuckDbEngine.open(join(dataDir, 'events'), join(dataDir, 'sessions'));
+const engine = await DuckDbEngine.open(join(dataDir, 'events'));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
 const totals = { raw: 0, fragments: 0 };
 console.log('| query | raw p50 | fragments p50 | same answer |\n|---|---:|---:|---|');

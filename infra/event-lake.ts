@@ -4,8 +4,8 @@ import { CfnDatabase, CfnTable } from 'aws-cdk-lib/aws-glue';
 import { PolicyStatement, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership, type BucketProps } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import { eventColumns, partitionColumns, sessionFragmentColumns, type ColumnType } from '../shared/events/event-columns.js';
-import { SESSION_FRAGMENTS_TABLE } from '../shared/query/dialects.js';
+import { derivedRelations } from '../shared/events/derived-relations.js';
+import { eventColumns, partitionColumns, type ColumnType } from '../shared/events/event-columns.js';
 import type { StackSettings } from './settings.js';
 
 // Where events live on AWS and how Athena reads them: the events bucket in the layout of event-format.md §2,
@@ -16,9 +16,10 @@ import type { StackSettings } from './settings.js';
 export const EVENTS_PREFIX = 'events';
 const RESULTS_PREFIX = 'results';
 export const EVENTS_TABLE = 'events';
-/** Session fragments (docs/STORAGE.md) beside the events, `domain=<d>/dt=<YYYY-MM-DD>/*.parquet` below it. */
-export const SESSIONS_PREFIX = 'sessions';
-export const SESSIONS_TABLE = SESSION_FRAGMENTS_TABLE;
+/**
+ * The derived relations (session fragments, pageview buckets: docs/STORAGE.md) beside the events, each under its
+ * folder as prefix, `domain=<d>/dt=<YYYY-MM-DD>/*.parquet` below it, each with its own Glue table.
+ */
 
 /** Spelled out so a new ColumnType fails to compile here until its Glue type is chosen. */
 const glueTypes: Record<ColumnType | 'date', string> = {
@@ -44,7 +45,6 @@ export class EventLake extends Construct {
   readonly resultsBucket: Bucket;
   readonly databaseName: string;
   readonly tableName = EVENTS_TABLE;
-  readonly sessionsTableName = SESSIONS_TABLE;
   readonly workGroupName: string;
 
   constructor(scope: Construct, id: string, settings: StackSettings) {
@@ -119,7 +119,9 @@ export class EventLake extends Construct {
       table.applyRemovalPolicy(RemovalPolicy.DESTROY);
     };
     projectedTable('EventsTable', EVENTS_TABLE, EVENTS_PREFIX, eventColumns);
-    projectedTable('SessionsTable', SESSIONS_TABLE, SESSIONS_PREFIX, sessionFragmentColumns);
+    // Logical ids of the first derived table kept from before the list existed, so a deployed table is updated, not replaced.
+    const logicalIds: Record<string, string> = { session_fragments: 'SessionsTable', pageview_buckets: 'PageviewBucketsTable' };
+    for (const r of derivedRelations) projectedTable(logicalIds[r.table]!, r.table, r.folder, r.columns);
 
     const workGroup = new CfnWorkGroup(this, 'WorkGroup', {
       name: this.workGroupName,
@@ -158,14 +160,14 @@ export class EventLake extends Construct {
           stack.formatArn({ service: 'glue', resource: 'catalog' }),
           stack.formatArn({ service: 'glue', resource: 'database', resourceName: this.databaseName }),
           stack.formatArn({ service: 'glue', resource: 'table', resourceName: `${this.databaseName}/${EVENTS_TABLE}` }),
-          stack.formatArn({ service: 'glue', resource: 'table', resourceName: `${this.databaseName}/${SESSIONS_TABLE}` }),
+          ...derivedRelations.map((r) => stack.formatArn({ service: 'glue', resource: 'table', resourceName: `${this.databaseName}/${r.table}` })),
         ],
       }),
     );
     principal.addToPrincipalPolicy(
       new PolicyStatement({
         actions: ['s3:GetObject'],
-        resources: [this.eventsBucket.arnForObjects(`${EVENTS_PREFIX}/*`), this.eventsBucket.arnForObjects(`${SESSIONS_PREFIX}/*`)],
+        resources: [EVENTS_PREFIX, ...derivedRelations.map((r) => r.folder)].map((prefix) => this.eventsBucket.arnForObjects(`${prefix}/*`)),
       }),
     );
     principal.addToPrincipalPolicy(
@@ -192,7 +194,7 @@ export class EventLake extends Construct {
   objectWildcardFindings(): string[] {
     const stack = Stack.of(this);
     const arnOf = (bucket: Bucket) => `<${stack.getLogicalId(bucket.node.defaultChild as never)}.Arn>`;
-    return [`${arnOf(this.eventsBucket)}/${EVENTS_PREFIX}/*`, `${arnOf(this.eventsBucket)}/${SESSIONS_PREFIX}/*`, `${arnOf(this.resultsBucket)}/${RESULTS_PREFIX}/*`].map(
+    return [...[EVENTS_PREFIX, ...derivedRelations.map((r) => r.folder)].map((prefix) => `${arnOf(this.eventsBucket)}/${prefix}/*`), `${arnOf(this.resultsBucket)}/${RESULTS_PREFIX}/*`].map(
       (resource) => `AwsSolutions-IAM5[Resource::${resource}]`,
     );
   }

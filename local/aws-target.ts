@@ -39,11 +39,12 @@ export function s3Publisher(url: string, client = new S3Client({})): (stagingDir
 }
 
 /**
- * Where the session fragments of the events at `url` go: `sessions` beside the events prefix (the stack's
- * `s3://bucket/events` → `s3://bucket/sessions`, the location of its second Glue table, infra/event-lake.ts).
+ * Where a derived relation of the events at `url` goes: its folder beside the events prefix (the stack's
+ * `s3://bucket/events` → `s3://bucket/sessions`, `s3://bucket/pageviews`: the locations of its Glue tables,
+ * infra/event-lake.ts).
  */
-export function sessionsUrlOf(url: string): string {
+export function derivedUrlOf(url: string, folder: string): string {
   const { bucket, prefix } = parseS3Url(url);
   const parent = prefix.split('/').slice(0, -1).join('/');
-  return `s3://${bucket}/${[parent, 'sessions'].filter(Boolean).join('/')}`;
+  return `s3://${bucket}/${[parent, folder].filter(Boolean).join('/')}`;
 }

@@ -1,6 +1,7 @@
 import { basename, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { requireAwsTables, s3Publisher, sessionsUrlOf } from './aws-target.js';
+import { derivedUrlOf, requireAwsTables, s3Publisher } from './aws-target.js';
+import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
 import { importNdjson } from './importer.js';
 import { openLocalDynamo } from './local-dynamo.js';
 import { localPaths } from './paths.js';
@@ -27,12 +28,13 @@ if (files.length === 0 || args.values.help) {
 const paths = localPaths();
 let failed = false;
 let publish: ReturnType<typeof s3Publisher> | undefined;
-let publishSessions: ReturnType<typeof s3Publisher> | undefined;
+let publishDerived: Record<DerivedFolder, ReturnType<typeof s3Publisher>> | undefined;
 const dynamo = await (async () => {
   if (args.values.s3 === undefined) return openLocalDynamo(paths, { publish: false });
   requireAwsTables(['COUNTERS_TABLE']);
   publish = s3Publisher(args.values.s3);
-  publishSessions = s3Publisher(sessionsUrlOf(args.values.s3));
+  const url = args.values.s3;
+  publishDerived = Object.fromEntries(derivedRelations.map((r) => [r.folder, s3Publisher(derivedUrlOf(url, r.folder))])) as Record<DerivedFolder, ReturnType<typeof s3Publisher>>;
   return { close: async () => {} };
 })().catch((error: Error) => {
   console.error(`error: ${error.message}`);
@@ -42,7 +44,7 @@ try {
   for (const file of files) {
     try {
       // npm runs scripts in the package folder; INIT_CWD is where the person typed the command.
-      const report = await importNdjson(resolve(process.env.INIT_CWD ?? '.', file), paths, { onProgress: progressPrinter(file), publish, publishSessions });
+      const report = await importNdjson(resolve(process.env.INIT_CWD ?? '.', file), paths, { onProgress: progressPrinter(file), publish, publishDerived });
       clearProgress();
       for (const { line, reason } of report.rejected) console.log(`${file}:${line}: ${reason}`);
       const perDomain = Object.entries(report.domains).map(([domain, rows]) => `${domain} ${rows}`).join(', ');

@@ -9,17 +9,19 @@ import {
   type DuckDBAppender,
   type DuckDBConnection,
 } from '@duckdb/node-api';
+import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
 import { duckdbTypes, eventColumns } from '../shared/events/event-columns.js';
 import { checkEvent, checkEventLine, type CheckedEvent, type StoredEvent } from '../shared/events/event-validation.js';
 import { recordImportedEvents } from '../shared/limits/limiter.js';
 import type { LocalPaths } from './paths.js';
-import { writeSessionFragments } from './session-fragment-writer.js';
+import { writeDerived } from './derived-writer.js';
 
 // Imports events into the Parquet layout of event-format.md §2. Valid rows are appended to in-memory DuckDB
 // tables, one per (domain, dt); every `batchRows` rows each table becomes one ts-ordered ZSTD Parquet file in a
 // staging folder. Only when the whole input was read are the files renamed into the events folder, so readers
-// never see half an import and a fatal error leaves nothing behind. Next to each event file goes its session
-// fragments file (same relative name under `sessions/`, docs/STORAGE.md), published right after the events.
+// never see half an import and a fatal error leaves nothing behind. Next to each event file go its derived files
+// (session fragments, pageview buckets: same relative name under their folders, docs/STORAGE.md), published
+// right after the events.
 
 export interface ImportReport {
   rowsWritten: number;
@@ -32,8 +34,8 @@ export interface ImportOptions {
   onProgress?: (bytesRead: number, totalBytes: number) => void;
   /** Where the staged files go once the whole input was read; by default, renamed into the events folder. */
   publish?: Publisher;
-  /** Where the staged session fragment files go, after the events; required with `publish`. */
-  publishSessions?: Publisher;
+  /** Where the staged derived files of each folder go, after the events; required with `publish`. */
+  publishDerived?: Record<DerivedFolder, Publisher>;
   /** Rows per batch (one file per partition and batch); large enough for few files, small enough for flat memory. */
   batchRows?: number;
 }
@@ -83,12 +85,12 @@ async function importChecked(
   paths: LocalPaths,
   options: ImportOptions,
 ): Promise<ImportReport> {
-  if (options.publish && !options.publishSessions) throw new Error('publish needs publishSessions: events and their session fragments go together');
+  if (options.publish && !options.publishDerived) throw new Error('publish needs publishDerived: events and their derived files go together');
   const importId = `${new Date().toISOString().replace(/[-:.]/g, '')}-${randomBytes(4).toString('hex')}`;
   const stagingDir = join(paths.stagingDir, importId);
-  const sessionsStagingDir = join(paths.stagingDir, `${importId}-sessions`);
+  const derivedStagingDirs = Object.fromEntries(derivedRelations.map((r) => [r.folder, join(paths.stagingDir, `${importId}-${r.folder}`)])) as Record<DerivedFolder, string>;
   const report: ImportReport = { rowsWritten: 0, rejected: [], domains: {}, files: 0 };
-  const writer = await BatchWriter.open(stagingDir, sessionsStagingDir, importId);
+  const writer = await BatchWriter.open(stagingDir, derivedStagingDirs, importId);
   try {
     await mkdir(stagingDir, { recursive: true });
     let line = 0;
@@ -107,12 +109,15 @@ async function importChecked(
     await writer.flush();
     const files = await stagedFiles(stagingDir);
     await (options.publish ?? ((dir, names) => moveInto(dir, names, paths.eventsDir)))(stagingDir, files);
-    await (options.publishSessions ?? ((dir, names) => moveInto(dir, names, paths.sessionsDir)))(sessionsStagingDir, await stagedFiles(sessionsStagingDir));
+    for (const { folder } of derivedRelations) {
+      const publishDerived = options.publishDerived?.[folder] ?? ((dir, names) => moveInto(dir, names, paths.derivedDirs[folder]));
+      await publishDerived(derivedStagingDirs[folder], await stagedFiles(derivedStagingDirs[folder]));
+    }
     report.files = files.length;
   } finally {
     writer.close();
     await rm(stagingDir, { recursive: true, force: true });
-    await rm(sessionsStagingDir, { recursive: true, force: true });
+    for (const dir of Object.values(derivedStagingDirs)) await rm(dir, { recursive: true, force: true });
   }
   for (const [domain, count] of Object.entries(report.domains)) await recordImportedEvents(domain, count);
   return report;
@@ -128,14 +133,14 @@ class BatchWriter {
     private readonly instance: DuckDBInstance,
     private readonly connection: DuckDBConnection,
     private readonly stagingDir: string,
-    private readonly sessionsStagingDir: string,
+    private readonly derivedStagingDirs: Record<DerivedFolder, string>,
     private readonly importId: string,
   ) {}
 
-  static async open(stagingDir: string, sessionsStagingDir: string, importId: string): Promise<BatchWriter> {
+  static async open(stagingDir: string, derivedStagingDirs: Record<DerivedFolder, string>, importId: string): Promise<BatchWriter> {
     const instance = await DuckDBInstance.create(':memory:', { threads: String(process.env.DUCKDB_THREADS ?? 2) });
     try {
-      return new BatchWriter(instance, await instance.connect(), stagingDir, sessionsStagingDir, importId);
+      return new BatchWriter(instance, await instance.connect(), stagingDir, derivedStagingDirs, importId);
     } catch (error) {
       instance.closeSync();
       throw error;
@@ -169,7 +174,7 @@ class BatchWriter {
 
   /**
    * Writes each partition of the batch as one file ordered by ts (COPY ... PARTITION_BY would not keep the order),
-   * and the session fragments of exactly those rows under the same relative name.
+   * and the derived files of exactly those rows under the same relative name.
    */
   async flush(): Promise<void> {
     for (const { domain, dt, table, appender } of this.partitions.values()) {
@@ -178,7 +183,7 @@ class BatchWriter {
       const file = join(this.stagingDir, name);
       await mkdir(dirname(file), { recursive: true });
       await this.connection.run(`COPY (SELECT * FROM ${table} ORDER BY ts) TO ${sqlString(file)} (FORMAT parquet, COMPRESSION zstd)`);
-      await writeSessionFragments(this.connection, table, join(this.sessionsStagingDir, name));
+      await writeDerived(this.connection, table, name, this.derivedStagingDirs);
       await this.connection.run(`DROP TABLE ${table}`);
     }
     this.partitions.clear();

@@ -6,7 +6,7 @@ import { jsonResponse } from '../shared/http/response.js';
 import { createLocalServer, type ExtraRoutes } from './http-server.js';
 import { openApiJson } from './openapi-document.js';
 import { openLocalDynamo, type LocalDynamo } from './local-dynamo.js';
-import { backfillSessionFragments } from './backfill-sessions.js';
+import { backfillDerived } from './backfill-derived.js';
 import { localPaths, type LocalPaths } from './paths.js';
 
 export interface LocalApi {
@@ -21,10 +21,10 @@ export interface LocalApi {
 export async function startLocalApi(options: { dataDir?: string; port?: number; extraRoutes?: ExtraRoutes } = {}): Promise<LocalApi> {
   const paths = localPaths(options.dataDir);
   mkdirSync(paths.eventsDir, { recursive: true });
-  // Session metrics read the fragments: a store imported before they existed gets them before the first query.
-  await backfillSessionFragments(paths);
+  // Queries read the derived relations: a store imported before they existed gets them before the first query.
+  await backfillDerived(paths);
   const dynamo = await openLocalDynamo(paths, { publish: true });
-  const engine = await DuckDbEngine.open(paths.eventsDir, paths.sessionsDir);
+  const engine = await DuckDbEngine.open(paths.eventsDir);
   installEngine(engine);
   let openApi: Promise<string> | undefined;
   const server = createLocalServer({

@@ -1,11 +1,12 @@
 import { resolve, join } from 'node:path';
+import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
 
 /** The folders of ANALYTICS_DATA_DIR: every local command derives its paths here so they see one another. */
 export interface LocalPaths {
   dataDir: string;
   eventsDir: string;
-  /** Session fragments, one file per event file in the same `domain=/dt=` layout (docs/STORAGE.md). */
-  sessionsDir: string;
+  /** The derived relations (session fragments, pageview buckets): one file per event file, same layout (docs/STORAGE.md). */
+  derivedDirs: Record<DerivedFolder, string>;
   stagingDir: string;
   dynamoDir: string;
   /** Written by the process serving DynamoDB, so other local commands use it instead of opening the files. */
@@ -17,7 +18,7 @@ export function localPaths(dataDir = process.env.ANALYTICS_DATA_DIR ?? './.data'
   return {
     dataDir: root,
     eventsDir: join(root, 'events'),
-    sessionsDir: join(root, 'sessions'),
+    derivedDirs: Object.fromEntries(derivedRelations.map((r) => [r.folder, join(root, r.folder)])) as Record<DerivedFolder, string>,
     stagingDir: join(root, 'staging'),
     dynamoDir: join(root, 'dynamodb'),
     dynamoEndpointFile: join(root, 'dynamodb-endpoint.json'),

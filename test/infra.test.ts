@@ -8,7 +8,8 @@ import type { Role } from 'aws-cdk-lib/aws-iam';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { AnalyticsApiStack } from '../infra/analytics-api-stack.js';
 import { defaultSettings, settingsFromContext } from '../infra/settings.js';
-import { eventColumns, sessionFragmentColumns } from '../shared/events/event-columns.js';
+import { derivedRelations } from '../shared/events/derived-relations.js';
+import { eventColumns } from '../shared/events/event-columns.js';
 import { routeList, type Route } from '../shared/routes.js';
 import { tableDefinitions } from '../shared/store/table-schemas.js';
 
@@ -103,6 +104,7 @@ describe('API and functions from the route table', () => {
           ATHENA_DATABASE: 'analytics_query_api',
           ATHENA_TABLE: 'events',
           ATHENA_SESSIONS_TABLE: 'session_fragments',
+          ATHENA_BUCKETS_TABLE: 'pageview_buckets',
           ATHENA_RESULT_REUSE_MINUTES: String(defaultSettings.athenaResultReuseMinutes),
           ATHENA_QUERY_TIMEOUT_MS: String(defaultSettings.athenaQueryTimeoutMs),
         });
@@ -235,16 +237,18 @@ describe('event lake', () => {
     });
   });
 
-  it('declares a second Glue table over the session fragments, same projection, under sessions/', () => {
+  it('declares a Glue table per derived relation (session fragments, pageview buckets), same projection, under its folder', () => {
     const tables = ofType('AWS::Glue::Table') as [string, Json][];
-    expect(tables.map(([, t]) => t.Properties.TableInput.Name)).toEqual(['events', 'session_fragments']);
-    const input = tables[1]![1].Properties.TableInput;
-    expect(input.StorageDescriptor.Columns).toEqual(sessionFragmentColumns.map(([name, type]) => ({ Name: name, Type: type })));
-    expect(input.PartitionKeys).toEqual(tables[0]![1].Properties.TableInput.PartitionKeys);
-    expect(input.Parameters).toMatchObject({ 'projection.enabled': 'true', 'projection.domain.type': 'injected', 'projection.dt.type': 'date' });
+    expect(tables.map(([, t]) => t.Properties.TableInput.Name)).toEqual(['events', ...derivedRelations.map((r) => r.table)]);
     const eventsBucket = logicalId(stack.node.findChild('Lake').node.findChild('EventsBucket'));
-    expect(input.Parameters['storage.location.template']).toEqual({
-      'Fn::Join': ['', ['s3://', { Ref: eventsBucket }, '/sessions/domain=${domain}/dt=${dt}/']],
+    derivedRelations.forEach((relation, i) => {
+      const input = tables[i + 1]![1].Properties.TableInput;
+      expect(input.StorageDescriptor.Columns).toEqual(relation.columns.map(([name, type]) => ({ Name: name, Type: type })));
+      expect(input.PartitionKeys).toEqual(tables[0]![1].Properties.TableInput.PartitionKeys);
+      expect(input.Parameters).toMatchObject({ 'projection.enabled': 'true', 'projection.domain.type': 'injected', 'projection.dt.type': 'date' });
+      expect(input.Parameters['storage.location.template']).toEqual({
+        'Fn::Join': ['', ['s3://', { Ref: eventsBucket }, `/${relation.folder}/domain=\${domain}/dt=\${dt}/`]],
+      });
     });
   });
 
@@ -288,7 +292,7 @@ describe('cdk-nag AwsSolutions', () => {
     const rules = new Set(acknowledged.map(([id]) => id.replace(/\[.*$/, '').replace(/^.*::/, '')));
     expect([...rules].sort()).toEqual(['AwsSolutions-APIG4', 'AwsSolutions-IAM5', 'AwsSolutions-L1']);
     for (const [id, reason] of acknowledged) {
-      if (id.includes('IAM5')) expect(id).toMatch(/IAM5\[Resource::<Lake(EventsBucket|AthenaResults)[0-9A-F]+\.Arn>\/(events|sessions|results)\/\*\]$/);
+      if (id.includes('IAM5')) expect(id).toMatch(/IAM5\[Resource::<Lake(EventsBucket|AthenaResults)[0-9A-F]+\.Arn>\/(events|sessions|pageviews|results)\/\*\]$/);
       expect(reason.length, id).toBeGreaterThan(60);
     }
   });

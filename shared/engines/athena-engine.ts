@@ -25,6 +25,8 @@ export interface AthenaSettings {
   table: string;
   /** Glue table of the session fragments; `session_fragments` when the environment names none. */
   sessionsTable?: string;
+  /** Glue table of the pageview buckets; `pageview_buckets` when the environment names none. */
+  bucketsTable?: string;
   /** How old a stored result of the identical query may be and still be served; 0 turns reuse off. */
   resultReuseMinutes: number;
   /** Start to last poll; past it the query is stopped and the client gets a 504. Below the Lambda timeout. */
@@ -60,7 +62,7 @@ export class AthenaEngine implements QueryEngine {
     private readonly settings: AthenaSettings,
     options: AthenaEngineOptions = {},
   ) {
-    this.dialect = athenaDialect(settings.database, settings.table, settings.sessionsTable);
+    this.dialect = athenaDialect(settings.database, settings.table, settings.sessionsTable, settings.bucketsTable);
     this.client = options.client ?? athenaClient();
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.now = options.now ?? Date.now;
@@ -175,6 +177,7 @@ export function athenaSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Ath
     database: env.ATHENA_DATABASE!,
     table: env.ATHENA_TABLE!,
     ...(env.ATHENA_SESSIONS_TABLE ? { sessionsTable: env.ATHENA_SESSIONS_TABLE } : {}),
+    ...(env.ATHENA_BUCKETS_TABLE ? { bucketsTable: env.ATHENA_BUCKETS_TABLE } : {}),
     resultReuseMinutes: wholeNumber(env, 'ATHENA_RESULT_REUSE_MINUTES', 0, 10_080, 5),
     timeoutMs: wholeNumber(env, 'ATHENA_QUERY_TIMEOUT_MS', 1_000, 900_000, 25_000),
   };

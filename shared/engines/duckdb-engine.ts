@@ -7,19 +7,18 @@ import {
   type DuckDBPreparedStatement,
 } from '@duckdb/node-api';
 import { duckdbDialect } from '../query/dialects.js';
-import { duckdbTypes, eventColumns, partitionColumns, sessionFragmentColumns, type ColumnType } from '../events/event-columns.js';
+import { derivedRelations } from '../events/derived-relations.js';
+import { duckdbTypes, eventColumns, partitionColumns, type ColumnType } from '../events/event-columns.js';
 import type { QueryEngine, SqlParam, SqlQuery, SqlRow, SqlValue } from './engine.js';
 
 // Local engine: one in-process DuckDB per process over the Parquet layout of event-format.md, a connection per
-// query. Never imported by a Lambda entry point. The session fragments (docs/STORAGE.md) sit in `sessions/` next to
-// the events folder, in the same `domain=/dt=` layout, and are read through the view `session_fragments`.
+// query. Never imported by a Lambda entry point. The derived relations (session fragments, pageview buckets:
+// docs/STORAGE.md) sit in their folders next to the events folder, in the same `domain=/dt=` layout, each read
+// through a view named like its Glue table.
 
 export class DuckDbEngine implements QueryEngine {
   readonly dialect = duckdbDialect;
-  private readonly views = [
-    { name: 'events', dir: '', columns: [...eventColumns, ...partitionColumns] as ColumnList, overFiles: false },
-    { name: 'session_fragments', dir: '', columns: [...sessionFragmentColumns, ...partitionColumns] as ColumnList, overFiles: false },
-  ];
+  private readonly views: { name: string; dir: string; columns: ColumnList; overFiles: boolean }[];
 
   /** The view definition under way: concurrent queries wait for one instead of racing to replace the views. */
   private defining: Promise<void> | undefined;
@@ -27,16 +26,17 @@ export class DuckDbEngine implements QueryEngine {
   private constructor(
     private readonly instance: DuckDBInstance,
     eventsDir: string,
-    sessionsDir: string,
   ) {
-    this.views[0]!.dir = eventsDir;
-    this.views[1]!.dir = sessionsDir;
+    this.views = [
+      { name: 'events', dir: eventsDir, columns: [...eventColumns, ...partitionColumns], overFiles: false },
+      ...derivedRelations.map((r) => ({ name: r.table, dir: join(dirname(eventsDir), r.folder), columns: [...r.columns, ...partitionColumns], overFiles: false })),
+    ];
   }
 
-  /** `sessionsDir` defaults to `sessions` beside the events folder (local/paths.ts). */
-  static async open(eventsDir: string, sessionsDir = join(dirname(eventsDir), 'sessions')): Promise<DuckDbEngine> {
+  /** The derived relations are read from their folders beside `eventsDir` (local/paths.ts). */
+  static async open(eventsDir: string): Promise<DuckDbEngine> {
     const instance = await DuckDBInstance.create(':memory:', { threads: String(process.env.DUCKDB_THREADS ?? 2) });
-    const engine = new DuckDbEngine(instance, eventsDir, sessionsDir);
+    const engine = new DuckDbEngine(instance, eventsDir);
     await engine.defineViews();
     return engine;
   }

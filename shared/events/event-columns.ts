@@ -82,3 +82,16 @@ export const sessionAttributeColumns = [
   'referrer_domain', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_content', 'utm_term',
   'country', 'region', 'city', 'browser', 'os', 'device',
 ] as const;
+
+/**
+ * The stored columns of the pageview buckets (docs/STORAGE.md): one row per (15-minute UTC bucket, is_dev,
+ * visitor, attribution values) of the pageviews of one event file, with their count. Every zone offset in use
+ * since 1970 is a multiple of 15 minutes, so any zone's dates and hours are unions of whole buckets.
+ */
+export const pageviewBucketColumns = [
+  ['bucket', 'timestamp'],
+  ['is_dev', 'boolean'],
+  ['visitor_id', 'string'],
+  ...sessionAttributeColumns.map((c) => [c, 'string'] as const),
+  ['pageviews', 'bigint'],
+] as const satisfies readonly (readonly [string, ColumnType])[];

@@ -8,6 +8,8 @@ export interface Dialect {
   readonly eventsTable: Sql;
   /** The session fragments (docs/STORAGE.md): a view over their Parquet files locally, a Glue table on AWS. */
   readonly sessionFragmentsTable: Sql;
+  /** The pageview buckets (docs/STORAGE.md): a view over their Parquet files locally, a Glue table on AWS. */
+  readonly pageviewBucketsTable: Sql;
   /** `x` of the row with the smallest `by`, keeping NULL when that row's `x` is NULL. */
   argMinKeepNull(x: Sql, by: Sql): Sql;
   /** Value of key `key` in the JSON object text `json`, NULL when absent. */

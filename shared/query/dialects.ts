@@ -1,10 +1,12 @@
+import { PAGEVIEW_BUCKETS_TABLE, SESSION_FRAGMENTS_TABLE } from '../events/derived-relations.js';
 import type { Dialect } from './dialect.js';
 import { sql, trusted } from './sql.js';
 
 export const duckdbDialect: Dialect = {
   name: 'duckdb',
   eventsTable: trusted('events'),
-  sessionFragmentsTable: trusted('session_fragments'),
+  sessionFragmentsTable: trusted(SESSION_FRAGMENTS_TABLE),
+  pageviewBucketsTable: trusted(PAGEVIEW_BUCKETS_TABLE),
   argMinKeepNull: (x, by) => sql`arg_min_null(${x}, ${by})`,
   jsonProperty: (json, key) => sql`map_extract_value(CAST(CAST(${json} AS JSON) AS MAP(VARCHAR, VARCHAR)), ${key})`,
   jsonKeys: (json) => sql`json_keys(${json})`,
@@ -13,20 +15,19 @@ export const duckdbDialect: Dialect = {
   isoDayOfWeek: (ts) => sql`isodow(${ts})`,
 };
 
-/** The Glue table of the session fragments, unless the environment names another (infra/event-lake.ts). */
-export const SESSION_FRAGMENTS_TABLE = 'session_fragments';
 
 /**
- * Athena engine v3 speaks Trino. `table` and `sessionsTable` are the stack's Glue tables of the events and of
- * the session fragments, printed quoted as `"database"."table"`.
+ * Athena engine v3 speaks Trino. `table`, `sessionsTable` and `bucketsTable` are the stack's Glue tables of the
+ * events, the session fragments and the pageview buckets, printed quoted as `"database"."table"`.
  */
-export function athenaDialect(database: string, table: string, sessionsTable = SESSION_FRAGMENTS_TABLE): Dialect {
+export function athenaDialect(database: string, table: string, sessionsTable = SESSION_FRAGMENTS_TABLE, bucketsTable = PAGEVIEW_BUCKETS_TABLE): Dialect {
   const identifier = /^[a-z0-9_]+$/;
-  if (![database, table, sessionsTable].every((name) => identifier.test(name))) throw new Error('Glue names must match [a-z0-9_]+');
+  if (![database, table, sessionsTable, bucketsTable].every((name) => identifier.test(name))) throw new Error('Glue names must match [a-z0-9_]+');
   return {
     name: 'athena',
     eventsTable: trusted(`"${database}"."${table}"`),
     sessionFragmentsTable: trusted(`"${database}"."${sessionsTable}"`),
+    pageviewBucketsTable: trusted(`"${database}"."${bucketsTable}"`),
     argMinKeepNull: (x, by) => sql`min_by(${x}, ${by})`,
     jsonProperty: (json, key) => sql`element_at(CAST(json_parse(${json}) AS MAP(VARCHAR, VARCHAR)), ${key})`,
     jsonKeys: (json) => sql`map_keys(CAST(json_parse(${json}) AS MAP(VARCHAR, VARCHAR)))`,

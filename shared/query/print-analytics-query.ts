@@ -4,6 +4,7 @@ import type { Dialect } from './dialect.js';
 import { localTime, scopedEvents } from './event-scope.js';
 import { missingLabel, rowFieldColumns, rowPredicate, type RowFilterField } from './filters.js';
 import type { QueryPlan, RowAggregate } from './query-plan.js';
+import { scopedBuckets } from './pageview-buckets.js';
 import { combinedAttribute, sessionPieces, type FragmentAttribute } from './session-fragments.js';
 import { integer, join, print, sql, str, trusted, type Sql } from './sql.js';
 
@@ -12,14 +13,17 @@ import { integer, join, print, sql, str, trusted, type Sql } from './sql.js';
 //   filter_visitors_N visitors who did what a visitor filter asks, anywhere in the range
 //   kept             base rows passing the row filters, of visitors passing the visitor filters
 //   event_segments   (event dimension) which visitors triggered which custom event
-//   row_metrics      pageviews, visitors, revenue, conversions per group of kept rows
+//   row_metrics      pageviews, visitors, revenue, conversions per group of kept rows (or visitors and
+//                    pageviews per group of stored pageview buckets, when the plan says they apply)
 //   session_pieces   (with session fragments) stored fragments of the whole partitions + partial partitions' rows
 //   sessions         every kept session, measured over all its rows in the range, with its entry values
 //   session_metrics  sessions, bounces and mean duration per group
 // and a final select that joins the two metric sets per group, computes rates, orders and pages.
 
 export function printAnalyticsQuery(plan: QueryPlan, dialect: Dialect): SqlQuery {
-  const ctes: Sql[] = [sql`base AS (${scopedEvents(dialect, plan.scope, plan.columns, plan.segments)})`];
+  // Only row metrics from pageview buckets (which rule out filters) read no event rows at all.
+  const readsEvents = !plan.pageviewBuckets || plan.sessionAggregates;
+  const ctes: Sql[] = readsEvents ? [sql`base AS (${scopedEvents(dialect, plan.scope, plan.columns, plan.segments)})`] : [];
 
   plan.visitorFilters.forEach((filter, i) => {
     ctes.push(sql`filter_visitors_${integer(i)} AS (SELECT DISTINCT visitor_id FROM base WHERE ${rowPredicate(filter, dialect)})`);
@@ -42,8 +46,14 @@ export function printAnalyticsQuery(plan: QueryPlan, dialect: Dialect): SqlQuery
   const groupBy = slots.length ? sql` GROUP BY ${join(slots.map((_, i) => integer(i + 1)))}` : sql``;
 
   const hasRows = plan.rowAggregates.length > 0;
-  if (hasRows) {
-    const dims = plan.dimensions.map((d, i) => sql`${rowDimension(d, dialect)} AS d${integer(i)}`);
+  const dims = plan.dimensions.map((d, i) => sql`${rowDimension(d, dialect)} AS d${integer(i)}`);
+  if (hasRows && plan.pageviewBuckets) {
+    const attributes = plan.dimensions.filter((d) => !isTime(d)).map((d) => rowFieldColumns[d as RowFilterField]);
+    const aggregates = plan.rowAggregates.map((a) => (a === 'visitors' ? sql`count(DISTINCT visitor_id) AS visitors` : sql`CAST(sum(pageviews) AS BIGINT) AS pageviews`));
+    ctes.push(sql`row_metrics AS (
+      SELECT ${join([...dims, ...aggregates])}
+      FROM (${scopedBuckets(dialect, { ...plan.scope, range: plan.scope.range! }, attributes, plan.segments)}) buckets${groupBy})`);
+  } else if (hasRows) {
     const types = [...new Set(plan.rowAggregates.map((a) => (a === 'revenue' || a === 'conversions' ? 'revenue' : 'pageview')))];
     // Rows of one type need no per-aggregate FILTER: the WHERE already holds it, and DuckDB's plain
     // aggregates are cheaper than filtered ones.

@@ -2,6 +2,7 @@ import { offsetSegments, type OffsetSegment } from '../time/time-zone.js';
 import type { AnalyticsQuery, Dimension, Metric, SortOrder } from './analytics-query.js';
 import type { EventScope } from './event-scope.js';
 import { filterColumns, isRowFilter, rowFieldColumns, type Filter, type RowFilterField } from './filters.js';
+import { bucketAttributes, bucketsAlign } from './pageview-buckets.js';
 import { wholePartitions, type WholePartitions } from './session-fragments.js';
 
 // The plan of a /v1/query: what to read, which aggregates to build, how to order and page. It holds no SQL;
@@ -31,6 +32,8 @@ export interface QueryPlan {
    * rows) instead of grouping every raw row; absent when they are computed from raw rows.
    */
   sessionFragments?: WholePartitions;
+  /** Row metrics (visitors, pageviews only) read the stored pageview buckets instead of the event rows. */
+  pageviewBuckets?: boolean;
   /** Requested metrics plus the sort metric when it was not requested. */
   metrics: Metric[];
   order: OrderTerm[];
@@ -52,6 +55,8 @@ const rowAggregatesOf: Record<Metric, RowAggregate[]> = {
 export interface PlanOptions {
   /** Use stored session fragments where they are exact (default true); false plans the raw-row form. */
   sessionFragments?: boolean;
+  /** Use stored pageview buckets where they are exact (default true); false reads the event rows. */
+  pageviewBuckets?: boolean;
 }
 
 export function planAnalyticsQuery(query: AnalyticsQuery, options: PlanOptions = {}): QueryPlan {
@@ -74,11 +79,21 @@ export function planAnalyticsQuery(query: AnalyticsQuery, options: PlanOptions =
   }
 
   const { range } = query;
+  const segments = localTime ? offsetSegments(query.timeZone, range.from, range.to) : undefined;
+  // Buckets hold pageviews by visitor, time and attribution: exact for visitors and pageviews without filters,
+  // by time or an attribution dimension, when the range and the zone's boundaries fall on bucket edges.
+  const buckets =
+    options.pageviewBuckets !== false &&
+    rowAggregates.length > 0 &&
+    rowAggregates.every((a) => a === 'visitors' || a === 'pageviews') &&
+    query.filters.length === 0 &&
+    query.dimensions.every((d) => d === 'date' || d === 'hour' || (d !== 'event' && bucketAttributes.includes(rowFieldColumns[d as RowFilterField]))) &&
+    bucketsAlign(range, segments);
   // Without one whole partition, every piece would be a raw row: the raw form is as cheap and simpler.
   const whole = sessionAggregates && options.sessionFragments !== false ? wholePartitions(range) : null;
   return {
     scope: { domain: query.domain, isDev: false, range },
-    ...(localTime ? { segments: offsetSegments(query.timeZone, range.from, range.to) } : {}),
+    ...(segments ? { segments } : {}),
     columns: [...columns],
     rowFilters,
     visitorFilters,
@@ -86,6 +101,7 @@ export function planAnalyticsQuery(query: AnalyticsQuery, options: PlanOptions =
     rowAggregates,
     sessionAggregates,
     ...(whole ? { sessionFragments: whole } : {}),
+    ...(buckets ? { pageviewBuckets: true } : {}),
     metrics,
     order: orderOf(query, metrics),
     fetch: query.limit + 1,

@@ -61,28 +61,29 @@ export function sessionPieces(
   whole: WholePartitions,
   attributes: FragmentAttribute[],
 ): Sql {
-  const stored = [
+  const columns = [
     'session_id', 'visitor_id', 'first_ts', 'last_ts', 'pageviews',
     ...(attributes.includes('entry_page') ? ['first_pageview_ts'] : []),
     ...attributes,
-  ].map((c) => trusted(c));
-  const fromRows = [
-    trusted('session_id'),
-    trusted('visitor_id'),
-    sql`ts AS first_ts`,
-    sql`ts AS last_ts`,
-    sql`CAST(CASE WHEN ${pageview} THEN 1 ELSE 0 END AS BIGINT) AS pageviews`,
-    ...(attributes.includes('entry_page')
-      ? [sql`CASE WHEN ${pageview} THEN ts END AS first_pageview_ts`, sql`CASE WHEN ${pageview} THEN url_path END AS entry_page`]
-      : []),
-    ...attributes.filter((a) => a !== 'entry_page').map((a) => trusted(a)),
   ];
+  // One column list for both sides: UNION ALL pairs columns by position, not by name.
+  const stored = columns.map((c) => trusted(c));
+  const fromRows = columns.map((c) => rowAsFragment[c] ?? trusted(c));
   return sql`SELECT ${join(stored)} FROM ${dialect.sessionFragmentsTable}
     WHERE domain = ${str(scope.domain)} AND dt BETWEEN ${date(whole.dtFrom)} AND ${date(whole.dtTo)} AND is_dev = ${bool(scope.isDev)}
     UNION ALL
     SELECT ${join(fromRows)} FROM base
     WHERE session_id <> '' AND (ts < ${timestamp(whole.from)} OR ts >= ${timestamp(whole.to)})`;
 }
+
+/** A fragment column computed from one event row (the other columns are the row's own). */
+const rowAsFragment: Record<string, Sql> = {
+  first_ts: sql`ts AS first_ts`,
+  last_ts: sql`ts AS last_ts`,
+  pageviews: sql`CAST(CASE WHEN ${pageview} THEN 1 ELSE 0 END AS BIGINT) AS pageviews`,
+  first_pageview_ts: sql`CASE WHEN ${pageview} THEN ts END AS first_pageview_ts`,
+  entry_page: sql`CASE WHEN ${pageview} THEN url_path END AS entry_page`,
+};
 
 /** A session's first value of a fragment attribute, combined over its pieces. */
 export function combinedAttribute(dialect: Dialect, attribute: FragmentAttribute): Sql {

@@ -1,0 +1,16 @@
+import { pageviewBucketColumns, sessionFragmentColumns } from './event-columns.js';
+
+// The relations derived from each event file at import and stored beside it, in the same `domain=/dt=` layout
+// under the same file name (docs/STORAGE.md): the folder (locally under the data dir, on S3 beside the events
+// prefix), the table (the DuckDB view, the Glue table) and the stored columns. One list for every place that
+// writes, reads or declares them.
+
+export const SESSION_FRAGMENTS_TABLE = 'session_fragments';
+export const PAGEVIEW_BUCKETS_TABLE = 'pageview_buckets';
+
+export const derivedRelations = [
+  { folder: 'sessions', table: SESSION_FRAGMENTS_TABLE, columns: sessionFragmentColumns },
+  { folder: 'pageviews', table: PAGEVIEW_BUCKETS_TABLE, columns: pageviewBucketColumns },
+] as const;
+
+export type DerivedFolder = (typeof derivedRelations)[number]['folder'];

@@ -1,0 +1,47 @@
+import { sessionAttributeColumns } from '../events/event-columns.js';
+import type { OffsetSegment } from '../time/time-zone.js';
+import type { Dialect } from './dialect.js';
+import type { EventScope } from './event-scope.js';
+import { localTime } from './event-scope.js';
+import { bool, date, join, sql, str, timestamp, trusted, type Sql } from './sql.js';
+
+// Pageview buckets (docs/STORAGE.md): pageviews per (15-minute UTC bucket, visitor, attribution values) of one
+// event file, written at import beside it. They answer `visitors` and `pageviews` by time and by any session
+// attribution (referrer, UTM, geo, device) exactly, reading a fraction of the rows: a visitor's pageviews of one
+// quarter hour with the same attribution are one row. Everything that knows their meaning is here.
+
+export const BUCKET_MS = 15 * 60 * 1000;
+
+/** The columns a bucket groups by besides its time and visitor: the dimensions the buckets can answer. */
+export type BucketAttribute = (typeof sessionAttributeColumns)[number];
+export const bucketAttributes: readonly string[] = sessionAttributeColumns;
+
+/**
+ * `SELECT` of the buckets of `rows` (a relation of event rows), ordered by visitor so a count of distinct
+ * visitors meets each one in runs. DuckDB only: the importer and the backfill write them, Athena reads them.
+ */
+export function bucketsOf(rows: Sql): Sql {
+  const keys = [sql`time_bucket(INTERVAL '15 minutes', ts) AS bucket`, trusted('is_dev'), trusted('visitor_id'), ...sessionAttributeColumns.map((c) => trusted(c))];
+  return sql`SELECT ${join([...keys, sql`count(*) AS pageviews`])}
+FROM ${rows} WHERE type = 'pageview' GROUP BY ALL ORDER BY visitor_id, bucket`;
+}
+
+/**
+ * Buckets are exact for a range when the range and every local-time boundary inside it fall on bucket edges:
+ * then each bucket lies wholly inside or outside the range and wholly inside one local date or hour. True of
+ * every zone since 1970 except a few odd historical offsets, which fall back to the event rows.
+ */
+export function bucketsAlign(range: { from: Date; to: Date }, segments: OffsetSegment[] | undefined): boolean {
+  const aligned = (ms: number) => ms % BUCKET_MS === 0;
+  if (!aligned(range.from.getTime()) || !aligned(range.to.getTime())) return false;
+  return (segments ?? []).every((s) => aligned(s.offsetSeconds * 1000) && (s.until === null || aligned(s.until.getTime())));
+}
+
+/** The buckets of a scope's range, with the attribute columns asked for and `local_ts` when segments are given. */
+export function scopedBuckets(dialect: Dialect, scope: EventScope & { range: NonNullable<EventScope['range']> }, attributes: string[], segments?: OffsetSegment[]): Sql {
+  const { range } = scope;
+  const selected = ['visitor_id', 'pageviews', ...new Set(attributes)].map((c) => trusted(c));
+  if (segments) selected.push(sql`${localTime(trusted('bucket'), segments)} AS local_ts`);
+  return sql`SELECT ${join(selected)} FROM ${dialect.pageviewBucketsTable}
+    WHERE domain = ${str(scope.domain)} AND dt BETWEEN ${date(range.dtFrom)} AND ${date(range.dtTo)} AND bucket >= ${timestamp(range.from)} AND bucket < ${timestamp(range.to)} AND is_dev = ${bool(scope.isDev)}`;
+}
