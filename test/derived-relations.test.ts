@@ -205,8 +205,9 @@ const bucketDimensions: Dimension[] = ['date', 'hour', 'referrer', 'utm_source',
 const bucketQueryArbitrary = fc
   .record({
     rowMetrics: fc.subarray<Metric>(['visitors', 'pageviews'], { minLength: 1 }),
+    revenueMetrics: fc.subarray<Metric>(['revenue', 'conversions', 'conversion_rate']),
     sessionMetrics: fc.subarray<Metric>(['bounce_rate', 'avg_session_duration']),
-    dimensions: fc.subarray(bucketDimensions, { maxLength: 2 }),
+    dimensions: fc.oneof({ weight: 4, arbitrary: fc.subarray(bucketDimensions, { maxLength: 2 }) }, { weight: 1, arbitrary: fc.constant<Dimension[]>(['event']) }),
     filters: fc.oneof({ weight: 4, arbitrary: fc.constant<Filter[]>([]) }, { weight: 1, arbitrary: fc.subarray(filterPool, { minLength: 1, maxLength: 1 }) }),
     timeZone: fc.constantFrom(...zones),
     range: fc.tuple(fc.constantFrom(...days), fc.constantFrom(...days)).map(([a, b]) => (a <= b ? [a, b] : [b, a])),
@@ -214,7 +215,7 @@ const bucketQueryArbitrary = fc
   .map(
     (q): AnalyticsQuery => ({
       domain,
-      metrics: [...q.rowMetrics, ...q.sessionMetrics],
+      metrics: [...q.rowMetrics, ...q.revenueMetrics, ...q.sessionMetrics],
       dimensions: q.dimensions,
       filters: q.filters,
       range: rangeOfDates(q.range[0]!, q.range[1]!, q.timeZone),
@@ -240,9 +241,10 @@ describe('pageview buckets', () => {
       planAnalyticsQuery({ domain, metrics, dimensions, filters, range: range('2026-03-02', '2026-03-04', 'UTC'), timeZone: 'UTC', sort: null, limit: 10, offset: 0 });
     expect(plan(['country', 'date']).pageviewBuckets).toBe(true);
     expect(plan(['page']).pageviewBuckets).toBeUndefined();
-    expect(plan(['event']).pageviewBuckets).toBeUndefined();
+    expect(plan(['event']).pageviewBuckets).toBe(true);
     expect(plan([], [filterPool[1]!]).pageviewBuckets).toBeUndefined();
-    expect(plan([], [], ['visitors', 'revenue']).pageviewBuckets).toBeUndefined();
+    expect(plan([], [], ['revenue', 'conversions']).pageviewBuckets).toBeUndefined();
+    expect(plan(['country'], [], ['visitors', 'revenue']).pageviewBuckets).toBe(true);
   });
 
   it('give the same answer as raw rows for random queries', async () => {

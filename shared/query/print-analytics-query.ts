@@ -22,7 +22,7 @@ import { integer, join, print, sql, str, trusted, type Sql } from './sql.js';
 
 export function printAnalyticsQuery(plan: QueryPlan, dialect: Dialect): SqlQuery {
   // Only row metrics from pageview buckets (which rule out filters) read no event rows at all.
-  const readsEvents = !plan.pageviewBuckets || plan.sessionAggregates;
+  const readsEvents = !plan.pageviewBuckets || plan.sessionAggregates || plan.dimensions.includes('event') || plan.rowAggregates.some(isRevenueAggregate);
   const ctes: Sql[] = readsEvents ? [sql`base AS (${scopedEvents(dialect, plan.scope, plan.columns, plan.segments)})`] : [];
 
   plan.visitorFilters.forEach((filter, i) => {
@@ -46,23 +46,7 @@ export function printAnalyticsQuery(plan: QueryPlan, dialect: Dialect): SqlQuery
   const groupBy = slots.length ? sql` GROUP BY ${join(slots.map((_, i) => integer(i + 1)))}` : sql``;
 
   const hasRows = plan.rowAggregates.length > 0;
-  const dims = plan.dimensions.map((d, i) => sql`${rowDimension(d, dialect)} AS d${integer(i)}`);
-  if (hasRows && plan.pageviewBuckets) {
-    const attributes = plan.dimensions.filter((d) => !isTime(d)).map((d) => rowFieldColumns[d as RowFilterField]);
-    const aggregates = plan.rowAggregates.map((a) => (a === 'visitors' ? sql`count(DISTINCT visitor_id) AS visitors` : sql`CAST(sum(pageviews) AS BIGINT) AS pageviews`));
-    ctes.push(sql`row_metrics AS (
-      SELECT ${join([...dims, ...aggregates])}
-      FROM (${scopedBuckets(dialect, { ...plan.scope, range: plan.scope.range! }, attributes, plan.segments)}) buckets${groupBy})`);
-  } else if (hasRows) {
-    const types = [...new Set(plan.rowAggregates.map((a) => (a === 'revenue' || a === 'conversions' ? 'revenue' : 'pageview')))];
-    // Rows of one type need no per-aggregate FILTER: the WHERE already holds it, and DuckDB's plain
-    // aggregates are cheaper than filtered ones.
-    const aggregates = plan.rowAggregates.map((a) => rowAggregateSql(a, types.length > 1));
-    ctes.push(sql`row_metrics AS (
-      SELECT ${join([...dims, ...aggregates])}
-      FROM ${trusted(kept)}${segmentJoin}
-      WHERE type IN (${join(types.map((t) => sql`${str(t)}`))})${groupBy})`);
-  }
+  if (hasRows) ctes.push(rowMetricsCte(plan, dialect, kept, segmentJoin, groupBy));
 
   if (plan.sessionAggregates) {
     ctes.push(sessionsCte(plan, dialect, kept !== 'base'));
@@ -90,6 +74,48 @@ export function printAnalyticsQuery(plan: QueryPlan, dialect: Dialect): SqlQuery
 SELECT ${join(select)}
 FROM ${from}${orderBy}
 OFFSET ${integer(plan.offset)} LIMIT ${integer(plan.fetch)}`);
+}
+
+const isRevenueAggregate = (a: RowAggregate) => a === 'revenue' || a === 'conversions';
+
+/**
+ * `row_metrics`: the row aggregates per group of kept rows; or, with pageview buckets, visitors and pageviews
+ * from the buckets (of the segment's visitors, for the event dimension), joined per group with revenue and
+ * conversions from the (few) revenue rows.
+ */
+function rowMetricsCte(plan: QueryPlan, dialect: Dialect, kept: string, segmentJoin: Sql, groupBy: Sql): Sql {
+  const dims = plan.dimensions.map((d, i) => sql`${rowDimension(d, dialect)} AS d${integer(i)}`);
+  if (!plan.pageviewBuckets) {
+    const types = [...new Set(plan.rowAggregates.map((a) => (isRevenueAggregate(a) ? 'revenue' : 'pageview')))];
+    // Rows of one type need no per-aggregate FILTER: the WHERE already holds it, and DuckDB's plain
+    // aggregates are cheaper than filtered ones.
+    const aggregates = plan.rowAggregates.map((a) => rowAggregateSql(a, types.length > 1));
+    return sql`row_metrics AS (
+      SELECT ${join([...dims, ...aggregates])}
+      FROM ${trusted(kept)}${segmentJoin}
+      WHERE type IN (${join(types.map((t) => sql`${str(t)}`))})${groupBy})`;
+  }
+  const attributes = plan.dimensions.filter((d) => !isTime(d) && d !== 'event').map((d) => rowFieldColumns[d as RowFilterField]);
+  const pageviewAggregates = plan.rowAggregates.filter((a) => !isRevenueAggregate(a));
+  const fromBuckets = sql`SELECT ${join([
+    ...dims,
+    ...pageviewAggregates.map((a) => (a === 'visitors' ? sql`count(DISTINCT visitor_id) AS visitors` : sql`CAST(sum(pageviews) AS BIGINT) AS pageviews`)),
+  ])}
+      FROM (${scopedBuckets(dialect, { ...plan.scope, range: plan.scope.range! }, attributes, plan.segments)}) buckets${segmentJoin}${groupBy}`;
+  const revenueAggregates = plan.rowAggregates.filter(isRevenueAggregate);
+  if (revenueAggregates.length === 0) return sql`row_metrics AS (${fromBuckets})`;
+  const fromRevenue = sql`SELECT ${join([...dims, ...revenueAggregates.map((a) => rowAggregateSql(a, false))])}
+      FROM base${segmentJoin} WHERE type = 'revenue'${groupBy}`;
+  const slots = plan.dimensions.map((_, i) => `d${i}`);
+  const on = slots.map((d) => trusted(`p.${d} = v.${d}`));
+  return sql`row_metrics AS (
+      SELECT ${join([
+        ...slots.map((d) => trusted(`coalesce(p.${d}, v.${d}) AS ${d}`)),
+        ...pageviewAggregates.map((a) => trusted(`p.${a}`)),
+        // Zero, not NULL, for groups without revenue rows: what the filtered aggregates of the row form give.
+        ...revenueAggregates.map((a) => trusted(`coalesce(v.${a}, 0) AS ${a}`)),
+      ])}
+      FROM (${fromBuckets}) p ${slots.length ? sql`FULL OUTER JOIN (${fromRevenue}) v ON ${join(on, ' AND ')}` : sql`CROSS JOIN (${fromRevenue}) v`})`;
 }
 
 const rowAggregateParts: Record<RowAggregate, [aggregate: Sql, type: string]> = {

@@ -81,13 +81,13 @@ export function planAnalyticsQuery(query: AnalyticsQuery, options: PlanOptions =
   const { range } = query;
   const segments = localTime ? offsetSegments(query.timeZone, range.from, range.to) : undefined;
   // Buckets hold pageviews by visitor, time and attribution: exact for visitors and pageviews without filters,
-  // by time or an attribution dimension, when the range and the zone's boundaries fall on bucket edges.
+  // by time, an attribution dimension or the event segment, when the range and the zone's boundaries fall on bucket edges
+  // (revenue and conversions then come from the revenue rows alone).
   const buckets =
     options.pageviewBuckets !== false &&
-    rowAggregates.length > 0 &&
-    rowAggregates.every((a) => a === 'visitors' || a === 'pageviews') &&
+    rowAggregates.some((a) => a === 'visitors' || a === 'pageviews') &&
     query.filters.length === 0 &&
-    query.dimensions.every((d) => d === 'date' || d === 'hour' || (d !== 'event' && bucketAttributes.includes(rowFieldColumns[d as RowFilterField]))) &&
+    query.dimensions.every((d) => d === 'date' || d === 'hour' || d === 'event' || bucketAttributes.includes(rowFieldColumns[d as RowFilterField])) &&
     bucketsAlign(range, segments);
   // Without one whole partition, every piece would be a raw row: the raw form is as cheap and simpler.
   const whole = sessionAggregates && options.sessionFragments !== false ? wholePartitions(range) : null;
