@@ -5,14 +5,27 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
 import { writeDerived } from './derived-writer.js';
 import { localPaths, type LocalPaths } from './paths.js';
+import { withStoreLock } from './store-lock.js';
+import { markWholeFragments } from './whole-fragments.js';
 
 // Writes the missing derived files of a local store: every event file without its session fragments or pageview
-// buckets (data imported before they existed) gets them, staged and then renamed into place. An event file and
-// its derived files are all that must correspond (docs/STORAGE.md).
+// buckets (data imported before they existed) gets them, staged and then renamed into place, and the whole
+// fragments are marked. An event file and its derived files are all that must correspond (docs/STORAGE.md).
 //   ANALYTICS_DATA_DIR=./.data npx tsx local/backfill-derived.ts
 
-/** Returns the number of derived files written. */
+/**
+ * Returns the number of derived files written. Then marks whole session fragments (which also upgrades
+ * fragment files written before `whole` existed), under the store lock like an import.
+ */
 export async function backfillDerived(paths: LocalPaths): Promise<number> {
+  return withStoreLock(paths, async () => {
+    const written = await writeMissing(paths);
+    await markWholeFragments(paths);
+    return written;
+  });
+}
+
+async function writeMissing(paths: LocalPaths): Promise<number> {
   if (!existsSync(paths.eventsDir)) return 0;
   const events = (readdirSync(paths.eventsDir, { recursive: true, encoding: 'utf8' }) as string[]).filter((name) => name.endsWith('.parquet'));
   const missing = events

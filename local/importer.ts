@@ -15,6 +15,8 @@ import { checkEvent, checkEventLine, type CheckedEvent, type StoredEvent } from 
 import { recordImportedEvents } from '../shared/limits/limiter.js';
 import type { LocalPaths } from './paths.js';
 import { writeDerived } from './derived-writer.js';
+import { withStoreLock } from './store-lock.js';
+import { markWholeFragments } from './whole-fragments.js';
 
 // Imports events into the Parquet layout of event-format.md §2. Valid rows are appended to in-memory DuckDB
 // tables, one per (domain, dt); every `batchRows` rows each table becomes one ts-ordered ZSTD Parquet file in a
@@ -108,10 +110,21 @@ async function importChecked(
     }
     await writer.flush();
     const files = await stagedFiles(stagingDir);
-    await (options.publish ?? ((dir, names) => moveInto(dir, names, paths.eventsDir)))(stagingDir, files);
-    for (const { folder } of derivedRelations) {
-      const publishDerived = options.publishDerived?.[folder] ?? ((dir, names) => moveInto(dir, names, paths.derivedDirs[folder]));
-      await publishDerived(derivedStagingDirs[folder], await stagedFiles(derivedStagingDirs[folder]));
+    const publishAll = async () => {
+      await (options.publish ?? ((dir, names) => moveInto(dir, names, paths.eventsDir)))(stagingDir, files);
+      for (const { folder } of derivedRelations) {
+        const publishDerived = options.publishDerived?.[folder] ?? ((dir, names) => moveInto(dir, names, paths.derivedDirs[folder]));
+        await publishDerived(derivedStagingDirs[folder], await stagedFiles(derivedStagingDirs[folder]));
+      }
+    };
+    if (options.publish) await publishAll();
+    else {
+      // Locally, whole fragments are marked around the publish (local/whole-fragments.ts explains the order).
+      await withStoreLock(paths, async () => {
+        await markWholeFragments(paths, derivedStagingDirs.sessions);
+        await publishAll();
+        await markWholeFragments(paths);
+      });
     }
     report.files = files.length;
   } finally {

@@ -7,6 +7,7 @@ import { createLocalServer, type ExtraRoutes } from './http-server.js';
 import { openApiJson } from './openapi-document.js';
 import { openLocalDynamo, type LocalDynamo } from './local-dynamo.js';
 import { backfillDerived } from './backfill-derived.js';
+import { StoreBusyError } from './store-lock.js';
 import { localPaths, type LocalPaths } from './paths.js';
 
 export interface LocalApi {
@@ -22,7 +23,10 @@ export async function startLocalApi(options: { dataDir?: string; port?: number; 
   const paths = localPaths(options.dataDir);
   mkdirSync(paths.eventsDir, { recursive: true });
   // Queries read the derived relations: a store imported before they existed gets them before the first query.
-  await backfillDerived(paths);
+  await backfillDerived(paths).catch((error: unknown) => {
+    // An import running in another process marks the store itself when it publishes.
+    if (!(error instanceof StoreBusyError)) throw error;
+  });
   const dynamo = await openLocalDynamo(paths, { publish: true });
   const engine = await DuckDbEngine.open(paths.eventsDir);
   installEngine(engine);

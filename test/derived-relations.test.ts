@@ -180,6 +180,17 @@ describe('session fragments', () => {
     expect(stored!.rows.length).toBeGreaterThan(4);
   });
 
+  it('are marked whole exactly when they are their session\'s only fragment, across imports', async () => {
+    const [counts] = await api.engine.runRaw(`
+      WITH n AS (SELECT session_id, count(*) AS fragments, count(*) FILTER (WHERE whole) AS whole FROM session_fragments GROUP BY 1)
+      SELECT count(*) FILTER (WHERE fragments = 1 AND whole = 1) AS single, count(*) FILTER (WHERE fragments > 1) AS split,
+             count(*) FILTER (WHERE (fragments = 1) <> (whole = 1) OR (fragments > 1 AND whole > 0)) AS wrong FROM n`);
+    expect(Number(counts!.wrong)).toBe(0);
+    // The generated imports split many sessions across files and imports, and leave many whole.
+    expect(Number(counts!.split)).toBeGreaterThan(50);
+    expect(Number(counts!.single)).toBeGreaterThan(50);
+  });
+
   it('are written next to every event file', async () => {
     expect(files(api.paths.derivedDirs.sessions)).toEqual(files(api.paths.eventsDir));
     const [counts] = await api.engine.runRaw(

@@ -75,6 +75,8 @@ export const sessionFragmentColumns = [
   ['browser', 'string'],
   ['os', 'string'],
   ['device', 'string'],
+  /** The session's only fragment in the store: a session by itself, read without merging (docs/STORAGE.md). */
+  ['whole', 'boolean'],
 ] as const satisfies readonly (readonly [string, ColumnType])[];
 
 /** The event columns a fragment carries as its first row's value (the session dimensions other than page). */

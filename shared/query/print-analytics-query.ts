@@ -199,23 +199,29 @@ function sessionsCte(plan: QueryPlan, dialect: Dialect, filtered: boolean): Sql 
   const attributes = dimensions.flatMap(({ d }): FragmentAttribute[] =>
     d === 'date' || d === 'hour' ? [] : [d === 'page' ? 'entry_page' : (rowFieldColumns[d] as FragmentAttribute)],
   );
-  const dims = dimensions.map(({ d, slot }) => sql`${fragmentDimension(d, dialect, plan)} AS d${slot}`);
+  const merged = dimensions.map(({ d, slot }) => sql`${fragmentDimension(d, dialect, plan, false)} AS d${slot}`);
+  const own = dimensions.map(({ d, slot }) => sql`${fragmentDimension(d, dialect, plan, true)} AS d${slot}`);
+  const kept = keptSessions ? sql` AND ${keptSessions}` : sql``;
+  // A whole fragment is a session by itself (docs/STORAGE.md): only the others are merged per session.
   return sql`session_pieces AS (${sessionPieces(dialect, plan.scope, whole, attributes)}),
     sessions AS (
+      SELECT ${join([trusted('visitor_id'), trusted('pageviews'), sql`date_diff('millisecond', first_ts, last_ts) AS duration_ms`, ...own])}
+      FROM session_pieces WHERE whole${kept}
+      UNION ALL
       SELECT ${join([
         sql`min(visitor_id) AS visitor_id`,
         sql`sum(pageviews) AS pageviews`,
         sql`date_diff('millisecond', min(first_ts), max(last_ts)) AS duration_ms`,
-        ...dims,
+        ...merged,
       ])}
-      FROM session_pieces${keptSessions ? sql` WHERE ${keptSessions}` : sql``} GROUP BY session_id)`;
+      FROM session_pieces WHERE NOT whole${kept} GROUP BY session_id)`;
 }
 
-/** A session's dimension value from its pieces: the same "where it started" as sessionDimension. */
-function fragmentDimension(dimension: Exclude<Dimension, 'event'>, dialect: Dialect, plan: QueryPlan): Sql {
-  if (isTime(dimension)) return timeKey(dimension, localTime(trusted('min(first_ts)'), plan.segments!));
+/** A session's dimension value from its pieces (or its whole fragment): the same "where it started" as sessionDimension. */
+function fragmentDimension(dimension: Exclude<Dimension, 'event'>, dialect: Dialect, plan: QueryPlan, whole: boolean): Sql {
+  if (isTime(dimension)) return timeKey(dimension, localTime(trusted(whole ? 'first_ts' : 'min(first_ts)'), plan.segments!));
   const attribute = dimension === 'page' ? 'entry_page' : (rowFieldColumns[dimension] as FragmentAttribute);
-  return labelled(combinedAttribute(dialect, attribute), dimension);
+  return labelled(whole ? trusted(attribute) : combinedAttribute(dialect, attribute), dimension);
 }
 
 /** A session's value for a dimension: where it started (its first row; for `page`, its first pageview). */

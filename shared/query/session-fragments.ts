@@ -24,6 +24,8 @@ export function fragmentsOf(rows: Sql, dialect: Dialect): Sql {
     sql`min(ts) FILTER (WHERE ${pageview}) AS first_pageview_ts`,
     sql`${dialect.argMinKeepNull(trusted('url_path'), trusted('ts'))} FILTER (WHERE ${pageview}) AS entry_page`,
     ...sessionAttributeColumns.map(first),
+    // Written as not whole; markWholeFragments (local/whole-fragments.ts) sets it once the store is known.
+    sql`false AS whole`,
   ])}
 FROM ${rows} WHERE session_id <> '' GROUP BY session_id, is_dev ORDER BY first_ts`;
 }
@@ -62,12 +64,12 @@ export function sessionPieces(
   attributes: FragmentAttribute[],
 ): Sql {
   const columns = [
-    'session_id', 'visitor_id', 'first_ts', 'last_ts', 'pageviews',
+    'session_id', 'whole', 'visitor_id', 'first_ts', 'last_ts', 'pageviews',
     ...(attributes.includes('entry_page') ? ['first_pageview_ts'] : []),
     ...attributes,
   ];
   // One column list for both sides: UNION ALL pairs columns by position, not by name.
-  const stored = columns.map((c) => trusted(c));
+  const stored = columns.map((c) => storedAsPiece[c] ?? trusted(c));
   const fromRows = columns.map((c) => rowAsFragment[c] ?? trusted(c));
   return sql`SELECT ${join(stored)} FROM ${dialect.sessionFragmentsTable}
     WHERE domain = ${str(scope.domain)} AND dt BETWEEN ${date(whole.dtFrom)} AND ${date(whole.dtTo)} AND is_dev = ${bool(scope.isDev)}
@@ -76,8 +78,12 @@ export function sessionPieces(
     WHERE session_id <> '' AND (ts < ${timestamp(whole.from)} OR ts >= ${timestamp(whole.to)})`;
 }
 
+/** Fragments written before `whole` existed read NULL there: not whole, so they are merged like any piece. */
+const storedAsPiece: Record<string, Sql> = { whole: sql`coalesce(whole, false) AS whole` };
+
 /** A fragment column computed from one event row (the other columns are the row's own). */
 const rowAsFragment: Record<string, Sql> = {
+  whole: sql`false AS whole`,
   first_ts: sql`ts AS first_ts`,
   last_ts: sql`ts AS last_ts`,
   pageviews: sql`CAST(CASE WHEN ${pageview} THEN 1 ELSE 0 END AS BIGINT) AS pageviews`,

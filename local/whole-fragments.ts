@@ -1,0 +1,64 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { sessionFragmentColumns } from '../shared/events/event-columns.js';
+import type { LocalPaths } from './paths.js';
+
+// Marks each stored session fragment `whole` exactly when it is its session's only fragment in the store
+// (docs/STORAGE.md): queries read whole fragments as sessions without merging, and merge only the others.
+// Fragments are written not whole; this pass rewrites the files whose flags differ from the store's truth.
+//
+// Imports add fragments, so a whole fragment can stop being whole. The importer therefore runs this pass twice
+// under the store lock: before publishing, counting its staged fragments as present (a fragment whose session
+// the import extends is un-marked before the new fragment is visible), and after, to mark the new ones. Each
+// file is replaced by a rename, and at every moment a fragment marked whole is its session's only one, so a
+// query running meanwhile stays exact. `import --s3` cannot read the store and marks nothing (all merged).
+
+const flagged = sessionFragmentColumns.map(([name]) => name).filter((name) => name !== 'whole');
+
+/** Rewrites the fragment files whose `whole` flags are wrong or missing; `pendingDir` holds fragments about to be published. Returns the files rewritten. */
+export async function markWholeFragments(paths: LocalPaths, pendingDir?: string): Promise<number> {
+  const sessionsDir = paths.derivedDirs.sessions;
+  const files = parquetFiles(sessionsDir);
+  if (files.length === 0) return 0;
+  const instance = await DuckDBInstance.create(':memory:', { threads: String(process.env.DUCKDB_THREADS ?? 2) });
+  const connection = await instance.connect();
+  const staging = join(paths.stagingDir, `whole-${process.pid}`);
+  try {
+    const scan = (dir: string) =>
+      `read_parquet(${literal(join(dir, '*', '*', '*.parquet'))}, hive_partitioning = true, hive_types = {'domain': VARCHAR, 'dt': DATE}, union_by_name = true, filename = true)`;
+    // union_by_name: files written before `whole` existed read NULL there, and get rewritten with it.
+    await connection.run(`CREATE TABLE stored AS SELECT filename AS file, domain, session_id, whole FROM ${scan(sessionsDir)}`);
+    const pending = pendingDir && parquetFiles(pendingDir).length ? `UNION ALL SELECT domain, session_id FROM ${scan(pendingDir)}` : '';
+    await connection.run(`CREATE TABLE counts AS SELECT domain, session_id, count(*) AS n FROM (SELECT domain, session_id FROM stored ${pending}) GROUP BY ALL`);
+    const wrong = (await connection.runAndReadAll(
+      `SELECT DISTINCT s.file, s.domain FROM stored s JOIN counts c USING (domain, session_id) WHERE s.whole IS DISTINCT FROM (c.n = 1) ORDER BY 1`,
+    )).getRowObjectsJS() as { file: string; domain: string }[];
+    for (const [i, { file, domain }] of wrong.entries()) {
+      const staged = join(staging, `${i}.parquet`);
+      await mkdir(dirname(staged), { recursive: true });
+      await connection.run(
+        `COPY (SELECT ${flagged.map((c) => `f.${c}`).join(', ')}, c.n = 1 AS whole FROM read_parquet(${literal(file)}) f
+          JOIN counts c ON c.domain = ${literal(domain)} AND c.session_id = f.session_id ORDER BY f.first_ts)
+         TO ${literal(staged)} (FORMAT parquet, COMPRESSION zstd)`,
+      );
+      await rename(staged, file);
+    }
+    return wrong.length;
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+    await rm(staging, { recursive: true, force: true });
+  }
+}
+
+function parquetFiles(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return (readdirSync(dir, { recursive: true, encoding: 'utf8' }) as string[]).filter((name) => name.endsWith('.parquet'));
+}
+
+/** Paths come from the data folder and validated domains; quoting is defence in depth. */
+function literal(value: string): string {
+  return `'${value.replaceAll("'", "''")}'`;
+}
