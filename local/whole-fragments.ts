@@ -29,7 +29,9 @@ export async function markWholeFragments(paths: LocalPaths, pendingDir?: string)
     const scan = (dir: string) =>
       `read_parquet(${literal(join(dir, '*', '*', '*.parquet'))}, hive_partitioning = true, hive_types = {'domain': VARCHAR, 'dt': DATE}, union_by_name = true, filename = true)`;
     // union_by_name: files written before `whole` existed read NULL there, and get rewritten with it.
-    await connection.run(`CREATE TABLE stored AS SELECT filename AS file, domain, session_id, whole FROM ${scan(sessionsDir)}`);
+    const described = (await connection.runAndReadAll(`DESCRIBE SELECT * FROM ${scan(sessionsDir)}`)).getRowObjectsJS();
+    const whole = described.some((c) => c.column_name === 'whole') ? 'whole' : 'CAST(NULL AS BOOLEAN) AS whole';
+    await connection.run(`CREATE TABLE stored AS SELECT filename AS file, domain, session_id, ${whole} FROM ${scan(sessionsDir)}`);
     const pending = pendingDir && parquetFiles(pendingDir).length ? `UNION ALL SELECT domain, session_id FROM ${scan(pendingDir)}` : '';
     await connection.run(`CREATE TABLE counts AS SELECT domain, session_id, count(*) AS n FROM (SELECT domain, session_id FROM stored ${pending}) GROUP BY ALL`);
     const wrong = (await connection.runAndReadAll(

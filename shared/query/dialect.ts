@@ -10,6 +10,8 @@ export interface Dialect {
   readonly sessionFragmentsTable: Sql;
   /** The pageview buckets (docs/STORAGE.md): a view over their Parquet files locally, a Glue table on AWS. */
   readonly pageviewBucketsTable: Sql;
+  /** Prefix of a CTE body read more than once that is cheaper computed once: `MATERIALIZED ` or nothing. */
+  readonly materialized: Sql;
   /** `x` of the row with the smallest `by`, keeping NULL when that row's `x` is NULL. */
   argMinKeepNull(x: Sql, by: Sql): Sql;
   /** Value of key `key` in the JSON object text `json`, NULL when absent. */

@@ -7,6 +7,7 @@ export const duckdbDialect: Dialect = {
   eventsTable: trusted('events'),
   sessionFragmentsTable: trusted(SESSION_FRAGMENTS_TABLE),
   pageviewBucketsTable: trusted(PAGEVIEW_BUCKETS_TABLE),
+  materialized: trusted('MATERIALIZED '),
   argMinKeepNull: (x, by) => sql`arg_min_null(${x}, ${by})`,
   jsonProperty: (json, key) => sql`map_extract_value(CAST(CAST(${json} AS JSON) AS MAP(VARCHAR, VARCHAR)), ${key})`,
   jsonKeys: (json) => sql`json_keys(${json})`,
@@ -28,6 +29,8 @@ export function athenaDialect(database: string, table: string, sessionsTable = S
     eventsTable: trusted(`"${database}"."${table}"`),
     sessionFragmentsTable: trusted(`"${database}"."${sessionsTable}"`),
     pageviewBucketsTable: trusted(`"${database}"."${bucketsTable}"`),
+    // Trino takes no hint: it plans each reference of a CTE on its own.
+    materialized: trusted(''),
     argMinKeepNull: (x, by) => sql`min_by(${x}, ${by})`,
     jsonProperty: (json, key) => sql`element_at(CAST(json_parse(${json}) AS MAP(VARCHAR, VARCHAR)), ${key})`,
     jsonKeys: (json) => sql`map_keys(CAST(json_parse(${json}) AS MAP(VARCHAR, VARCHAR)))`,

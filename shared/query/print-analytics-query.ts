@@ -15,8 +15,8 @@ import { integer, join, print, sql, str, trusted, type Sql } from './sql.js';
 //   event_segments   (event dimension) which visitors triggered which custom event
 //   row_metrics      pageviews, visitors, revenue, conversions per group of kept rows (or visitors and
 //                    pageviews per group of stored pageview buckets, when the plan says they apply)
-//   session_pieces   (with session fragments) stored fragments of the whole partitions + partial partitions' rows
-//   sessions         every kept session, measured over all its rows in the range, with its entry values
+//   sessions         every kept session, measured over all its rows in the range, with its entry values (with
+//                    session fragments: whole fragments as they are, the other pieces merged per session)
 //   session_metrics  sessions, bounces and mean duration per group
 // and a final select that joins the two metric sets per group, computes rates, orders and pages.
 
@@ -33,7 +33,9 @@ export function printAnalyticsQuery(plan: QueryPlan, dialect: Dialect): SqlQuery
     ...plan.visitorFilters.map((_, i) => sql`visitor_id IN (SELECT visitor_id FROM filter_visitors_${integer(i)})`),
   ];
   const kept = keptConditions.length ? 'kept' : 'base';
-  if (keptConditions.length) ctes.push(sql`kept AS (SELECT * FROM base WHERE ${join(keptConditions, ' AND ')})`);
+  // Row metrics and both kinds of session pieces read the kept rows: DuckDB filters them once instead of three times.
+  const keptTwice = plan.sessionAggregates && plan.rowAggregates.length > 0;
+  if (keptConditions.length) ctes.push(sql`kept AS ${keptTwice ? dialect.materialized : sql``}(SELECT * FROM base WHERE ${join(keptConditions, ' AND ')})`);
 
   const bySegment = plan.dimensions.includes('event');
   if (bySegment) {
@@ -201,12 +203,12 @@ function sessionsCte(plan: QueryPlan, dialect: Dialect, filtered: boolean): Sql 
   );
   const merged = dimensions.map(({ d, slot }) => sql`${fragmentDimension(d, dialect, plan, false)} AS d${slot}`);
   const own = dimensions.map(({ d, slot }) => sql`${fragmentDimension(d, dialect, plan, true)} AS d${slot}`);
-  const kept = keptSessions ? sql` AND ${keptSessions}` : sql``;
-  // A whole fragment is a session by itself (docs/STORAGE.md): only the others are merged per session.
-  return sql`session_pieces AS (${sessionPieces(dialect, plan.scope, whole, attributes)}),
-    sessions AS (
+  const kept = keptSessions ? sql` WHERE ${keptSessions}` : sql``;
+  const pieces = sessionPieces(dialect, plan.scope, whole, attributes);
+  // A whole fragment is a session by itself (docs/STORAGE.md): only the other pieces are merged per session.
+  return sql`sessions AS (
       SELECT ${join([trusted('visitor_id'), trusted('pageviews'), sql`date_diff('millisecond', first_ts, last_ts) AS duration_ms`, ...own])}
-      FROM session_pieces WHERE whole${kept}
+      FROM (${pieces.whole}) whole_fragments${kept}
       UNION ALL
       SELECT ${join([
         sql`min(visitor_id) AS visitor_id`,
@@ -214,7 +216,7 @@ function sessionsCte(plan: QueryPlan, dialect: Dialect, filtered: boolean): Sql 
         sql`date_diff('millisecond', min(first_ts), max(last_ts)) AS duration_ms`,
         ...merged,
       ])}
-      FROM session_pieces WHERE NOT whole${kept} GROUP BY session_id)`;
+      FROM (${pieces.merged}) pieces${kept} GROUP BY session_id)`;
 }
 
 /** A session's dimension value from its pieces (or its whole fragment): the same "where it started" as sessionDimension. */

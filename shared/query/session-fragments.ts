@@ -53,37 +53,39 @@ export function wholePartitions(range: { from: Date; to: Date }): WholePartition
 export type FragmentAttribute = 'entry_page' | (typeof sessionAttributeColumns)[number];
 
 /**
- * Session pieces of a range: the stored fragments of its whole partitions, plus every row of the partial
- * partitions at its ends as a one-row fragment (a stored fragment of a partial partition would hold rows
- * outside the range). `base` holds the range's rows with the columns the attributes need.
+ * The session pieces of a range, in two relations: `whole` are the stored fragments marked whole (each a session
+ * by itself, never merged); `merged` are the other stored fragments of the range's whole partitions, plus every
+ * row of the partial partitions at its ends as a one-row fragment (a stored fragment of a partial partition
+ * would hold rows outside the range), to be merged per session. `base` holds the range's rows with the columns
+ * the attributes need. Each reads the fragments itself, so neither engine holds a shared intermediate.
  */
 export function sessionPieces(
   dialect: Dialect,
   scope: { domain: string; isDev: boolean },
   whole: WholePartitions,
   attributes: FragmentAttribute[],
-): Sql {
+): { whole: Sql; merged: Sql } {
   const columns = [
-    'session_id', 'whole', 'visitor_id', 'first_ts', 'last_ts', 'pageviews',
+    'session_id', 'visitor_id', 'first_ts', 'last_ts', 'pageviews',
     ...(attributes.includes('entry_page') ? ['first_pageview_ts'] : []),
     ...attributes,
   ];
   // One column list for both sides: UNION ALL pairs columns by position, not by name.
-  const stored = columns.map((c) => storedAsPiece[c] ?? trusted(c));
+  const stored = (marked: boolean) => sql`SELECT ${join(columns.map((c) => trusted(c)))} FROM ${dialect.sessionFragmentsTable}
+    WHERE domain = ${str(scope.domain)} AND dt BETWEEN ${date(whole.dtFrom)} AND ${date(whole.dtTo)} AND is_dev = ${bool(scope.isDev)} AND ${marked ? sql`whole` : sql`NOT coalesce(whole, false)`}`;
   const fromRows = columns.map((c) => rowAsFragment[c] ?? trusted(c));
-  return sql`SELECT ${join(stored)} FROM ${dialect.sessionFragmentsTable}
-    WHERE domain = ${str(scope.domain)} AND dt BETWEEN ${date(whole.dtFrom)} AND ${date(whole.dtTo)} AND is_dev = ${bool(scope.isDev)}
+  return {
+    // Fragments written before `whole` existed read NULL there: merged like any piece.
+    whole: stored(true),
+    merged: sql`${stored(false)}
     UNION ALL
     SELECT ${join(fromRows)} FROM base
-    WHERE session_id <> '' AND (ts < ${timestamp(whole.from)} OR ts >= ${timestamp(whole.to)})`;
+    WHERE session_id <> '' AND (ts < ${timestamp(whole.from)} OR ts >= ${timestamp(whole.to)})`,
+  };
 }
-
-/** Fragments written before `whole` existed read NULL there: not whole, so they are merged like any piece. */
-const storedAsPiece: Record<string, Sql> = { whole: sql`coalesce(whole, false) AS whole` };
 
 /** A fragment column computed from one event row (the other columns are the row's own). */
 const rowAsFragment: Record<string, Sql> = {
-  whole: sql`false AS whole`,
   first_ts: sql`ts AS first_ts`,
   last_ts: sql`ts AS last_ts`,
   pageviews: sql`CAST(CASE WHEN ${pageview} THEN 1 ELSE 0 END AS BIGINT) AS pageviews`,
