@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDbEngine } from '../shared/engines/duckdb-engine.js';
+import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
 import type { SqlQuery } from '../shared/engines/engine.js';
 import { QUERY_DEFAULTS, queryRequestSchema, type AnalyticsQuery } from '../shared/query/analytics-query.js';
 import { duckdbDialect } from '../shared/query/dialects.js';
@@ -61,11 +62,11 @@ export function planOf(query: MixQuery, options: PlanOptions = {}): PlannedQuery
   return { sql: printAnalyticsQuery(plan, duckdbDialect), columns: plan.columns, dtFrom: range.dtFrom, dtTo: range.dtTo };
 }
 
-export type Relation = 'events' | 'sessions';
+export type Relation = 'events' | DerivedFolder;
 
 /** One Parquet scan of the statement, as DuckDB's profile tells it, with what Athena would read for it. */
 export interface ScanFact {
-  /** `events`, or `sessions` for the stored session fragments (docs/STORAGE.md). */
+  /** `events`, or the folder of a derived relation: `sessions`, `pageviews` (docs/STORAGE.md). */
   relation: Relation;
   /** The `dt` partitions the scan may read: its File Filters, else the query's range. */
   dtFrom: string;
@@ -124,9 +125,9 @@ export class DuckDbTwin implements BenchEngine {
     return String(row?.v);
   }
 
-  /** One profiled run (EXPLAIN ANALYZE): per scan the files read against the files on disk, and Athena's scan. */
-  async scanFacts(query: MixQuery): Promise<ScanFacts> {
-    const planned = planOf(query);
+  /** One profiled run (EXPLAIN ANALYZE) of the plan `options` give: per scan the files read against the files on disk, and Athena's scan. */
+  async scanFacts(query: MixQuery, options: PlanOptions = {}): Promise<ScanFacts> {
+    const planned = planOf(query, options);
     const { rows } = await this.engine.run({ sql: `EXPLAIN (ANALYZE, FORMAT JSON) ${planned.sql.sql}`, params: planned.sql.params });
     const profile = JSON.parse(String(rows[0]?.explain_value)) as ProfileNode | ProfileNode[];
     const root = Array.isArray(profile) ? profile[0]! : profile;
@@ -134,7 +135,8 @@ export class DuckDbTwin implements BenchEngine {
     const scans: ScanFact[] = [];
     for (const node of nodes.filter((n) => n.operator_type === 'TABLE_SCAN' && n.extra_info?.Function === 'READ_PARQUET')) {
       const info = node.extra_info!;
-      const relation: Relation = String(info['Filename(s)'] ?? '').includes(`${this.dataset.paths.derivedDirs.sessions}/`) ? 'sessions' : 'events';
+      const read = String(info['Filename(s)'] ?? '');
+      const relation: Relation = derivedRelations.find((r) => read.includes(`${this.dataset.paths.derivedDirs[r.folder]}/`))?.folder ?? 'events';
       const dtFilter = /dt BETWEEN '(\d{4}-\d{2}-\d{2})'::DATE AND '(\d{4}-\d{2}-\d{2})'::DATE/.exec(String(info['File Filters'] ?? ''));
       const [dtFrom, dtTo] = dtFilter ? [dtFilter[1]!, dtFilter[2]!] : [planned.dtFrom, planned.dtTo];
       const files = (await this.storedFiles(relation)).filter((f) => f.dt >= dtFrom && f.dt <= dtTo);
@@ -177,7 +179,7 @@ export class DuckDbTwin implements BenchEngine {
   private async storedFiles(relation: Relation): Promise<StoredFile[]> {
     const cached = this.stored[relation];
     if (cached) return cached;
-    const root = relation === 'events' ? this.dataset.paths.eventsDir : this.dataset.paths.derivedDirs.sessions;
+    const root = relation === 'events' ? this.dataset.paths.eventsDir : this.dataset.paths.derivedDirs[relation];
     const domainDir = join(root, `domain=${this.dataset.spec.domain}`);
     const files = new Map<string, StoredFile>();
     if (existsSync(domainDir)) {

@@ -177,8 +177,8 @@ export function renderReport(f: BenchFigures): string {
 
     out.push('## Partition pruning and Athena cost', '');
     out.push(
-      'One entry per Parquet scan of the statement, as DuckDB\'s profile (`EXPLAIN ANALYZE`) reports it: the relation (`events`, or ' +
-        '`sessions` for the stored session fragments of docs/STORAGE.md), the files it read ("Total Files Read") against the files of ' +
+      'One entry per Parquet scan of the statement, as DuckDB\'s profile (`EXPLAIN ANALYZE`) reports it: the relation (`events`, ' +
+        '`sessions` for the stored session fragments or `pageviews` for the pageview buckets of docs/STORAGE.md), the files it read ("Total Files Read") against the files of ' +
         'that relation counted on disk in the `dt` partitions the scan may read (its file filter, else the query\'s range), and the ' +
         'columns it reads (projections and filter columns). Athena bills the column chunks it reads: the estimate sums ' +
         '`total_compressed_size` from `parquet_metadata()` of those columns in those files, scan by scan (Trino scans a table once per ' +
@@ -235,9 +235,10 @@ export function renderReport(f: BenchFigures): string {
       'after the load; each query by hand (bench/postgres.ts). Time: psql `\\timing` (server round trip, without psql\'s start-up).',
     '- **Same answer**: every engine\'s rows are compared with the API\'s (keys in order, numbers within 0.01), so the peers\' SQL is ' +
       'checked against the API\'s semantics on every run.',
-    '- **Stored work**: the API (and so its DuckDB twin) reads the session fragments its importer stores beside the events ' +
-      '(docs/STORAGE.md) for session metrics over whole partitions; the peers\' SQL computes every session from the raw rows, as a ' +
-      'single events table allows (Plausible keeps a sessions table beside its events, which is the analogue the peers do not have here).',
+    '- **Stored work**: the API (and so its DuckDB twin) reads the relations its importer derives beside the events ' +
+      '(docs/STORAGE.md): session fragments for session metrics over whole partitions, pageview buckets for visitors and pageviews ' +
+      'without filters. The peers\' SQL computes everything from the raw rows, as a single events table allows (Plausible keeps a ' +
+      'sessions table beside its events, the analogue the peers do not have here).',
     '',
   );
   return out.join('\n');

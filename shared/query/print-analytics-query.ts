@@ -204,7 +204,7 @@ function sessionsCte(plan: QueryPlan, dialect: Dialect, filtered: boolean): Sql 
   const merged = dimensions.map(({ d, slot }) => sql`${fragmentDimension(d, dialect, plan, false)} AS d${slot}`);
   const own = dimensions.map(({ d, slot }) => sql`${fragmentDimension(d, dialect, plan, true)} AS d${slot}`);
   const kept = keptSessions ? sql` WHERE ${keptSessions}` : sql``;
-  const pieces = sessionPieces(dialect, plan.scope, whole, attributes);
+  const pieces = sessionPieces(dialect, { ...plan.scope, range: plan.scope.range! }, whole, attributes);
   // A whole fragment is a session by itself (docs/STORAGE.md): only the other pieces are merged per session.
   return sql`sessions AS (
       SELECT ${join([trusted('visitor_id'), trusted('pageviews'), sql`date_diff('millisecond', first_ts, last_ts) AS duration_ms`, ...own])}

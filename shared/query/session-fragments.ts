@@ -1,6 +1,7 @@
 import { sessionAttributeColumns } from '../events/event-columns.js';
 import type { Dialect } from './dialect.js';
-import { bool, date, join, sql, str, timestamp, trusted, type Sql } from './sql.js';
+import { scopeCondition, type EventScope } from './event-scope.js';
+import { bool, date, join, sql, str, trusted, type Sql } from './sql.js';
 
 // Session fragments (docs/STORAGE.md): how they are made from event rows, which partitions of a range they
 // may stand in for, and the pieces a query combines per session. Everything that knows the fragment columns'
@@ -56,12 +57,12 @@ export type FragmentAttribute = 'entry_page' | (typeof sessionAttributeColumns)[
  * The session pieces of a range, in two relations: `whole` are the stored fragments marked whole (each a session
  * by itself, never merged); `merged` are the other stored fragments of the range's whole partitions, plus every
  * row of the partial partitions at its ends as a one-row fragment (a stored fragment of a partial partition
- * would hold rows outside the range), to be merged per session. `base` holds the range's rows with the columns
- * the attributes need. Each reads the fragments itself, so neither engine holds a shared intermediate.
+ * would hold rows outside the range), to be merged per session. Each reads what it needs itself, so neither
+ * engine holds a shared intermediate.
  */
 export function sessionPieces(
   dialect: Dialect,
-  scope: { domain: string; isDev: boolean },
+  scope: EventScope & { range: NonNullable<EventScope['range']> },
   whole: WholePartitions,
   attributes: FragmentAttribute[],
 ): { whole: Sql; merged: Sql } {
@@ -74,13 +75,18 @@ export function sessionPieces(
   const stored = (marked: boolean) => sql`SELECT ${join(columns.map((c) => trusted(c)))} FROM ${dialect.sessionFragmentsTable}
     WHERE domain = ${str(scope.domain)} AND dt BETWEEN ${date(whole.dtFrom)} AND ${date(whole.dtTo)} AND is_dev = ${bool(scope.isDev)} AND ${marked ? sql`whole` : sql`NOT coalesce(whole, false)`}`;
   const fromRows = columns.map((c) => rowAsFragment[c] ?? trusted(c));
+  const { range } = scope;
+  const partial = range.from < whole.from || range.to > whole.to;
   return {
     // Fragments written before `whole` existed read NULL there: merged like any piece.
     whole: stored(true),
-    merged: sql`${stored(false)}
+    // The partial partitions' rows, read from those partitions only (none when the range is whole days in UTC).
+    merged: partial
+      ? sql`${stored(false)}
     UNION ALL
-    SELECT ${join(fromRows)} FROM base
-    WHERE session_id <> '' AND (ts < ${timestamp(whole.from)} OR ts >= ${timestamp(whole.to)})`,
+    SELECT ${join(fromRows)} FROM ${dialect.eventsTable}
+    WHERE ${scopeCondition(scope)} AND session_id <> '' AND (dt < ${date(whole.dtFrom)} OR dt > ${date(whole.dtTo)})`
+      : stored(false),
   };
 }
 
