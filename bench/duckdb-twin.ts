@@ -137,9 +137,14 @@ export class DuckDbTwin implements BenchEngine {
       const info = node.extra_info!;
       const read = String(info['Filename(s)'] ?? '');
       const relation: Relation = derivedRelations.find((r) => read.includes(`${this.dataset.paths.derivedDirs[r.folder]}/`))?.folder ?? 'events';
-      const dtFilter = /dt BETWEEN '(\d{4}-\d{2}-\d{2})'::DATE AND '(\d{4}-\d{2}-\d{2})'::DATE/.exec(String(info['File Filters'] ?? ''));
+      const fileFilters = String(info['File Filters'] ?? '');
+      const dtFilter = /dt BETWEEN '(\d{4}-\d{2}-\d{2})'::DATE AND '(\d{4}-\d{2}-\d{2})'::DATE/.exec(fileFilters);
       const [dtFrom, dtTo] = dtFilter ? [dtFilter[1]!, dtFilter[2]!] : [planned.dtFrom, planned.dtTo];
-      const files = (await this.storedFiles(relation)).filter((f) => f.dt >= dtFrom && f.dt <= dtTo);
+      // The partial partitions at a range's ends: `dt < first whole dt OR dt > last whole dt` within the range.
+      const edges = /\(dt < '(\d{4}-\d{2}-\d{2})'::DATE\) OR \(dt > '(\d{4}-\d{2}-\d{2})'::DATE\)/.exec(fileFilters);
+      const files = (await this.storedFiles(relation)).filter(
+        (f) => f.dt >= dtFrom && f.dt <= dtTo && (!edges || f.dt < edges[1]! || f.dt > edges[2]!),
+      );
       const known = new Set(files.flatMap((f) => [...f.columns.keys()]));
       const filterText = [info.Filters ?? []].flat().join(' ');
       const columns = [...new Set([...((info.Projections as string[] | undefined) ?? []), ...[...known].filter((c) => new RegExp(`\\b${c}\\b`).test(filterText))])].sort();
