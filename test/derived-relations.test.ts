@@ -1,8 +1,10 @@
-import { readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backfillDerived } from '../local/backfill-derived.js';
 import { importEvents } from '../local/importer.js';
+import { StoreBusyError } from '../local/store-lock.js';
 import { dimensions, metrics, type AnalyticsQuery, type Dimension, type Metric } from '../shared/query/analytics-query.js';
 import { duckdbDialect } from '../shared/query/dialects.js';
 import type { Filter } from '../shared/query/filters.js';
@@ -200,7 +202,7 @@ describe('session fragments', () => {
   });
 
   it('are backfilled, with the pageview buckets, for event files written before they existed', async () => {
-    const fragmentsSql = `SELECT session_id, first_ts, last_ts, pageviews, entry_page, country FROM session_fragments ORDER BY ALL`;
+    const fragmentsSql = `SELECT session_id, first_ts, last_ts, pageviews, entry_page, country, whole FROM session_fragments ORDER BY ALL`;
     const bucketsSql = `SELECT * FROM pageview_buckets ORDER BY ALL`;
     const before = [await api.engine.runRaw(fragmentsSql), await api.engine.runRaw(bucketsSql)];
     for (const dir of Object.values(api.paths.derivedDirs)) rmSync(dir, { recursive: true, force: true });
@@ -208,6 +210,35 @@ describe('session fragments', () => {
     for (const dir of Object.values(api.paths.derivedDirs)) expect(files(dir)).toEqual(files(api.paths.eventsDir));
     expect(await backfillDerived(api.paths)).toBe(0);
     expect([await api.engine.runRaw(fragmentsSql), await api.engine.runRaw(bucketsSql)]).toEqual(before);
+  });
+
+  it('written before `whole` existed are rewritten with it by the backfill', async () => {
+    const flags = `SELECT session_id, whole FROM session_fragments ORDER BY ALL`;
+    const before = await api.engine.runRaw(flags);
+    for (const name of files(api.paths.derivedDirs.sessions).slice(0, 5)) {
+      const file = join(api.paths.derivedDirs.sessions, name);
+      await api.engine.runRaw(`COPY (SELECT * EXCLUDE (whole) FROM read_parquet('${file}')) TO '${file}.old' (FORMAT parquet)`);
+      renameSync(`${file}.old`, file);
+    }
+    expect(await backfillDerived(api.paths)).toBe(0);
+    expect(await api.engine.runRaw(flags)).toEqual(before);
+  });
+
+  it('are marked by one writer at a time: an import is refused while another process holds the store lock', async () => {
+    const lock = join(api.paths.dataDir, 'store.lock');
+    const event = { domain, timestamp: '2026-03-05T12:00:00Z', type: 'pageview', visitor_id: 'v-lock', session_id: 's-lock', url_path: '/' };
+    mkdirSync(lock);
+    writeFileSync(join(lock, 'pid'), String(process.ppid));
+    try {
+      await expect(importEvents([event], api.paths)).rejects.toThrow(StoreBusyError);
+    } finally {
+      rmSync(lock, { recursive: true, force: true });
+    }
+    // A lock left by a process that no longer runs is taken over.
+    mkdirSync(lock);
+    writeFileSync(join(lock, 'pid'), '4194303');
+    expect((await importEvents([event], api.paths)).rowsWritten).toBe(1);
+    expect(files(api.paths.dataDir).some((f) => f.startsWith('store.lock'))).toBe(false);
   });
 });
 
