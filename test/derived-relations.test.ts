@@ -9,7 +9,7 @@ import { dimensions, metrics, type AnalyticsQuery, type Dimension, type Metric }
 import { duckdbDialect } from '../shared/query/dialects.js';
 import type { Filter } from '../shared/query/filters.js';
 import { printAnalyticsQuery } from '../shared/query/print-analytics-query.js';
-import { planAnalyticsQuery } from '../shared/query/query-plan.js';
+import { planAnalyticsQuery, type PlanOptions, type QueryPlan } from '../shared/query/query-plan.js';
 import { bucketsAlign } from '../shared/query/pageview-buckets.js';
 import { wholePartitions } from '../shared/query/session-fragments.js';
 import { offsetSegments } from '../shared/time/time-zone.js';
@@ -98,6 +98,11 @@ const filterPool: Filter[] = [
 const zones = ['UTC', 'America/New_York', 'Asia/Kolkata', 'Europe/Berlin', 'Pacific/Chatham'];
 const days = Array.from({ length: 12 }, (_, i) => new Date(DAY0 + (i - 1) * 86_400_000).toISOString().slice(0, 10));
 
+/** A whole-page query of the generated domain. */
+function queryOf(metrics: Metric[], q: { dimensions: Dimension[]; filters: Filter[]; timeZone: string; range: string[] }): AnalyticsQuery {
+  return { domain, metrics, dimensions: q.dimensions, filters: q.filters, range: rangeOfDates(q.range[0]!, q.range[1]!, q.timeZone), timeZone: q.timeZone, sort: null, limit: 1000, offset: 0 };
+}
+
 const queryArbitrary = fc
   .record({
     metrics: fc.subarray([...metrics] as Metric[], { minLength: 1 }),
@@ -112,22 +117,20 @@ const queryArbitrary = fc
     range: fc.tuple(fc.constantFrom(...days), fc.constantFrom(...days)).map(([a, b]) => (a <= b ? [a, b] : [b, a])),
   })
   .map(
-    (q): AnalyticsQuery => ({
-      domain,
-      metrics: q.metrics.includes(q.session) ? q.metrics : [...q.metrics, q.session],
-      dimensions: q.dimensions,
-      filters: q.filters,
-      range: rangeOfDates(q.range[0]!, q.range[1]!, q.timeZone),
-      timeZone: q.timeZone,
-      sort: null,
-      limit: 1000,
-      offset: 0,
-    }),
+    (q): AnalyticsQuery => queryOf(q.metrics.includes(q.session) ? q.metrics : [...q.metrics, q.session], q),
   );
 
 const files = (dir: string) => (readdirSync(dir, { recursive: true, encoding: 'utf8' }) as string[]).filter((f) => f.endsWith('.parquet')).sort();
 
 let api: TestApi;
+
+/** The query's rows as planned by default (with the derived relations) equal its rows planned with `raw`. */
+async function expectSameAsRaw(query: AnalyticsQuery, raw: PlanOptions): Promise<{ plan: QueryPlan; rows: unknown[] }> {
+  const plan = planAnalyticsQuery(query);
+  const [a, b] = await Promise.all([planAnalyticsQuery(query, raw), plan].map((p) => api.engine.run(printAnalyticsQuery(p, duckdbDialect))));
+  expect(b!.rows).toEqual(a!.rows);
+  return { plan, rows: b!.rows };
+}
 beforeAll(async () => {
   api = await startTestApi();
   const events = generatedEvents();
@@ -150,12 +153,7 @@ describe('session fragments', () => {
     let withFragments = 0;
     await fc.assert(
       fc.asyncProperty(queryArbitrary, async (query) => {
-        const fragments = planAnalyticsQuery(query);
-        const raw = planAnalyticsQuery(query, { sessionFragments: false });
-        expect(raw.sessionFragments).toBeUndefined();
-        if (fragments.sessionFragments) withFragments += 1;
-        const [a, b] = await Promise.all([api.engine.run(printAnalyticsQuery(raw, duckdbDialect)), api.engine.run(printAnalyticsQuery(fragments, duckdbDialect))]);
-        expect(b.rows).toEqual(a.rows);
+        if ((await expectSameAsRaw(query, { sessionFragments: false })).plan.sessionFragments) withFragments += 1;
       }),
       { numRuns: 120, seed: 42 },
     );
@@ -175,11 +173,9 @@ describe('session fragments', () => {
       limit: 1000,
       offset: 0,
     };
-    const [raw, stored] = await Promise.all(
-      [planAnalyticsQuery(query, { sessionFragments: false }), planAnalyticsQuery(query)].map((plan) => api.engine.run(printAnalyticsQuery(plan, duckdbDialect))),
-    );
-    expect(stored!.rows).toEqual(raw!.rows);
-    expect(stored!.rows.length).toBeGreaterThan(4);
+    const { plan, rows } = await expectSameAsRaw(query, { sessionFragments: false });
+    expect(plan.sessionFragments).toBeDefined();
+    expect(rows.length).toBeGreaterThan(4);
   });
 
   it('are marked whole exactly when they are their session\'s only fragment, across imports', async () => {
@@ -255,17 +251,7 @@ const bucketQueryArbitrary = fc
     range: fc.tuple(fc.constantFrom(...days), fc.constantFrom(...days)).map(([a, b]) => (a <= b ? [a, b] : [b, a])),
   })
   .map(
-    (q): AnalyticsQuery => ({
-      domain,
-      metrics: [...q.rowMetrics, ...q.revenueMetrics, ...q.sessionMetrics],
-      dimensions: q.dimensions,
-      filters: q.filters,
-      range: rangeOfDates(q.range[0]!, q.range[1]!, q.timeZone),
-      timeZone: q.timeZone,
-      sort: null,
-      limit: 1000,
-      offset: 0,
-    }),
+    (q): AnalyticsQuery => queryOf([...q.rowMetrics, ...q.revenueMetrics, ...q.sessionMetrics], q),
   );
 
 describe('pageview buckets', () => {
@@ -293,12 +279,7 @@ describe('pageview buckets', () => {
     let withBuckets = 0;
     await fc.assert(
       fc.asyncProperty(bucketQueryArbitrary, async (query) => {
-        const stored = planAnalyticsQuery(query);
-        const raw = planAnalyticsQuery(query, { sessionFragments: false, pageviewBuckets: false });
-        expect(raw.pageviewBuckets).toBeUndefined();
-        if (stored.pageviewBuckets) withBuckets += 1;
-        const [a, b] = await Promise.all([api.engine.run(printAnalyticsQuery(raw, duckdbDialect)), api.engine.run(printAnalyticsQuery(stored, duckdbDialect))]);
-        expect(b.rows).toEqual(a.rows);
+        if ((await expectSameAsRaw(query, { sessionFragments: false, pageviewBuckets: false })).plan.pageviewBuckets) withBuckets += 1;
       }),
       { numRuns: 120, seed: 7 },
     );

@@ -48,6 +48,12 @@ export const duckdbTypes: Record<ColumnType | 'date', string> = {
   date: 'DATE',
 };
 
+/** The event columns a fragment carries as its first row's value (the session dimensions other than page). */
+export const sessionAttributeColumns = [
+  'referrer_domain', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_content', 'utm_term',
+  'country', 'region', 'city', 'browser', 'os', 'device',
+] as const;
+
 /**
  * The stored columns of a session fragment: one row per (session_id, is_dev) of one event file, written next to
  * it at import (docs/STORAGE.md). `*_ts` and the attribution columns are the fragment's first row's (or first
@@ -63,27 +69,11 @@ export const sessionFragmentColumns = [
   ['pageviews', 'bigint'],
   ['first_pageview_ts', 'timestamp'],
   ['entry_page', 'string'],
-  ['referrer_domain', 'string'],
-  ['utm_source', 'string'],
-  ['utm_medium', 'string'],
-  ['utm_campaign', 'string'],
-  ['utm_content', 'string'],
-  ['utm_term', 'string'],
-  ['country', 'string'],
-  ['region', 'string'],
-  ['city', 'string'],
-  ['browser', 'string'],
-  ['os', 'string'],
-  ['device', 'string'],
+  ...sessionAttributeColumns.map((c) => [c, 'string'] as const),
   /** The session's only fragment in the store: a session by itself, read without merging (docs/STORAGE.md). */
   ['whole', 'boolean'],
 ] as const satisfies readonly (readonly [string, ColumnType])[];
 
-/** The event columns a fragment carries as its first row's value (the session dimensions other than page). */
-export const sessionAttributeColumns = [
-  'referrer_domain', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_content', 'utm_term',
-  'country', 'region', 'city', 'browser', 'os', 'device',
-] as const;
 
 /**
  * The stored columns of the pageview buckets (docs/STORAGE.md): one row per (15-minute UTC bucket, is_dev,
