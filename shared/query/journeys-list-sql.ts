@@ -12,9 +12,10 @@ import { date, int, integer, join, print, sql, timestamp, trusted, type Sql } fr
 //   visitors         one row per visitor with only the sort key; HAVING applies the filters (some row passes them
 //                    all), the strict bounds, has_revenue and first_purchase
 //   listed           the page: ordered, offset and limited, with the window `total` of every matching visitor
-//   details          every aggregate and first-pageview attribute, over the listed visitors' rows only (a
-//                    second, wider read of the range: cheaper than carrying every column through the first pass)
-// and a final select that joins the two, formats timestamps in the request's zone and keeps the page's order.
+//   details          the page joined to its visitors' rows: every aggregate and first-pageview attribute over
+//                    those rows only (a second, wider read of the range: cheaper than carrying every column
+//                    through the first pass)
+// and a final select that formats timestamps in the request's zone and keeps the page's order.
 // `count` mode prints the same filter answering only that total.
 
 const pageview = sql`type = 'pageview'`;
@@ -81,33 +82,40 @@ export function printVisitorList(plan: VisitorListPlan, dialect: Dialect, mode: 
 
   if (mode === 'count') return print(sql`WITH ${join(ctes, ',\n')}\nSELECT count(*) AS total FROM visitors`);
 
+  // The page's sort keys travel as rank_<key>, apart from the details' aggregates of the same name.
+  const rank = (c: string) => (c === 'visitor_id' ? c : `rank_${c}`);
   const orderBy = (prefix: string) =>
-    join(plan.order.map((o) => trusted(`${prefix}${o.column} ${o.direction.toUpperCase()}${o.nullsLast ? ' NULLS LAST' : ''}`)));
+    join(plan.order.map((o) => trusted(`${prefix}${rank(o.column)} ${o.direction.toUpperCase()}${o.nullsLast ? ' NULLS LAST' : ''}`)));
+  const listedColumns = ['visitor_id', ...sortKeys.map(rank), 'total'];
   ctes.push(sql`listed AS (
-    SELECT ${join([trusted('visitor_id'), ...sortKeys.map((c) => trusted(c)), sql`count(*) OVER () AS total`])}
+    SELECT ${join([trusted('visitor_id'), ...sortKeys.map((c) => trusted(`${c} AS ${rank(c)}`)), sql`count(*) OVER () AS total`])}
     FROM visitors
     ORDER BY ${orderBy('')}
     OFFSET ${integer(plan.offset)} LIMIT ${integer(plan.fetch)})`);
+  // Joined rather than `IN (SELECT ... FROM listed)`: `listed` is read once, so Trino (which plans every
+  // reference of a CTE on its own) does not run the first pass twice.
   ctes.push(sql`details AS (
-    SELECT ${join([trusted('visitor_id'), ...Object.entries(aggregates).map(([name, value]) => sql`${value} AS ${trusted(name)}`), ...listedAttributes(dialect)])}
-    FROM (${scopedEvents(dialect, plan.scope, plan.columns)}) base
-    WHERE visitor_id IN (SELECT visitor_id FROM listed)
-    GROUP BY visitor_id)`);
+    SELECT ${join([
+      ...listedColumns.map((c) => trusted(`l.${c}`)),
+      ...Object.entries(aggregates).map(([name, value]) => sql`${value} AS ${trusted(name)}`),
+      ...listedAttributes(dialect),
+    ])}
+    FROM listed l JOIN (${scopedEvents(dialect, plan.scope, plan.columns)}) base ON base.visitor_id = l.visitor_id
+    GROUP BY ${join(listedColumns.map((c) => trusted(`l.${c}`)))})`);
 
-  const shown = (column: string) => dialect.formatTimestamp(localTime(trusted(`d.${column}`), plan.segments));
+  const shown = (column: string) => dialect.formatTimestamp(localTime(trusted(column), plan.segments));
   const select = [
-    trusted('l.visitor_id'),
-    ...['country', 'browser', 'os', 'device', 'pageview_count', 'session_count', 'event_count', 'total_revenue_cents'].map((c) => trusted(`d.${c}`)),
+    ...['visitor_id', 'country', 'browser', 'os', 'device', 'pageview_count', 'session_count', 'event_count', 'total_revenue_cents'].map((c) => trusted(c)),
     sql`${shown('first_ts')} AS first_seen`,
     sql`${shown('last_ts')} AS last_seen`,
-    trusted('d.first_referrer'),
-    trusted('d.entry_page'),
+    trusted('first_referrer'),
+    trusted('entry_page'),
     sql`${shown('latest_revenue_ts')} AS latest_revenue_date`,
-    trusted('d.revenue_event_count'),
-    trusted('l.total'),
+    trusted('revenue_event_count'),
+    trusted('total'),
   ];
   return print(sql`WITH ${join(ctes, ',\n')}
 SELECT ${join(select)}
-FROM listed l JOIN details d ON d.visitor_id = l.visitor_id
-ORDER BY ${orderBy('l.')}`);
+FROM details
+ORDER BY ${orderBy('')}`);
 }
