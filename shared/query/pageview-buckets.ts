@@ -10,10 +10,9 @@ import { bool, date, join, sql, str, timestamp, trusted, type Sql } from './sql.
 // attribution (referrer, UTM, geo, device) exactly, reading a fraction of the rows: a visitor's pageviews of one
 // quarter hour with the same attribution are one row. Everything that knows their meaning is here.
 
-export const BUCKET_MS = 15 * 60 * 1000;
+const BUCKET_MS = 15 * 60 * 1000;
 
 /** The columns a bucket groups by besides its time and visitor: the dimensions the buckets can answer. */
-export type BucketAttribute = (typeof sessionAttributeColumns)[number];
 export const bucketAttributes: readonly string[] = sessionAttributeColumns;
 
 /**
