@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { DuckDbEngine } from '../shared/engines/duckdb-engine.js';
+import { DuckDbEngine, pathLiteral } from '../shared/engines/duckdb-engine.js';
 import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
 import type { SqlQuery } from '../shared/engines/engine.js';
 import { QUERY_DEFAULTS, queryRequestSchema, type AnalyticsQuery } from '../shared/query/analytics-query.js';
@@ -196,9 +196,9 @@ export class DuckDbTwin implements BenchEngine {
       }
     }
     if (files.size > 0) {
-      const glob = join(domainDir, '*', '*.parquet').replaceAll("'", "''");
+      const glob = pathLiteral(join(domainDir, '*', '*.parquet'));
       const chunks = await this.engine.runRaw(
-        `SELECT file_name, path_in_schema AS col, sum(total_compressed_size) AS bytes FROM parquet_metadata('${glob}') GROUP BY ALL`,
+        `SELECT file_name, path_in_schema AS col, sum(total_compressed_size) AS bytes FROM parquet_metadata(${glob}) GROUP BY ALL`,
       );
       for (const chunk of chunks) files.get(String(chunk.file_name))?.columns.set(String(chunk.col), Number(chunk.bytes));
     }

@@ -3,6 +3,7 @@ import { createReadStream, existsSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { pathLiteral } from '../shared/engines/duckdb-engine.js';
 import type { Dataset } from './dataset.js';
 
 // Plumbing both peers share: installing their Debian package, free loopback ports, running their command-line
@@ -84,10 +85,10 @@ export async function exportCsv(dataset: Dataset, selectList: string, orderBy: s
   const instance = await DuckDBInstance.create(':memory:', { threads: '2' });
   try {
     const connection = await instance.connect();
-    const glob = join(dataset.paths.eventsDir, '*', '*', '*.parquet').replaceAll("'", "''");
+    const glob = pathLiteral(join(dataset.paths.eventsDir, '*', '*', '*.parquet'));
     await connection.run(
-      `COPY (SELECT ${selectList} FROM read_parquet('${glob}', hive_partitioning = true, hive_types = {'domain': VARCHAR, 'dt': DATE}) ORDER BY ${orderBy}) ` +
-        `TO '${file.replaceAll("'", "''")}' (FORMAT csv, HEADER false)`,
+      `COPY (SELECT ${selectList} FROM read_parquet(${glob}, hive_partitioning = true, hive_types = {'domain': VARCHAR, 'dt': DATE}) ORDER BY ${orderBy}) ` +
+        `TO ${pathLiteral(file)} (FORMAT csv, HEADER false)`,
     );
     connection.closeSync();
   } finally {

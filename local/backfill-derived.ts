@@ -2,6 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { pathLiteral } from '../shared/engines/duckdb-engine.js';
 import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
 import { writeDerived } from './derived-writer.js';
 import { localPaths, type LocalPaths } from './paths.js';
@@ -39,8 +40,7 @@ async function writeMissing(paths: LocalPaths): Promise<number> {
   let written = 0;
   try {
     for (const { name, folders } of missing) {
-      const source = join(paths.eventsDir, name).replaceAll("'", "''");
-      await writeDerived(connection, `read_parquet('${source}')`, name, stagingDirs, folders);
+      await writeDerived(connection, `read_parquet(${pathLiteral(join(paths.eventsDir, name))})`, name, stagingDirs, folders);
       for (const folder of folders) {
         await mkdir(dirname(join(paths.derivedDirs[folder], name)), { recursive: true });
         await rename(join(stagingDirs[folder], name), join(paths.derivedDirs[folder], name));

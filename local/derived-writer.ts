@@ -1,6 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { pathLiteral } from '../shared/engines/duckdb-engine.js';
 import type { DerivedFolder } from '../shared/events/derived-relations.js';
 import { duckdbDialect } from '../shared/query/dialects.js';
 import { bucketsOf } from '../shared/query/pageview-buckets.js';
@@ -24,6 +25,6 @@ export async function writeDerived(connection: DuckDBConnection, relation: strin
     const file = join(dirs[folder], name);
     await mkdir(dirname(file), { recursive: true });
     const select = print(selects[folder](trusted(relation))).sql;
-    await connection.run(`COPY (${select}) TO '${file.replaceAll("'", "''")}' (FORMAT parquet, COMPRESSION zstd)`);
+    await connection.run(`COPY (${select}) TO ${pathLiteral(file)} (FORMAT parquet, COMPRESSION zstd)`);
   }
 }

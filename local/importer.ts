@@ -10,6 +10,7 @@ import {
   type DuckDBConnection,
 } from '@duckdb/node-api';
 import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
+import { pathLiteral } from '../shared/engines/duckdb-engine.js';
 import { duckdbTypes, eventColumns } from '../shared/events/event-columns.js';
 import { checkEvent, checkEventLine, type CheckedEvent, type StoredEvent } from '../shared/events/event-validation.js';
 import { recordImportedEvents } from '../shared/limits/limiter.js';
@@ -195,7 +196,7 @@ class BatchWriter {
       const name = join(`domain=${domain}`, `dt=${dt}`, `${this.importId}-${table}.parquet`);
       const file = join(this.stagingDir, name);
       await mkdir(dirname(file), { recursive: true });
-      await this.connection.run(`COPY (SELECT * FROM ${table} ORDER BY ts) TO ${sqlString(file)} (FORMAT parquet, COMPRESSION zstd)`);
+      await this.connection.run(`COPY (SELECT * FROM ${table} ORDER BY ts) TO ${pathLiteral(file)} (FORMAT parquet, COMPRESSION zstd)`);
       await writeDerived(this.connection, table, name, this.derivedStagingDirs);
       await this.connection.run(`DROP TABLE ${table}`);
     }
@@ -222,9 +223,4 @@ async function moveInto(stagingDir: string, files: string[], eventsDir: string):
     await mkdir(dirname(target), { recursive: true });
     await rename(join(stagingDir, name), target);
   }
-}
-
-/** A SQL string literal; the paths are built from validated domains and dates, so quoting is defence in depth. */
-function sqlString(value: string): string {
-  return `'${value.replaceAll("'", "''")}'`;
 }

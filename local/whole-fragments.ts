@@ -2,6 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { pathLiteral } from '../shared/engines/duckdb-engine.js';
 import { sessionFragmentColumns } from '../shared/events/event-columns.js';
 import type { LocalPaths } from './paths.js';
 
@@ -27,7 +28,7 @@ export async function markWholeFragments(paths: LocalPaths, pendingDir?: string)
   const staging = join(paths.stagingDir, `whole-${process.pid}`);
   try {
     const scan = (dir: string) =>
-      `read_parquet(${literal(join(dir, '*', '*', '*.parquet'))}, hive_partitioning = true, hive_types = {'domain': VARCHAR, 'dt': DATE}, union_by_name = true, filename = true)`;
+      `read_parquet(${pathLiteral(join(dir, '*', '*', '*.parquet'))}, hive_partitioning = true, hive_types = {'domain': VARCHAR, 'dt': DATE}, union_by_name = true, filename = true)`;
     // union_by_name: files written before `whole` existed read NULL there, and get rewritten with it.
     const described = (await connection.runAndReadAll(`DESCRIBE SELECT * FROM ${scan(sessionsDir)}`)).getRowObjectsJS();
     const whole = described.some((c) => c.column_name === 'whole') ? 'whole' : 'CAST(NULL AS BOOLEAN) AS whole';
@@ -41,9 +42,9 @@ export async function markWholeFragments(paths: LocalPaths, pendingDir?: string)
       const staged = join(staging, `${i}.parquet`);
       await mkdir(dirname(staged), { recursive: true });
       await connection.run(
-        `COPY (SELECT ${flagged.map((c) => `f.${c}`).join(', ')}, c.n = 1 AS whole FROM read_parquet(${literal(file)}) f
-          JOIN counts c ON c.domain = ${literal(domain)} AND c.session_id = f.session_id ORDER BY f.first_ts)
-         TO ${literal(staged)} (FORMAT parquet, COMPRESSION zstd)`,
+        `COPY (SELECT ${flagged.map((c) => `f.${c}`).join(', ')}, c.n = 1 AS whole FROM read_parquet(${pathLiteral(file)}) f
+          JOIN counts c ON c.domain = ${pathLiteral(domain)} AND c.session_id = f.session_id ORDER BY f.first_ts)
+         TO ${pathLiteral(staged)} (FORMAT parquet, COMPRESSION zstd)`,
       );
       await rename(staged, file);
     }
@@ -58,9 +59,4 @@ export async function markWholeFragments(paths: LocalPaths, pendingDir?: string)
 function parquetFiles(dir: string): string[] {
   if (!existsSync(dir)) return [];
   return (readdirSync(dir, { recursive: true, encoding: 'utf8' }) as string[]).filter((name) => name.endsWith('.parquet'));
-}
-
-/** Paths come from the data folder and validated domains; quoting is defence in depth. */
-function literal(value: string): string {
-  return `'${value.replaceAll("'", "''")}'`;
 }

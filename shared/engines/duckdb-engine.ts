@@ -87,9 +87,17 @@ export class DuckDbEngine implements QueryEngine {
 
 type ColumnList = (readonly [string, ColumnType | 'date'])[];
 
+/**
+ * A file path or glob as a DuckDB string literal, for the statements our own code writes around files (views,
+ * COPY, maintenance). Paths come from the data folder and validated domains and dates; quoting is defence in depth.
+ */
+export function pathLiteral(path: string): string {
+  return `'${path.replaceAll("'", "''")}'`;
+}
+
 function viewOverFilesSql(name: string, dir: string): string {
-  const glob = join(dir, '*', '*', '*.parquet').replaceAll("'", "''");
-  return `CREATE OR REPLACE VIEW ${name} AS SELECT * FROM read_parquet('${glob}', hive_partitioning = true, hive_types = {'domain': VARCHAR, 'dt': DATE})`;
+  const glob = pathLiteral(join(dir, '*', '*', '*.parquet'));
+  return `CREATE OR REPLACE VIEW ${name} AS SELECT * FROM read_parquet(${glob}, hive_partitioning = true, hive_types = {'domain': VARCHAR, 'dt': DATE})`;
 }
 
 function emptyViewSql(name: string, columns: ColumnList): string {
