@@ -122,9 +122,10 @@ async function importChecked(
     else {
       // Locally, whole fragments are marked around the publish (local/whole-fragments.ts explains the order).
       await withStoreLock(paths, async () => {
-        await markWholeFragments(paths, derivedStagingDirs.sessions);
+        const domains = Object.keys(report.domains);
+        await markWholeFragments(paths, { pendingDir: derivedStagingDirs.sessions, domains });
         await publishAll();
-        await markWholeFragments(paths);
+        await markWholeFragments(paths, { domains });
       });
     }
     report.files = files.length;

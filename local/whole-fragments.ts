@@ -18,32 +18,40 @@ import type { LocalPaths } from './paths.js';
 
 const flagged = sessionFragmentColumns.map(([name]) => name).filter((name) => name !== 'whole');
 
-/** Rewrites the fragment files whose `whole` flags are wrong or missing; `pendingDir` holds fragments about to be published. Returns the files rewritten. */
-export async function markWholeFragments(paths: LocalPaths, pendingDir?: string): Promise<number> {
+/**
+ * Rewrites the fragment files whose `whole` flags are wrong or missing; returns the files rewritten.
+ * `pendingDir` holds fragments about to be published; `domains` limits the pass to the domains an import wrote
+ * (a session belongs to one domain, so no other domain's flags can change). Default: every domain.
+ */
+export async function markWholeFragments(paths: LocalPaths, options: { pendingDir?: string; domains?: string[] } = {}): Promise<number> {
   const sessionsDir = paths.derivedDirs.sessions;
-  const files = parquetFiles(sessionsDir);
-  if (files.length === 0) return 0;
+  const domainDirs = (options.domains ? options.domains.map((d) => `domain=${d}`) : existsSync(sessionsDir) ? readdirSync(sessionsDir).filter((d) => d.startsWith('domain=')) : [])
+    .map((d) => join(sessionsDir, d))
+    .filter((dir) => parquetFiles(dir).length > 0);
+  if (domainDirs.length === 0) return 0;
   const instance = await DuckDBInstance.create(':memory:', { threads: String(process.env.DUCKDB_THREADS ?? 2) });
   const connection = await instance.connect();
   const staging = join(paths.stagingDir, `whole-${process.pid}`);
   try {
-    const scan = (dir: string) =>
-      `read_parquet(${pathLiteral(join(dir, '*', '*', '*.parquet'))}, hive_partitioning = true, hive_types = {'domain': VARCHAR, 'dt': DATE}, union_by_name = true, filename = true)`;
+    const scan = (globs: string[]) =>
+      `read_parquet([${globs.map(pathLiteral).join(', ')}], hive_partitioning = true, hive_types = {'domain': VARCHAR, 'dt': DATE}, union_by_name = true, filename = true)`;
+    const stored = scan(domainDirs.map((dir) => join(dir, '*', '*.parquet')));
     // union_by_name: files written before `whole` existed read NULL there, and get rewritten with it.
-    const described = (await connection.runAndReadAll(`DESCRIBE SELECT * FROM ${scan(sessionsDir)}`)).getRowObjectsJS();
+    const described = (await connection.runAndReadAll(`DESCRIBE SELECT * FROM ${stored}`)).getRowObjectsJS();
     const whole = described.some((c) => c.column_name === 'whole') ? 'whole' : 'CAST(NULL AS BOOLEAN) AS whole';
-    await connection.run(`CREATE TABLE stored AS SELECT filename AS file, domain, session_id, ${whole} FROM ${scan(sessionsDir)}`);
-    const pending = pendingDir && parquetFiles(pendingDir).length ? `UNION ALL SELECT domain, session_id FROM ${scan(pendingDir)}` : '';
+    await connection.run(`CREATE TABLE stored AS SELECT filename AS file, domain, session_id, ${whole} FROM ${stored}`);
+    const { pendingDir } = options;
+    const pending = pendingDir && parquetFiles(pendingDir).length ? `UNION ALL SELECT domain, session_id FROM ${scan([join(pendingDir, '*', '*', '*.parquet')])}` : '';
     await connection.run(`CREATE TABLE counts AS SELECT domain, session_id, count(*) AS n FROM (SELECT domain, session_id FROM stored ${pending}) GROUP BY ALL`);
     const wrong = (await connection.runAndReadAll(
-      `SELECT DISTINCT s.file, s.domain FROM stored s JOIN counts c USING (domain, session_id) WHERE s.whole IS DISTINCT FROM (c.n = 1) ORDER BY 1`,
-    )).getRowObjectsJS() as { file: string; domain: string }[];
-    for (const [i, { file, domain }] of wrong.entries()) {
+      `SELECT DISTINCT s.file FROM stored s JOIN counts c USING (domain, session_id) WHERE s.whole IS DISTINCT FROM (c.n = 1) ORDER BY 1`,
+    )).getRowObjectsJS() as { file: string }[];
+    for (const [i, { file }] of wrong.entries()) {
       const staged = join(staging, `${i}.parquet`);
       await mkdir(dirname(staged), { recursive: true });
       await connection.run(
-        `COPY (SELECT ${flagged.map((c) => `f.${c}`).join(', ')}, c.n = 1 AS whole FROM read_parquet(${pathLiteral(file)}) f
-          JOIN counts c ON c.domain = ${pathLiteral(domain)} AND c.session_id = f.session_id ORDER BY f.first_ts)
+        `COPY (SELECT ${flagged.map((c) => `f.${c}`).join(', ')}, c.n = 1 AS whole FROM read_parquet(${pathLiteral(file)}, hive_partitioning = true, hive_types = {'domain': VARCHAR, 'dt': DATE}) f
+          JOIN counts c ON c.domain = f.domain AND c.session_id = f.session_id ORDER BY f.first_ts)
          TO ${pathLiteral(staged)} (FORMAT parquet, COMPRESSION zstd)`,
       );
       await rename(staged, file);
