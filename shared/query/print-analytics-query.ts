@@ -199,7 +199,7 @@ function sessionsCte(plan: QueryPlan, dialect: Dialect, filtered: boolean): Sql 
       FROM base WHERE session_id <> ''${keptSessions ? sql` AND ${keptSessions}` : sql``} GROUP BY session_id)`;
   }
   const attributes = dimensions.flatMap(({ d }): FragmentAttribute[] =>
-    d === 'date' || d === 'hour' ? [] : [d === 'page' ? 'entry_page' : (rowFieldColumns[d] as FragmentAttribute)],
+    isTime(d) ? [] : [d === 'page' ? 'entry_page' : (rowFieldColumns[d] as FragmentAttribute)],
   );
   const merged = dimensions.map(({ d, slot }) => sql`${fragmentDimension(d, dialect, plan, false)} AS d${slot}`);
   const own = dimensions.map(({ d, slot }) => sql`${fragmentDimension(d, dialect, plan, true)} AS d${slot}`);
