@@ -4,6 +4,7 @@ import { DuckDbEngine, pathLiteral } from '../shared/engines/duckdb-engine.js';
 import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
 import type { SqlQuery } from '../shared/engines/engine.js';
 import { QUERY_DEFAULTS, queryRequestSchema, type AnalyticsQuery } from '../shared/query/analytics-query.js';
+import type { Dialect } from '../shared/query/dialect.js';
 import { duckdbDialect } from '../shared/query/dialects.js';
 import { printVisitorList } from '../shared/query/journeys-list-sql.js';
 import { planVisitorList } from '../shared/query/journeys-plan.js';
@@ -28,7 +29,7 @@ export interface PlannedQuery {
 }
 
 /** The statement the API runs for a mix query (POST /v1/query or journeys/list, first page). */
-export function planOf(query: MixQuery, options: PlanOptions = {}): PlannedQuery {
+export function planOf(query: MixQuery, options: PlanOptions = {}, dialect: Dialect = duckdbDialect): PlannedQuery {
   const range = rangeOf(query);
   if (query.path === '/v1/journeys/list') {
     const request = visitorListRequestSchema.parse(query.body);
@@ -44,7 +45,7 @@ export function planOf(query: MixQuery, options: PlanOptions = {}): PlannedQuery
       limit: request.limit ?? JOURNEYS_DEFAULTS.listLimit,
       offset: request.offset ?? 0,
     });
-    return { sql: printVisitorList(plan, duckdbDialect), columns: plan.columns, dtFrom: range.dtFrom, dtTo: range.dtTo };
+    return { sql: printVisitorList(plan, dialect), columns: plan.columns, dtFrom: range.dtFrom, dtTo: range.dtTo };
   }
   const request = queryRequestSchema.parse(query.body);
   const normalised: AnalyticsQuery = {
@@ -59,7 +60,7 @@ export function planOf(query: MixQuery, options: PlanOptions = {}): PlannedQuery
     offset: request.offset ?? 0,
   };
   const plan = planAnalyticsQuery(normalised, options);
-  return { sql: printAnalyticsQuery(plan, duckdbDialect), columns: plan.columns, dtFrom: range.dtFrom, dtTo: range.dtTo };
+  return { sql: printAnalyticsQuery(plan, dialect), columns: plan.columns, dtFrom: range.dtFrom, dtTo: range.dtTo };
 }
 
 export type Relation = 'events' | DerivedFolder;

@@ -7,20 +7,22 @@ import { derivedRelations, type DerivedFolder } from '../shared/events/derived-r
 import { writeDerived } from './derived-writer.js';
 import { localPaths, type LocalPaths } from './paths.js';
 import { withStoreLock } from './store-lock.js';
+import { keyVisitors } from './visitor-keys.js';
 import { markWholeFragments } from './whole-fragments.js';
 
 // Writes the missing derived files of a local store: every event file without its session fragments or pageview
-// buckets (data imported before they existed) gets them, staged and then renamed into place, and the whole
-// fragments are marked. An event file and its derived files are all that must correspond (docs/STORAGE.md).
+// buckets (data imported before they existed) gets them, staged, keyed and then renamed into place; then the
+// whole fragments are marked. An event file and its derived files are all that must correspond (docs/STORAGE.md).
 //   ANALYTICS_DATA_DIR=./.data npx tsx local/backfill-derived.ts
 
 /**
- * Returns the number of derived files written. Then marks whole session fragments (which also upgrades
- * fragment files written before `whole` existed), under the store lock like an import.
+ * Returns the number of derived files written. Then keys the buckets and marks whole session fragments (which
+ * also upgrades files written before keys or `whole` existed), under the store lock like an import.
  */
 export async function backfillDerived(paths: LocalPaths): Promise<number> {
   return withStoreLock(paths, async () => {
     const written = await writeMissing(paths);
+    await keyVisitors(paths);
     await markWholeFragments(paths);
     return written;
   });
@@ -41,6 +43,10 @@ async function writeMissing(paths: LocalPaths): Promise<number> {
   try {
     for (const { name, folders } of missing) {
       await writeDerived(connection, `read_parquet(${pathLiteral(join(paths.eventsDir, name))})`, name, stagingDirs, folders);
+    }
+    // Keyed while staged, so no reader ever sees a bucket file without keys.
+    await keyVisitors(paths, { pendingDir: stagingDirs.pageviews });
+    for (const { name, folders } of missing) {
       for (const folder of folders) {
         await mkdir(dirname(join(paths.derivedDirs[folder], name)), { recursive: true });
         await rename(join(stagingDirs[folder], name), join(paths.derivedDirs[folder], name));

@@ -17,6 +17,7 @@ import { recordImportedEvents } from '../shared/limits/limiter.js';
 import type { LocalPaths } from './paths.js';
 import { writeDerived } from './derived-writer.js';
 import { withStoreLock } from './store-lock.js';
+import { keyVisitors } from './visitor-keys.js';
 import { markWholeFragments } from './whole-fragments.js';
 
 // Imports events into the Parquet layout of event-format.md §2. Valid rows are appended to in-memory DuckDB
@@ -120,9 +121,11 @@ async function importChecked(
     };
     if (options.publish) await publishAll();
     else {
-      // Locally, whole fragments are marked around the publish (local/whole-fragments.ts explains the order).
+      // Locally, the staged buckets get their visitor keys and whole fragments are marked around the publish
+      // (local/visitor-keys.ts, local/whole-fragments.ts explain why under the lock and in this order).
       await withStoreLock(paths, async () => {
         const domains = Object.keys(report.domains);
+        await keyVisitors(paths, { pendingDir: derivedStagingDirs.pageviews, domains });
         await markWholeFragments(paths, { pendingDir: derivedStagingDirs.sessions, domains });
         await publishAll();
         await markWholeFragments(paths, { domains });

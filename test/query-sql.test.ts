@@ -108,6 +108,14 @@ describe('exact SQL per dialect', () => {
     expect(printAnalyticsQuery(planAnalyticsQuery(hourly), dialect)).toMatchSnapshot();
   });
 
+  it('count bucket visitors by the integer key locally and by id on Athena, where `import --s3` assigns no keys', () => {
+    const byCountry = planAnalyticsQuery(analyticsQuery({ metrics: ['visitors'], dimensions: ['country'] }));
+    expect(byCountry.pageviewBuckets).toBe(true);
+    expect(printAnalyticsQuery(byCountry, duckdbDialect).sql).toContain('count(DISTINCT visitor_key) AS visitors');
+    expect(printAnalyticsQuery(byCountry, athena).sql).toContain('count(DISTINCT visitor_id) AS visitors');
+    expect(printAnalyticsQuery(byCountry, athena).sql).not.toContain('visitor_key');
+  });
+
   it('values never enter the SQL text', () => {
     const hostile = analyticsQuery({ filters: [{ field: 'page', operator: 'is', value: "x'; DROP TABLE events; --" }] });
     const { sql, params } = printAnalyticsQuery(planAnalyticsQuery(hostile), athena);

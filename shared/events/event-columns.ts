@@ -84,6 +84,8 @@ export const pageviewBucketColumns = [
   ['bucket', 'timestamp'],
   ['is_dev', 'boolean'],
   ['visitor_id', 'string'],
+  /** The visitor's integer key in its domain's local store (local/visitor-keys.ts); NULL in files not keyed locally. */
+  ['visitor_key', 'bigint'],
   ...sessionAttributeColumns.map((c) => [c, 'string'] as const),
   ['pageviews', 'bigint'],
 ] as const satisfies readonly (readonly [string, ColumnType])[];

@@ -10,6 +10,12 @@ export interface Dialect {
   readonly sessionFragmentsTable: Sql;
   /** The pageview buckets (docs/STORAGE.md): a view over their Parquet files locally, a Glue table on AWS. */
   readonly pageviewBucketsTable: Sql;
+  /**
+   * The pageview buckets' column that tells visitors apart in a distinct count: locally the integer
+   * `visitor_key` every local import assigns (cheaper to hash than text); on Athena `visitor_id`, since
+   * `import --s3` cannot read the store to assign keys (docs/STORAGE.md).
+   */
+  readonly bucketVisitor: 'visitor_key' | 'visitor_id';
   /** Prefix of a CTE body read more than once that is cheaper computed once: `MATERIALIZED ` or nothing. */
   readonly materialized: Sql;
   /** `x` of the row with the smallest `by`, keeping NULL when that row's `x` is NULL. */

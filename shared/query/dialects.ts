@@ -7,6 +7,7 @@ export const duckdbDialect: Dialect = {
   eventsTable: trusted('events'),
   sessionFragmentsTable: trusted(SESSION_FRAGMENTS_TABLE),
   pageviewBucketsTable: trusted(PAGEVIEW_BUCKETS_TABLE),
+  bucketVisitor: 'visitor_key',
   materialized: trusted('MATERIALIZED '),
   argMinKeepNull: (x, by) => sql`arg_min_null(${x}, ${by})`,
   jsonProperty: (json, key) => sql`map_extract_value(CAST(CAST(${json} AS JSON) AS MAP(VARCHAR, VARCHAR)), ${key})`,
@@ -29,6 +30,7 @@ export function athenaDialect(database: string, table: string, sessionsTable = S
     eventsTable: trusted(`"${database}"."${table}"`),
     sessionFragmentsTable: trusted(`"${database}"."${sessionsTable}"`),
     pageviewBucketsTable: trusted(`"${database}"."${bucketsTable}"`),
+    bucketVisitor: 'visitor_id',
     // Trino takes no hint: it plans each reference of a CTE on its own.
     materialized: trusted(''),
     argMinKeepNull: (x, by) => sql`min_by(${x}, ${by})`,

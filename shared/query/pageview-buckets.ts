@@ -18,9 +18,10 @@ export const bucketAttributes: readonly string[] = sessionAttributeColumns;
 /**
  * `SELECT` of the buckets of `rows` (a relation of event rows), ordered by visitor so a count of distinct
  * visitors meets each one in runs. DuckDB only: the importer and the backfill write them, Athena reads them.
+ * Written without visitor keys: keyVisitors (local/visitor-keys.ts) sets them from the store's own keys.
  */
 export function bucketsOf(rows: Sql): Sql {
-  const keys = [sql`time_bucket(INTERVAL '15 minutes', ts) AS bucket`, trusted('is_dev'), trusted('visitor_id'), ...sessionAttributeColumns.map((c) => trusted(c))];
+  const keys = [sql`time_bucket(INTERVAL '15 minutes', ts) AS bucket`, trusted('is_dev'), trusted('visitor_id'), sql`CAST(NULL AS BIGINT) AS visitor_key`, ...sessionAttributeColumns.map((c) => trusted(c))];
   return sql`SELECT ${join([...keys, sql`count(*) AS pageviews`])}
 FROM ${rows} WHERE type = 'pageview' GROUP BY ALL ORDER BY visitor_id, bucket`;
 }
@@ -36,10 +37,13 @@ export function bucketsAlign(range: { from: Date; to: Date }, segments: OffsetSe
   return (segments ?? []).every((s) => aligned(s.offsetSeconds * 1000) && (s.until === null || aligned(s.until.getTime())));
 }
 
-/** The buckets of a scope's range, with the attribute columns asked for and `local_ts` when segments are given. */
-export function scopedBuckets(dialect: Dialect, scope: EventScope & { range: NonNullable<EventScope['range']> }, attributes: string[], segments?: OffsetSegment[]): Sql {
+/**
+ * The buckets of a scope's range, with the visitor columns asked for (`visitor_id`, the dialect's
+ * `bucketVisitor`), the attribute columns asked for and `local_ts` when segments are given.
+ */
+export function scopedBuckets(dialect: Dialect, scope: EventScope & { range: NonNullable<EventScope['range']> }, visitorColumns: string[], attributes: string[], segments?: OffsetSegment[]): Sql {
   const { range } = scope;
-  const selected = ['visitor_id', 'pageviews', ...new Set(attributes)].map((c) => trusted(c));
+  const selected = [...new Set([...visitorColumns, 'pageviews', ...attributes])].map((c) => trusted(c));
   if (segments) selected.push(sql`${localTime(trusted('bucket'), segments)} AS local_ts`);
   return sql`SELECT ${join(selected)} FROM ${dialect.pageviewBucketsTable}
     WHERE domain = ${str(scope.domain)} AND dt BETWEEN ${date(range.dtFrom)} AND ${date(range.dtTo)} AND bucket >= ${timestamp(range.from)} AND bucket < ${timestamp(range.to)} AND is_dev = ${bool(scope.isDev)}`;

@@ -99,11 +99,17 @@ function rowMetricsCte(plan: QueryPlan, dialect: Dialect, kept: string, segmentJ
   }
   const attributes = plan.dimensions.filter((d) => !isTime(d) && d !== 'event').map((d) => rowFieldColumns[d as RowFilterField]);
   const pageviewAggregates = plan.rowAggregates.filter((a) => !isRevenueAggregate(a));
+  // Visitors are told apart by the dialect's bucket column (locally an integer key, cheaper to hash than text);
+  // the event segments name them by id.
+  const visitorColumns = [
+    ...(pageviewAggregates.includes('visitors') ? [dialect.bucketVisitor] : []),
+    ...(plan.dimensions.includes('event') ? ['visitor_id'] : []),
+  ];
   const fromBuckets = sql`SELECT ${join([
     ...dims,
-    ...pageviewAggregates.map((a) => (a === 'visitors' ? sql`count(DISTINCT visitor_id) AS visitors` : sql`CAST(sum(pageviews) AS BIGINT) AS pageviews`)),
+    ...pageviewAggregates.map((a) => (a === 'visitors' ? sql`count(DISTINCT ${trusted(dialect.bucketVisitor)}) AS visitors` : sql`CAST(sum(pageviews) AS BIGINT) AS pageviews`)),
   ])}
-      FROM (${scopedBuckets(dialect, { ...plan.scope, range: plan.scope.range! }, attributes, plan.segments)}) buckets${segmentJoin}${groupBy}`;
+      FROM (${scopedBuckets(dialect, { ...plan.scope, range: plan.scope.range! }, visitorColumns, attributes, plan.segments)}) buckets${segmentJoin}${groupBy}`;
   const revenueAggregates = plan.rowAggregates.filter(isRevenueAggregate);
   if (revenueAggregates.length === 0) return sql`row_metrics AS (${fromBuckets})`;
   const fromRevenue = sql`SELECT ${join([...dims, ...revenueAggregates.map((a) => rowAggregateSql(a, false))])}
