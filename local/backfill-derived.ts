@@ -45,7 +45,7 @@ async function writeMissing(paths: LocalPaths): Promise<number> {
       await writeDerived(connection, `read_parquet(${pathLiteral(join(paths.eventsDir, name))})`, name, stagingDirs, folders);
     }
     // Keyed while staged, so no reader ever sees a bucket file without keys.
-    await keyVisitors(paths, { pendingDir: stagingDirs.pageviews });
+    await keyVisitors(paths, { pending: stagingDirs });
     for (const { name, folders } of missing) {
       for (const folder of folders) {
         await mkdir(dirname(join(paths.derivedDirs[folder], name)), { recursive: true });

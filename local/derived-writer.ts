@@ -13,7 +13,8 @@ import { print, trusted, type Sql } from '../shared/query/sql.js';
 
 const selects: Record<DerivedFolder, (rows: Sql) => Sql> = {
   sessions: (rows) => fragmentsOf(rows, duckdbDialect),
-  pageviews: (rows) => bucketsOf(rows),
+  pageviews: (rows) => bucketsOf(rows, 'pageviews'),
+  pages: (rows) => bucketsOf(rows, 'pages'),
 };
 
 /**

@@ -125,7 +125,7 @@ async function importChecked(
       // (local/visitor-keys.ts, local/whole-fragments.ts explain why under the lock and in this order).
       await withStoreLock(paths, async () => {
         const domains = Object.keys(report.domains);
-        await keyVisitors(paths, { pendingDir: derivedStagingDirs.pageviews, domains });
+        await keyVisitors(paths, { pending: derivedStagingDirs, domains });
         await markWholeFragments(paths, { pendingDir: derivedStagingDirs.sessions, domains });
         await publishAll();
         await markWholeFragments(paths, { domains });

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backfillDerived } from '../local/backfill-derived.js';
 import { importEvents } from '../local/importer.js';
 import { StoreBusyError } from '../local/store-lock.js';
+import { derivedRelations } from '../shared/events/derived-relations.js';
 import { dimensions, metrics, type AnalyticsQuery, type Dimension, type Metric } from '../shared/query/analytics-query.js';
 import { duckdbDialect } from '../shared/query/dialects.js';
 import type { Filter } from '../shared/query/filters.js';
@@ -107,6 +108,17 @@ async function expectOneKeyPerVisitor(): Promise<void> {
   expect(Number(keys!.unkeyed)).toBe(0);
   expect(Number(keys!.keys)).toBe(Number(keys!.visitors));
   expect(Number(keys!.pairs)).toBe(Number(keys!.visitors));
+}
+
+/** The page buckets give every visitor the key the pageview buckets give it. */
+async function expectPagesKeyedAlike(): Promise<void> {
+  const [pairs] = await api.engine.runRaw(
+    `SELECT count(*) FILTER (WHERE p.visitor_key IS NULL) AS unkeyed, count(*) FILTER (WHERE p.visitor_key IS DISTINCT FROM v.visitor_key) AS different, count(*) AS visitors
+     FROM (SELECT DISTINCT visitor_id, visitor_key FROM page_buckets) p LEFT JOIN (SELECT DISTINCT visitor_id, visitor_key FROM pageview_buckets) v USING (visitor_id)`,
+  );
+  expect(Number(pairs!.visitors)).toBeGreaterThan(50);
+  expect(Number(pairs!.unkeyed)).toBe(0);
+  expect(Number(pairs!.different)).toBe(0);
 }
 
 /** A whole-page query of the generated domain. */
@@ -214,7 +226,7 @@ describe('session fragments', () => {
     const bucketsSql = `SELECT * EXCLUDE (visitor_key) FROM pageview_buckets ORDER BY ALL`;
     const before = [await api.engine.runRaw(fragmentsSql), await api.engine.runRaw(bucketsSql)];
     for (const dir of Object.values(api.paths.derivedDirs)) rmSync(dir, { recursive: true, force: true });
-    expect(await backfillDerived(api.paths)).toBe(2 * files(api.paths.eventsDir).length);
+    expect(await backfillDerived(api.paths)).toBe(derivedRelations.length * files(api.paths.eventsDir).length);
     for (const dir of Object.values(api.paths.derivedDirs)) expect(files(dir)).toEqual(files(api.paths.eventsDir));
     expect(await backfillDerived(api.paths)).toBe(0);
     expect([await api.engine.runRaw(fragmentsSql), await api.engine.runRaw(bucketsSql)]).toEqual(before);
@@ -280,23 +292,28 @@ describe('pageview buckets', () => {
     expect(aligned('1971-03-02', '1971-03-04', 'Africa/Monrovia')).toBe(false);
     const plan = (dimensions: Dimension[], filters: Filter[] = [], metrics: Metric[] = ['visitors']) =>
       planAnalyticsQuery({ domain, metrics, dimensions, filters, range: range('2026-03-02', '2026-03-04', 'UTC'), timeZone: 'UTC', sort: null, limit: 10, offset: 0 });
-    expect(plan(['country', 'date']).pageviewBuckets).toBe(true);
-    expect(plan(['page']).pageviewBuckets).toBeUndefined();
-    expect(plan(['event']).pageviewBuckets).toBe(true);
-    expect(plan([], [filterPool[1]!]).pageviewBuckets).toBeUndefined();
-    expect(plan([], [], ['revenue', 'conversions']).pageviewBuckets).toBeUndefined();
-    expect(plan(['country'], [], ['visitors', 'revenue']).pageviewBuckets).toBe(true);
+    expect(plan(['country', 'date']).buckets).toBe('pageviews');
+    expect(plan(['page']).buckets).toBe('pages');
+    expect(plan(['page', 'hour']).buckets).toBe('pages');
+    expect(plan(['page', 'country']).buckets).toBeUndefined();
+    expect(plan(['page', 'event']).buckets).toBeUndefined();
+    expect(plan(['event']).buckets).toBe('pageviews');
+    expect(plan([], [filterPool[1]!]).buckets).toBeUndefined();
+    expect(plan([], [], ['revenue', 'conversions']).buckets).toBeUndefined();
+    expect(plan(['country'], [], ['visitors', 'revenue']).buckets).toBe('pageviews');
   });
 
   it('give the same answer as raw rows for random queries', async () => {
-    let withBuckets = 0;
+    const used = { pageviews: 0, pages: 0 };
     await fc.assert(
       fc.asyncProperty(bucketQueryArbitrary, async (query) => {
-        if ((await expectSameAsRaw(query, { sessionFragments: false, pageviewBuckets: false })).plan.pageviewBuckets) withBuckets += 1;
+        const { buckets } = (await expectSameAsRaw(query, { sessionFragments: false, pageviewBuckets: false })).plan;
+        if (buckets) used[buckets] += 1;
       }),
       { numRuns: 120, seed: 7 },
     );
-    expect(withBuckets).toBeGreaterThan(50);
+    expect(used.pageviews).toBeGreaterThan(40);
+    expect(used.pages).toBeGreaterThan(5);
   }, 240_000);
 
   it('give each visitor one integer key of its own, across imports', async () => {
@@ -306,6 +323,10 @@ describe('pageview buckets', () => {
     // Many visitors have buckets in several files (of several imports), so their keys had to be found again.
     expect(Number(spread!.visitors)).toBeGreaterThan(50);
     await expectOneKeyPerVisitor();
+  });
+
+  it('by page give each visitor the key its pageview buckets give it', async () => {
+    await expectPagesKeyedAlike();
   });
 
   it('written without keys are keyed by the backfill, keeping the keys already given', async () => {
@@ -326,6 +347,7 @@ describe('pageview buckets', () => {
     )).map((r) => r.visitor_id));
     expect(await backfillDerived(api.paths)).toBe(0);
     await expectOneKeyPerVisitor();
+    await expectPagesKeyedAlike();
     for (const { visitor_id, visitor_key } of await api.engine.runRaw(keysSql)) {
       if (!onlyStripped.has(visitor_id)) expect(visitor_key).toBe(before.get(visitor_id));
     }
@@ -333,9 +355,12 @@ describe('pageview buckets', () => {
 
   it('are written next to every event file and hold every pageview', async () => {
     expect(files(api.paths.derivedDirs.pageviews)).toEqual(files(api.paths.eventsDir));
+    expect(files(api.paths.derivedDirs.pages)).toEqual(files(api.paths.eventsDir));
     const [counts] = await api.engine.runRaw(
-      `SELECT (SELECT count(*) FROM events WHERE type = 'pageview') AS pageviews, (SELECT sum(pageviews) FROM pageview_buckets) AS bucketed`,
+      `SELECT (SELECT count(*) FROM events WHERE type = 'pageview') AS pageviews, (SELECT sum(pageviews) FROM pageview_buckets) AS bucketed,
+              (SELECT sum(pageviews) FROM page_buckets) AS by_page`,
     );
     expect(Number(counts!.bucketed)).toBe(Number(counts!.pageviews));
+    expect(Number(counts!.by_page)).toBe(Number(counts!.pageviews));
   });
 });

@@ -110,7 +110,7 @@ describe('exact SQL per dialect', () => {
 
   it('count bucket visitors by the integer key locally and by id on Athena, where `import --s3` assigns no keys', () => {
     const byCountry = planAnalyticsQuery(analyticsQuery({ metrics: ['visitors'], dimensions: ['country'] }));
-    expect(byCountry.pageviewBuckets).toBe(true);
+    expect(byCountry.buckets).toBe('pageviews');
     expect(printAnalyticsQuery(byCountry, duckdbDialect).sql).toContain('count(DISTINCT visitor_key) AS visitors');
     expect(printAnalyticsQuery(byCountry, athena).sql).toContain('count(DISTINCT visitor_id) AS visitors');
     expect(printAnalyticsQuery(byCountry, athena).sql).not.toContain('visitor_key');

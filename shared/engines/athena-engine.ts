@@ -27,6 +27,8 @@ export interface AthenaSettings {
   sessionsTable?: string;
   /** Glue table of the pageview buckets; `pageview_buckets` when the environment names none. */
   bucketsTable?: string;
+  /** Glue table of the page buckets; `page_buckets` when the environment names none. */
+  pagesTable?: string;
   /** How old a stored result of the identical query may be and still be served; 0 turns reuse off. */
   resultReuseMinutes: number;
   /** Start to last poll; past it the query is stopped and the client gets a 504. Below the Lambda timeout. */
@@ -62,7 +64,7 @@ export class AthenaEngine implements QueryEngine {
     private readonly settings: AthenaSettings,
     options: AthenaEngineOptions = {},
   ) {
-    this.dialect = athenaDialect(settings.database, settings.table, settings.sessionsTable, settings.bucketsTable);
+    this.dialect = athenaDialect(settings.database, settings.table, settings.sessionsTable, settings.bucketsTable, settings.pagesTable);
     this.client = options.client ?? athenaClient();
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.now = options.now ?? Date.now;
@@ -178,6 +180,7 @@ export function athenaSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Ath
     table: env.ATHENA_TABLE!,
     ...(env.ATHENA_SESSIONS_TABLE ? { sessionsTable: env.ATHENA_SESSIONS_TABLE } : {}),
     ...(env.ATHENA_BUCKETS_TABLE ? { bucketsTable: env.ATHENA_BUCKETS_TABLE } : {}),
+    ...(env.ATHENA_PAGES_TABLE ? { pagesTable: env.ATHENA_PAGES_TABLE } : {}),
     resultReuseMinutes: wholeNumber(env, 'ATHENA_RESULT_REUSE_MINUTES', 0, 10_080, 5),
     timeoutMs: wholeNumber(env, 'ATHENA_QUERY_TIMEOUT_MS', 1_000, 900_000, 25_000),
   };

@@ -1,4 +1,4 @@
-import { pageviewBucketColumns, sessionFragmentColumns } from './event-columns.js';
+import { pageBucketColumns, pageviewBucketColumns, sessionFragmentColumns } from './event-columns.js';
 
 // The relations derived from each event file at import and stored beside it, in the same `domain=/dt=` layout
 // under the same file name (docs/STORAGE.md): the folder (locally under the data dir, on S3 beside the events
@@ -7,10 +7,12 @@ import { pageviewBucketColumns, sessionFragmentColumns } from './event-columns.j
 
 export const SESSION_FRAGMENTS_TABLE = 'session_fragments';
 export const PAGEVIEW_BUCKETS_TABLE = 'pageview_buckets';
+export const PAGE_BUCKETS_TABLE = 'page_buckets';
 
 export const derivedRelations = [
   { folder: 'sessions', table: SESSION_FRAGMENTS_TABLE, columns: sessionFragmentColumns },
   { folder: 'pageviews', table: PAGEVIEW_BUCKETS_TABLE, columns: pageviewBucketColumns },
+  { folder: 'pages', table: PAGE_BUCKETS_TABLE, columns: pageBucketColumns },
 ] as const;
 
 export type DerivedFolder = (typeof derivedRelations)[number]['folder'];

@@ -89,3 +89,16 @@ export const pageviewBucketColumns = [
   ...sessionAttributeColumns.map((c) => [c, 'string'] as const),
   ['pageviews', 'bigint'],
 ] as const satisfies readonly (readonly [string, ColumnType])[];
+
+/**
+ * The stored columns of the page buckets (docs/STORAGE.md): the pageview buckets' time and visitor, by page
+ * (`url_path`) instead of attribution. A separate relation, since pages split the attribution buckets' rows.
+ */
+export const pageBucketColumns = [
+  ['bucket', 'timestamp'],
+  ['is_dev', 'boolean'],
+  ['visitor_id', 'string'],
+  ['visitor_key', 'bigint'],
+  ['url_path', 'string'],
+  ['pageviews', 'bigint'],
+] as const satisfies readonly (readonly [string, ColumnType])[];

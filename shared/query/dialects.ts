@@ -1,4 +1,4 @@
-import { PAGEVIEW_BUCKETS_TABLE, SESSION_FRAGMENTS_TABLE } from '../events/derived-relations.js';
+import { PAGE_BUCKETS_TABLE, PAGEVIEW_BUCKETS_TABLE, SESSION_FRAGMENTS_TABLE } from '../events/derived-relations.js';
 import type { Dialect } from './dialect.js';
 import { sql, trusted } from './sql.js';
 
@@ -7,6 +7,7 @@ export const duckdbDialect: Dialect = {
   eventsTable: trusted('events'),
   sessionFragmentsTable: trusted(SESSION_FRAGMENTS_TABLE),
   pageviewBucketsTable: trusted(PAGEVIEW_BUCKETS_TABLE),
+  pageBucketsTable: trusted(PAGE_BUCKETS_TABLE),
   bucketVisitor: 'visitor_key',
   materialized: trusted('MATERIALIZED '),
   argMinKeepNull: (x, by) => sql`arg_min_null(${x}, ${by})`,
@@ -19,17 +20,19 @@ export const duckdbDialect: Dialect = {
 
 
 /**
- * Athena engine v3 speaks Trino. `table`, `sessionsTable` and `bucketsTable` are the stack's Glue tables of the
- * events, the session fragments and the pageview buckets, printed quoted as `"database"."table"`.
+ * Athena engine v3 speaks Trino. `table`, `sessionsTable`, `bucketsTable` and `pagesTable` are the stack's Glue
+ * tables of the events, the session fragments, the pageview buckets and the page buckets, printed quoted as
+ * `"database"."table"`.
  */
-export function athenaDialect(database: string, table: string, sessionsTable = SESSION_FRAGMENTS_TABLE, bucketsTable = PAGEVIEW_BUCKETS_TABLE): Dialect {
+export function athenaDialect(database: string, table: string, sessionsTable = SESSION_FRAGMENTS_TABLE, bucketsTable = PAGEVIEW_BUCKETS_TABLE, pagesTable = PAGE_BUCKETS_TABLE): Dialect {
   const identifier = /^[a-z0-9_]+$/;
-  if (![database, table, sessionsTable, bucketsTable].every((name) => identifier.test(name))) throw new Error('Glue names must match [a-z0-9_]+');
+  if (![database, table, sessionsTable, bucketsTable, pagesTable].every((name) => identifier.test(name))) throw new Error('Glue names must match [a-z0-9_]+');
   return {
     name: 'athena',
     eventsTable: trusted(`"${database}"."${table}"`),
     sessionFragmentsTable: trusted(`"${database}"."${sessionsTable}"`),
     pageviewBucketsTable: trusted(`"${database}"."${bucketsTable}"`),
+    pageBucketsTable: trusted(`"${database}"."${pagesTable}"`),
     bucketVisitor: 'visitor_id',
     // Trino takes no hint: it plans each reference of a CTE on its own.
     materialized: trusted(''),

@@ -8,20 +8,41 @@ import { bool, date, join, sql, str, timestamp, trusted, type Sql } from './sql.
 // Pageview buckets (docs/STORAGE.md): pageviews per (15-minute UTC bucket, visitor, attribution values) of one
 // event file, written at import beside it. They answer `visitors` and `pageviews` by time and by any session
 // attribution (referrer, UTM, geo, device) exactly, reading a fraction of the rows: a visitor's pageviews of one
-// quarter hour with the same attribution are one row. Everything that knows their meaning is here.
+// quarter hour with the same attribution are one row. Page buckets are the same by page (`url_path`) instead of
+// attribution: a relation of their own, since pages would split the attribution buckets' rows. Everything that
+// knows their meaning is here.
 
 const BUCKET_MS = 15 * 60 * 1000;
 
-/** The columns a bucket groups by besides its time and visitor: the dimensions the buckets can answer. */
-export const bucketAttributes: readonly string[] = sessionAttributeColumns;
+/** The two bucket relations, by folder. */
+export type BucketRelation = 'pageviews' | 'pages';
+
+/** The columns a bucket of each relation groups by besides its time and visitor: the dimensions it can answer. */
+export const bucketGroups: Record<BucketRelation, readonly string[]> = {
+  pageviews: sessionAttributeColumns,
+  pages: ['url_path'],
+};
+
+/** The relation whose buckets group by every one of `columns` (the pageview buckets for none); null if neither. */
+export function bucketRelationFor(columns: string[]): BucketRelation | null {
+  if (columns.every((c) => bucketGroups.pageviews.includes(c))) return 'pageviews';
+  if (columns.every((c) => bucketGroups.pages.includes(c))) return 'pages';
+  return null;
+}
 
 /**
  * `SELECT` of the buckets of `rows` (a relation of event rows), ordered by visitor so a count of distinct
  * visitors meets each one in runs. DuckDB only: the importer and the backfill write them, Athena reads them.
  * Written without visitor keys: keyVisitors (local/visitor-keys.ts) sets them from the store's own keys.
  */
-export function bucketsOf(rows: Sql): Sql {
-  const keys = [sql`time_bucket(INTERVAL '15 minutes', ts) AS bucket`, trusted('is_dev'), trusted('visitor_id'), sql`CAST(NULL AS BIGINT) AS visitor_key`, ...sessionAttributeColumns.map((c) => trusted(c))];
+export function bucketsOf(rows: Sql, relation: BucketRelation): Sql {
+  const keys = [
+    sql`time_bucket(INTERVAL '15 minutes', ts) AS bucket`,
+    trusted('is_dev'),
+    trusted('visitor_id'),
+    sql`CAST(NULL AS BIGINT) AS visitor_key`,
+    ...bucketGroups[relation].map((c) => trusted(c)),
+  ];
   return sql`SELECT ${join([...keys, sql`count(*) AS pageviews`])}
 FROM ${rows} WHERE type = 'pageview' GROUP BY ALL ORDER BY visitor_id, bucket`;
 }
@@ -38,13 +59,21 @@ export function bucketsAlign(range: { from: Date; to: Date }, segments: OffsetSe
 }
 
 /**
- * The buckets of a scope's range, with the visitor columns asked for (`visitor_id`, the dialect's
+ * The buckets of one relation over a scope's range, with the visitor columns asked for (`visitor_id`, the dialect's
  * `bucketVisitor`), the attribute columns asked for and `local_ts` when segments are given.
  */
-export function scopedBuckets(dialect: Dialect, scope: EventScope & { range: NonNullable<EventScope['range']> }, visitorColumns: string[], attributes: string[], segments?: OffsetSegment[]): Sql {
+export function scopedBuckets(
+  dialect: Dialect,
+  relation: BucketRelation,
+  scope: EventScope & { range: NonNullable<EventScope['range']> },
+  visitorColumns: string[],
+  attributes: string[],
+  segments?: OffsetSegment[],
+): Sql {
   const { range } = scope;
   const selected = [...new Set([...visitorColumns, 'pageviews', ...attributes])].map((c) => trusted(c));
   if (segments) selected.push(sql`${localTime(trusted('bucket'), segments)} AS local_ts`);
-  return sql`SELECT ${join(selected)} FROM ${dialect.pageviewBucketsTable}
+  const table = relation === 'pages' ? dialect.pageBucketsTable : dialect.pageviewBucketsTable;
+  return sql`SELECT ${join(selected)} FROM ${table}
     WHERE domain = ${str(scope.domain)} AND dt BETWEEN ${date(range.dtFrom)} AND ${date(range.dtTo)} AND bucket >= ${timestamp(range.from)} AND bucket < ${timestamp(range.to)} AND is_dev = ${bool(scope.isDev)}`;
 }

@@ -22,7 +22,7 @@ import { integer, join, print, sql, str, trusted, type Sql } from './sql.js';
 
 export function printAnalyticsQuery(plan: QueryPlan, dialect: Dialect): SqlQuery {
   // Only row metrics from pageview buckets (which rule out filters) read no event rows at all.
-  const readsEvents = !plan.pageviewBuckets || plan.sessionAggregates || plan.dimensions.includes('event') || plan.rowAggregates.some(isRevenueAggregate);
+  const readsEvents = !plan.buckets || plan.sessionAggregates || plan.dimensions.includes('event') || plan.rowAggregates.some(isRevenueAggregate);
   const ctes: Sql[] = readsEvents ? [sql`base AS (${scopedEvents(dialect, plan.scope, plan.columns, plan.segments)})`] : [];
 
   plan.visitorFilters.forEach((filter, i) => {
@@ -87,7 +87,7 @@ const isRevenueAggregate = (a: RowAggregate) => a === 'revenue' || a === 'conver
  */
 function rowMetricsCte(plan: QueryPlan, dialect: Dialect, kept: string, segmentJoin: Sql, groupBy: Sql): Sql {
   const dims = plan.dimensions.map((d, i) => sql`${rowDimension(d, dialect)} AS d${integer(i)}`);
-  if (!plan.pageviewBuckets) {
+  if (!plan.buckets) {
     const types = [...new Set(plan.rowAggregates.map((a) => (isRevenueAggregate(a) ? 'revenue' : 'pageview')))];
     // Rows of one type need no per-aggregate FILTER: the WHERE already holds it, and DuckDB's plain
     // aggregates are cheaper than filtered ones.
@@ -109,7 +109,7 @@ function rowMetricsCte(plan: QueryPlan, dialect: Dialect, kept: string, segmentJ
     ...dims,
     ...pageviewAggregates.map((a) => (a === 'visitors' ? sql`count(DISTINCT ${trusted(dialect.bucketVisitor)}) AS visitors` : sql`CAST(sum(pageviews) AS BIGINT) AS pageviews`)),
   ])}
-      FROM (${scopedBuckets(dialect, { ...plan.scope, range: plan.scope.range! }, visitorColumns, attributes, plan.segments)}) buckets${segmentJoin}${groupBy}`;
+      FROM (${scopedBuckets(dialect, plan.buckets, { ...plan.scope, range: plan.scope.range! }, visitorColumns, attributes, plan.segments)}) buckets${segmentJoin}${groupBy}`;
   const revenueAggregates = plan.rowAggregates.filter(isRevenueAggregate);
   if (revenueAggregates.length === 0) return sql`row_metrics AS (${fromBuckets})`;
   const fromRevenue = sql`SELECT ${join([...dims, ...revenueAggregates.map((a) => rowAggregateSql(a, false))])}

@@ -2,7 +2,7 @@ import { offsetSegments, type OffsetSegment } from '../time/time-zone.js';
 import type { AnalyticsQuery, Dimension, Metric, SortOrder } from './analytics-query.js';
 import type { EventScope } from './event-scope.js';
 import { filterColumns, isRowFilter, rowFieldColumns, type Filter, type RowFilterField } from './filters.js';
-import { bucketAttributes, bucketsAlign } from './pageview-buckets.js';
+import { bucketRelationFor, bucketsAlign, type BucketRelation } from './pageview-buckets.js';
 import { wholePartitions, type WholePartitions } from './session-fragments.js';
 
 // The plan of a /v1/query: what to read, which aggregates to build, how to order and page. It holds no SQL;
@@ -32,8 +32,8 @@ export interface QueryPlan {
    * rows) instead of grouping every raw row; absent when they are computed from raw rows.
    */
   sessionFragments?: WholePartitions;
-  /** Row metrics (visitors, pageviews only) read the stored pageview buckets instead of the event rows. */
-  pageviewBuckets?: boolean;
+  /** Row metrics (visitors, pageviews) read these stored buckets instead of the event rows. */
+  buckets?: BucketRelation;
   /** Requested metrics plus the sort metric when it was not requested. */
   metrics: Metric[];
   order: OrderTerm[];
@@ -55,7 +55,7 @@ const rowAggregatesOf: Record<Metric, RowAggregate[]> = {
 export interface PlanOptions {
   /** Use stored session fragments where they are exact (default true); false plans the raw-row form. */
   sessionFragments?: boolean;
-  /** Use stored pageview buckets where they are exact (default true); false reads the event rows. */
+  /** Use stored pageview or page buckets where they are exact (default true); false reads the event rows. */
   pageviewBuckets?: boolean;
 }
 
@@ -80,14 +80,18 @@ export function planAnalyticsQuery(query: AnalyticsQuery, options: PlanOptions =
 
   const { range } = query;
   const segments = localTime ? offsetSegments(query.timeZone, range.from, range.to) : undefined;
-  // Buckets hold pageviews by visitor, time and attribution: exact for visitors and pageviews without filters,
-  // by time, an attribution dimension or the event segment, when the range and the zone's boundaries fall on bucket edges
-  // (revenue and conversions then come from the revenue rows alone).
+  // Buckets hold pageviews by visitor, time and attribution (or page): exact for visitors and pageviews without
+  // filters, by time, attribution dimensions (or page) or the event segment, when the range and the zone's
+  // boundaries fall on bucket edges (revenue and conversions then come from the revenue rows alone).
+  const grouped = query.dimensions.filter((d) => d !== 'date' && d !== 'hour' && d !== 'event').map((d) => rowFieldColumns[d as RowFilterField]);
+  const relation = bucketRelationFor(grouped);
   const buckets =
     options.pageviewBuckets !== false &&
     rowAggregates.some((a) => a === 'visitors' || a === 'pageviews') &&
     query.filters.length === 0 &&
-    query.dimensions.every((d) => d === 'date' || d === 'hour' || d === 'event' || bucketAttributes.includes(rowFieldColumns[d as RowFilterField])) &&
+    relation !== null &&
+    // The event segments are joined to the attribution buckets only.
+    (relation === 'pageviews' || !query.dimensions.includes('event')) &&
     bucketsAlign(range, segments);
   // Without one whole partition, every piece would be a raw row: the raw form is as cheap and simpler.
   const whole = sessionAggregates && options.sessionFragments !== false ? wholePartitions(range) : null;
@@ -101,7 +105,7 @@ export function planAnalyticsQuery(query: AnalyticsQuery, options: PlanOptions =
     rowAggregates,
     sessionAggregates,
     ...(whole ? { sessionFragments: whole } : {}),
-    ...(buckets ? { pageviewBuckets: true } : {}),
+    ...(buckets ? { buckets: relation } : {}),
     metrics,
     order: orderOf(query, metrics),
     fetch: query.limit + 1,
