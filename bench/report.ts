@@ -178,7 +178,7 @@ export function renderReport(f: BenchFigures): string {
     out.push('## Partition pruning and Athena cost', '');
     out.push(
       'One entry per Parquet scan of the statement, as DuckDB\'s profile (`EXPLAIN ANALYZE`) reports it: the relation (`events`, ' +
-        '`sessions` for the stored session fragments or `pageviews` for the pageview buckets of docs/STORAGE.md), the files it read ("Total Files Read") against the files of ' +
+        '`sessions` for the stored session fragments, `pageviews` or `pages` for the pageview or page buckets of docs/STORAGE.md), the files it read ("Total Files Read") against the files of ' +
         'that relation counted on disk in the `dt` partitions the scan may read (its file filter, else the query\'s range), and the ' +
         'columns it reads (projections and filter columns). Athena bills the column chunks it reads: the estimate sums ' +
         '`total_compressed_size` from `parquet_metadata()` of those columns in those files, scan by scan (Trino scans a table once per ' +
@@ -236,8 +236,8 @@ export function renderReport(f: BenchFigures): string {
     '- **Same answer**: every engine\'s rows are compared with the API\'s (keys in order, numbers within 0.01), so the peers\' SQL is ' +
       'checked against the API\'s semantics on every run.',
     '- **Stored work**: the API (and so its DuckDB twin) reads the relations its importer derives beside the events ' +
-      '(docs/STORAGE.md): session fragments for session metrics over whole partitions, pageview buckets for visitors and pageviews ' +
-      'without filters. The peers\' SQL computes everything from the raw rows, as a single events table allows (Plausible keeps a ' +
+      '(docs/STORAGE.md): session fragments for session metrics over whole partitions, pageview and page buckets (with integer ' +
+      'visitor keys given at import) for visitors and pageviews without filters. The peers\' SQL computes everything from the raw rows, as a single events table allows (Plausible keeps a ' +
       'sessions table beside its events, the analogue the peers do not have here).',
     '',
   );
