@@ -5,7 +5,7 @@ import { derivedRelations, type DerivedFolder } from '../shared/events/derived-r
 import type { SqlQuery } from '../shared/engines/engine.js';
 import { QUERY_DEFAULTS, queryRequestSchema, type AnalyticsQuery } from '../shared/query/analytics-query.js';
 import type { Dialect } from '../shared/query/dialect.js';
-import { duckdbDialect } from '../shared/query/dialects.js';
+import { athenaDialect, duckdbDialect } from '../shared/query/dialects.js';
 import { printVisitorList } from '../shared/query/journeys-list-sql.js';
 import { planVisitorList } from '../shared/query/journeys-plan.js';
 import { boundsOf, JOURNEYS_DEFAULTS, visitorListRequestSchema } from '../shared/query/journeys-query.js';
@@ -126,9 +126,12 @@ export class DuckDbTwin implements BenchEngine {
     return String(row?.v);
   }
 
-  /** One profiled run (EXPLAIN ANALYZE) of the plan `options` give: per scan the files read against the files on disk, and Athena's scan. */
+  /**
+   * One profiled run (EXPLAIN ANALYZE) of the plan `options` give: per scan the files read against the files on
+   * disk, and Athena's scan. Profiled with the columns Athena reads: visitor ids, not the local visitor keys.
+   */
   async scanFacts(query: MixQuery, options: PlanOptions = {}): Promise<ScanFacts> {
-    const planned = planOf(query, options);
+    const planned = planOf(query, options, { ...duckdbDialect, bucketVisitor: athenaDialect('db', 'events').bucketVisitor });
     const { rows } = await this.engine.run({ sql: `EXPLAIN (ANALYZE, FORMAT JSON) ${planned.sql.sql}`, params: planned.sql.params });
     const profile = JSON.parse(String(rows[0]?.explain_value)) as ProfileNode | ProfileNode[];
     const root = Array.isArray(profile) ? profile[0]! : profile;
