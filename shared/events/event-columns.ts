@@ -81,11 +81,7 @@ export const sessionFragmentColumns = [
  * since 1970 is a multiple of 15 minutes, so any zone's dates and hours are unions of whole buckets.
  */
 export const pageviewBucketColumns = [
-  ['bucket', 'timestamp'],
-  ['is_dev', 'boolean'],
-  ['visitor_id', 'string'],
-  /** The visitor's integer key in its domain's local store (local/visitor-keys.ts); NULL in files not keyed locally. */
-  ['visitor_key', 'bigint'],
+  ...bucketKey(),
   ...sessionAttributeColumns.map((c) => [c, 'string'] as const),
   ['pageviews', 'bigint'],
 ] as const satisfies readonly (readonly [string, ColumnType])[];
@@ -95,10 +91,18 @@ export const pageviewBucketColumns = [
  * (`url_path`) instead of attribution. A separate relation, since pages split the attribution buckets' rows.
  */
 export const pageBucketColumns = [
-  ['bucket', 'timestamp'],
-  ['is_dev', 'boolean'],
-  ['visitor_id', 'string'],
-  ['visitor_key', 'bigint'],
+  ...bucketKey(),
   ['url_path', 'string'],
   ['pageviews', 'bigint'],
 ] as const satisfies readonly (readonly [string, ColumnType])[];
+
+/** The leading columns of both kinds of buckets: their time and visitor. */
+function bucketKey() {
+  return [
+    ['bucket', 'timestamp'],
+    ['is_dev', 'boolean'],
+    ['visitor_id', 'string'],
+    /** The visitor's integer key in its domain's local store (local/visitor-keys.ts); NULL in files not keyed locally. */
+    ['visitor_key', 'bigint'],
+  ] as const;
+}
