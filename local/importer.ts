@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { createReadStream, existsSync } from 'node:fs';
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import {
@@ -14,7 +14,7 @@ import { pathLiteral } from '../shared/engines/duckdb-engine.js';
 import { duckdbTypes, eventColumns } from '../shared/events/event-columns.js';
 import { checkEvent, checkEventLine, type CheckedEvent, type StoredEvent } from '../shared/events/event-validation.js';
 import { recordImportedEvents } from '../shared/limits/limiter.js';
-import type { LocalPaths } from './paths.js';
+import { parquetFilesUnder, type LocalPaths } from './paths.js';
 import { writeDerived } from './derived-writer.js';
 import { withStoreLock } from './store-lock.js';
 import { keyVisitors } from './visitor-keys.js';
@@ -111,12 +111,12 @@ async function importChecked(
       if (writer.bufferedRows >= (options.batchRows ?? DEFAULT_BATCH_ROWS)) await writer.flush();
     }
     await writer.flush();
-    const files = await stagedFiles(stagingDir);
+    const files = parquetFilesUnder(stagingDir);
     const publishAll = async () => {
       await (options.publish ?? ((dir, names) => moveInto(dir, names, paths.eventsDir)))(stagingDir, files);
       for (const { folder } of derivedRelations) {
         const publishDerived = options.publishDerived?.[folder] ?? ((dir, names) => moveInto(dir, names, paths.derivedDirs[folder]));
-        await publishDerived(derivedStagingDirs[folder], await stagedFiles(derivedStagingDirs[folder]));
+        await publishDerived(derivedStagingDirs[folder], parquetFilesUnder(derivedStagingDirs[folder]));
       }
     };
     if (options.publish) await publishAll();
@@ -212,12 +212,6 @@ class BatchWriter {
     this.connection.closeSync();
     this.instance.closeSync();
   }
-}
-
-/** The staged Parquet files, as paths relative to the staging folder (`domain=.../dt=.../x.parquet`); none when it does not exist. */
-async function stagedFiles(stagingDir: string): Promise<string[]> {
-  if (!existsSync(stagingDir)) return [];
-  return (await readdir(stagingDir, { recursive: true })).filter((name) => name.endsWith('.parquet'));
 }
 
 /** Moves every staged file to the same relative place under the events folder (a rename: never half a file). */

@@ -1,3 +1,4 @@
+import { existsSync, readdirSync } from 'node:fs';
 import { resolve, join } from 'node:path';
 import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
 
@@ -23,4 +24,16 @@ export function localPaths(dataDir = process.env.ANALYTICS_DATA_DIR ?? './.data'
     dynamoDir: join(root, 'dynamodb'),
     dynamoEndpointFile: join(root, 'dynamodb-endpoint.json'),
   };
+}
+
+/** The Parquet files under `dir`, at any depth, as paths relative to it (`domain=.../dt=.../x.parquet`); none when it does not exist. */
+export function parquetFilesUnder(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return (readdirSync(dir, { recursive: true, encoding: 'utf8' }) as string[]).filter((name) => name.endsWith('.parquet'));
+}
+
+/** The domains with a `domain=<d>` folder under `dir` (an events or derived folder, or its staging twin). */
+export function domainsUnder(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).filter((d) => d.startsWith('domain=')).map((d) => d.slice('domain='.length));
 }

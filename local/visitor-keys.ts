@@ -1,10 +1,9 @@
-import { existsSync, readdirSync } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { pathLiteral } from '../shared/engines/duckdb-engine.js';
 import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
-import type { LocalPaths } from './paths.js';
+import { domainsUnder, parquetFilesUnder, type LocalPaths } from './paths.js';
 
 // Gives every row of the keyed relations (the pageview and page buckets) of a local store its visitor's integer
 // key (docs/STORAGE.md): one key per (domain, visitor_id), never reused, so `count(DISTINCT visitor_key)` equals
@@ -37,7 +36,7 @@ export async function keyVisitors(paths: LocalPaths, options: { pending?: Partia
     let rewritten = 0;
     for (const domain of domains) {
       const filesOf = (stored: boolean) =>
-        roots.filter((r) => r.stored === stored).flatMap(({ relation, dir }) => parquetFiles(join(dir, `domain=${domain}`)).map((path) => ({ path, columns: relation.columns })));
+        roots.filter((r) => r.stored === stored).flatMap(({ relation, dir }) => parquetFilesUnder(join(dir, `domain=${domain}`)).map((name) => ({ path: join(dir, `domain=${domain}`, name), columns: relation.columns })));
       rewritten += await keyDomain(connection, filesOf(true), filesOf(false));
     }
     return rewritten;
@@ -83,14 +82,4 @@ async function keyDomain(connection: DuckDBConnection, stored: BucketFile[], pen
     });
   }
   return toKey.length;
-}
-
-function domainsUnder(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir).filter((d) => d.startsWith('domain=')).map((d) => d.slice('domain='.length));
-}
-
-function parquetFiles(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  return (readdirSync(dir, { recursive: true, encoding: 'utf8' }) as string[]).filter((name) => name.endsWith('.parquet')).map((name) => join(dir, name));
 }

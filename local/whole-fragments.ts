@@ -1,10 +1,9 @@
-import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { pathLiteral } from '../shared/engines/duckdb-engine.js';
 import { sessionFragmentColumns } from '../shared/events/event-columns.js';
-import type { LocalPaths } from './paths.js';
+import { domainsUnder, parquetFilesUnder, type LocalPaths } from './paths.js';
 
 // Marks each stored session fragment `whole` exactly when it is its session's only fragment in the store
 // (docs/STORAGE.md): queries read whole fragments as sessions without merging, and merge only the others.
@@ -25,9 +24,9 @@ const flagged = sessionFragmentColumns.map(([name]) => name).filter((name) => na
  */
 export async function markWholeFragments(paths: LocalPaths, options: { pendingDir?: string; domains?: string[] } = {}): Promise<number> {
   const sessionsDir = paths.derivedDirs.sessions;
-  const domainDirs = (options.domains ? options.domains.map((d) => `domain=${d}`) : existsSync(sessionsDir) ? readdirSync(sessionsDir).filter((d) => d.startsWith('domain=')) : [])
-    .map((d) => join(sessionsDir, d))
-    .filter((dir) => parquetFiles(dir).length > 0);
+  const domainDirs = (options.domains ?? domainsUnder(sessionsDir))
+    .map((d) => join(sessionsDir, `domain=${d}`))
+    .filter((dir) => parquetFilesUnder(dir).length > 0);
   if (domainDirs.length === 0) return 0;
   const instance = await DuckDBInstance.create(':memory:', { threads: String(process.env.DUCKDB_THREADS ?? 2) });
   const connection = await instance.connect();
@@ -41,7 +40,7 @@ export async function markWholeFragments(paths: LocalPaths, options: { pendingDi
     const whole = described.some((c) => c.column_name === 'whole') ? 'whole' : 'CAST(NULL AS BOOLEAN) AS whole';
     await connection.run(`CREATE TABLE stored AS SELECT filename AS file, domain, session_id, ${whole} FROM ${stored}`);
     const { pendingDir } = options;
-    const pending = pendingDir && parquetFiles(pendingDir).length ? `UNION ALL SELECT domain, session_id FROM ${scan([join(pendingDir, '*', '*', '*.parquet')])}` : '';
+    const pending = pendingDir && parquetFilesUnder(pendingDir).length ? `UNION ALL SELECT domain, session_id FROM ${scan([join(pendingDir, '*', '*', '*.parquet')])}` : '';
     await connection.run(`CREATE TABLE counts AS SELECT domain, session_id, count(*) AS n FROM (SELECT domain, session_id FROM stored ${pending}) GROUP BY ALL`);
     const wrong = (await connection.runAndReadAll(
       `SELECT DISTINCT s.file FROM stored s JOIN counts c USING (domain, session_id) WHERE s.whole IS DISTINCT FROM (c.n = 1) ORDER BY 1`,
@@ -62,9 +61,4 @@ export async function markWholeFragments(paths: LocalPaths, options: { pendingDi
     instance.closeSync();
     await rm(staging, { recursive: true, force: true });
   }
-}
-
-function parquetFiles(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  return (readdirSync(dir, { recursive: true, encoding: 'utf8' }) as string[]).filter((name) => name.endsWith('.parquet'));
 }
