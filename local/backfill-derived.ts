@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { pathLiteral } from '../shared/engines/duckdb-engine.js';
 import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
+import { localCodec } from './parquet-codec.js';
 import { writeDerived } from './derived-writer.js';
 import { localPaths, parquetFilesUnder, type LocalPaths } from './paths.js';
 import { withStoreLock } from './store-lock.js';
@@ -56,7 +57,7 @@ async function stage(missing: { name: string; folders: DerivedFolder[] }[], path
   const connection = await instance.connect();
   try {
     for (const { name, folders } of missing) {
-      await writeDerived(connection, `read_parquet(${pathLiteral(join(paths.eventsDir, name))})`, name, stagingDirs, folders);
+      await writeDerived(connection, `read_parquet(${pathLiteral(join(paths.eventsDir, name))})`, name, stagingDirs, localCodec(), folders);
     }
   } finally {
     connection.closeSync();

@@ -7,9 +7,10 @@ import { duckdbDialect } from '../shared/query/dialects.js';
 import { bucketsOf } from '../shared/query/pageview-buckets.js';
 import { fragmentsOf } from '../shared/query/session-fragments.js';
 import { print, trusted, type Sql } from '../shared/query/sql.js';
+import { parquetCopyOptions, type ParquetCodec } from './parquet-codec.js';
 
 // Writes the derived files of a relation of event rows (a table of one import batch, or an event file read back
-// by the backfill): one ZSTD Parquet file per derived relation (docs/STORAGE.md). Every derived file comes from here.
+// by the backfill): one Parquet file per derived relation (docs/STORAGE.md). Every derived file comes from here.
 
 const selects: Record<DerivedFolder, (rows: Sql) => Sql> = {
   sessions: (rows) => fragmentsOf(rows, duckdbDialect),
@@ -21,11 +22,18 @@ const selects: Record<DerivedFolder, (rows: Sql) => Sql> = {
  * `relation` is a table name or a `read_parquet(...)` call chosen by code, never request data. `name` is the
  * event file's path relative to its events folder; each derived file goes to `<dirs[folder]>/<name>`.
  */
-export async function writeDerived(connection: DuckDBConnection, relation: string, name: string, dirs: Record<DerivedFolder, string>, only?: DerivedFolder[]): Promise<void> {
+export async function writeDerived(
+  connection: DuckDBConnection,
+  relation: string,
+  name: string,
+  dirs: Record<DerivedFolder, string>,
+  codec: ParquetCodec,
+  only?: DerivedFolder[],
+): Promise<void> {
   for (const folder of only ?? (Object.keys(selects) as DerivedFolder[])) {
     const file = join(dirs[folder], name);
     await mkdir(dirname(file), { recursive: true });
     const select = print(selects[folder](trusted(relation))).sql;
-    await connection.run(`COPY (${select}) TO ${pathLiteral(file)} (FORMAT parquet, COMPRESSION zstd)`);
+    await connection.run(`COPY (${select}) TO ${pathLiteral(file)} ${parquetCopyOptions(codec)}`);
   }
 }

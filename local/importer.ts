@@ -15,13 +15,14 @@ import { duckdbTypes, eventColumns } from '../shared/events/event-columns.js';
 import { checkEvent, checkEventLine, type CheckedEvent, type StoredEvent } from '../shared/events/event-validation.js';
 import { recordImportedEvents } from '../shared/limits/limiter.js';
 import { parquetFilesUnder, type LocalPaths } from './paths.js';
+import { localCodec, parquetCopyOptions, S3_CODEC, type ParquetCodec } from './parquet-codec.js';
 import { writeDerived } from './derived-writer.js';
 import { withStoreLock } from './store-lock.js';
 import { keyVisitors } from './visitor-keys.js';
 import { markWholeFragments } from './whole-fragments.js';
 
 // Imports events into the Parquet layout of event-format.md §2. Valid rows are appended to in-memory DuckDB
-// tables, one per (domain, dt); every `batchRows` rows each table becomes one ts-ordered ZSTD Parquet file in a
+// tables, one per (domain, dt); every `batchRows` rows each table becomes one ts-ordered Parquet file (local/parquet-codec.ts) in a
 // staging folder. Only when the whole input was read are the files renamed into the events folder, so readers
 // never see half an import and a fatal error leaves nothing behind. Next to each event file go its derived files
 // (session fragments, pageview buckets: same relative name under their folders, docs/STORAGE.md), published
@@ -94,7 +95,7 @@ async function importChecked(
   const stagingDir = join(paths.stagingDir, importId);
   const derivedStagingDirs = Object.fromEntries(derivedRelations.map((r) => [r.folder, join(paths.stagingDir, `${importId}-${r.folder}`)])) as Record<DerivedFolder, string>;
   const report: ImportReport = { rowsWritten: 0, rejected: [], domains: {}, files: 0 };
-  const writer = await BatchWriter.open(stagingDir, derivedStagingDirs, importId);
+  const writer = await BatchWriter.open(stagingDir, derivedStagingDirs, importId, options.publish ? S3_CODEC : localCodec());
   try {
     await mkdir(stagingDir, { recursive: true });
     let line = 0;
@@ -153,12 +154,13 @@ class BatchWriter {
     private readonly stagingDir: string,
     private readonly derivedStagingDirs: Record<DerivedFolder, string>,
     private readonly importId: string,
+    private readonly codec: ParquetCodec,
   ) {}
 
-  static async open(stagingDir: string, derivedStagingDirs: Record<DerivedFolder, string>, importId: string): Promise<BatchWriter> {
+  static async open(stagingDir: string, derivedStagingDirs: Record<DerivedFolder, string>, importId: string, codec: ParquetCodec): Promise<BatchWriter> {
     const instance = await DuckDBInstance.create(':memory:', { threads: String(process.env.DUCKDB_THREADS ?? 2) });
     try {
-      return new BatchWriter(instance, await instance.connect(), stagingDir, derivedStagingDirs, importId);
+      return new BatchWriter(instance, await instance.connect(), stagingDir, derivedStagingDirs, importId, codec);
     } catch (error) {
       instance.closeSync();
       throw error;
@@ -200,8 +202,8 @@ class BatchWriter {
       const name = join(`domain=${domain}`, `dt=${dt}`, `${this.importId}-${table}.parquet`);
       const file = join(this.stagingDir, name);
       await mkdir(dirname(file), { recursive: true });
-      await this.connection.run(`COPY (SELECT * FROM ${table} ORDER BY ts) TO ${pathLiteral(file)} (FORMAT parquet, COMPRESSION zstd)`);
-      await writeDerived(this.connection, table, name, this.derivedStagingDirs);
+      await this.connection.run(`COPY (SELECT * FROM ${table} ORDER BY ts) TO ${pathLiteral(file)} ${parquetCopyOptions(this.codec)}`);
+      await writeDerived(this.connection, table, name, this.derivedStagingDirs, this.codec);
       await this.connection.run(`DROP TABLE ${table}`);
     }
     this.partitions.clear();

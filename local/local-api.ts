@@ -7,6 +7,7 @@ import { createLocalServer, type ExtraRoutes } from './http-server.js';
 import { openApiJson } from './openapi-document.js';
 import { openLocalDynamo, type LocalDynamo } from './local-dynamo.js';
 import { backfillDerived } from './backfill-derived.js';
+import { localCodec } from './parquet-codec.js';
 import { StoreBusyError } from './store-lock.js';
 import { localPaths, type LocalPaths } from './paths.js';
 
@@ -22,6 +23,7 @@ export interface LocalApi {
 export async function startLocalApi(options: { dataDir?: string; port?: number; extraRoutes?: ExtraRoutes } = {}): Promise<LocalApi> {
   const paths = localPaths(options.dataDir);
   mkdirSync(paths.eventsDir, { recursive: true });
+  localCodec(); // a misspelt ANALYTICS_PARQUET_COMPRESSION stops the start, not a later import or backfill
   // Queries read the derived relations: a store imported before they existed gets them before the first query.
   await backfillDerived(paths).catch((error: unknown) => {
     // An import running in another process marks the store itself when it publishes.

@@ -4,6 +4,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { pathLiteral } from '../shared/engines/duckdb-engine.js';
 import { sessionFragmentColumns } from '../shared/events/event-columns.js';
 import { domainsUnder, parquetFilesUnder, type LocalPaths } from './paths.js';
+import { localCodec, parquetCopyOptions } from './parquet-codec.js';
 
 // Marks each stored session fragment `whole` exactly when it is its session's only fragment in the store
 // (docs/STORAGE.md): queries read whole fragments as sessions without merging, and merge only the others.
@@ -51,7 +52,7 @@ export async function markWholeFragments(paths: LocalPaths, options: { pendingDi
       await connection.run(
         `COPY (SELECT ${flagged.map((c) => `f.${c}`).join(', ')}, c.n = 1 AS whole FROM read_parquet(${pathLiteral(file)}, hive_partitioning = true, hive_types = {'domain': VARCHAR, 'dt': DATE}) f
           JOIN counts c ON c.domain = f.domain AND c.session_id = f.session_id ORDER BY f.first_ts)
-         TO ${pathLiteral(staged)} (FORMAT parquet, COMPRESSION zstd)`,
+         TO ${pathLiteral(staged)} ${parquetCopyOptions(localCodec())}`,
       );
       await rename(staged, file);
     }

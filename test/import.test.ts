@@ -2,8 +2,10 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importEvents, importLines, importNdjson } from '../local/importer.js';
+import { importEvents, importLines, importNdjson, type ImportOptions } from '../local/importer.js';
+import { localCodec } from '../local/parquet-codec.js';
 import { localPaths, type LocalPaths } from '../local/paths.js';
+import { derivedRelations } from '../shared/events/derived-relations.js';
 import { eventColumns } from '../shared/events/event-columns.js';
 import { readUsage } from '../shared/limits/limiter.js';
 import { queryParquet, sqlPath } from './support/parquet-rows.js';
@@ -213,6 +215,49 @@ describe('layout and atomicity', () => {
     await expect(importNdjson(join(tempDir(), 'missing.ndjson'), paths)).rejects.toThrow(/ENOENT/);
     expect(parquetFiles(paths.dataDir)).toEqual([]);
     expect(readdirSync(paths.stagingDir)).toEqual([]);
+  });
+});
+
+describe('compression (local/parquet-codec.ts)', () => {
+  /** The codecs of every column chunk of the Parquet files under `dir`. */
+  async function codecsUnder(dir: string): Promise<string[]> {
+    const files = parquetFiles(dir).map((f) => sqlPath(join(dir, f)));
+    const rows = await queryParquet(`SELECT DISTINCT compression FROM parquet_metadata([${files.join(', ')}]) ORDER BY 1`);
+    return rows.map((r) => String(r.compression));
+  }
+  const twoSessions = [pageview, { ...pageview, session_id: 's2', timestamp: '2026-03-01T12:00:00Z' }, event];
+
+  it('reads the local codec from ANALYTICS_PARQUET_COMPRESSION, uncompressed unless set, and refuses others', () => {
+    expect(localCodec({})).toBe('uncompressed');
+    expect(localCodec({ ANALYTICS_PARQUET_COMPRESSION: ' ZSTD ' })).toBe('zstd');
+    expect(localCodec({ ANALYTICS_PARQUET_COMPRESSION: 'lz4_raw' })).toBe('lz4_raw');
+    expect(() => localCodec({ ANALYTICS_PARQUET_COMPRESSION: 'gzip' })).toThrow(/one of uncompressed, lz4_raw, snappy, zstd, not "gzip"/);
+  });
+
+  it('writes a local store uncompressed, events and derived files alike, or in the codec asked for', async () => {
+    const paths = localPaths(tempDir());
+    await importEvents(twoSessions, paths);
+    for (const dir of [paths.eventsDir, ...Object.values(paths.derivedDirs)]) expect(await codecsUnder(dir)).toEqual(['UNCOMPRESSED']);
+
+    const saved = process.env.ANALYTICS_PARQUET_COMPRESSION;
+    process.env.ANALYTICS_PARQUET_COMPRESSION = 'zstd';
+    try {
+      const zstd = localPaths(tempDir());
+      await importEvents(twoSessions, zstd);
+      for (const dir of [zstd.eventsDir, ...Object.values(zstd.derivedDirs)]) expect(await codecsUnder(dir)).toEqual(['ZSTD']);
+    } finally {
+      if (saved === undefined) delete process.env.ANALYTICS_PARQUET_COMPRESSION;
+      else process.env.ANALYTICS_PARQUET_COMPRESSION = saved;
+    }
+  });
+
+  it('writes ZSTD for S3 whatever the local setting, since Athena bills the compressed bytes it scans', async () => {
+    const published: Promise<string[]>[] = [];
+    const publisher = async (dir: string) => void published.push(codecsUnder(dir));
+    const derived = Object.fromEntries(derivedRelations.map((r) => [r.folder, publisher])) as ImportOptions['publishDerived'];
+    await importEvents(twoSessions, localPaths(tempDir()), { publish: publisher, publishDerived: derived });
+    expect(published).toHaveLength(1 + derivedRelations.length);
+    for (const codecs of await Promise.all(published)) expect(codecs).toEqual(['ZSTD']);
   });
 });
 
