@@ -2,10 +2,10 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importEvents, importLines, importNdjson, type ImportOptions } from '../local/importer.js';
+import { importEvents, importLines, importNdjson, type Publisher } from '../local/importer.js';
 import { localCodec } from '../local/parquet-codec.js';
 import { localPaths, type LocalPaths } from '../local/paths.js';
-import { derivedRelations } from '../shared/events/derived-relations.js';
+import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
 import { eventColumns } from '../shared/events/event-columns.js';
 import { readUsage } from '../shared/limits/limiter.js';
 import { queryParquet, sqlPath } from './support/parquet-rows.js';
@@ -252,12 +252,14 @@ describe('compression (local/parquet-codec.ts)', () => {
   });
 
   it('writes ZSTD for S3 whatever the local setting, since Athena bills the compressed bytes it scans', async () => {
-    const published: Promise<string[]>[] = [];
-    const publisher = async (dir: string) => void published.push(codecsUnder(dir));
-    const derived = Object.fromEntries(derivedRelations.map((r) => [r.folder, publisher])) as ImportOptions['publishDerived'];
+    const published: string[][] = [];
+    const publisher: Publisher = async (dir) => {
+      published.push(await codecsUnder(dir));
+    };
+    const derived = Object.fromEntries(derivedRelations.map((r) => [r.folder, publisher])) as Record<DerivedFolder, Publisher>;
     await importEvents(twoSessions, localPaths(tempDir()), { publish: publisher, publishDerived: derived });
     expect(published).toHaveLength(1 + derivedRelations.length);
-    for (const codecs of await Promise.all(published)) expect(codecs).toEqual(['ZSTD']);
+    for (const codecs of published) expect(codecs).toEqual(['ZSTD']);
   });
 });
 

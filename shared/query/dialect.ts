@@ -26,6 +26,10 @@ export interface Dialect {
   jsonProperty(json: Sql, key: SqlLike): Sql;
   /** The keys of the JSON object text `json`, as an array. */
   jsonKeys(json: Sql): Sql;
+  /** Whole seconds from 1970-01-01 00:00 to a timestamp at or after it, as an integer. */
+  epochSeconds(ts: Sql): Sql;
+  /** Integer division of two non-negative integers. */
+  integerDivide(dividend: Sql, divisor: Sql): Sql;
   /** `YYYY-MM-DD HH:00:00` of a timestamp. */
   formatHour(ts: Sql): Sql;
   /** `YYYY-MM-DD HH:MM:SS` of a timestamp. */

@@ -2,7 +2,7 @@ import { sessionAttributeColumns } from '../events/event-columns.js';
 import type { OffsetSegment } from '../time/time-zone.js';
 import type { Dialect } from './dialect.js';
 import type { EventScope } from './event-scope.js';
-import { localTime } from './event-scope.js';
+import { localSeconds } from './event-scope.js';
 import { bool, date, join, sql, str, timestamp, trusted, type Sql } from './sql.js';
 
 // Pageview buckets (docs/STORAGE.md): pageviews per (15-minute UTC bucket, visitor, attribution values) of one
@@ -60,7 +60,7 @@ export function bucketsAlign(range: { from: Date; to: Date }, segments: OffsetSe
 
 /**
  * The buckets of one relation over a scope's range, with the visitor columns asked for (`visitor_id`, the dialect's
- * `bucketVisitor`), the attribute columns asked for and `local_ts` when segments are given.
+ * `bucketVisitor`), the attribute columns asked for and `local_s` (localSeconds) when segments are given.
  */
 export function scopedBuckets(
   dialect: Dialect,
@@ -72,7 +72,7 @@ export function scopedBuckets(
 ): Sql {
   const { range } = scope;
   const selected = [...new Set([...visitorColumns, 'pageviews', ...attributes])].map((c) => trusted(c));
-  if (segments) selected.push(sql`${localTime(trusted('bucket'), segments)} AS local_ts`);
+  if (segments) selected.push(sql`${localSeconds(dialect, trusted('bucket'), segments)} AS local_s`);
   const table = relation === 'pages' ? dialect.pageBucketsTable : dialect.pageviewBucketsTable;
   return sql`SELECT ${join(selected)} FROM ${table}
     WHERE domain = ${str(scope.domain)} AND dt BETWEEN ${date(range.dtFrom)} AND ${date(range.dtTo)} AND bucket >= ${timestamp(range.from)} AND bucket < ${timestamp(range.to)} AND is_dev = ${bool(scope.isDev)}`;

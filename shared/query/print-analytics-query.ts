@@ -1,7 +1,7 @@
 import type { SqlQuery } from '../engines/engine.js';
 import type { Dimension, Metric } from './analytics-query.js';
 import type { Dialect } from './dialect.js';
-import { localTime, scopedEvents } from './event-scope.js';
+import { localSeconds, scopedEvents } from './event-scope.js';
 import { missingLabel, rowFieldColumns, rowPredicate, type RowFilterField } from './filters.js';
 import type { QueryPlan, RowAggregate } from './query-plan.js';
 import { scopedBuckets } from './pageview-buckets.js';
@@ -23,7 +23,7 @@ import { integer, join, print, sql, str, trusted, type Sql } from './sql.js';
 export function printAnalyticsQuery(plan: QueryPlan, dialect: Dialect): SqlQuery {
   // Only row metrics from pageview buckets (which rule out filters) read no event rows at all.
   const readsEvents = !plan.buckets || plan.sessionAggregates || plan.dimensions.includes('event') || plan.rowAggregates.some(isRevenueAggregate);
-  const ctes: Sql[] = readsEvents ? [sql`base AS (${scopedEvents(dialect, plan.scope, plan.columns, plan.segments)})`] : [];
+  const ctes: Sql[] = readsEvents ? [sql`base AS (${scopedEvents(dialect, plan.scope, plan.columns, plan.segments, 'local_s')})`] : [];
 
   plan.visitorFilters.forEach((filter, i) => {
     ctes.push(sql`filter_visitors_${integer(i)} AS (SELECT DISTINCT visitor_id FROM base WHERE ${rowPredicate(filter, dialect)})`);
@@ -161,16 +161,24 @@ function dimensionOutput(dimension: Dimension, i: number, rows: boolean, session
   return sql`${isTime(dimension) ? timeLabel(dimension, value, dialect) : value} AS ${trusted(`d${i}`)}`;
 }
 
-// Time buckets group on a native key (a DATE, an hour-truncated TIMESTAMP) and become text only in the final
-// select: formatting every row before grouping cost a fifth of a daily series (docs/BENCHMARKS.md).
+// Time buckets group on an integer key, the local days or hours since KEY_EPOCH, and become text only in the
+// final select: formatting every row before grouping cost a fifth of a daily series, timestamp arithmetic and a
+// cast per row a quarter of what remained (docs/BENCHMARKS.md). KEY_EPOCH lies two days before 1970-01-01, so
+// no local time of a range (floored at 1970-01-01 UTC, offsets down to -12 h) is negative and integer division
+// floors.
 const isTime = (dimension: Dimension): dimension is 'date' | 'hour' => dimension === 'date' || dimension === 'hour';
+const KEY_EPOCH = sql`TIMESTAMP '1969-12-30 00:00:00'`;
+const KEY_EPOCH_SECONDS = 2 * 86_400;
+const timeUnits = { date: { seconds: 86_400, interval: sql`INTERVAL '1' DAY` }, hour: { seconds: 3_600, interval: sql`INTERVAL '1' HOUR` } };
 
-function timeKey(dimension: 'date' | 'hour', localTs: Sql): Sql {
-  return dimension === 'date' ? sql`CAST(${localTs} AS DATE)` : sql`date_trunc('hour', ${localTs})`;
+/** `localSeconds`: a local time as integer seconds (localSeconds in event-scope.ts). */
+function timeKey(dimension: 'date' | 'hour', localSeconds: Sql, dialect: Dialect): Sql {
+  return dialect.integerDivide(sql`${localSeconds} + ${integer(KEY_EPOCH_SECONDS)}`, integer(timeUnits[dimension].seconds));
 }
 
 function timeLabel(dimension: 'date' | 'hour', key: Sql, dialect: Dialect): Sql {
-  return dimension === 'date' ? sql`CAST(${key} AS VARCHAR)` : dialect.formatHour(key);
+  const start = sql`${KEY_EPOCH} + ${key} * ${timeUnits[dimension].interval}`;
+  return dimension === 'date' ? sql`CAST(CAST(${start} AS DATE) AS VARCHAR)` : dialect.formatHour(start);
 }
 
 function labelled(value: Sql, field: RowFilterField): Sql {
@@ -180,7 +188,7 @@ function labelled(value: Sql, field: RowFilterField): Sql {
 /** A row's own value for a dimension. */
 function rowDimension(dimension: Dimension, dialect: Dialect): Sql {
   if (dimension === 'event') return sql`segment_event`;
-  if (isTime(dimension)) return timeKey(dimension, trusted('local_ts'));
+  if (isTime(dimension)) return timeKey(dimension, trusted('local_s'), dialect);
   return labelled(trusted(rowFieldColumns[dimension]), dimension);
 }
 
@@ -227,7 +235,7 @@ function sessionsCte(plan: QueryPlan, dialect: Dialect, filtered: boolean): Sql 
 
 /** A session's dimension value from its pieces (or its whole fragment): the same "where it started" as sessionDimension. */
 function fragmentDimension(dimension: Exclude<Dimension, 'event'>, dialect: Dialect, plan: QueryPlan, whole: boolean): Sql {
-  if (isTime(dimension)) return timeKey(dimension, localTime(trusted(whole ? 'first_ts' : 'min(first_ts)'), plan.segments!));
+  if (isTime(dimension)) return timeKey(dimension, localSeconds(dialect, trusted(whole ? 'first_ts' : 'min(first_ts)'), plan.segments!), dialect);
   const attribute = dimension === 'page' ? 'entry_page' : (rowFieldColumns[dimension] as FragmentAttribute);
   return labelled(whole ? trusted(attribute) : combinedAttribute(dialect, attribute), dimension);
 }
@@ -235,7 +243,7 @@ function fragmentDimension(dimension: Exclude<Dimension, 'event'>, dialect: Dial
 /** A session's value for a dimension: where it started (its first row; for `page`, its first pageview). */
 function sessionDimension(dimension: Exclude<Dimension, 'event'>, dialect: Dialect): Sql {
   const ts = trusted('ts');
-  if (isTime(dimension)) return timeKey(dimension, dialect.argMinKeepNull(trusted('local_ts'), ts));
+  if (isTime(dimension)) return timeKey(dimension, dialect.argMinKeepNull(trusted('local_s'), ts), dialect);
   const first = dialect.argMinKeepNull(trusted(rowFieldColumns[dimension]), ts);
   return labelled(dimension === 'page' ? sql`${first} FILTER (WHERE type = 'pageview')` : first, dimension);
 }
