@@ -301,19 +301,29 @@ describe('pageview buckets', () => {
     expect(plan([], [filterPool[1]!]).buckets).toBeUndefined();
     expect(plan([], [], ['revenue', 'conversions']).buckets).toBeUndefined();
     expect(plan(['country'], [], ['visitors', 'revenue']).buckets).toBe('pageviews');
+    // Bitmaps of visitor keys: for few groups only (visitor-bitmaps.ts).
+    expect(plan([]).visitorBitmaps).toBe(true);
+    expect(plan(['date']).visitorBitmaps).toBe(true);
+    expect(plan(['date'], [], ['pageviews']).visitorBitmaps).toBeUndefined();
+    expect(plan(['hour']).visitorBitmaps).toBeUndefined();
+    expect(plan(['country']).visitorBitmaps).toBeUndefined();
+    const longRange = rangeOfDates('2026-01-01', '2026-06-30', 'UTC');
+    expect(planAnalyticsQuery({ domain, metrics: ['visitors'], dimensions: ['date'], filters: [], range: longRange, timeZone: 'UTC', sort: null, limit: 10, offset: 0 }).visitorBitmaps).toBeUndefined();
   });
 
   it('give the same answer as raw rows for random queries', async () => {
-    const used = { pageviews: 0, pages: 0 };
+    const used = { pageviews: 0, pages: 0, bitmaps: 0 };
     await fc.assert(
       fc.asyncProperty(bucketQueryArbitrary, async (query) => {
-        const { buckets } = (await expectSameAsRaw(query, { sessionFragments: false, pageviewBuckets: false })).plan;
+        const { buckets, visitorBitmaps } = (await expectSameAsRaw(query, { sessionFragments: false, pageviewBuckets: false })).plan;
         if (buckets) used[buckets] += 1;
+        if (visitorBitmaps) used.bitmaps += 1;
       }),
       { numRuns: 120, seed: 7 },
     );
     expect(used.pageviews).toBeGreaterThan(40);
     expect(used.pages).toBeGreaterThan(5);
+    expect(used.bitmaps).toBeGreaterThan(5);
   }, 240_000);
 
   it('give each visitor one integer key of its own, across imports', async () => {

@@ -6,6 +6,7 @@ import { missingLabel, rowFieldColumns, rowPredicate, type RowFilterField } from
 import type { QueryPlan, RowAggregate } from './query-plan.js';
 import { scopedBuckets } from './pageview-buckets.js';
 import { combinedAttribute, sessionPieces, type FragmentAttribute } from './session-fragments.js';
+import { bitmapVisitorCounts } from './visitor-bitmaps.js';
 import { integer, join, print, sql, str, trusted, type Sql } from './sql.js';
 
 // Prints a QueryPlan as one SQL statement. Shape (CTEs only where the plan needs them):
@@ -105,11 +106,16 @@ function rowMetricsCte(plan: QueryPlan, dialect: Dialect, kept: string, segmentJ
     ...(pageviewAggregates.includes('visitors') ? [dialect.bucketVisitor] : []),
     ...(plan.dimensions.includes('event') ? ['visitor_id'] : []),
   ];
-  const fromBuckets = sql`SELECT ${join([
-    ...dims,
-    ...pageviewAggregates.map((a) => (a === 'visitors' ? sql`count(DISTINCT ${trusted(dialect.bucketVisitor)}) AS visitors` : sql`CAST(sum(pageviews) AS BIGINT) AS pageviews`)),
-  ])}
-      FROM (${scopedBuckets(dialect, plan.buckets, { ...plan.scope, range: plan.scope.range! }, visitorColumns, attributes, plan.segments)}) buckets${segmentJoin}${groupBy}`;
+  const buckets = scopedBuckets(dialect, plan.buckets, { ...plan.scope, range: plan.scope.range! }, visitorColumns, attributes, plan.segments);
+  // Bitmaps need the integer keys, which only the local store has.
+  const fromBuckets =
+    plan.visitorBitmaps && dialect.bucketVisitor === 'visitor_key'
+      ? bitmapVisitorCounts(dims, buckets, pageviewAggregates.includes('pageviews'))
+      : sql`SELECT ${join([
+          ...dims,
+          ...pageviewAggregates.map((a) => (a === 'visitors' ? sql`count(DISTINCT ${trusted(dialect.bucketVisitor)}) AS visitors` : sql`CAST(sum(pageviews) AS BIGINT) AS pageviews`)),
+        ])}
+      FROM (${buckets}) buckets${segmentJoin}${groupBy}`;
   const revenueAggregates = plan.rowAggregates.filter(isRevenueAggregate);
   if (revenueAggregates.length === 0) return sql`row_metrics AS (${fromBuckets})`;
   const fromRevenue = sql`SELECT ${join([...dims, ...revenueAggregates.map((a) => rowAggregateSql(a, false))])}

@@ -4,6 +4,7 @@ import type { EventScope } from './event-scope.js';
 import { filterColumns, isRowFilter, rowFieldColumns, type Filter, type RowFilterField } from './filters.js';
 import { bucketRelationFor, bucketsAlign, type BucketRelation } from './pageview-buckets.js';
 import { wholePartitions, type WholePartitions } from './session-fragments.js';
+import { MAX_BITMAP_GROUPS } from './visitor-bitmaps.js';
 
 // The plan of a /v1/query: what to read, which aggregates to build, how to order and page. It holds no SQL;
 // print-analytics-query.ts turns it into either dialect.
@@ -34,6 +35,8 @@ export interface QueryPlan {
   sessionFragments?: WholePartitions;
   /** Row metrics (visitors, pageviews) read these stored buckets instead of the event rows. */
   buckets?: BucketRelation;
+  /** Bucket visitors are few groups, countable by bitmaps of their keys where the dialect has keys (visitor-bitmaps.ts). */
+  visitorBitmaps?: boolean;
   /** Requested metrics plus the sort metric when it was not requested. */
   metrics: Metric[];
   order: OrderTerm[];
@@ -93,6 +96,9 @@ export function planAnalyticsQuery(query: AnalyticsQuery, options: PlanOptions =
     // The event segments are joined to the attribution buckets only.
     (relation === 'pageviews' || !query.dimensions.includes('event')) &&
     bucketsAlign(range, segments);
+  const days = Math.ceil((range.to.getTime() - range.from.getTime()) / 86_400_000) + 1;
+  const fewGroups = query.dimensions.length === 0 || (query.dimensions.length === 1 && query.dimensions[0] === 'date' && days <= MAX_BITMAP_GROUPS);
+  const visitorBitmaps = buckets && rowAggregates.includes('visitors') && fewGroups;
   // Without one whole partition, every piece would be a raw row: the raw form is as cheap and simpler.
   const whole = sessionAggregates && options.sessionFragments !== false ? wholePartitions(range) : null;
   return {
@@ -106,6 +112,7 @@ export function planAnalyticsQuery(query: AnalyticsQuery, options: PlanOptions =
     sessionAggregates,
     ...(whole ? { sessionFragments: whole } : {}),
     ...(buckets ? { buckets: relation } : {}),
+    ...(visitorBitmaps ? { visitorBitmaps } : {}),
     metrics,
     order: orderOf(query, metrics),
     fetch: query.limit + 1,
