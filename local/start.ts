@@ -9,7 +9,11 @@ const paths = localPaths();
 const firstStart = !existsSync(paths.eventsDir) || readdirSync(paths.eventsDir).length === 0;
 const port = Number(process.env.PORT ?? 3000);
 
-const api = await startLocalApi({ port });
+// A start that cannot happen (a misspelt setting, a port in use) says why in one line, without a stack.
+const api = await startLocalApi({ port }).catch((error: Error) => {
+  console.error(`npm start: ${error.message}`);
+  process.exit(1);
+});
 console.log(`Analytics API listening on ${api.url} (data in ${paths.dataDir})`);
 if (firstStart && process.env.ANALYTICS_DEMO !== '0') {
   await seedDemo(api.paths, api.url);
