@@ -169,15 +169,14 @@ function dimensionOutput(dimension: Dimension, i: number, rows: boolean, session
 
 // Time buckets group on an integer key, the local days or hours since KEY_EPOCH (localSeconds), and become text
 // only in the final select: formatting every row before grouping cost a fifth of a daily series
-// (docs/BENCHMARKS.md). KEY_EPOCH lies two days before 1970-01-01, so
-// no local time of a range (floored at 1970-01-01 UTC, offsets down to -12 h) is negative and integer division
-// floors.
+// (docs/BENCHMARKS.md). KEY_EPOCH lies two days before 1970-01-01, so no local time of a range (floored at
+// 1970-01-01 UTC, offsets down to -12 h) is negative and integer division floors.
 const isTime = (dimension: Dimension): dimension is 'date' | 'hour' => dimension === 'date' || dimension === 'hour';
 const KEY_EPOCH = sql`TIMESTAMP '1969-12-30 00:00:00'`;
 const KEY_EPOCH_SECONDS = 2 * 86_400;
 const timeUnits = { date: { seconds: 86_400, interval: sql`INTERVAL '1' DAY` }, hour: { seconds: 3_600, interval: sql`INTERVAL '1' HOUR` } };
 
-/** `localSeconds`: a local time as integer seconds (localSeconds in event-scope.ts). */
+/** The key of a local time given as integer seconds (localSeconds in event-scope.ts). */
 function timeKey(dimension: 'date' | 'hour', localSeconds: Sql, dialect: Dialect): Sql {
   return dialect.integerDivide(sql`${localSeconds} + ${integer(KEY_EPOCH_SECONDS)}`, integer(timeUnits[dimension].seconds));
 }
