@@ -120,7 +120,7 @@ export class EventLake extends Construct {
     };
     projectedTable('EventsTable', EVENTS_TABLE, EVENTS_PREFIX, eventColumns);
     // Logical ids of the first derived table kept from before the list existed, so a deployed table is updated, not replaced.
-    const logicalIds: Record<string, string> = { session_fragments: 'SessionsTable', pageview_buckets: 'PageviewBucketsTable', page_buckets: 'PageBucketsTable' };
+    const logicalIds: Record<string, string> = { session_fragments: 'SessionsTable', pageview_buckets: 'PageviewBucketsTable', page_buckets: 'PageBucketsTable', visitor_days: 'VisitorDaysTable' };
     for (const r of derivedRelations) projectedTable(logicalIds[r.table]!, r.table, r.folder, r.columns);
 
     const workGroup = new CfnWorkGroup(this, 'WorkGroup', {

@@ -6,6 +6,7 @@ import type { DerivedFolder } from '../shared/events/derived-relations.js';
 import { duckdbDialect } from '../shared/query/dialects.js';
 import { bucketsOf } from '../shared/query/pageview-buckets.js';
 import { fragmentsOf } from '../shared/query/session-fragments.js';
+import { visitorDaysOf } from '../shared/query/visitor-days.js';
 import { print, trusted, type Sql } from '../shared/query/sql.js';
 import { parquetCopyOptions, type ParquetCodec } from './parquet-codec.js';
 
@@ -16,6 +17,7 @@ const selects: Record<DerivedFolder, (rows: Sql) => Sql> = {
   sessions: (rows) => fragmentsOf(rows, duckdbDialect),
   pageviews: (rows) => bucketsOf(rows, 'pageviews'),
   pages: (rows) => bucketsOf(rows, 'pages'),
+  visitors: (rows) => visitorDaysOf(rows),
 };
 
 /**

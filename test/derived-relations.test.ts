@@ -12,6 +12,9 @@ import type { Filter } from '../shared/query/filters.js';
 import { printAnalyticsQuery } from '../shared/query/print-analytics-query.js';
 import { planAnalyticsQuery, type PlanOptions, type QueryPlan } from '../shared/query/query-plan.js';
 import { bucketsAlign } from '../shared/query/pageview-buckets.js';
+import { printVisitorList } from '../shared/query/journeys-list-sql.js';
+import { planVisitorList } from '../shared/query/journeys-plan.js';
+import { visitorSortFields, type VisitorBound, type VisitorListQuery } from '../shared/query/journeys-query.js';
 import { wholePartitions } from '../shared/query/session-fragments.js';
 import { offsetSegments } from '../shared/time/time-zone.js';
 import { rangeOfDates } from '../shared/time/date-range.js';
@@ -372,5 +375,69 @@ describe('pageview buckets', () => {
     );
     expect(Number(counts!.bucketed)).toBe(Number(counts!.pageviews));
     expect(Number(counts!.by_page)).toBe(Number(counts!.pageviews));
+  });
+});
+
+const boundPool: VisitorBound[] = [
+  { aggregate: 'pageview_count', operator: '>', value: 2 },
+  { aggregate: 'pageview_count', operator: '<', value: 5 },
+  { aggregate: 'total_revenue_cents', operator: '>', value: 500 },
+  { aggregate: 'total_revenue_cents', operator: '<', value: 1500 },
+  { aggregate: 'session_count', operator: '>', value: 1 },
+];
+
+const listArbitrary = fc.record({
+  sort: fc.record({ field: fc.constantFrom(...visitorSortFields), order: fc.constantFrom('asc' as const, 'desc' as const) }),
+  bounds: fc.subarray(boundPool, { maxLength: 2 }),
+  filters: fc.oneof({ weight: 4, arbitrary: fc.constant<Filter[]>([]) }, { weight: 1, arbitrary: fc.subarray(filterPool, { minLength: 1, maxLength: 1 }) }),
+  hasRevenue: fc.boolean(),
+  firstPurchase: fc.boolean(),
+  isDev: fc.boolean(),
+  limit: fc.constantFrom(3, 10, 100),
+  offset: fc.constantFrom(0, 4),
+  timeZone: fc.constantFrom(...zones),
+  range: fc.tuple(fc.constantFrom(...days), fc.constantFrom(...days)).map(([a, b]) => (a <= b ? [a, b] : [b, a])),
+}).map(({ timeZone, range, ...q }): VisitorListQuery => ({ domain, ...q, range: rangeOfDates(range[0]!, range[1]!, timeZone) }));
+
+describe('visitor days', () => {
+  it('are written next to every event file and hold every row of every visitor', async () => {
+    expect(files(api.paths.derivedDirs.visitors)).toEqual(files(api.paths.eventsDir));
+    const [counts] = await api.engine.runRaw(`
+      SELECT (SELECT count(*) FROM events WHERE type = 'pageview') AS pageviews, (SELECT sum(pageviews) FROM visitor_days) AS day_pageviews,
+             (SELECT sum(amount_cents) FROM events WHERE type = 'revenue') AS revenue, (SELECT sum(revenue_cents) FROM visitor_days) AS day_revenue,
+             (SELECT count(DISTINCT (visitor_id, is_dev)) FROM events) AS visitors, (SELECT count(DISTINCT (visitor_id, is_dev)) FROM visitor_days) AS day_visitors`);
+    expect(Number(counts!.day_pageviews)).toBe(Number(counts!.pageviews));
+    expect(Number(counts!.day_revenue)).toBe(Number(counts!.revenue));
+    expect(Number(counts!.day_visitors)).toBe(Number(counts!.visitors));
+  });
+
+  it('rank journeys lists as raw rows do, for random lists', async () => {
+    let withDays = 0;
+    await fc.assert(
+      fc.asyncProperty(listArbitrary, async (query) => {
+        const plan = planVisitorList(query);
+        const raw = planVisitorList(query, { visitorDays: false });
+        expect(raw.visitorDays).toBeNull();
+        if (plan.visitorDays) withDays += 1;
+        for (const mode of ['page', 'count'] as const) {
+          const [a, b] = await Promise.all([raw, plan].map((p) => api.engine.run(printVisitorList(p, duckdbDialect, mode))));
+          expect(b!.rows).toEqual(a!.rows);
+        }
+      }),
+      { numRuns: 100, seed: 7 },
+    );
+    expect(withDays).toBeGreaterThan(40);
+  }, 240_000);
+
+  it('are not read where they cannot answer: filters, session counts, no whole day', () => {
+    const base: VisitorListQuery = {
+      domain, isDev: false, range: rangeOfDates('2026-03-02', '2026-03-04', 'UTC'), filters: [], bounds: [], hasRevenue: false,
+      firstPurchase: false, sort: { field: 'last_seen', order: 'desc' }, limit: 10, offset: 0,
+    };
+    expect(planVisitorList(base).visitorDays).toMatchObject({ dtFrom: '2026-03-02', dtTo: '2026-03-04' });
+    expect(planVisitorList({ ...base, filters: [filterPool[0]!] }).visitorDays).toBeNull();
+    expect(planVisitorList({ ...base, sort: { field: 'sessions', order: 'desc' } }).visitorDays).toBeNull();
+    expect(planVisitorList({ ...base, bounds: [boundPool[4]!] }).visitorDays).toBeNull();
+    expect(planVisitorList({ ...base, range: rangeOfDates('2026-03-02', '2026-03-02', 'Asia/Kolkata') }).visitorDays).toBeNull();
   });
 });

@@ -106,6 +106,7 @@ describe('API and functions from the route table', () => {
           ATHENA_SESSIONS_TABLE: 'session_fragments',
           ATHENA_BUCKETS_TABLE: 'pageview_buckets',
           ATHENA_PAGES_TABLE: 'page_buckets',
+          ATHENA_VISITORS_TABLE: 'visitor_days',
           ATHENA_RESULT_REUSE_MINUTES: String(defaultSettings.athenaResultReuseMinutes),
           ATHENA_QUERY_TIMEOUT_MS: String(defaultSettings.athenaQueryTimeoutMs),
         });

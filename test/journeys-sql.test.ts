@@ -48,6 +48,20 @@ const everyOption = listQuery({
   range: rangeOfDates('2026-03-20', '2026-04-05', 'Europe/Berlin'),
 });
 
+// No filters and no session count: the first pass reads visitor days, with the rows of the partial days at the ends.
+const fromVisitorDays = listQuery({
+  bounds: [
+    { aggregate: 'pageview_count', operator: '>', value: 1 },
+    { aggregate: 'total_revenue_cents', operator: '>', value: -100 },
+  ],
+  hasRevenue: true,
+  firstPurchase: true,
+  sort: { field: 'revenue', order: 'desc' },
+  range: rangeOfDates('2026-05-04', '2026-05-06', 'Asia/Kolkata'),
+  limit: 10,
+  offset: 20,
+});
+
 function everyQuery(dialect: Dialect): [string, SqlQuery][] {
   const range = rangeOfDates('2026-05-04', '2026-05-06', 'Asia/Kolkata');
   const timeline = { domain: 'journeys.test', isDev: false, visitorId: 'alice', range, limit: 100, offset: 0 };
@@ -56,6 +70,8 @@ function everyQuery(dialect: Dialect): [string, SqlQuery][] {
     ['list, defaults', printVisitorList(planVisitorList(listQuery()), dialect)],
     ['list, every option across a DST change', printVisitorList(planVisitorList(everyOption), dialect)],
     ['list total past the last page', printVisitorList(planVisitorList(everyOption), dialect, 'count')],
+    ['list from visitor days, partial days at the ends', printVisitorList(planVisitorList(fromVisitorDays), dialect)],
+    ['list total from visitor days', printVisitorList(planVisitorList(fromVisitorDays), dialect, 'count')],
     ...(['first_seen', 'pageviews', 'sessions', 'revenue'] as const).map((field): [string, SqlQuery] => [
       `list by ${field}`,
       printVisitorList(planVisitorList(listQuery({ sort: { field, order: 'asc' } })), dialect),
@@ -111,6 +127,15 @@ describe('exact SQL of a list plan per dialect', () => {
     ['athena', athena],
   ] as const)('%s', (_, dialect) => {
     expect(printVisitorList(pinned, dialect)).toMatchSnapshot();
+  });
+
+  it.each([
+    ['duckdb', duckdbDialect],
+    ['athena', athena],
+  ] as const)('%s, first pass over visitor days', (_, dialect) => {
+    const plan = planVisitorList(fromVisitorDays);
+    expect(plan.visitorDays).toMatchObject({ dtFrom: '2026-05-04', dtTo: '2026-05-05' });
+    expect(printVisitorList(plan, dialect)).toMatchSnapshot();
   });
 
   it('values never enter the SQL text', () => {

@@ -11,7 +11,7 @@ import {
 } from '@aws-sdk/client-athena';
 import { ApiError, QueryTimeoutError, ServiceUnavailableError } from '../http/errors.js';
 import { requestLogger } from '../log.js';
-import { athenaDialect } from '../query/dialects.js';
+import { athenaDialect, type DerivedTableNames } from '../query/dialects.js';
 import type { Dialect } from '../query/dialect.js';
 import { bindParameters } from './athena-literals.js';
 import type { QueryEngine, QueryStats, SqlQuery, SqlRow, SqlValue } from './engine.js';
@@ -19,16 +19,10 @@ import type { QueryEngine, QueryStats, SqlQuery, SqlRow, SqlValue } from './engi
 // The Lambda engine: one Athena query per run() in the stack's workgroup, which enforces the result location,
 // encryption and the per-query scan cutoff. Clients never see Athena's message or our SQL (both are logged).
 
-export interface AthenaSettings {
+export interface AthenaSettings extends DerivedTableNames {
   workgroup: string;
   database: string;
   table: string;
-  /** Glue table of the session fragments; `session_fragments` when the environment names none. */
-  sessionsTable?: string;
-  /** Glue table of the pageview buckets; `pageview_buckets` when the environment names none. */
-  bucketsTable?: string;
-  /** Glue table of the page buckets; `page_buckets` when the environment names none. */
-  pagesTable?: string;
   /** How old a stored result of the identical query may be and still be served; 0 turns reuse off. */
   resultReuseMinutes: number;
   /** Start to last poll; past it the query is stopped and the client gets a 504. Below the Lambda timeout. */
@@ -64,7 +58,7 @@ export class AthenaEngine implements QueryEngine {
     private readonly settings: AthenaSettings,
     options: AthenaEngineOptions = {},
   ) {
-    this.dialect = athenaDialect(settings.database, settings.table, settings.sessionsTable, settings.bucketsTable, settings.pagesTable);
+    this.dialect = athenaDialect(settings.database, settings.table, settings);
     this.client = options.client ?? athenaClient();
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.now = options.now ?? Date.now;
@@ -181,6 +175,7 @@ export function athenaSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Ath
     ...(env.ATHENA_SESSIONS_TABLE ? { sessionsTable: env.ATHENA_SESSIONS_TABLE } : {}),
     ...(env.ATHENA_BUCKETS_TABLE ? { bucketsTable: env.ATHENA_BUCKETS_TABLE } : {}),
     ...(env.ATHENA_PAGES_TABLE ? { pagesTable: env.ATHENA_PAGES_TABLE } : {}),
+    ...(env.ATHENA_VISITORS_TABLE ? { visitorsTable: env.ATHENA_VISITORS_TABLE } : {}),
     resultReuseMinutes: wholeNumber(env, 'ATHENA_RESULT_REUSE_MINUTES', 0, 10_080, 5),
     timeoutMs: wholeNumber(env, 'ATHENA_QUERY_TIMEOUT_MS', 1_000, 900_000, 25_000),
   };

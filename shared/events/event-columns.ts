@@ -96,6 +96,22 @@ export const pageBucketColumns = [
   ['pageviews', 'bigint'],
 ] as const satisfies readonly (readonly [string, ColumnType])[];
 
+/**
+ * The stored columns of the visitor days (docs/STORAGE.md): one row per (is_dev, visitor) of one event file, with
+ * the visitor's first and last row time, counts and revenue there; they combine by min, max and sum.
+ */
+export const visitorDayColumns = [
+  ['is_dev', 'boolean'],
+  ['visitor_id', 'string'],
+  ['first_ts', 'timestamp'],
+  ['last_ts', 'timestamp'],
+  ['pageviews', 'bigint'],
+  ['events', 'bigint'],
+  ['revenue_cents', 'bigint'],
+  ['revenue_events', 'bigint'],
+  ['latest_revenue_ts', 'timestamp'],
+] as const satisfies readonly (readonly [string, ColumnType])[];
+
 /** The leading columns of both kinds of buckets: their time and visitor. */
 function bucketKey() {
   return [

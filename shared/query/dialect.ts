@@ -12,6 +12,8 @@ export interface Dialect {
   readonly pageviewBucketsTable: Sql;
   /** The page buckets (docs/STORAGE.md): a view over their Parquet files locally, a Glue table on AWS. */
   readonly pageBucketsTable: Sql;
+  /** The visitor days (docs/STORAGE.md): a view over their Parquet files locally, a Glue table on AWS. */
+  readonly visitorDaysTable: Sql;
   /**
    * The pageview buckets' column that tells visitors apart in a distinct count: locally the integer
    * `visitor_key` every local import assigns (cheaper to hash than text); on Athena `visitor_id`, since

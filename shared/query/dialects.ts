@@ -1,4 +1,4 @@
-import { PAGE_BUCKETS_TABLE, PAGEVIEW_BUCKETS_TABLE, SESSION_FRAGMENTS_TABLE } from '../events/derived-relations.js';
+import { PAGE_BUCKETS_TABLE, PAGEVIEW_BUCKETS_TABLE, SESSION_FRAGMENTS_TABLE, VISITOR_DAYS_TABLE } from '../events/derived-relations.js';
 import type { Dialect } from './dialect.js';
 import { sql, trusted } from './sql.js';
 
@@ -8,6 +8,7 @@ export const duckdbDialect: Dialect = {
   sessionFragmentsTable: trusted(SESSION_FRAGMENTS_TABLE),
   pageviewBucketsTable: trusted(PAGEVIEW_BUCKETS_TABLE),
   pageBucketsTable: trusted(PAGE_BUCKETS_TABLE),
+  visitorDaysTable: trusted(VISITOR_DAYS_TABLE),
   bucketVisitor: 'visitor_key',
   materialized: trusted('MATERIALIZED '),
   argMinKeepNull: (x, by) => sql`arg_min_null(${x}, ${by})`,
@@ -21,20 +22,35 @@ export const duckdbDialect: Dialect = {
 };
 
 
+/** Glue tables of the derived relations (docs/STORAGE.md), each defaulting to the relation's own name. */
+export interface DerivedTableNames {
+  sessionsTable?: string;
+  bucketsTable?: string;
+  pagesTable?: string;
+  visitorsTable?: string;
+}
+
 /**
- * Athena engine v3 speaks Trino. `table`, `sessionsTable`, `bucketsTable` and `pagesTable` are the stack's Glue
- * tables of the events, the session fragments, the pageview buckets and the page buckets, printed quoted as
- * `"database"."table"`.
+ * Athena engine v3 speaks Trino. `table` is the stack's Glue table of the events, `derived` names those of the
+ * derived relations; all are printed quoted as `"database"."table"`.
  */
-export function athenaDialect(database: string, table: string, sessionsTable = SESSION_FRAGMENTS_TABLE, bucketsTable = PAGEVIEW_BUCKETS_TABLE, pagesTable = PAGE_BUCKETS_TABLE): Dialect {
+export function athenaDialect(database: string, table: string, derived: DerivedTableNames = {}): Dialect {
+  const {
+    sessionsTable = SESSION_FRAGMENTS_TABLE,
+    bucketsTable = PAGEVIEW_BUCKETS_TABLE,
+    pagesTable = PAGE_BUCKETS_TABLE,
+    visitorsTable = VISITOR_DAYS_TABLE,
+  } = derived;
   const identifier = /^[a-z0-9_]+$/;
-  if (![database, table, sessionsTable, bucketsTable, pagesTable].every((name) => identifier.test(name))) throw new Error('Glue names must match [a-z0-9_]+');
+  if (![database, table, sessionsTable, bucketsTable, pagesTable, visitorsTable].every((name) => identifier.test(name))) throw new Error('Glue names must match [a-z0-9_]+');
+  const quoted = (name: string) => trusted(`"${database}"."${name}"`);
   return {
     name: 'athena',
-    eventsTable: trusted(`"${database}"."${table}"`),
-    sessionFragmentsTable: trusted(`"${database}"."${sessionsTable}"`),
-    pageviewBucketsTable: trusted(`"${database}"."${bucketsTable}"`),
-    pageBucketsTable: trusted(`"${database}"."${pagesTable}"`),
+    eventsTable: quoted(table),
+    sessionFragmentsTable: quoted(sessionsTable),
+    pageviewBucketsTable: quoted(bucketsTable),
+    pageBucketsTable: quoted(pagesTable),
+    visitorDaysTable: quoted(visitorsTable),
     bucketVisitor: 'visitor_id',
     // Trino takes no hint: it plans each reference of a CTE on its own.
     materialized: trusted(''),

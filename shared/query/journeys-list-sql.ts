@@ -4,10 +4,12 @@ import { localTime, scopeCondition, scopedEvents } from './event-scope.js';
 import { rowPredicate } from './filters.js';
 import type { VisitorColumn, VisitorListPlan } from './journeys-plan.js';
 import { date, int, integer, join, print, sql, timestamp, trusted, type Sql } from './sql.js';
+import { combinedVisitorAggregates, visitorPieces } from './visitor-days.js';
 
 // Prints a VisitorListPlan as one statement per page, in two passes so the costly per-visitor attributes are
 // computed for the listed page only (the single-pass form spent most of its time on them for every visitor):
-//   ranked_rows      rows of the range, only the columns the first pass needs
+//   ranked_rows      rows of the range, only the columns the first pass needs; or, when the plan allows
+//                    (plan.visitorDays), the stored visitor days of its whole partitions (docs/STORAGE.md)
 //   earlier_buyers   (first_purchase) visitors with a revenue row before the range, from the domain's earlier partitions
 //   visitors         one row per visitor with only the sort key; HAVING applies the filters (some row passes them
 //                    all), the strict bounds, has_revenue and first_purchase
@@ -47,14 +49,24 @@ const listedAttributes = (dialect: Dialect): Sql[] => [
   firstPageview(dialect, trusted('url_path'), 'entry_page'),
 ];
 
+type RankAggregate = VisitorColumn | 'revenue_event_count';
+
+/** An aggregate of the first pass: over event rows, or combined over visitor days. */
+function rankAggregate(plan: VisitorListPlan, name: RankAggregate): Sql {
+  if (!plan.visitorDays) return aggregates[name];
+  // The planner reads visitor days only when no session count is asked for.
+  if (name === 'session_count') throw new Error('visitor days hold no session counts');
+  return combinedVisitorAggregates[name];
+}
+
 function havingConditions(plan: VisitorListPlan, dialect: Dialect): Sql[] {
   const conditions: Sql[] = [];
   if (plan.filters.length) {
     // Every filter on the same row: `event` filters match event rows, so row fields are those of that event.
     conditions.push(sql`count(*) FILTER (WHERE ${join(plan.filters.map((f) => rowPredicate(f, dialect)), ' AND ')}) > 0`);
   }
-  for (const bound of plan.bounds) conditions.push(sql`${aggregates[bound.aggregate]} ${trusted(bound.operator)} ${int(bound.value)}`);
-  if (plan.hasRevenue || plan.firstPurchase) conditions.push(sql`${aggregates.revenue_event_count} > 0`);
+  for (const bound of plan.bounds) conditions.push(sql`${rankAggregate(plan, bound.aggregate)} ${trusted(bound.operator)} ${int(bound.value)}`);
+  if (plan.hasRevenue || plan.firstPurchase) conditions.push(sql`${rankAggregate(plan, 'revenue_event_count')} > 0`);
   if (plan.firstPurchase) conditions.push(sql`visitor_id NOT IN (SELECT visitor_id FROM earlier_buyers)`);
   return conditions;
 }
@@ -71,12 +83,13 @@ function earlierBuyers(plan: VisitorListPlan, dialect: Dialect): Sql {
 }
 
 export function printVisitorList(plan: VisitorListPlan, dialect: Dialect, mode: 'page' | 'count' = 'page'): SqlQuery {
-  const ctes: Sql[] = [sql`ranked_rows AS (${scopedEvents(dialect, plan.scope, plan.rankColumns)})`];
+  const ranked = plan.visitorDays ? visitorPieces(dialect, plan.scope, plan.visitorDays) : scopedEvents(dialect, plan.scope, plan.rankColumns);
+  const ctes: Sql[] = [sql`ranked_rows AS (${ranked})`];
   if (plan.firstPurchase) ctes.push(earlierBuyers(plan, dialect));
   const having = havingConditions(plan, dialect);
   const sortKeys = [...new Set(plan.order.map((o) => o.column).filter((c): c is VisitorColumn => c !== 'visitor_id'))];
   ctes.push(sql`visitors AS (
-    SELECT ${join([trusted('visitor_id'), ...sortKeys.map((c) => sql`${aggregates[c]} AS ${trusted(c)}`)])}
+    SELECT ${join([trusted('visitor_id'), ...sortKeys.map((c) => sql`${rankAggregate(plan, c)} AS ${trusted(c)}`)])}
     FROM ranked_rows
     GROUP BY visitor_id${having.length ? sql`\n    HAVING ${join(having, ' AND ')}` : sql``})`);
 

@@ -1,6 +1,7 @@
 import { offsetSegments, type OffsetSegment } from '../time/time-zone.js';
 import type { EventScope } from './event-scope.js';
 import { filterColumns, type Filter } from './filters.js';
+import { wholePartitions, type WholePartitions } from './session-fragments.js';
 import type { SortOrder, TimelineQuery, VisitorBound, VisitorListQuery, VisitorSortField } from './journeys-query.js';
 
 // Plans of the journeys queries: what to read and how to filter, order and page. They hold no SQL;
@@ -32,6 +33,16 @@ export interface VisitorListPlan {
   order: VisitorOrderTerm[];
   fetch: number;
   offset: number;
+  /**
+   * The whole partitions whose stored visitor days the first pass reads instead of their rows; null when it
+   * reads rows: with filters (they need rows), a session count (days cannot count sessions), or no whole day.
+   */
+  visitorDays: WholePartitions | null;
+}
+
+export interface VisitorListPlanOptions {
+  /** Rank over stored visitor days where they are exact (default true); false plans the raw-row form. */
+  visitorDays?: boolean;
 }
 
 export type TimelineType = 'pageview' | 'event' | 'revenue' | 'auto';
@@ -66,7 +77,7 @@ const sortColumns: Record<VisitorSortField, VisitorColumn> = {
   latest_revenue: 'latest_revenue_ts',
 };
 
-export function planVisitorList(query: VisitorListQuery): VisitorListPlan {
+export function planVisitorList(query: VisitorListQuery, options: VisitorListPlanOptions = {}): VisitorListPlan {
   const columns = new Set(listColumns);
   for (const filter of query.filters) for (const c of filterColumns(filter)) columns.add(c);
   const sortColumn = sortColumns[query.sort.field];
@@ -75,6 +86,8 @@ export function planVisitorList(query: VisitorListQuery): VisitorListPlan {
   for (const bound of query.bounds) for (const c of aggregateColumns[bound.aggregate]) rankColumns.add(c);
   if (query.hasRevenue || query.firstPurchase) rankColumns.add('type');
   const { range } = query;
+  const sessionCounts = sortColumn === 'session_count' || query.bounds.some((b) => b.aggregate === 'session_count');
+  const daysExact = (options.visitorDays ?? true) && !query.filters.length && !sessionCounts;
   return {
     scope: { domain: query.domain, isDev: query.isDev, range },
     segments: offsetSegments(query.range.timeZone, range.from, range.to),
@@ -91,6 +104,7 @@ export function planVisitorList(query: VisitorListQuery): VisitorListPlan {
     ],
     fetch: query.limit + 1,
     offset: query.offset,
+    visitorDays: daysExact ? wholePartitions(range) : null,
   };
 }
 

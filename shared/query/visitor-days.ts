@@ -1,0 +1,70 @@
+import type { Dialect } from './dialect.js';
+import { scopeCondition, type EventScope } from './event-scope.js';
+import type { WholePartitions } from './session-fragments.js';
+import { bool, date, join, sql, str, trusted, type Sql } from './sql.js';
+
+// Visitor days (docs/STORAGE.md): one row per (is_dev, visitor) of one event file, with the visitor's times,
+// counts and revenue in that file. A journeys list ranks every visitor of its range; from these it reads about a
+// third of the rows and no wide columns, and the sums and extremes combine exactly over any split of a visitor's
+// rows, so an import never reads what is stored. Everything that knows their meaning is here.
+
+const pageview = sql`type = 'pageview'`;
+const revenue = sql`type = 'revenue'`;
+
+/** `SELECT` of the visitor days of `rows` (a relation of event rows). DuckDB only: the importer writes them. */
+export function visitorDaysOf(rows: Sql): Sql {
+  return sql`SELECT ${join([
+    trusted('is_dev'),
+    trusted('visitor_id'),
+    sql`min(ts) AS first_ts`,
+    sql`max(ts) AS last_ts`,
+    sql`count(*) FILTER (WHERE ${pageview}) AS pageviews`,
+    sql`count(*) FILTER (WHERE type = 'event') AS events`,
+    sql`sum(amount_cents) FILTER (WHERE ${revenue}) AS revenue_cents`,
+    sql`count(*) FILTER (WHERE ${revenue}) AS revenue_events`,
+    sql`max(ts) FILTER (WHERE ${revenue}) AS latest_revenue_ts`,
+  ])}
+FROM ${rows} GROUP BY is_dev, visitor_id ORDER BY visitor_id`;
+}
+
+/** The per-visitor aggregates a list can rank and bound by, combined over pieces (stored days or single rows). */
+export const combinedVisitorAggregates = {
+  first_ts: sql`min(first_ts)`,
+  last_ts: sql`max(last_ts)`,
+  pageview_count: sql`sum(pageviews)`,
+  event_count: sql`sum(events)`,
+  total_revenue_cents: sql`coalesce(sum(revenue_cents), 0)`,
+  revenue_event_count: sql`sum(revenue_events)`,
+  latest_revenue_ts: sql`max(latest_revenue_ts)`,
+} as const;
+
+export type CombinedVisitorAggregate = keyof typeof combinedVisitorAggregates;
+
+/** A piece column computed from one event row. */
+const rowAsPiece: Sql[] = [
+  trusted('visitor_id'),
+  sql`ts AS first_ts`,
+  sql`ts AS last_ts`,
+  sql`CASE WHEN ${pageview} THEN 1 ELSE 0 END AS pageviews`,
+  sql`CASE WHEN type = 'event' THEN 1 ELSE 0 END AS events`,
+  sql`CASE WHEN ${revenue} THEN amount_cents END AS revenue_cents`,
+  sql`CASE WHEN ${revenue} THEN 1 ELSE 0 END AS revenue_events`,
+  sql`CASE WHEN ${revenue} THEN ts END AS latest_revenue_ts`,
+];
+const pieceColumns = ['visitor_id', 'first_ts', 'last_ts', 'pageviews', 'events', 'revenue_cents', 'revenue_events', 'latest_revenue_ts'];
+
+/**
+ * The pieces of a range's visitors: the stored visitor days of its whole partitions, plus every row of the
+ * partial partitions at its ends as a one-row piece (a stored day of a partial partition would hold rows outside
+ * the range). Grouped by visitor_id they give `combinedVisitorAggregates`.
+ */
+export function visitorPieces(dialect: Dialect, scope: EventScope & { range: NonNullable<EventScope['range']> }, whole: WholePartitions): Sql {
+  const stored = sql`SELECT ${join(pieceColumns.map((c) => trusted(c)))} FROM ${dialect.visitorDaysTable}
+    WHERE domain = ${str(scope.domain)} AND dt BETWEEN ${date(whole.dtFrom)} AND ${date(whole.dtTo)} AND is_dev = ${bool(scope.isDev)}`;
+  const { range } = scope;
+  if (range.from >= whole.from && range.to <= whole.to) return stored;
+  return sql`${stored}
+    UNION ALL
+    SELECT ${join(rowAsPiece)} FROM ${dialect.eventsTable}
+    WHERE ${scopeCondition(scope)} AND (dt < ${date(whole.dtFrom)} OR dt > ${date(whole.dtTo)})`;
+}
