@@ -101,6 +101,13 @@ interface StoredFile {
   columns: Map<string, number>;
 }
 
+export interface StoredRelation {
+  folder: string;
+  files: number;
+  bytes: number;
+  codecs: string[];
+}
+
 export class DuckDbTwin implements BenchEngine {
   readonly name = 'duckdb';
   private stored: Partial<Record<Relation, StoredFile[]>> = {};
@@ -119,6 +126,19 @@ export class DuckDbTwin implements BenchEngine {
     const started = performance.now();
     const { rows } = await this.engine.run(sql);
     return { ms: performance.now() - started, ...rowsFromSql(query, rows, pageSizeOf(query)) };
+  }
+
+  /** Files, bytes and codecs of the events and of each derived relation, as stored now. */
+  async storage(): Promise<StoredRelation[]> {
+    const folders: [string, string][] = [['events', this.dataset.paths.eventsDir], ...derivedRelations.map((r): [string, string] => [r.folder, this.dataset.paths.derivedDirs[r.folder]])];
+    const out: StoredRelation[] = [];
+    for (const [folder, dir] of folders) {
+      const files = existsSync(dir) ? (readdirSync(dir, { recursive: true, encoding: 'utf8' }) as string[]).filter((f) => f.endsWith('.parquet')) : [];
+      if (!files.length) continue;
+      const rows = await this.engine.runRaw(`SELECT DISTINCT compression FROM parquet_metadata(${pathLiteral(join(dir, '*', '*', '*.parquet'))}) ORDER BY 1`);
+      out.push({ folder, files: files.length, bytes: files.reduce((sum, f) => sum + statSync(join(dir, f)).size, 0), codecs: rows.map((r) => String(r.compression)) });
+    }
+    return out;
   }
 
   async version(): Promise<string> {

@@ -1,5 +1,5 @@
 import type { Dataset } from './dataset.js';
-import { athenaDollars, type ScanFacts } from './duckdb-twin.js';
+import { athenaDollars, type ScanFacts, type StoredRelation } from './duckdb-twin.js';
 import type { BundleFigures } from './lambda.js';
 import { formatMs } from './chart.js';
 import type { Cell, TimingOptions } from './measure.js';
@@ -35,6 +35,8 @@ export interface BenchFigures {
   machine: { cpus: number; cpuModel: string; memoryGiB: number; node: string; os: string; load: number[] };
   versions: Partial<Record<EngineName, string>>;
   dataset: Dataset;
+  /** The store as the run read it: events and derived relations. */
+  storage: StoredRelation[];
   timing: TimingOptions;
   skipped: { engine: EngineName; reason: string }[];
   peerTables: Partial<Record<EngineName, number>>;
@@ -89,7 +91,9 @@ export function renderReport(f: BenchFigures): string {
   out.push(`| software | Node ${f.machine.node}, DuckDB ${f.versions.duckdb ?? '?'}${f.versions.clickhouse ? `, ClickHouse ${f.versions.clickhouse}` : ''}${f.versions.postgres ? `, PostgreSQL ${f.versions.postgres}` : ''} |`);
   const d = f.dataset;
   out.push(`| data set | ${d.rows.toLocaleString('en-US')} events, one site (\`${d.spec.domain}\`), ${d.spec.days} days to ${d.spec.endDate}, seed ${d.spec.seed} |`);
-  out.push(`| Parquet | ${d.files} ZSTD files, ${mib(d.bytes)}, \`domain=/dt=\` partitions written by the importer (local/importer.ts) |`);
+  const stored = f.storage.map((r) => `${r.folder} ${r.files} files, ${mib(r.bytes)}`).join('; ');
+  const codecs = [...new Set(f.storage.flatMap((r) => r.codecs))].join(', ');
+  out.push(`| Parquet | ${stored} (${codecs}); \`domain=/dt=\` partitions written by the importer (local/importer.ts), derived relations in docs/STORAGE.md |`);
   out.push(
     `| generation | ${d.generationSeconds.toFixed(0)} s through importLines (${Math.round(d.rows / d.generationSeconds).toLocaleString('en-US')} rows/s)${d.reused ? ', cached from an earlier run' : ''} |`,
   );
@@ -178,7 +182,7 @@ export function renderReport(f: BenchFigures): string {
     out.push('## Partition pruning and Athena cost', '');
     out.push(
       'One entry per Parquet scan of the statement, as DuckDB\'s profile (`EXPLAIN ANALYZE`) reports it: the relation (`events`, ' +
-        '`sessions` for the stored session fragments, `pageviews` or `pages` for the pageview or page buckets of docs/STORAGE.md), the files it read ("Total Files Read") against the files of ' +
+        '`sessions` for the stored session fragments, `pageviews` or `pages` for the pageview or page buckets, `visitors` for the visitor days of docs/STORAGE.md), the files it read ("Total Files Read") against the files of ' +
         'that relation counted on disk in the `dt` partitions the scan may read (its file filter, else the query\'s range), and the ' +
         'columns it reads (projections and filter columns). Athena bills the column chunks it reads: the estimate sums ' +
         '`total_compressed_size` from `parquet_metadata()` of those columns in those files, scan by scan (Trino scans a table once per ' +

@@ -92,11 +92,13 @@ const skipped: BenchFigures['skipped'] = [];
 const versions: BenchFigures['versions'] = {};
 const peerTables: BenchFigures['peerTables'] = {};
 const queries: QueryFigures[] = [];
+let storage: BenchFigures['storage'] = [];
 let twin: DuckDbTwin | undefined;
 try {
   twin = await DuckDbTwin.open(dataset);
   stops.push(() => twin!.close());
   versions.duckdb = await twin.version();
+  storage = await twin.storage();
   const api = await ApiEngine.start(dataset);
   stops.push(() => api.close());
   engines.push(api, twin);
@@ -172,6 +174,7 @@ const figures: BenchFigures = {
   },
   versions,
   dataset,
+  storage,
   timing,
   skipped,
   peerTables,
