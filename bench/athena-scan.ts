@@ -5,7 +5,7 @@ import type { Dataset } from './dataset.js';
 import { DuckDbTwin } from './duckdb-twin.js';
 import { dashboardMix } from './query-mix.js';
 
-// What Athena would scan (and bill) for each /v1/query of the mix, from the raw rows and from the derived
+// What Athena would scan (and bill) for each query of the mix, from the raw rows and from the derived
 // relations (docs/STORAGE.md): the bench's own per-scan estimate (DuckDbTwin.scanFacts: the compressed column
 // chunks of the columns each Parquet scan of the profiled statement reads, in the files of its partitions) for
 // the two plans of the same request.
@@ -19,8 +19,7 @@ const mib = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`;
 const totals = { raw: 0, derived: 0 };
 console.log('| query | raw rows | derived | scans of the derived plan |\n|---|---:|---:|---|');
 for (const query of dashboardMix(meta.spec.domain, meta.spec.endDate)) {
-  if (query.path !== '/v1/query') continue;
-  const raw = await twin.scanFacts(query, { sessionFragments: false, pageviewBuckets: false });
+  const raw = await twin.scanFacts(query, { sessionFragments: false, pageviewBuckets: false, visitorDays: false });
   const derived = await twin.scanFacts(query);
   totals.raw += raw.athenaBytes;
   totals.derived += derived.athenaBytes;

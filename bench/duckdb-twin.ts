@@ -7,7 +7,7 @@ import { QUERY_DEFAULTS, queryRequestSchema, type AnalyticsQuery } from '../shar
 import type { Dialect } from '../shared/query/dialect.js';
 import { athenaDialect, duckdbDialect } from '../shared/query/dialects.js';
 import { printVisitorList } from '../shared/query/journeys-list-sql.js';
-import { planVisitorList } from '../shared/query/journeys-plan.js';
+import { planVisitorList, type VisitorListPlanOptions } from '../shared/query/journeys-plan.js';
 import { boundsOf, JOURNEYS_DEFAULTS, visitorListRequestSchema } from '../shared/query/journeys-query.js';
 import { printAnalyticsQuery } from '../shared/query/print-analytics-query.js';
 import { planAnalyticsQuery, type PlanOptions } from '../shared/query/query-plan.js';
@@ -29,7 +29,7 @@ export interface PlannedQuery {
 }
 
 /** The statement the API runs for a mix query (POST /v1/query or journeys/list, first page). */
-export function planOf(query: MixQuery, options: PlanOptions = {}, dialect: Dialect = duckdbDialect): PlannedQuery {
+export function planOf(query: MixQuery, options: PlanOptions & VisitorListPlanOptions = {}, dialect: Dialect = duckdbDialect): PlannedQuery {
   const range = rangeOf(query);
   if (query.path === '/v1/journeys/list') {
     const request = visitorListRequestSchema.parse(query.body);
@@ -44,7 +44,7 @@ export function planOf(query: MixQuery, options: PlanOptions = {}, dialect: Dial
       sort: { field: request.sort_by ?? 'last_seen', order: request.sort_order ?? 'desc' },
       limit: request.limit ?? JOURNEYS_DEFAULTS.listLimit,
       offset: request.offset ?? 0,
-    });
+    }, options);
     return { sql: printVisitorList(plan, dialect), columns: plan.columns, dtFrom: range.dtFrom, dtTo: range.dtTo };
   }
   const request = queryRequestSchema.parse(query.body);
@@ -150,7 +150,7 @@ export class DuckDbTwin implements BenchEngine {
    * One profiled run (EXPLAIN ANALYZE) of the plan `options` give: per scan the files read against the files on
    * disk, and Athena's scan. Profiled with the columns Athena reads: visitor ids, not the local visitor keys.
    */
-  async scanFacts(query: MixQuery, options: PlanOptions = {}): Promise<ScanFacts> {
+  async scanFacts(query: MixQuery, options: PlanOptions & VisitorListPlanOptions = {}): Promise<ScanFacts> {
     const planned = planOf(query, options, { ...duckdbDialect, bucketVisitor: athenaDialect('db', 'events').bucketVisitor });
     const { rows } = await this.engine.run({ sql: `EXPLAIN (ANALYZE, FORMAT JSON) ${planned.sql.sql}`, params: planned.sql.params });
     const profile = JSON.parse(String(rows[0]?.explain_value)) as ProfileNode | ProfileNode[];
