@@ -3,7 +3,10 @@ import { join } from 'node:path';
 import { DuckDbEngine, pathLiteral } from '../shared/engines/duckdb-engine.js';
 import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
 import type { SqlQuery } from '../shared/engines/engine.js';
-import { QUERY_DEFAULTS, queryRequestSchema, type AnalyticsQuery } from '../shared/query/analytics-query.js';
+import { queryRequestSchema, type AnalyticsQuery } from '../shared/query/analytics-query.js';
+import { EngineRunner } from '../shared/services/engine-runner.js';
+import { normaliseQueryRequest } from '../shared/services/query.js';
+import { storeShapeFor } from '../shared/services/store-shape.js';
 import type { Dialect } from '../shared/query/dialect.js';
 import { athenaDialect, duckdbDialect } from '../shared/query/dialects.js';
 import { printVisitorList } from '../shared/query/journeys-list-sql.js';
@@ -28,6 +31,11 @@ export interface PlannedQuery {
   dtTo: string;
 }
 
+/** A /v1/query of the mix as the service normalises it. */
+export function analyticsQueryOf(query: MixQuery): AnalyticsQuery {
+  return normaliseQueryRequest(queryRequestSchema.parse(query.body), query.body.domain, rangeOf(query));
+}
+
 /** The statement the API runs for a mix query (POST /v1/query or journeys/list, first page). */
 export function planOf(query: MixQuery, options: PlanOptions & VisitorListPlanOptions = {}, dialect: Dialect = duckdbDialect): PlannedQuery {
   const range = rangeOf(query);
@@ -47,19 +55,7 @@ export function planOf(query: MixQuery, options: PlanOptions & VisitorListPlanOp
     }, options);
     return { sql: printVisitorList(plan, dialect), columns: plan.columns, dtFrom: range.dtFrom, dtTo: range.dtTo };
   }
-  const request = queryRequestSchema.parse(query.body);
-  const normalised: AnalyticsQuery = {
-    domain: query.body.domain,
-    metrics: request.metrics ?? QUERY_DEFAULTS.metrics,
-    dimensions: request.dimensions ?? [],
-    filters: request.filters ?? [],
-    range,
-    timeZone: request.timezone ?? 'UTC',
-    sort: request.sort ? { field: request.sort.field, order: request.sort.order ?? 'desc' } : null,
-    limit: request.limit ?? QUERY_DEFAULTS.limit,
-    offset: request.offset ?? 0,
-  };
-  const plan = planAnalyticsQuery(normalised, options);
+  const plan = planAnalyticsQuery(analyticsQueryOf(query), options);
   return { sql: printAnalyticsQuery(plan, dialect), columns: plan.columns, dtFrom: range.dtFrom, dtTo: range.dtTo };
 }
 
@@ -121,8 +117,15 @@ export class DuckDbTwin implements BenchEngine {
     return new DuckDbTwin(await DuckDbEngine.open(dataset.paths.eventsDir), dataset);
   }
 
+  /** The API's plan options for a mix query: the store's shape where it could choose bitmaps (services/store-shape.ts). */
+  async apiOptions(query: MixQuery): Promise<PlanOptions> {
+    if (query.path !== '/v1/query') return {};
+    const storeShape = await storeShapeFor(new EngineRunner(this.engine), analyticsQueryOf(query));
+    return storeShape ? { storeShape } : {};
+  }
+
   async run(query: MixQuery): Promise<RunResult> {
-    const { sql } = planOf(query);
+    const { sql } = planOf(query, await this.apiOptions(query));
     const started = performance.now();
     const { rows } = await this.engine.run(sql);
     return { ms: performance.now() - started, ...rowsFromSql(query, rows, pageSizeOf(query)) };

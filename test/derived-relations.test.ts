@@ -11,7 +11,10 @@ import { duckdbDialect } from '../shared/query/dialects.js';
 import type { Filter } from '../shared/query/filters.js';
 import { printAnalyticsQuery } from '../shared/query/print-analytics-query.js';
 import { planAnalyticsQuery, type PlanOptions, type QueryPlan } from '../shared/query/query-plan.js';
-import { bucketsAlign } from '../shared/query/pageview-buckets.js';
+import { bucketGroups, bucketsAlign } from '../shared/query/pageview-buckets.js';
+import { bitmapsPay, type StoreShape } from '../shared/query/visitor-bitmaps.js';
+import { EngineRunner } from '../shared/services/engine-runner.js';
+import { storeShapeFor } from '../shared/services/store-shape.js';
 import { printVisitorList } from '../shared/query/journeys-list-sql.js';
 import { planVisitorList } from '../shared/query/journeys-plan.js';
 import { visitorSortFields, type VisitorBound, type VisitorListQuery } from '../shared/query/journeys-query.js';
@@ -312,6 +315,39 @@ describe('pageview buckets', () => {
     expect(plan(['country']).visitorBitmaps).toBeUndefined();
     const longRange = rangeOfDates('2026-01-01', '2026-06-30', 'UTC');
     expect(planAnalyticsQuery({ domain, metrics: ['visitors'], dimensions: ['date'], filters: [], range: longRange, timeZone: 'UTC', sort: null, limit: 10, offset: 0 }).visitorBitmaps).toBeUndefined();
+    // Other groupings by the store's shape: the 10M bench set's (1.7M keys, 93k page-bucket rows a day, 31 pages).
+    const shaped = (dimensions: Dimension[], storeShape: StoreShape) =>
+      planAnalyticsQuery({ domain, metrics: ['visitors'], dimensions, filters: [], range: range('2026-03-02', '2026-03-31', 'UTC'), timeZone: 'UTC', sort: null, limit: 10, offset: 0 }, { storeShape }).visitorBitmaps;
+    const bench: StoreShape = { maxKey: 1_706_326, rowsPerDay: 93_000, distinct: { url_path: 31, country: 16, device: 3 } };
+    expect(shaped(['page'], bench)).toBe(true);
+    expect(shaped(['country', 'device'], bench)).toBe(true);
+    expect(shaped(['page', 'date'], bench)).toBeUndefined(); // 961 groups: 7 rows per bitmap, too sparse
+    expect(shaped(['browser'], bench)).toBeUndefined(); // no bound known
+    expect(shaped(['hour'], bench)).toBeUndefined(); // too sparse
+    expect(shaped(['page'], { ...bench, distinct: { url_path: 20_000 } })).toBeUndefined(); // too much memory
+    expect(shaped(['page'], { ...bench, rowsPerDay: 500 })).toBeUndefined(); // too few rows per bitmap
+    expect(shaped(['page'], { ...bench, distinct: { url_path: 100 } })).toBe(true);
+    // Memory alone: 417 chunks of 512 B per group, 256 MiB in all.
+    expect(bitmapsPay(1250, 30, { ...bench, rowsPerDay: 1e9 })).toBe(true);
+    expect(bitmapsPay(1300, 30, { ...bench, rowsPerDay: 1e9 })).toBe(false);
+  });
+
+  it('read the store\'s shape for the planner: largest key, rows per day, distinct values', async () => {
+    const runner = new EngineRunner(api.engine);
+    const query = queryOf(['visitors'], { dimensions: ['page'], filters: [], timeZone: 'UTC', range: ['2026-03-02', '2026-03-05'] });
+    const shape = await storeShapeFor(runner, query);
+    const [facts] = await api.engine.runRaw(
+      `SELECT max(visitor_key) AS k, count(*) / count(DISTINCT dt) AS per_day, count(DISTINCT coalesce(url_path, '')) AS pages FROM page_buckets WHERE domain = '${domain}'`,
+    );
+    expect(shape).toEqual({ maxKey: Number(facts!.k), rowsPerDay: Number(facts!.per_day), distinct: { url_path: Number(facts!.pages) } });
+    expect(shape!.distinct.url_path).toBe(4);
+    // Read once and kept: the second plan asks for no query.
+    const again = new EngineRunner(api.engine);
+    expect(await storeShapeFor(again, query)).toEqual(shape);
+    expect(again.queryMs).toBe(0);
+    // Nothing to read where no shape could change the plan: hours, filters, Athena's visitor ids.
+    expect(await storeShapeFor(runner, queryOf(['visitors'], { dimensions: ['hour'], filters: [], timeZone: 'UTC', range: ['2026-03-02', '2026-03-05'] }))).toBeUndefined();
+    expect(await storeShapeFor(runner, queryOf(['visitors'], { dimensions: ['page'], filters: [filterPool[1]!], timeZone: 'UTC', range: ['2026-03-02', '2026-03-05'] }))).toBeUndefined();
   });
 
   it('give the same answer as raw rows for random queries', async () => {
@@ -327,6 +363,23 @@ describe('pageview buckets', () => {
     expect(used.pageviews).toBeGreaterThan(40);
     expect(used.pages).toBeGreaterThan(5);
     expect(used.bitmaps).toBeGreaterThan(5);
+  }, 240_000);
+
+  it('counted by bitmaps for any grouping a store\'s shape allows give the same answer as raw rows', async () => {
+    // A shape that lets every grouping but hours and events use bitmaps on this small store.
+    const storeShape: StoreShape = { maxKey: 100_000, rowsPerDay: 1e9, distinct: Object.fromEntries([...bucketGroups.pageviews, ...bucketGroups.pages].map((c) => [c, 10])) };
+    let grouped = 0;
+    await fc.assert(
+      fc.asyncProperty(bucketQueryArbitrary, async (query) => {
+        const plan = planAnalyticsQuery(query, { storeShape });
+        const raw = planAnalyticsQuery(query, { sessionFragments: false, pageviewBuckets: false });
+        const [a, b] = await Promise.all([raw, plan].map((p) => api.engine.run(printAnalyticsQuery(p, duckdbDialect))));
+        expect(b!.rows).toEqual(a!.rows);
+        if (plan.visitorBitmaps && query.dimensions.some((d) => d !== 'date')) grouped += 1;
+      }),
+      { numRuns: 80, seed: 11 },
+    );
+    expect(grouped).toBeGreaterThan(15);
   }, 240_000);
 
   it('give each visitor one integer key of its own, across imports', async () => {

@@ -73,7 +73,20 @@ export function scopedBuckets(
   const { range } = scope;
   const selected = [...new Set([...visitorColumns, 'pageviews', ...attributes])].map((c) => trusted(c));
   if (segments) selected.push(sql`${localSeconds(dialect, trusted('bucket'), segments)} AS local_s`);
-  const table = relation === 'pages' ? dialect.pageBucketsTable : dialect.pageviewBucketsTable;
-  return sql`SELECT ${join(selected)} FROM ${table}
+  return sql`SELECT ${join(selected)} FROM ${bucketTable(dialect, relation)}
     WHERE domain = ${str(scope.domain)} AND dt BETWEEN ${date(range.dtFrom)} AND ${date(range.dtTo)} AND bucket >= ${timestamp(range.from)} AND bucket < ${timestamp(range.to)} AND is_dev = ${bool(scope.isDev)}`;
+}
+
+export function bucketTable(dialect: Dialect, relation: BucketRelation): Sql {
+  return relation === 'pages' ? dialect.pageBucketsTable : dialect.pageviewBucketsTable;
+}
+
+/**
+ * The store's shape for bitmaps (visitor-bitmaps.ts) over a domain's buckets: largest key, rows per day, and the
+ * distinct values of `columns` (bucket columns of the relation, from bucketGrouping: never request text).
+ */
+export function printStoreShape(dialect: Dialect, domain: string, relation: BucketRelation, columns: string[]): Sql {
+  const distinct = columns.map((c, i) => sql`count(DISTINCT coalesce(${trusted(c)}, '')) AS ${trusted(`c${i}`)}`);
+  return sql`SELECT ${join([sql`max(visitor_key) AS max_key`, sql`count(*) AS bucket_rows`, sql`count(DISTINCT dt) AS days`, ...distinct])}
+FROM ${bucketTable(dialect, relation)} WHERE domain = ${str(domain)}`;
 }

@@ -4,7 +4,7 @@ import type { EventScope } from './event-scope.js';
 import { filterColumns, isRowFilter, rowFieldColumns, type Filter, type RowFilterField } from './filters.js';
 import { bucketRelationFor, bucketsAlign, type BucketRelation } from './pageview-buckets.js';
 import { wholePartitions, type WholePartitions } from './session-fragments.js';
-import { MAX_BITMAP_GROUPS } from './visitor-bitmaps.js';
+import { bitmapsPay, MAX_BITMAP_GROUPS, type StoreShape } from './visitor-bitmaps.js';
 
 // The plan of a /v1/query: what to read, which aggregates to build, how to order and page. It holds no SQL;
 // print-analytics-query.ts turns it into either dialect.
@@ -60,6 +60,31 @@ export interface PlanOptions {
   sessionFragments?: boolean;
   /** Use stored pageview or page buckets where they are exact (default true); false reads the event rows. */
   pageviewBuckets?: boolean;
+  /** The local store's shape for the query's bucket columns (bucketGrouping): bounds visitor bitmaps by any dimension. */
+  storeShape?: StoreShape;
+}
+
+/** The bucket columns a query's dimensions group by (other than time and event), and the relation holding them. */
+export function bucketGrouping(dimensions: readonly Dimension[]): { columns: string[]; relation: BucketRelation | null } {
+  const columns = dimensions.filter((d) => d !== 'date' && d !== 'hour' && d !== 'event').map((d) => rowFieldColumns[d as RowFilterField]);
+  return { columns, relation: bucketRelationFor(columns) };
+}
+
+/** Dimensions a store's shape can bound for bitmaps: dates and bucket columns, not hours (too sparse) or events. */
+export function bitmapsMayFit(dimensions: readonly Dimension[]): boolean {
+  return !dimensions.includes('hour') && !dimensions.includes('event');
+}
+
+/**
+ * Whether visitors may be counted by bitmaps: statically for no dimension or dates up to MAX_BITMAP_GROUPS days;
+ * by the store's shape for dates and bucket columns (not hours: too sparse, nor the event segment's join).
+ */
+function bitmapsFit(dimensions: readonly Dimension[], columns: string[], days: number, shape: StoreShape | undefined): boolean {
+  if (dimensions.length === 0) return true;
+  if (dimensions.length === 1 && dimensions[0] === 'date' && days <= MAX_BITMAP_GROUPS) return true;
+  if (!shape || !bitmapsMayFit(dimensions)) return false;
+  const groups = columns.reduce((n, c) => n * (shape.distinct[c] ?? Infinity), dimensions.includes('date') ? days : 1);
+  return bitmapsPay(groups, days, shape);
 }
 
 export function planAnalyticsQuery(query: AnalyticsQuery, options: PlanOptions = {}): QueryPlan {
@@ -86,8 +111,7 @@ export function planAnalyticsQuery(query: AnalyticsQuery, options: PlanOptions =
   // Buckets hold pageviews by visitor, time and attribution (or page): exact for visitors and pageviews without
   // filters, by time, attribution dimensions (or page) or the event segment, when the range and the zone's
   // boundaries fall on bucket edges (revenue and conversions then come from the revenue rows alone).
-  const grouped = query.dimensions.filter((d) => d !== 'date' && d !== 'hour' && d !== 'event').map((d) => rowFieldColumns[d as RowFilterField]);
-  const relation = bucketRelationFor(grouped);
+  const { columns: grouped, relation } = bucketGrouping(query.dimensions);
   const buckets =
     options.pageviewBuckets !== false &&
     rowAggregates.some((a) => a === 'visitors' || a === 'pageviews') &&
@@ -97,8 +121,7 @@ export function planAnalyticsQuery(query: AnalyticsQuery, options: PlanOptions =
     (relation === 'pageviews' || !query.dimensions.includes('event')) &&
     bucketsAlign(range, segments);
   const days = Math.ceil((range.to.getTime() - range.from.getTime()) / 86_400_000) + 1;
-  const fewGroups = query.dimensions.length === 0 || (query.dimensions.length === 1 && query.dimensions[0] === 'date' && days <= MAX_BITMAP_GROUPS);
-  const visitorBitmaps = buckets && rowAggregates.includes('visitors') && fewGroups;
+  const visitorBitmaps = buckets && rowAggregates.includes('visitors') && bitmapsFit(query.dimensions, grouped, days, options.storeShape);
   // Without one whole partition, every piece would be a raw row: the raw form is as cheap and simpler.
   const whole = sessionAggregates && options.sessionFragments !== false ? wholePartitions(range) : null;
   return {

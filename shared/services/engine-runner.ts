@@ -17,6 +17,11 @@ export class EngineRunner {
     return this.engine.dialect;
   }
 
+  /** What caches of facts about the engine's store are kept per (services/store-shape.ts). */
+  get cacheScope(): object {
+    return this.engine;
+  }
+
   /** Runs one query; logs one `query` line with its time, rows and (on Athena) bytes, never its values. */
   async rows(query: SqlQuery): Promise<SqlRow[]> {
     const started = performance.now();

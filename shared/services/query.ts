@@ -1,8 +1,8 @@
 import { QUERY_DEFAULTS, type AnalyticsQuery, type QueryRequest } from '../query/analytics-query.js';
 import { printAnalyticsQuery } from '../query/print-analytics-query.js';
-import { planAnalyticsQuery } from '../query/query-plan.js';
 import { resolveDateRange, type ResolvedRange } from '../time/date-range.js';
 import { EngineRunner } from './engine-runner.js';
+import { planWithStoreShape } from './store-shape.js';
 
 /** The request with every default filled in, over a resolved range: what the planner works from. */
 export function normaliseQueryRequest(request: QueryRequest, domain: string, range: ResolvedRange): AnalyticsQuery {
@@ -25,7 +25,7 @@ export async function runAnalyticsQuery(request: QueryRequest, domain: string, n
   const timeZone = request.timezone ?? 'UTC';
   const range = await resolveDateRange(request.date_range ?? QUERY_DEFAULTS.dateRange, timeZone, now, () => runner.firstEventAt(domain, false));
   const query = normaliseQueryRequest(request, domain, range);
-  const rows = await runner.rows(printAnalyticsQuery(planAnalyticsQuery(query), runner.dialect));
+  const rows = await runner.rows(printAnalyticsQuery(await planWithStoreShape(runner, query), runner.dialect));
   const page = rows.slice(0, query.limit);
   return {
     data: page.map((row) => ({

@@ -1,0 +1,59 @@
+import type { AnalyticsQuery } from '../query/analytics-query.js';
+import { printStoreShape } from '../query/pageview-buckets.js';
+import { bucketGrouping, bitmapsMayFit, planAnalyticsQuery, type QueryPlan } from '../query/query-plan.js';
+import { print } from '../query/sql.js';
+import type { StoreShape } from '../query/visitor-bitmaps.js';
+import type { EngineRunner } from './engine-runner.js';
+
+// The local store's shape (largest visitor key, bucket rows per day, distinct values of the grouped columns), which
+// lets the planner count visitors by bitmaps for dimensions it cannot bound itself (docs/STORAGE.md, "Visitor
+// bitmaps"). One aggregate over the domain's buckets (100–800 ms on the 10M set), kept ten minutes per engine; an
+// older shape is served once more while a fresh one is read, so only a domain's first such query waits. It only
+// bounds memory and picks a plan: a stale shape never changes an answer.
+
+const FRESH_MS = 10 * 60_000;
+const shapes = new WeakMap<object, Map<string, { shape: Promise<StoreShape>; at: number }>>();
+
+/** Plans the query; where bitmaps could count its visitors if the store's shape allows, reads it and plans again. */
+export async function planWithStoreShape(runner: EngineRunner, query: AnalyticsQuery): Promise<QueryPlan> {
+  const plan = planAnalyticsQuery(query);
+  const storeShape = await storeShapeFor(runner, query, plan);
+  return storeShape ? planAnalyticsQuery(query, { storeShape }) : plan;
+}
+
+/** The shape `plan` (the query planned without one) could use; undefined when none could change it. */
+export async function storeShapeFor(runner: EngineRunner, query: AnalyticsQuery, plan = planAnalyticsQuery(query)): Promise<StoreShape | undefined> {
+  // Keys, and so bitmaps, exist in local stores only (Dialect.bucketVisitor).
+  if (!plan.buckets || plan.visitorBitmaps || !plan.rowAggregates.includes('visitors') || runner.dialect.bucketVisitor !== 'visitor_key') return undefined;
+  if (!bitmapsMayFit(query.dimensions)) return undefined;
+  // Without a shape the plan stands: it is exact either way.
+  return shapeOf(runner, query.domain, plan.buckets, bucketGrouping(query.dimensions).columns).catch(() => undefined);
+}
+
+function shapeOf(runner: EngineRunner, domain: string, relation: NonNullable<QueryPlan['buckets']>, columns: string[]): Promise<StoreShape> {
+  let byKey = shapes.get(runner.cacheScope);
+  if (!byKey) shapes.set(runner.cacheScope, (byKey = new Map()));
+  const key = JSON.stringify([domain, relation, columns]);
+  const cached = byKey.get(key);
+  if (cached && Date.now() - cached.at < FRESH_MS) return cached.shape;
+  const read = readShape(runner, domain, relation, columns);
+  const entry = { shape: read, at: Date.now() };
+  // A failed read is forgotten, so the next query tries again.
+  read.catch(() => byKey.get(key) === entry && byKey.delete(key));
+  if (!cached) {
+    byKey.set(key, entry);
+    return read;
+  }
+  read.then(() => byKey.set(key, entry), () => undefined);
+  return cached.shape;
+}
+
+async function readShape(runner: EngineRunner, domain: string, relation: NonNullable<QueryPlan['buckets']>, columns: string[]): Promise<StoreShape> {
+  const [row] = await runner.rows(print(printStoreShape(runner.dialect, domain, relation, columns)));
+  const days = Number(row?.days ?? 0);
+  return {
+    maxKey: Number(row?.max_key ?? 0),
+    rowsPerDay: days ? Number(row?.bucket_rows ?? 0) / days : 0,
+    distinct: Object.fromEntries(columns.map((c, i) => [c, Number(row?.[`c${i}`] ?? 0)])),
+  };
+}
