@@ -50,12 +50,9 @@ const everyOption = listQuery({
 
 // No filters and no session count: the first pass reads visitor days, with the rows of the partial days at the ends.
 const fromVisitorDays = listQuery({
-  bounds: [
-    { aggregate: 'pageview_count', operator: '>', value: 1 },
-    { aggregate: 'total_revenue_cents', operator: '>', value: -100 },
-  ],
-  hasRevenue: true,
-  firstPurchase: true,
+  ...everyOption,
+  filters: [],
+  bounds: everyOption.bounds.filter((b) => b.aggregate !== 'session_count'),
   sort: { field: 'revenue', order: 'desc' },
   range: rangeOfDates('2026-05-04', '2026-05-06', 'Asia/Kolkata'),
   limit: 10,
