@@ -1,7 +1,7 @@
 import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { backfillDerived } from '../local/backfill-derived.js';
 import { importEvents } from '../local/importer.js';
 import { StoreBusyError } from '../local/store-lock.js';
@@ -345,6 +345,18 @@ describe('pageview buckets', () => {
     const again = new EngineRunner(api.engine);
     expect(await storeShapeFor(again, query)).toEqual(shape);
     expect(again.queryMs).toBe(0);
+    // Ten minutes on, the old shape is served once more while one fresh read runs, and only one.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(Date.now() + 11 * 60_000);
+      const later = new EngineRunner(api.engine);
+      const reads = vi.spyOn(later, 'rows');
+      expect(await storeShapeFor(later, query)).toEqual(shape);
+      expect(await storeShapeFor(later, query)).toEqual(shape);
+      await vi.waitFor(() => expect(reads).toHaveBeenCalledTimes(1));
+    } finally {
+      vi.useRealTimers();
+    }
     // Nothing to read where no shape could change the plan: hours, filters, Athena's visitor ids.
     expect(await storeShapeFor(runner, queryOf(['visitors'], { dimensions: ['hour'], filters: [], timeZone: 'UTC', range: ['2026-03-02', '2026-03-05'] }))).toBeUndefined();
     expect(await storeShapeFor(runner, queryOf(['visitors'], { dimensions: ['page'], filters: [filterPool[1]!], timeZone: 'UTC', range: ['2026-03-02', '2026-03-05'] }))).toBeUndefined();

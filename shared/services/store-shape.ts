@@ -37,15 +37,17 @@ function shapeOf(runner: EngineRunner, domain: string, relation: NonNullable<Que
   const cached = byKey.get(key);
   if (cached && Date.now() - cached.at < FRESH_MS) return cached.shape;
   const read = readShape(runner, domain, relation, columns);
-  const entry = { shape: read, at: Date.now() };
-  // A failed read is forgotten, so the next query tries again.
-  read.catch(() => byKey.get(key) === entry && byKey.delete(key));
-  if (!cached) {
-    byKey.set(key, entry);
-    return read;
+  if (cached) {
+    // Served once more while one fresh read runs: the queries meanwhile see it as fresh and start no other read.
+    cached.at = Date.now();
+    read.then((shape) => byKey.set(key, { shape: Promise.resolve(shape), at: Date.now() }), () => undefined);
+    return cached.shape;
   }
-  read.then(() => byKey.set(key, entry), () => undefined);
-  return cached.shape;
+  const entry = { shape: read, at: Date.now() };
+  byKey.set(key, entry);
+  // A failed first read is forgotten, so the next query tries again.
+  read.catch(() => byKey.get(key) === entry && byKey.delete(key));
+  return read;
 }
 
 async function readShape(runner: EngineRunner, domain: string, relation: NonNullable<QueryPlan['buckets']>, columns: string[]): Promise<StoreShape> {
