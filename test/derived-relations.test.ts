@@ -506,3 +506,14 @@ describe('visitor days', () => {
     expect(planVisitorList({ ...base, range: rangeOfDates('2026-03-02', '2026-03-02', 'Asia/Kolkata') }).visitorDays).toBeNull();
   });
 });
+
+describe('every derived relation', () => {
+  // Athena reads the files through Glue tables declared from the same column lists: a column written with
+  // another Parquet type (DuckDB writes a HUGEINT sum as DOUBLE) would fail there, not here.
+  const parquetTypes: Record<string, string> = { timestamp: 'INT64', bigint: 'INT64', string: 'BYTE_ARRAY', boolean: 'BOOLEAN', double: 'DOUBLE' };
+  it.each(derivedRelations.map((r) => [r.folder, r] as const))('%s: files hold the declared columns with the declared Parquet types', async (_, relation) => {
+    const file = join(api.paths.derivedDirs[relation.folder], files(api.paths.derivedDirs[relation.folder])[0]!);
+    const stored = await api.engine.runRaw(`SELECT name, type FROM parquet_schema('${file}') WHERE type IS NOT NULL`);
+    expect(stored.map((c) => [c.name, c.type])).toEqual(relation.columns.map(([name, type]) => [name, parquetTypes[type]]));
+  });
+});

@@ -20,7 +20,8 @@ export function visitorDaysOf(rows: Sql): Sql {
     sql`max(ts) AS last_ts`,
     sql`count(*) FILTER (WHERE ${pageview}) AS pageviews`,
     sql`count(*) FILTER (WHERE type = 'event') AS events`,
-    sql`sum(amount_cents) FILTER (WHERE ${revenue}) AS revenue_cents`,
+    // DuckDB sums BIGINT as HUGEINT, which its Parquet writer stores as DOUBLE; Glue declares bigint.
+    sql`CAST(sum(amount_cents) FILTER (WHERE ${revenue}) AS BIGINT) AS revenue_cents`,
     sql`count(*) FILTER (WHERE ${revenue}) AS revenue_events`,
     sql`max(ts) FILTER (WHERE ${revenue}) AS latest_revenue_ts`,
   ])}
