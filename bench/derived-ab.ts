@@ -15,7 +15,7 @@ import { dashboardMix } from './query-mix.js';
 //   npx tsx bench/derived-ab.ts <data dir> [rounds=5]
 
 const [dataDir, roundsArg] = process.argv.slice(2);
-if (!dataDir) throw new Error('usage: npx tsx bench/derived-ab.ts <data dir with events/, sessions/ and pageviews/> [rounds]');
+if (!dataDir) throw new Error('usage: npx tsx bench/derived-ab.ts <data dir with events/ and the derived folders beside it> [rounds]');
 const rounds = Number(roundsArg ?? 5);
 const engine = await DuckDbEngine.open(join(dataDir, 'events'));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;

@@ -12,9 +12,9 @@ import { duckdbTypes, eventColumns, partitionColumns, type ColumnType } from '..
 import type { QueryEngine, SqlParam, SqlQuery, SqlRow, SqlValue } from './engine.js';
 
 // Local engine: one in-process DuckDB per process over the Parquet layout of event-format.md, a connection per
-// query. Never imported by a Lambda entry point. The derived relations (session fragments, pageview buckets:
-// docs/STORAGE.md) sit in their folders next to the events folder, in the same `domain=/dt=` layout, each read
-// through a view named like its Glue table.
+// query. Never imported by a Lambda entry point. The derived relations (derivedRelations, docs/STORAGE.md) sit
+// in their folders next to the events folder, in the same `domain=/dt=` layout, each read through a view named
+// like its Glue table.
 
 export class DuckDbEngine implements QueryEngine {
   readonly dialect = duckdbDialect;
