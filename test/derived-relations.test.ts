@@ -347,14 +347,17 @@ describe('pageview buckets', () => {
     expect(again.queryMs).toBe(0);
     // Ten minutes on, the old shape is served once more while one fresh read runs, and only one.
     vi.useFakeTimers({ toFake: ['Date'] });
+    const reads = vi.spyOn(EngineRunner.prototype, 'rows');
     try {
       vi.setSystemTime(Date.now() + 11 * 60_000);
       const later = new EngineRunner(api.engine);
-      const reads = vi.spyOn(later, 'rows');
       expect(await storeShapeFor(later, query)).toEqual(shape);
       expect(await storeShapeFor(later, query)).toEqual(shape);
       await vi.waitFor(() => expect(reads).toHaveBeenCalledTimes(1));
+      // On a runner of its own: the request's engine time does not include it.
+      expect(later.queryMs).toBe(0);
     } finally {
+      reads.mockRestore();
       vi.useRealTimers();
     }
     // Nothing to read where no shape could change the plan: hours, filters, Athena's visitor ids.

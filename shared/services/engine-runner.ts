@@ -17,6 +17,11 @@ export class EngineRunner {
     return this.engine.dialect;
   }
 
+  /** A runner of its own on the same engine, for work that outlives the request: its time is not the request's. */
+  fork(): EngineRunner {
+    return new EngineRunner(this.engine);
+  }
+
   /** What caches of facts about the engine's store are kept per (services/store-shape.ts). */
   get cacheScope(): object {
     return this.engine;

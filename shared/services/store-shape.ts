@@ -36,7 +36,7 @@ function shapeOf(runner: EngineRunner, domain: string, relation: NonNullable<Que
   const key = JSON.stringify([domain, relation, columns]);
   const cached = byKey.get(key);
   if (cached && Date.now() - cached.at < FRESH_MS) return cached.shape;
-  const read = readShape(runner, domain, relation, columns);
+  const read = readShape(cached ? runner.fork() : runner, domain, relation, columns);
   if (cached) {
     // Served once more while one fresh read runs: the queries meanwhile see it as fresh and start no other read.
     cached.at = Date.now();
