@@ -7,7 +7,7 @@ import { derivedRelations, type DerivedFolder } from '../shared/events/derived-r
 import { localCodec } from './parquet-codec.js';
 import { writeDerived } from './derived-writer.js';
 import { localPaths, parquetFilesUnder, type LocalPaths } from './paths.js';
-import { withStoreLock } from './store-lock.js';
+import { StoreBusyError, withStoreLock } from './store-lock.js';
 import { keyVisitors } from './visitor-keys.js';
 import { markWholeFragments } from './whole-fragments.js';
 
@@ -26,6 +26,40 @@ export async function backfillDerived(paths: LocalPaths): Promise<number> {
     await markWholeFragments(paths);
     return written;
   });
+}
+
+/**
+ * The backfill as `npm start` runs it: at once, and while another process imports (it holds the store lock, and
+ * marks only its own files when it publishes) again every `retryMs` until it runs, so a store upgraded during an
+ * import gets its missing files within seconds of it. Returns how many files the first attempt wrote (null when
+ * it waits) and a stop for the retries.
+ */
+export async function backfillWhenFree(paths: LocalPaths, retryMs = 5_000, onError: (error: Error) => void = () => {}): Promise<{ written: number | null; stop: () => void }> {
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const attempt = async (): Promise<number | null> => {
+    try {
+      return await backfillDerived(paths);
+    } catch (error) {
+      if (error instanceof StoreBusyError) return null;
+      throw error;
+    }
+  };
+  const retry = () => {
+    timer = setTimeout(() => {
+      attempt().then((written) => written === null && !stopped && retry(), onError);
+    }, retryMs);
+    timer.unref();
+  };
+  const written = await attempt();
+  if (written === null) retry();
+  return {
+    written,
+    stop: () => {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
 }
 
 async function writeMissing(paths: LocalPaths): Promise<number> {

@@ -3,12 +3,12 @@ import type { AddressInfo } from 'node:net';
 import { DuckDbEngine } from '../shared/engines/duckdb-engine.js';
 import { installEngine } from '../shared/engines/registry.js';
 import { jsonResponse } from '../shared/http/response.js';
+import { logger } from '../shared/log.js';
 import { createLocalServer, type ExtraRoutes } from './http-server.js';
 import { openApiJson } from './openapi-document.js';
 import { openLocalDynamo, type LocalDynamo } from './local-dynamo.js';
-import { backfillDerived } from './backfill-derived.js';
+import { backfillWhenFree } from './backfill-derived.js';
 import { localCodec } from './parquet-codec.js';
-import { StoreBusyError } from './store-lock.js';
 import { localPaths, type LocalPaths } from './paths.js';
 
 export interface LocalApi {
@@ -20,15 +20,13 @@ export interface LocalApi {
 }
 
 /** Everything `npm start` runs, in-process: DynamoDB (dynalite), DuckDB over the Parquet files, the HTTP server. */
-export async function startLocalApi(options: { dataDir?: string; port?: number; extraRoutes?: ExtraRoutes } = {}): Promise<LocalApi> {
+export async function startLocalApi(options: { dataDir?: string; port?: number; extraRoutes?: ExtraRoutes; backfillRetryMs?: number } = {}): Promise<LocalApi> {
   const paths = localPaths(options.dataDir);
   mkdirSync(paths.eventsDir, { recursive: true });
   localCodec(); // a misspelt ANALYTICS_PARQUET_COMPRESSION stops the start, not a later import or backfill
-  // Queries read the derived relations: a store imported before they existed gets them before the first query.
-  await backfillDerived(paths).catch((error: unknown) => {
-    // An import running in another process marks the store itself when it publishes.
-    if (!(error instanceof StoreBusyError)) throw error;
-  });
+  // Queries read the derived relations: a store imported before they existed gets them before the first query,
+  // or, while another process imports, as soon as it is done.
+  const backfill = await backfillWhenFree(paths, options.backfillRetryMs, (error) => logger.error('backfill of the derived files failed', { error }));
   const dynamo = await openLocalDynamo(paths, { publish: true });
   const engine = await DuckDbEngine.open(paths.eventsDir);
   installEngine(engine);
@@ -48,6 +46,7 @@ export async function startLocalApi(options: { dataDir?: string; port?: number; 
     dynamo,
     engine,
     close: async () => {
+      backfill.stop();
       server.closeAllConnections();
       await new Promise<void>((done) => server.close(() => done()));
       engine.close();

@@ -1,8 +1,8 @@
-import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { backfillDerived } from '../local/backfill-derived.js';
+import { backfillDerived, backfillWhenFree } from '../local/backfill-derived.js';
 import { importEvents } from '../local/importer.js';
 import { StoreBusyError } from '../local/store-lock.js';
 import { derivedRelations } from '../shared/events/derived-relations.js';
@@ -266,6 +266,30 @@ describe('session fragments', () => {
     writeFileSync(join(lock, 'pid'), '4194303');
     expect((await importEvents([event], api.paths)).rowsWritten).toBe(1);
     expect(files(api.paths.dataDir).some((f) => f.startsWith('store.lock'))).toBe(false);
+  });
+
+  it('missing while another process imports are written as soon as it lets go of the store', async () => {
+    const name = files(api.paths.eventsDir)[0]!;
+    const visitorDaysOfFile = `SELECT * FROM read_parquet('${join(api.paths.derivedDirs.visitors, name)}') ORDER BY ALL`;
+    const before = await api.engine.runRaw(visitorDaysOfFile);
+    for (const r of derivedRelations) rmSync(join(api.paths.derivedDirs[r.folder], name));
+    const lock = join(api.paths.dataDir, 'store.lock');
+    mkdirSync(lock);
+    writeFileSync(join(lock, 'pid'), String(process.ppid));
+    const backfill = await backfillWhenFree(api.paths, 20);
+    try {
+      expect(backfill.written).toBeNull();
+      await new Promise((r) => setTimeout(r, 100));
+      for (const r of derivedRelations) expect(existsSync(join(api.paths.derivedDirs[r.folder], name))).toBe(false);
+      rmSync(lock, { recursive: true, force: true });
+      await vi.waitFor(() => {
+        for (const r of derivedRelations) expect(existsSync(join(api.paths.derivedDirs[r.folder], name))).toBe(true);
+      });
+    } finally {
+      backfill.stop();
+      rmSync(lock, { recursive: true, force: true });
+    }
+    expect(await api.engine.runRaw(visitorDaysOfFile)).toEqual(before);
   });
 });
 
