@@ -1,3 +1,4 @@
+import { visitorDayColumns } from '../events/event-columns.js';
 import type { Dialect } from './dialect.js';
 import { scopeCondition, type EventScope } from './event-scope.js';
 import type { WholePartitions } from './session-fragments.js';
@@ -33,26 +34,26 @@ export const combinedVisitorAggregates = {
   first_ts: sql`min(first_ts)`,
   last_ts: sql`max(last_ts)`,
   pageview_count: sql`sum(pageviews)`,
-  event_count: sql`sum(events)`,
   total_revenue_cents: sql`coalesce(sum(revenue_cents), 0)`,
   revenue_event_count: sql`sum(revenue_events)`,
   latest_revenue_ts: sql`max(latest_revenue_ts)`,
 } as const;
 
-export type CombinedVisitorAggregate = keyof typeof combinedVisitorAggregates;
+/** A piece's columns: the stored ones but the key's is_dev (the scope fixes it), in stored order. */
+type PieceColumn = Exclude<(typeof visitorDayColumns)[number][0], 'is_dev'>;
+const pieceColumns = visitorDayColumns.map(([name]) => name).filter((name): name is PieceColumn => name !== 'is_dev');
 
-/** A piece column computed from one event row. */
-const rowAsPiece: Sql[] = [
-  trusted('visitor_id'),
-  sql`ts AS first_ts`,
-  sql`ts AS last_ts`,
-  sql`CASE WHEN ${pageview} THEN 1 ELSE 0 END AS pageviews`,
-  sql`CASE WHEN type = 'event' THEN 1 ELSE 0 END AS events`,
-  sql`CASE WHEN ${revenue} THEN amount_cents END AS revenue_cents`,
-  sql`CASE WHEN ${revenue} THEN 1 ELSE 0 END AS revenue_events`,
-  sql`CASE WHEN ${revenue} THEN ts END AS latest_revenue_ts`,
-];
-const pieceColumns = ['visitor_id', 'first_ts', 'last_ts', 'pageviews', 'events', 'revenue_cents', 'revenue_events', 'latest_revenue_ts'];
+/** Each piece column computed from one event row; UNION ALL pairs by position, so both sides follow pieceColumns. */
+const rowAsPiece: Record<PieceColumn, Sql> = {
+  visitor_id: trusted('visitor_id'),
+  first_ts: sql`ts AS first_ts`,
+  last_ts: sql`ts AS last_ts`,
+  pageviews: sql`CASE WHEN ${pageview} THEN 1 ELSE 0 END AS pageviews`,
+  events: sql`CASE WHEN type = 'event' THEN 1 ELSE 0 END AS events`,
+  revenue_cents: sql`CASE WHEN ${revenue} THEN amount_cents END AS revenue_cents`,
+  revenue_events: sql`CASE WHEN ${revenue} THEN 1 ELSE 0 END AS revenue_events`,
+  latest_revenue_ts: sql`CASE WHEN ${revenue} THEN ts END AS latest_revenue_ts`,
+};
 
 /**
  * The pieces of a range's visitors: the stored visitor days of its whole partitions, plus every row of the
@@ -66,6 +67,6 @@ export function visitorPieces(dialect: Dialect, scope: EventScope & { range: Non
   if (range.from >= whole.from && range.to <= whole.to) return stored;
   return sql`${stored}
     UNION ALL
-    SELECT ${join(rowAsPiece)} FROM ${dialect.eventsTable}
+    SELECT ${join(pieceColumns.map((c) => rowAsPiece[c]))} FROM ${dialect.eventsTable}
     WHERE ${scopeCondition(scope)} AND (dt < ${date(whole.dtFrom)} OR dt > ${date(whole.dtTo)})`;
 }
