@@ -28,6 +28,7 @@ const glueTypes: Record<ColumnType | 'date', string> = {
   double: 'double',
   bigint: 'bigint',
   boolean: 'boolean',
+  string_list: 'array<string>',
   date: 'date',
 };
 

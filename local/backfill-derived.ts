@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { dirname, join, relative } from 'node:path';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { pathLiteral } from '../shared/engines/duckdb-engine.js';
 import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
 import { localCodec } from './parquet-codec.js';
@@ -12,8 +12,8 @@ import { keyVisitors } from './visitor-keys.js';
 import { markWholeFragments } from './whole-fragments.js';
 
 // Writes the missing derived files of a local store: every event file without one of its derived files (data
-// imported before that relation existed) gets it, staged, keyed and then renamed into place; then the whole
-// fragments are marked. An event file and its derived files are all that must correspond (docs/STORAGE.md).
+// imported before that relation existed), or with one lacking a column added since, gets it, staged, keyed and
+// then renamed into place; then the whole fragments are marked. An event file and its derived files are all that must correspond (docs/STORAGE.md).
 //   ANALYTICS_DATA_DIR=./.data npx tsx local/backfill-derived.ts
 
 /**
@@ -63,13 +63,21 @@ export async function backfillWhenFree(paths: LocalPaths, retryMs = 5_000, onErr
 }
 
 async function writeMissing(paths: LocalPaths): Promise<number> {
-  const missing = parquetFilesUnder(paths.eventsDir)
-    .map((name) => ({ name, folders: derivedRelations.map((r) => r.folder).filter((f) => !existsSync(join(paths.derivedDirs[f], name))) }))
-    .filter((m) => m.folders.length > 0);
+  const instance = await DuckDBInstance.create(':memory:', { threads: String(process.env.DUCKDB_THREADS ?? 2) });
+  const connection = await instance.connect();
   const staging = join(paths.stagingDir, `backfill-${process.pid}`);
   const stagingDirs = Object.fromEntries(derivedRelations.map((r) => [r.folder, join(staging, r.folder)])) as Record<DerivedFolder, string>;
   try {
-    if (missing.length) await stage(missing, paths, stagingDirs);
+    const outdated = await filesLackingColumns(connection, paths);
+    const missing = parquetFilesUnder(paths.eventsDir)
+      .map((name) => ({
+        name,
+        folders: derivedRelations.map((r) => r.folder).filter((f) => !existsSync(join(paths.derivedDirs[f], name)) || outdated[f].has(name)),
+      }))
+      .filter((m) => m.folders.length > 0);
+    for (const { name, folders } of missing) {
+      await writeDerived(connection, `read_parquet(${pathLiteral(join(paths.eventsDir, name))})`, name, stagingDirs, localCodec(), folders);
+    }
     // One keying pass over the staged buckets (before any reader sees them) and the stored files without keys.
     await keyVisitors(paths, { pending: stagingDirs });
     let written = 0;
@@ -82,21 +90,29 @@ async function writeMissing(paths: LocalPaths): Promise<number> {
     }
     return written;
   } finally {
+    connection.closeSync();
+    instance.closeSync();
     await rm(staging, { recursive: true, force: true });
   }
 }
 
-async function stage(missing: { name: string; folders: DerivedFolder[] }[], paths: LocalPaths, stagingDirs: Record<DerivedFolder, string>): Promise<void> {
-  const instance = await DuckDBInstance.create(':memory:', { threads: String(process.env.DUCKDB_THREADS ?? 2) });
-  const connection = await instance.connect();
-  try {
-    for (const { name, folders } of missing) {
-      await writeDerived(connection, `read_parquet(${pathLiteral(join(paths.eventsDir, name))})`, name, stagingDirs, localCodec(), folders);
+/**
+ * Per relation, the stored files (relative names) lacking one of its declared columns: written by an older
+ * version, they are derived again. (Columns filled in place by a later pass, `whole` and `visitor_key`, would
+ * be too; re-deriving gives the same result.) Reads the files' footers only.
+ */
+async function filesLackingColumns(connection: DuckDBConnection, paths: LocalPaths): Promise<Record<DerivedFolder, Set<string>>> {
+  const lacking = {} as Record<DerivedFolder, Set<string>>;
+  for (const { folder, columns } of derivedRelations) {
+    lacking[folder] = new Set();
+    const dir = paths.derivedDirs[folder];
+    if (parquetFilesUnder(dir).length === 0) continue;
+    const schemas = (await connection.runAndReadAll(`SELECT file_name, list(name) AS names FROM parquet_schema(${pathLiteral(join(dir, '*', '*', '*.parquet'))}) GROUP BY 1`)).getRowObjectsJS();
+    for (const { file_name, names } of schemas as { file_name: string; names: string[] }[]) {
+      if (columns.some(([column]) => !names.includes(column))) lacking[folder].add(relative(dir, file_name));
     }
-  } finally {
-    connection.closeSync();
-    instance.closeSync();
   }
+  return lacking;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -245,7 +245,7 @@ describe('event lake', () => {
     const eventsBucket = logicalId(stack.node.findChild('Lake').node.findChild('EventsBucket'));
     derivedRelations.forEach((relation, i) => {
       const input = tables[i + 1]![1].Properties.TableInput;
-      expect(input.StorageDescriptor.Columns).toEqual(relation.columns.map(([name, type]) => ({ Name: name, Type: type })));
+      expect(input.StorageDescriptor.Columns).toEqual(relation.columns.map(([name, type]) => ({ Name: name, Type: type === 'string_list' ? 'array<string>' : type })));
       expect(input.PartitionKeys).toEqual(tables[0]![1].Properties.TableInput.PartitionKeys);
       expect(input.Parameters).toMatchObject({ 'projection.enabled': 'true', 'projection.domain.type': 'injected', 'projection.dt.type': 'date' });
       expect(input.Parameters['storage.location.template']).toEqual({

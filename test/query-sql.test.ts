@@ -35,11 +35,18 @@ function analyticsQuery(overrides: Partial<AnalyticsQuery>): AnalyticsQuery {
 }
 
 
+const pagePathFilters: AnalyticsQuery['filters'] = [
+  { field: 'page', operator: 'contains', value: 'pric' },
+  { field: 'page', operator: 'is_not', value: '/pricing/old,(not set)' },
+];
+
 const shapes: [string, AnalyticsQuery][] = [
   ['totals, every metric', analyticsQuery({ metrics: [...metrics] })],
   ...dimensions.map((d): [string, AnalyticsQuery] => [`by ${d}, every metric`, analyticsQuery({ dimensions: [d], metrics: [...metrics], timeZone: 'America/New_York' })]),
   ['two dimensions, sorted', analyticsQuery({ dimensions: ['date', 'page'], metrics: ['pageviews', 'bounce_rate'], sort: { field: 'revenue', order: 'asc' } })],
   ['every filter', analyticsQuery({ dimensions: ['country'], metrics: [...metrics], filters: everyQueryFilter })],
+  ['a page filter on the whole fragments\' path lists (membership)', analyticsQuery({ dimensions: ['referrer'], metrics: ['visitors', 'bounce_rate'], filters: [{ field: 'page', operator: 'is', value: '/pricing' }] })],
+  ['page filters on the whole fragments\' path lists (any operator)', analyticsQuery({ metrics: ['bounce_rate'], filters: pagePathFilters, timeZone: 'Asia/Kolkata' })],
   ['hour in a half-hour zone with DST-free segments', analyticsQuery({ dimensions: ['hour'], timeZone: 'Asia/Kolkata' })],
   ['a range across a DST change', analyticsQuery({ dimensions: ['date'], timeZone: 'Europe/Berlin', range: rangeOfDates('2026-03-20', '2026-04-05', 'Europe/Berlin') })],
 ];
@@ -99,6 +106,15 @@ describe('exact SQL per dialect', () => {
     ['athena', athena],
   ] as const)('%s: page breakdown with a row and a visitor filter', (_, dialect) => {
     expect(printAnalyticsQuery(planAnalyticsQuery(pinned), dialect)).toMatchSnapshot();
+  });
+
+  it.each([
+    ['duckdb', duckdbDialect],
+    ['athena', athena],
+  ] as const)('%s: session metrics with page filters, whole fragments picked by their paths', (_, dialect) => {
+    const plan = planAnalyticsQuery(analyticsQuery({ metrics: ['bounce_rate'], filters: pagePathFilters }));
+    expect(plan.pathLists).toBe(true);
+    expect(printAnalyticsQuery(plan, dialect)).toMatchSnapshot();
   });
 
   it.each([

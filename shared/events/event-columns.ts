@@ -1,7 +1,7 @@
 // The stored columns of an event row (event-format.md §2), in file order. One list serves the Parquet writer,
 // the DuckDB view over the files and the Glue table. `domain` and `dt` are partition columns, not in the files.
 
-export type ColumnType = 'timestamp' | 'string' | 'double' | 'bigint' | 'boolean';
+export type ColumnType = 'timestamp' | 'string' | 'double' | 'bigint' | 'boolean' | 'string_list';
 
 export const eventColumns = [
   ['ts', 'timestamp'],
@@ -45,6 +45,7 @@ export const duckdbTypes: Record<ColumnType | 'date', string> = {
   double: 'DOUBLE',
   bigint: 'BIGINT',
   boolean: 'BOOLEAN',
+  string_list: 'VARCHAR[]',
   date: 'DATE',
 };
 
@@ -70,6 +71,8 @@ export const sessionFragmentColumns = [
   ['first_pageview_ts', 'timestamp'],
   ['entry_page', 'string'],
   ...sessionAttributeColumns.map((c) => [c, 'string'] as const),
+  /** The distinct `url_path` of the fragment's rows (NULL among them when one has none): page filters test them. */
+  ['url_paths', 'string_list'],
   /** The session's only fragment in the store: a session by itself, read without merging (docs/STORAGE.md). */
   ['whole', 'boolean'],
 ] as const satisfies readonly (readonly [string, ColumnType])[];

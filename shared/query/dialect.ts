@@ -24,6 +24,10 @@ export interface Dialect {
   readonly materialized: Sql;
   /** `x` of the row with the smallest `by`, keeping NULL when that row's `x` is NULL. */
   argMinKeepNull(x: Sql, by: Sql): Sql;
+  /** Whether some element of the list `list` satisfies `predicate`, in which `element` names the element. */
+  anyElement(list: Sql, element: Sql, predicate: Sql): Sql;
+  /** Whether the list `list` holds `value` (cheaper than anyElement where an equality is all it takes). */
+  listContains(list: Sql, value: SqlLike): Sql;
   /** Value of key `key` in the JSON object text `json`, NULL when absent. */
   jsonProperty(json: Sql, key: SqlLike): Sql;
   /** The keys of the JSON object text `json`, as an array. */

@@ -12,6 +12,8 @@ export const duckdbDialect: Dialect = {
   bucketVisitor: 'visitor_key',
   materialized: trusted('MATERIALIZED '),
   argMinKeepNull: (x, by) => sql`arg_min_null(${x}, ${by})`,
+  anyElement: (list, element, predicate) => sql`list_bool_or(list_transform(${list}, lambda ${element}: ${predicate}))`,
+  listContains: (list, value) => sql`list_contains(${list}, ${value})`,
   jsonProperty: (json, key) => sql`map_extract_value(CAST(CAST(${json} AS JSON) AS MAP(VARCHAR, VARCHAR)), ${key})`,
   jsonKeys: (json) => sql`json_keys(${json})`,
   epochSeconds: (ts) => sql`(epoch_ms(${ts}) // 1000)`,
@@ -55,6 +57,8 @@ export function athenaDialect(database: string, table: string, derived: DerivedT
     // Trino takes no hint: it plans each reference of a CTE on its own.
     materialized: trusted(''),
     argMinKeepNull: (x, by) => sql`min_by(${x}, ${by})`,
+    anyElement: (list, element, predicate) => sql`any_match(${list}, ${element} -> ${predicate})`,
+    listContains: (list, value) => sql`contains(${list}, ${value})`,
     jsonProperty: (json, key) => sql`element_at(CAST(json_parse(${json}) AS MAP(VARCHAR, VARCHAR)), ${key})`,
     jsonKeys: (json) => sql`map_keys(CAST(json_parse(${json}) AS MAP(VARCHAR, VARCHAR)))`,
     epochSeconds: (ts) => sql`date_diff('second', TIMESTAMP '1970-01-01 00:00:00', ${ts})`,

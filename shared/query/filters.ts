@@ -97,6 +97,23 @@ export function rowPredicate(filter: Filter, dialect: Dialect): Sql {
   return sql`(type = 'auto' AND event_name = 'exit_link' AND ${match(url, filter.operator, filter.value, null)})`;
 }
 
+/** Filters a session's path list (`url_paths` of a session fragment) can stand in for: all on `page`. */
+export function pathListFilters(filters: readonly Filter[]): filters is (Filter & { field: 'page' })[] {
+  return filters.length > 0 && filters.every((f) => f.field === 'page');
+}
+
+/**
+ * A predicate on a list of paths (a missing path as ''): some path passes every filter, as some row of the
+ * session would. One plain value of `is` is a membership test; anything else tests each path in a lambda.
+ */
+export function pathListPredicate(filters: (Filter & { field: 'page' })[], list: Sql, dialect: Dialect): Sql {
+  const only = filters.length === 1 ? filters[0]! : null;
+  const values = only?.operator === 'is' ? multiValues(only.value) : [];
+  if (values.length === 1 && values[0] !== missingLabel('page')) return dialect.listContains(list, str(values[0]!));
+  const path = trusted('path');
+  return dialect.anyElement(list, path, join(filters.map((f) => match(path, f.operator, f.value, missingLabel('page'))), ' AND '));
+}
+
 function propertyParts(field: FilterField, value: string): { key?: string; value: string } {
   if (field !== 'event_property') return { value };
   const at = value.indexOf(':');

@@ -1,7 +1,7 @@
 import { offsetSegments, type OffsetSegment } from '../time/time-zone.js';
 import type { AnalyticsQuery, Dimension, Metric, SortOrder } from './analytics-query.js';
 import type { EventScope } from './event-scope.js';
-import { filterColumns, isRowFilter, rowFieldColumns, type Filter, type RowFilterField } from './filters.js';
+import { filterColumns, isRowFilter, pathListFilters, rowFieldColumns, type Filter, type RowFilterField } from './filters.js';
 import { bucketRelationFor, bucketsAlign, type BucketRelation } from './pageview-buckets.js';
 import { wholePartitions, type WholePartitions } from './session-fragments.js';
 import { bitmapsPay, MAX_BITMAP_GROUPS, type StoreShape } from './visitor-bitmaps.js';
@@ -33,6 +33,11 @@ export interface QueryPlan {
    * rows) instead of grouping every raw row; absent when they are computed from raw rows.
    */
   sessionFragments?: WholePartitions;
+  /**
+   * With session fragments and only page filters: whole fragments are picked by their stored path lists rather
+   * than by the kept rows' session ids (docs/STORAGE.md).
+   */
+  pathLists?: boolean;
   /** Row metrics (visitors, pageviews) read these stored buckets instead of the event rows. */
   buckets?: BucketRelation;
   /** Bucket visitors are few groups, countable by bitmaps of their keys where the dialect has keys (visitor-bitmaps.ts). */
@@ -60,6 +65,8 @@ export interface PlanOptions {
   sessionFragments?: boolean;
   /** Use stored pageview or page buckets where they are exact (default true); false reads the event rows. */
   pageviewBuckets?: boolean;
+  /** Pick whole session fragments by their path lists where only page filters apply (default true). */
+  pathLists?: boolean;
   /** The local store's shape for the query's bucket columns (bucketGrouping): bounds visitor bitmaps by any dimension. */
   storeShape?: StoreShape;
 }
@@ -124,6 +131,7 @@ export function planAnalyticsQuery(query: AnalyticsQuery, options: PlanOptions =
   const visitorBitmaps = buckets && rowAggregates.includes('visitors') && bitmapsFit(query.dimensions, grouped, days, options.storeShape);
   // Without one whole partition, every piece would be a raw row: the raw form is as cheap and simpler.
   const whole = sessionAggregates && options.sessionFragments !== false ? wholePartitions(range) : null;
+  const pathLists = whole !== null && options.pathLists !== false && pathListFilters(query.filters);
   return {
     scope: { domain: query.domain, isDev: false, range },
     ...(segments ? { segments } : {}),
@@ -134,6 +142,7 @@ export function planAnalyticsQuery(query: AnalyticsQuery, options: PlanOptions =
     rowAggregates,
     sessionAggregates,
     ...(whole ? { sessionFragments: whole } : {}),
+    ...(pathLists ? { pathLists } : {}),
     ...(buckets ? { buckets: relation } : {}),
     ...(visitorBitmaps ? { visitorBitmaps } : {}),
     metrics,

@@ -25,6 +25,8 @@ export function fragmentsOf(rows: Sql, dialect: Dialect): Sql {
     sql`min(ts) FILTER (WHERE ${pageview}) AS first_pageview_ts`,
     sql`${dialect.argMinKeepNull(trusted('url_path'), trusted('ts'))} FILTER (WHERE ${pageview}) AS entry_page`,
     ...sessionAttributeColumns.map(first),
+    // Sorted only so that a file's bytes depend on its rows alone.
+    sql`list(DISTINCT url_path ORDER BY url_path) AS url_paths`,
     // Written as not whole; markWholeFragments (local/whole-fragments.ts) sets it once the store is known.
     sql`false AS whole`,
   ])}
@@ -58,13 +60,15 @@ export type FragmentAttribute = 'entry_page' | (typeof sessionAttributeColumns)[
  * by itself, never merged); `merged` are the other stored fragments of the range's whole partitions, plus every
  * row of the partial partitions at its ends as a one-row fragment (a stored fragment of a partial partition
  * would hold rows outside the range), to be merged per session. Each reads what it needs itself, so neither
- * engine holds a shared intermediate.
+ * engine holds a shared intermediate. `pathMatch` (a predicate on `url_paths`) keeps only the whole fragments
+ * with a path it accepts.
  */
 export function sessionPieces(
   dialect: Dialect,
   scope: EventScope & { range: NonNullable<EventScope['range']> },
   whole: WholePartitions,
   attributes: FragmentAttribute[],
+  pathMatch: Sql | null = null,
 ): { whole: Sql; merged: Sql } {
   const columns = [
     'session_id', 'visitor_id', 'first_ts', 'last_ts', 'pageviews',
@@ -72,8 +76,12 @@ export function sessionPieces(
     ...attributes,
   ];
   // One column list for both sides: UNION ALL pairs columns by position, not by name.
+  // With a path match, whole fragments are picked by their own paths; fragments written before `url_paths`
+  // existed read NULL there and are merged instead, where the caller picks pieces by the kept rows' sessions.
+  const wholeCondition = pathMatch ? sql`whole AND ${pathMatch}` : sql`whole`;
+  const mergedCondition = pathMatch ? sql`(whole = false OR whole IS NULL OR url_paths IS NULL)` : notWhole;
   const stored = (marked: boolean) => sql`SELECT ${join(columns.map((c) => trusted(c)))} FROM ${dialect.sessionFragmentsTable}
-    WHERE domain = ${str(scope.domain)} AND dt BETWEEN ${date(whole.dtFrom)} AND ${date(whole.dtTo)} AND is_dev = ${bool(scope.isDev)} AND ${marked ? sql`whole` : notWhole}`;
+    WHERE domain = ${str(scope.domain)} AND dt BETWEEN ${date(whole.dtFrom)} AND ${date(whole.dtTo)} AND is_dev = ${bool(scope.isDev)} AND ${marked ? wholeCondition : mergedCondition}`;
   const fromRows = columns.map((c) => rowAsFragment[c] ?? trusted(c));
   const { range } = scope;
   const partial = range.from < whole.from || range.to > whole.to;
