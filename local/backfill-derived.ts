@@ -13,7 +13,8 @@ import { markWholeFragments } from './whole-fragments.js';
 
 // Writes the missing derived files of a local store: every event file without one of its derived files (data
 // imported before that relation existed), or with one lacking a column added since, gets it, staged, keyed and
-// then renamed into place; then the whole fragments are marked. An event file and its derived files are all that must correspond (docs/STORAGE.md).
+// then renamed into place; then the whole fragments are marked. An event file and its derived files are all
+// that must correspond (docs/STORAGE.md).
 //   ANALYTICS_DATA_DIR=./.data npx tsx local/backfill-derived.ts
 
 /**
@@ -22,7 +23,9 @@ import { markWholeFragments } from './whole-fragments.js';
  */
 export async function backfillDerived(paths: LocalPaths): Promise<number> {
   return withStoreLock(paths, async () => {
-    const written = await writeMissing(paths);
+    const written = await deriveMissing(paths);
+    // deriveMissing keys stored files only when it wrote some: files written without keys are keyed here.
+    if (written === 0) await keyVisitors(paths);
     await markWholeFragments(paths);
     return written;
   });
@@ -62,7 +65,13 @@ export async function backfillWhenFree(paths: LocalPaths, retryMs = 5_000, onErr
   };
 }
 
-async function writeMissing(paths: LocalPaths): Promise<number> {
+/**
+ * Writes the derived files missing beside the event files, or lacking a column added since (written by an older
+ * version): staged, keyed with the stored buckets, then renamed into place. Returns the files written. Run under
+ * the store lock, before marking whole fragments, by the backfill and by every local import: a fragment is only
+ * ever marked whole with its `url_paths` (Dialect.wholeFragmentsHavePaths).
+ */
+export async function deriveMissing(paths: LocalPaths): Promise<number> {
   const instance = await DuckDBInstance.create(':memory:', { threads: String(process.env.DUCKDB_THREADS ?? 2) });
   const connection = await instance.connect();
   const staging = join(paths.stagingDir, `backfill-${process.pid}`);
@@ -75,6 +84,7 @@ async function writeMissing(paths: LocalPaths): Promise<number> {
         folders: derivedRelations.map((r) => r.folder).filter((f) => !existsSync(join(paths.derivedDirs[f], name)) || outdated[f].has(name)),
       }))
       .filter((m) => m.folders.length > 0);
+    if (missing.length === 0) return 0;
     for (const { name, folders } of missing) {
       await writeDerived(connection, `read_parquet(${pathLiteral(join(paths.eventsDir, name))})`, name, stagingDirs, localCodec(), folders);
     }

@@ -17,6 +17,7 @@ import { recordImportedEvents } from '../shared/limits/limiter.js';
 import { parquetFilesUnder, type LocalPaths } from './paths.js';
 import { localCodec, parquetCopyOptions, S3_CODEC, type ParquetCodec } from './parquet-codec.js';
 import { writeDerived } from './derived-writer.js';
+import { deriveMissing } from './backfill-derived.js';
 import { withStoreLock } from './store-lock.js';
 import { keyVisitors } from './visitor-keys.js';
 import { markWholeFragments } from './whole-fragments.js';
@@ -125,6 +126,9 @@ async function importChecked(
       // Locally, the staged buckets get their visitor keys and whole fragments are marked around the publish
       // (local/visitor-keys.ts, local/whole-fragments.ts explain why under the lock and in this order).
       await withStoreLock(paths, async () => {
+        // A store written by an older version is brought up to date first, as the backfill would (once: then
+        // it finds nothing to do), so no fragment is marked whole without its paths.
+        if (await deriveMissing(paths)) await markWholeFragments(paths);
         const domains = Object.keys(report.domains);
         await keyVisitors(paths, { pending: derivedStagingDirs, domains });
         await markWholeFragments(paths, { pendingDir: derivedStagingDirs.sessions, domains });

@@ -20,6 +20,11 @@ export interface Dialect {
    * `import --s3` cannot read the store to assign keys (docs/STORAGE.md).
    */
   readonly bucketVisitor: 'visitor_key' | 'visitor_id';
+  /**
+   * Every whole session fragment carries `url_paths`: true of the local store, whose writers derive files of an
+   * older version again before marking any fragment whole; not of a bucket synced from an older local store.
+   */
+  readonly wholeFragmentsHavePaths: boolean;
   /** Prefix of a CTE body read more than once that is cheaper computed once: `MATERIALIZED ` or nothing. */
   readonly materialized: Sql;
   /** `x` of the row with the smallest `by`, keeping NULL when that row's `x` is NULL. */

@@ -10,6 +10,7 @@ export const duckdbDialect: Dialect = {
   pageBucketsTable: trusted(PAGE_BUCKETS_TABLE),
   visitorDaysTable: trusted(VISITOR_DAYS_TABLE),
   bucketVisitor: 'visitor_key',
+  wholeFragmentsHavePaths: true,
   materialized: trusted('MATERIALIZED '),
   argMinKeepNull: (x, by) => sql`arg_min_null(${x}, ${by})`,
   anyElement: (list, element, predicate) => sql`list_bool_or(list_transform(${list}, lambda ${element}: ${predicate}))`,
@@ -54,6 +55,7 @@ export function athenaDialect(database: string, table: string, derived: DerivedT
     pageBucketsTable: quoted(pagesTable),
     visitorDaysTable: quoted(visitorsTable),
     bucketVisitor: 'visitor_id',
+    wholeFragmentsHavePaths: false,
     // Trino takes no hint: it plans each reference of a CTE on its own.
     materialized: trusted(''),
     argMinKeepNull: (x, by) => sql`min_by(${x}, ${by})`,

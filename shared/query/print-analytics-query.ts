@@ -227,11 +227,17 @@ function sessionsCte(plan: QueryPlan, dialect: Dialect, filtered: boolean): Sql 
   // join of a million fragments to the kept rows' session ids.
   const pathMatch = plan.pathLists && pathListFilters(plan.rowFilters) ? pathListPredicate(plan.rowFilters, trusted('url_paths'), dialect) : null;
   const pieces = sessionPieces(dialect, { ...plan.scope, range: plan.scope.range! }, whole, attributes, pathMatch);
+  const asSession = sql`SELECT ${join([trusted('visitor_id'), trusted('pageviews'), sql`date_diff('millisecond', first_ts, last_ts) AS duration_ms`, ...own])}`;
+  const unlisted = pieces.unlisted ? sql`${asSession}
+      FROM (${pieces.unlisted}) unlisted_fragments${kept}
+      UNION ALL
+      ` : sql``;
   // A whole fragment is a session by itself (docs/STORAGE.md): only the other pieces are merged per session.
   return sql`sessions AS (
-      SELECT ${join([trusted('visitor_id'), trusted('pageviews'), sql`date_diff('millisecond', first_ts, last_ts) AS duration_ms`, ...own])}
+      ${asSession}
       FROM (${pieces.whole}) whole_fragments${pathMatch ? sql`` : kept}
       UNION ALL
+      ${unlisted}
       SELECT ${join([
         sql`min(visitor_id) AS visitor_id`,
         sql`sum(pageviews) AS pageviews`,

@@ -56,12 +56,15 @@ export function wholePartitions(range: { from: Date; to: Date }): WholePartition
 export type FragmentAttribute = 'entry_page' | (typeof sessionAttributeColumns)[number];
 
 /**
- * The session pieces of a range, in two relations: `whole` are the stored fragments marked whole (each a session
- * by itself, never merged); `merged` are the other stored fragments of the range's whole partitions, plus every
- * row of the partial partitions at its ends as a one-row fragment (a stored fragment of a partial partition
- * would hold rows outside the range), to be merged per session. Each reads what it needs itself, so neither
- * engine holds a shared intermediate. `pathMatch` (a predicate on `url_paths`) keeps only the whole fragments
- * with a path it accepts.
+ * The session pieces of a range: `whole` are the stored fragments marked whole (each a session by itself, never
+ * merged); `merged` are the other stored fragments of the range's whole partitions, plus every row of the
+ * partial partitions at its ends as a one-row fragment (a stored fragment of a partial partition would hold rows
+ * outside the range), to be merged per session. Each reads what it needs itself, so neither engine holds a
+ * shared intermediate.
+ *
+ * With `pathMatch` (a predicate on `url_paths`), `whole` keeps only the fragments with a path it accepts; where
+ * the store may hold whole fragments without paths (Dialect.wholeFragmentsHavePaths), `unlisted` holds those,
+ * which the caller must pick by their sessions' rows like the merged pieces.
  */
 export function sessionPieces(
   dialect: Dialect,
@@ -69,32 +72,29 @@ export function sessionPieces(
   whole: WholePartitions,
   attributes: FragmentAttribute[],
   pathMatch: Sql | null = null,
-): { whole: Sql; merged: Sql } {
+): { whole: Sql; unlisted: Sql | null; merged: Sql } {
   const columns = [
     'session_id', 'visitor_id', 'first_ts', 'last_ts', 'pageviews',
     ...(attributes.includes('entry_page') ? ['first_pageview_ts'] : []),
     ...attributes,
   ];
-  // One column list for both sides: UNION ALL pairs columns by position, not by name.
-  // With a path match, whole fragments are picked by their own paths; fragments written before `url_paths`
-  // existed read NULL there and are merged instead, where the caller picks pieces by the kept rows' sessions.
-  const wholeCondition = pathMatch ? sql`whole AND ${pathMatch}` : sql`whole`;
-  const mergedCondition = pathMatch ? sql`(whole = false OR whole IS NULL OR url_paths IS NULL)` : notWhole;
-  const stored = (marked: boolean) => sql`SELECT ${join(columns.map((c) => trusted(c)))} FROM ${dialect.sessionFragmentsTable}
-    WHERE domain = ${str(scope.domain)} AND dt BETWEEN ${date(whole.dtFrom)} AND ${date(whole.dtTo)} AND is_dev = ${bool(scope.isDev)} AND ${marked ? wholeCondition : mergedCondition}`;
+  // One column list for every side: UNION ALL pairs columns by position, not by name.
+  const stored = (condition: Sql) => sql`SELECT ${join(columns.map((c) => trusted(c)))} FROM ${dialect.sessionFragmentsTable}
+    WHERE domain = ${str(scope.domain)} AND dt BETWEEN ${date(whole.dtFrom)} AND ${date(whole.dtTo)} AND is_dev = ${bool(scope.isDev)} AND ${condition}`;
   const fromRows = columns.map((c) => rowAsFragment[c] ?? trusted(c));
   const { range } = scope;
   const partial = range.from < whole.from || range.to > whole.to;
   return {
-    // Fragments written before `whole` existed read NULL there: merged like any piece.
-    whole: stored(true),
-    // The partial partitions' rows, read from those partitions only (none when the range is whole days in UTC).
+    whole: stored(pathMatch ? sql`whole AND ${pathMatch}` : sql`whole`),
+    unlisted: pathMatch && !dialect.wholeFragmentsHavePaths ? stored(sql`whole AND url_paths IS NULL`) : null,
+    // Fragments written before `whole` existed read NULL there: merged like any piece. The partial partitions'
+    // rows are read from those partitions only (none when the range is whole days in UTC).
     merged: partial
-      ? sql`${stored(false)}
+      ? sql`${stored(notWhole)}
     UNION ALL
     SELECT ${join(fromRows)} FROM ${dialect.eventsTable}
     WHERE ${scopeCondition(scope)} AND session_id <> '' AND (dt < ${date(whole.dtFrom)} OR dt > ${date(whole.dtTo)})`
-      : stored(false),
+      : stored(notWhole),
   };
 }
 
