@@ -154,7 +154,9 @@ export class DuckDbTwin implements BenchEngine {
    * disk, and Athena's scan. Profiled with the columns Athena reads: visitor ids, not the local visitor keys.
    */
   async scanFacts(query: MixQuery, options: PlanOptions & VisitorListPlanOptions = {}): Promise<ScanFacts> {
-    const planned = planOf(query, options, { ...duckdbDialect, bucketVisitor: athenaDialect('db', 'events').bucketVisitor });
+    // Planned as Athena plans it where the store's capabilities differ: no visitor keys, old whole fragments possible.
+    const { bucketVisitor, wholeFragmentsHavePaths } = athenaDialect('db', 'events');
+    const planned = planOf(query, options, { ...duckdbDialect, bucketVisitor, wholeFragmentsHavePaths });
     const { rows } = await this.engine.run({ sql: `EXPLAIN (ANALYZE, FORMAT JSON) ${planned.sql.sql}`, params: planned.sql.params });
     const profile = JSON.parse(String(rows[0]?.explain_value)) as ProfileNode | ProfileNode[];
     const root = Array.isArray(profile) ? profile[0]! : profile;
@@ -225,7 +227,8 @@ export class DuckDbTwin implements BenchEngine {
     if (files.size > 0) {
       const glob = pathLiteral(join(domainDir, '*', '*.parquet'));
       const chunks = await this.engine.runRaw(
-        `SELECT file_name, path_in_schema AS col, sum(total_compressed_size) AS bytes FROM parquet_metadata(${glob}) GROUP BY ALL`,
+        // A list's chunks sit at `<column>, list, element`: counted under the column.
+        `SELECT file_name, split_part(path_in_schema, ',', 1) AS col, sum(total_compressed_size) AS bytes FROM parquet_metadata(${glob}) GROUP BY ALL`,
       );
       for (const chunk of chunks) files.get(String(chunk.file_name))?.columns.set(String(chunk.col), Number(chunk.bytes));
     }
