@@ -150,17 +150,14 @@ export class DuckDbTwin implements BenchEngine {
   }
 
   /**
-   * One profiled run (EXPLAIN ANALYZE) of the plan `options` give: per scan the files read against the files on
-   * disk, and Athena's scan. Profiled with the columns Athena reads: visitor ids, not the local visitor keys.
+   * Two profiled runs (EXPLAIN ANALYZE) of the plan `options` give. One planned as Athena plans it where the
+   * stores differ (visitor ids, not the local keys; whole fragments possibly without paths): per scan the files
+   * read against the files on disk, and Athena's scan. One as the API runs it: where DuckDB spends the time.
    */
   async scanFacts(query: MixQuery, options: PlanOptions & VisitorListPlanOptions = {}): Promise<ScanFacts> {
-    // Planned as Athena plans it where the store's capabilities differ: no visitor keys, old whole fragments possible.
     const { bucketVisitor, wholeFragmentsHavePaths } = athenaDialect('db', 'events');
     const planned = planOf(query, options, { ...duckdbDialect, bucketVisitor, wholeFragmentsHavePaths });
-    const { rows } = await this.engine.run({ sql: `EXPLAIN (ANALYZE, FORMAT JSON) ${planned.sql.sql}`, params: planned.sql.params });
-    const profile = JSON.parse(String(rows[0]?.explain_value)) as ProfileNode | ProfileNode[];
-    const root = Array.isArray(profile) ? profile[0]! : profile;
-    const nodes = flatten(root);
+    const nodes = await this.profile(planned.sql);
     const scans: ScanFact[] = [];
     for (const node of nodes.filter((n) => n.operator_type === 'TABLE_SCAN' && n.extra_info?.Function === 'READ_PARQUET')) {
       const info = node.extra_info!;
@@ -187,7 +184,8 @@ export class DuckDbTwin implements BenchEngine {
         athenaBytes: files.reduce((sum, f) => sum + columns.reduce((s, c) => s + (f.columns.get(c) ?? 0), 0), 0),
       });
     }
-    const operators = nodes
+    const local = await this.profile(planOf(query, { ...(await this.apiOptions(query)), ...options }).sql);
+    const operators = local
       .filter((n) => typeof n.operator_timing === 'number' && n.operator_type !== 'EXPLAIN_ANALYZE')
       .map((n) => ({ name: n.operator_name ?? n.operator_type ?? '?', seconds: n.operator_timing!, rows: n.operator_cardinality ?? 0 }))
       .sort((a, b) => b.seconds - a.seconds)
@@ -201,8 +199,15 @@ export class DuckDbTwin implements BenchEngine {
       filesInDomain: events.length,
       athenaBytes: scans.reduce((sum, s) => sum + s.athenaBytes, 0),
       operators,
-      profiledSeconds: Number(root.latency ?? 0),
+      profiledSeconds: Number(local[0]!.latency ?? 0),
     };
+  }
+
+  /** The operators of one profiled run of `sql`, the root first. */
+  private async profile(sql: SqlQuery): Promise<ProfileNode[]> {
+    const { rows } = await this.engine.run({ sql: `EXPLAIN (ANALYZE, FORMAT JSON) ${sql.sql}`, params: sql.params });
+    const profile = JSON.parse(String(rows[0]?.explain_value)) as ProfileNode | ProfileNode[];
+    return flatten(Array.isArray(profile) ? profile[0]! : profile);
   }
 
   close(): void {

@@ -187,7 +187,8 @@ export function renderReport(f: BenchFigures): string {
 
     out.push('## Partition pruning and Athena cost', '');
     out.push(
-      'One entry per Parquet scan of the statement, as DuckDB\'s profile (`EXPLAIN ANALYZE`) reports it: the relation (`events`, ' +
+      'One entry per Parquet scan of the statement as Athena would run it (visitor ids rather than the local keys; a piece for whole ' +
+        'fragments without paths, docs/STORAGE.md), as DuckDB\'s profile (`EXPLAIN ANALYZE`) of that form reports it: the relation (`events`, ' +
         '`sessions` for the stored session fragments, `pageviews` or `pages` for the pageview or page buckets, `visitors` for the visitor days of docs/STORAGE.md), the files it read ("Total Files Read") against the files of ' +
         'that relation counted on disk in the `dt` partitions the scan may read (its file filter, else the query\'s range), and the ' +
         'columns it reads (projections and filter columns). Athena bills the column chunks it reads: the estimate sums ' +
