@@ -9,20 +9,23 @@ import { writeDerived } from './derived-writer.js';
 import { localPaths, parquetFilesUnder, type LocalPaths } from './paths.js';
 import { StoreBusyError, withStoreLock } from './store-lock.js';
 import { keyVisitors } from './visitor-keys.js';
+import { compactPartitions } from './compact-partitions.js';
 import { markWholeFragments } from './whole-fragments.js';
 
-// Writes the missing derived files of a local store: every event file without one of its derived files (data
-// imported before that relation existed), or with one lacking a column added since, gets it, staged, keyed and
-// then renamed into place; then the whole fragments are marked. An event file and its derived files are all
+// Brings a local store up to date: partitions of many small files are compacted; every event file without one
+// of its derived files (data imported before that relation existed), or with one lacking a column added since,
+// gets it, staged, keyed and then renamed into place; then the whole fragments are marked. An event file and its derived files are all
 // that must correspond (docs/STORAGE.md).
 //   ANALYTICS_DATA_DIR=./.data npx tsx local/backfill-derived.ts
 
 /**
- * Returns the number of derived files written. Keys the buckets and marks whole session fragments on the way
- * (which also upgrades files written before keys or `whole` existed), under the store lock like an import.
+ * Returns the number of derived files written. Compacts partitions of many files first (compact-partitions.ts),
+ * keys the buckets and marks whole session fragments on the way (which also upgrades files written before keys
+ * or `whole` existed), under the store lock like an import.
  */
-export async function backfillDerived(paths: LocalPaths): Promise<number> {
+export async function backfillDerived(paths: LocalPaths, options: { compactFrom?: number } = {}): Promise<number> {
   return withStoreLock(paths, async () => {
+    await compactPartitions(paths, options.compactFrom);
     const written = await deriveMissing(paths);
     // deriveMissing keys stored files only when it wrote some: files written without keys are keyed here.
     if (written === 0) await keyVisitors(paths);
@@ -40,9 +43,11 @@ export async function backfillDerived(paths: LocalPaths): Promise<number> {
 export async function backfillWhenFree(paths: LocalPaths, retryMs = 5_000, onError: (error: Error) => void = () => {}): Promise<{ written: number | null; stop: () => void }> {
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
-  const attempt = async (): Promise<number | null> => {
+  // Only the first attempt, before the server listens, compacts: a query running while a partition's files are
+  // replaced could fail on a file gone or miss the partition.
+  const attempt = async (first: boolean): Promise<number | null> => {
     try {
-      return await backfillDerived(paths);
+      return await backfillDerived(paths, first ? {} : { compactFrom: Infinity });
     } catch (error) {
       if (error instanceof StoreBusyError) return null;
       throw error;
@@ -50,11 +55,11 @@ export async function backfillWhenFree(paths: LocalPaths, retryMs = 5_000, onErr
   };
   const retry = () => {
     timer = setTimeout(() => {
-      attempt().then((written) => written === null && !stopped && retry(), onError);
+      attempt(false).then((written) => written === null && !stopped && retry(), onError);
     }, retryMs);
     timer.unref();
   };
-  const written = await attempt();
+  const written = await attempt(true);
   if (written === null) retry();
   return {
     written,

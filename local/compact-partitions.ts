@@ -1,0 +1,67 @@
+import { existsSync } from 'node:fs';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { pathLiteral } from '../shared/engines/duckdb-engine.js';
+import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
+import { writeDerived } from './derived-writer.js';
+import { localCodec, parquetCopyOptions } from './parquet-codec.js';
+import { parquetFilesUnder, type LocalPaths } from './paths.js';
+import { keyVisitors } from './visitor-keys.js';
+
+// Compaction (docs/STORAGE.md): a partition that many imports wrote in many small files is rewritten as one event
+// file ordered by ts, with its derived files made from it. Many files cost every query: per-file work, and
+// sessions split across files are fragments to merge instead of whole ones (on the 10M bench set fed hour by
+// hour, the dashboard mix took twice as long). Run under the store lock; whole fragments are marked afterwards.
+
+/** A partition is compacted from this many event files on. One import writes one file per partition it touches. */
+export const COMPACT_FROM_FILES = 8;
+
+/**
+ * Compacts every partition (`domain=/dt=` folder) holding at least `minFiles` event files; returns the
+ * partitions compacted and the domains they belong to. Each relation's partition folder is replaced by two
+ * renames (the old folder out, the new one in), so a query sees either all old files or all new ones, except for
+ * a partition missing during the instant between the renames.
+ */
+export async function compactPartitions(paths: LocalPaths, minFiles = COMPACT_FROM_FILES): Promise<{ partitions: number; domains: string[] }> {
+  const byPartition = new Map<string, string[]>();
+  for (const name of parquetFilesUnder(paths.eventsDir)) {
+    const partition = dirname(name);
+    byPartition.set(partition, [...(byPartition.get(partition) ?? []), name]);
+  }
+  const crowded = [...byPartition].filter(([, names]) => names.length >= minFiles);
+  if (crowded.length === 0) return { partitions: 0, domains: [] };
+  const staging = join(paths.stagingDir, `compact-${process.pid}`);
+  const instance = await DuckDBInstance.create(':memory:', { threads: String(process.env.DUCKDB_THREADS ?? 2) });
+  const connection = await instance.connect();
+  const domains = new Set<string>();
+  try {
+    for (const [i, [partition, names]] of crowded.entries()) {
+      const fresh = join(staging, `new-${i}`);
+      const dirs = { events: join(fresh, 'events'), ...Object.fromEntries(derivedRelations.map((r) => [r.folder, join(fresh, r.folder)])) } as Record<'events' | DerivedFolder, string>;
+      // One name for the partition's new files, unlike any import's (they start with a timestamp).
+      const name = join(partition, `compacted-${Date.now()}.parquet`);
+      await mkdir(join(dirs.events, partition), { recursive: true });
+      const sources = `[${names.map((n) => pathLiteral(join(paths.eventsDir, n))).join(', ')}]`;
+      await connection.run(`COPY (SELECT * FROM read_parquet(${sources}, hive_partitioning = false) ORDER BY ts) TO ${pathLiteral(join(dirs.events, name))} ${parquetCopyOptions(localCodec())}`);
+      await writeDerived(connection, `read_parquet(${pathLiteral(join(dirs.events, name))})`, name, dirs, localCodec());
+      // The partition's visitors keep their keys: the old files are still in place to look them up.
+      const domain = partition.split('/')[0]!.slice('domain='.length);
+      await keyVisitors(paths, { pending: dirs, domains: [domain] });
+      const lives: ['events' | DerivedFolder, string][] = [['events', paths.eventsDir], ...derivedRelations.map((r): [DerivedFolder, string] => [r.folder, paths.derivedDirs[r.folder]])];
+      for (const [folder, live] of lives) {
+        const old = join(staging, `old-${i}`, folder);
+        await mkdir(old, { recursive: true });
+        if (existsSync(join(live, partition))) await rename(join(live, partition), join(old, 'partition'));
+        await mkdir(dirname(join(live, partition)), { recursive: true });
+        await rename(join(dirs[folder], partition), join(live, partition));
+      }
+      domains.add(domain);
+    }
+    return { partitions: crowded.length, domains: [...domains] };
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+    await rm(staging, { recursive: true, force: true });
+  }
+}
