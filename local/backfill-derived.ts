@@ -14,8 +14,8 @@ import { markWholeFragments } from './whole-fragments.js';
 
 // Brings a local store up to date: partitions of many small files are compacted; every event file without one
 // of its derived files (data imported before that relation existed), or with one lacking a column added since,
-// gets it, staged, keyed and then renamed into place; then the whole fragments are marked. An event file and its derived files are all
-// that must correspond (docs/STORAGE.md).
+// gets it, staged, keyed and then renamed into place; then the whole fragments are marked. An event file and its
+// derived files are all that must correspond (docs/STORAGE.md).
 //   ANALYTICS_DATA_DIR=./.data npx tsx local/backfill-derived.ts
 
 /**

@@ -18,23 +18,22 @@ import { keyVisitors } from './visitor-keys.js';
 export const COMPACT_FROM_FILES = 8;
 
 /**
- * Compacts every partition (`domain=/dt=` folder) holding at least `minFiles` event files; returns the
- * partitions compacted and the domains they belong to. Each relation's partition folder is replaced by two
- * renames (the old folder out, the new one in), so a query sees either all old files or all new ones, except for
- * a partition missing during the instant between the renames.
+ * Compacts every partition (`domain=/dt=` folder) holding at least `minFiles` event files; returns how many.
+ * Each relation's partition folder is replaced by two renames (the old folder out, the new one in): never half
+ * of either, but a query running meanwhile can fail on a file gone or miss the partition, so nothing may read
+ * the folder while this runs (`npm start` compacts before it serves).
  */
-export async function compactPartitions(paths: LocalPaths, minFiles = COMPACT_FROM_FILES): Promise<{ partitions: number; domains: string[] }> {
+export async function compactPartitions(paths: LocalPaths, minFiles = COMPACT_FROM_FILES): Promise<number> {
   const byPartition = new Map<string, string[]>();
   for (const name of parquetFilesUnder(paths.eventsDir)) {
     const partition = dirname(name);
     byPartition.set(partition, [...(byPartition.get(partition) ?? []), name]);
   }
   const crowded = [...byPartition].filter(([, names]) => names.length >= minFiles);
-  if (crowded.length === 0) return { partitions: 0, domains: [] };
+  if (crowded.length === 0) return 0;
   const staging = join(paths.stagingDir, `compact-${process.pid}`);
   const instance = await DuckDBInstance.create(':memory:', { threads: String(process.env.DUCKDB_THREADS ?? 2) });
   const connection = await instance.connect();
-  const domains = new Set<string>();
   try {
     for (const [i, [partition, names]] of crowded.entries()) {
       const fresh = join(staging, `new-${i}`);
@@ -56,9 +55,8 @@ export async function compactPartitions(paths: LocalPaths, minFiles = COMPACT_FR
         await mkdir(dirname(join(live, partition)), { recursive: true });
         await rename(join(dirs[folder], partition), join(live, partition));
       }
-      domains.add(domain);
     }
-    return { partitions: crowded.length, domains: [...domains] };
+    return crowded.length;
   } finally {
     connection.closeSync();
     instance.closeSync();
