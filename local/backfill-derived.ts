@@ -72,7 +72,8 @@ export async function backfillWhenFree(paths: LocalPaths, retryMs = 5_000, onErr
 
 /**
  * Writes the derived files missing beside the event files, or lacking a column added since (written by an older
- * version): staged, keyed with the stored buckets, then renamed into place. Returns the files written. Run under
+ * version): staged, keyed with the stored buckets, then renamed into place; removes derived files without their
+ * event file. Returns the files written. Run under
  * the store lock, before marking whole fragments, by the backfill and by every local import: a fragment is only
  * ever marked whole with its `url_paths` (Dialect.wholeFragmentsHavePaths).
  */
@@ -82,8 +83,14 @@ export async function deriveMissing(paths: LocalPaths): Promise<number> {
   const staging = join(paths.stagingDir, `backfill-${process.pid}`);
   const stagingDirs = Object.fromEntries(derivedRelations.map((r) => [r.folder, join(staging, r.folder)])) as Record<DerivedFolder, string>;
   try {
+    // A derived file without its event file (left by a compaction stopped between its renames) would count its
+    // rows twice beside the files derived from the new event file: removed. Imports publish events first.
+    const eventFiles = new Set(parquetFilesUnder(paths.eventsDir));
+    for (const { folder } of derivedRelations) {
+      for (const name of parquetFilesUnder(paths.derivedDirs[folder]).filter((n) => !eventFiles.has(n))) await rm(join(paths.derivedDirs[folder], name));
+    }
     const outdated = await filesLackingColumns(connection, paths);
-    const missing = parquetFilesUnder(paths.eventsDir)
+    const missing = [...eventFiles]
       .map((name) => ({
         name,
         folders: derivedRelations.map((r) => r.folder).filter((f) => !existsSync(join(paths.derivedDirs[f], name)) || outdated[f].has(name)),

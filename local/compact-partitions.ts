@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -24,6 +24,7 @@ export const COMPACT_FROM_FILES = 8;
  * the folder while this runs (`npm start` compacts before it serves).
  */
 export async function compactPartitions(paths: LocalPaths, minFiles = COMPACT_FROM_FILES): Promise<number> {
+  await restoreInterrupted(paths);
   const byPartition = new Map<string, string[]>();
   for (const name of parquetFilesUnder(paths.eventsDir)) {
     const partition = dirname(name);
@@ -47,11 +48,14 @@ export async function compactPartitions(paths: LocalPaths, minFiles = COMPACT_FR
       // The partition's visitors keep their keys: the old files are still in place to look them up.
       const domain = partition.split('/')[0]!.slice('domain='.length);
       await keyVisitors(paths, { pending: dirs, domains: [domain] });
-      const lives: ['events' | DerivedFolder, string][] = [['events', paths.eventsDir], ...derivedRelations.map((r): [DerivedFolder, string] => [r.folder, paths.derivedDirs[r.folder]])];
+      // Events last: a stop in between leaves the old events in place with some new derived files, which the
+      // backfill removes as orphans (deriveMissing) and derives again. Old folders keep their path below
+      // `old-<i>/<folder>`, so restoreInterrupted can put back events stopped between their two renames.
+      const lives: ['events' | DerivedFolder, string][] = [...derivedRelations.map((r): [DerivedFolder, string] => [r.folder, paths.derivedDirs[r.folder]]), ['events', paths.eventsDir]];
       for (const [folder, live] of lives) {
-        const old = join(staging, `old-${i}`, folder);
-        await mkdir(old, { recursive: true });
-        if (existsSync(join(live, partition))) await rename(join(live, partition), join(old, 'partition'));
+        const old = join(staging, `old-${i}`, folder, partition);
+        await mkdir(dirname(old), { recursive: true });
+        if (existsSync(join(live, partition))) await rename(join(live, partition), old);
         await mkdir(dirname(join(live, partition)), { recursive: true });
         await rename(join(dirs[folder], partition), join(live, partition));
       }
@@ -61,5 +65,27 @@ export async function compactPartitions(paths: LocalPaths, minFiles = COMPACT_FR
     connection.closeSync();
     instance.closeSync();
     await rm(staging, { recursive: true, force: true });
+  }
+}
+
+/**
+ * A compaction stopped (a crash, a kill) between moving a partition's old events out and the new ones in leaves
+ * the partition without events: its old folder is put back. Then every compaction's staging is removed. Run
+ * under the store lock, so no compaction is running.
+ */
+async function restoreInterrupted(paths: LocalPaths): Promise<void> {
+  if (!existsSync(paths.stagingDir)) return;
+  for (const stage of readdirSync(paths.stagingDir).filter((d) => d.startsWith('compact-'))) {
+    const stageDir = join(paths.stagingDir, stage);
+    for (const old of readdirSync(stageDir).filter((d) => d.startsWith('old-'))) {
+      const events = join(stageDir, old, 'events');
+      for (const name of parquetFilesUnder(events)) {
+        const partition = dirname(name);
+        if (existsSync(join(paths.eventsDir, partition))) continue;
+        await mkdir(dirname(join(paths.eventsDir, partition)), { recursive: true });
+        await rename(join(events, partition), join(paths.eventsDir, partition));
+      }
+    }
+    await rm(stageDir, { recursive: true, force: true });
   }
 }
