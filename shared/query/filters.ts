@@ -98,15 +98,16 @@ export function rowPredicate(filter: Filter, dialect: Dialect): Sql {
 }
 
 /** Filters a session's path list (`url_paths` of a session fragment) can stand in for: all on `page`. */
-export function pathListFilters(filters: readonly Filter[]): filters is (Filter & { field: 'page' })[] {
+export function pathListFilters(filters: readonly Filter[]): boolean {
   return filters.length > 0 && filters.every((f) => f.field === 'page');
 }
 
 /**
- * A predicate on a list of paths (a missing path as ''): some path passes every filter, as some row of the
- * session would. One plain value of `is` is a membership test; anything else tests each path in a lambda.
+ * A predicate on a list of paths (a missing path as NULL or ''), for filters pathListFilters accepts: some path
+ * passes every filter, as some row of the session would. One plain value of `is` is a membership test; anything
+ * else tests each path in a lambda.
  */
-export function pathListPredicate(filters: (Filter & { field: 'page' })[], list: Sql, dialect: Dialect): Sql {
+export function pathListPredicate(filters: readonly Filter[], list: Sql, dialect: Dialect): Sql {
   const only = filters.length === 1 ? filters[0]! : null;
   const values = only?.operator === 'is' ? multiValues(only.value) : [];
   if (values.length === 1 && values[0] !== missingLabel('page')) return dialect.listContains(list, str(values[0]!));

@@ -2,7 +2,7 @@ import type { SqlQuery } from '../engines/engine.js';
 import type { Dimension, Metric } from './analytics-query.js';
 import type { Dialect } from './dialect.js';
 import { localSeconds, scopedEvents } from './event-scope.js';
-import { missingLabel, pathListFilters, pathListPredicate, rowFieldColumns, rowPredicate, type RowFilterField } from './filters.js';
+import { missingLabel, pathListPredicate, rowFieldColumns, rowPredicate, type RowFilterField } from './filters.js';
 import type { QueryPlan, RowAggregate } from './query-plan.js';
 import { scopedBuckets } from './pageview-buckets.js';
 import { combinedAttribute, sessionPieces, type FragmentAttribute } from './session-fragments.js';
@@ -225,7 +225,7 @@ function sessionsCte(plan: QueryPlan, dialect: Dialect, filtered: boolean): Sql 
   const kept = keptSessions ? sql` WHERE ${keptSessions}` : sql``;
   // A whole fragment holds all its session's rows, so its own paths tell whether the session kept a row: no
   // join of a million fragments to the kept rows' session ids.
-  const pathMatch = plan.pathLists && pathListFilters(plan.rowFilters) ? pathListPredicate(plan.rowFilters, trusted('url_paths'), dialect) : null;
+  const pathMatch = plan.pathLists ? pathListPredicate(plan.rowFilters, trusted('url_paths'), dialect) : null;
   const pieces = sessionPieces(dialect, { ...plan.scope, range: plan.scope.range! }, whole, attributes, pathMatch);
   const asSession = sql`SELECT ${join([trusted('visitor_id'), trusted('pageviews'), sql`date_diff('millisecond', first_ts, last_ts) AS duration_ms`, ...own])}`;
   const unlisted = pieces.unlisted ? sql`${asSession}
