@@ -92,7 +92,7 @@ const skipped: BenchFigures['skipped'] = [];
 const versions: BenchFigures['versions'] = {};
 const peerTables: BenchFigures['peerTables'] = {};
 const queries: QueryFigures[] = [];
-let storage: BenchFigures['storage'] = [];
+let storage: BenchFigures['storage'];
 let twin: DuckDbTwin | undefined;
 try {
   twin = await DuckDbTwin.open(dataset);

@@ -33,7 +33,7 @@ export async function openLocalDynamo(paths: LocalPaths, { publish }: { publish:
       server.listen(Number(process.env.DYNAMODB_PORT ?? 0), '127.0.0.1', () => resolveListen());
     });
   } catch (error) {
-    throw new Error(`Could not open the local DynamoDB in ${paths.dynamoDir}: ${(error as Error).message}`);
+    throw new Error(`Could not open the local DynamoDB in ${paths.dynamoDir}: ${(error as Error).message}`, { cause: error });
   }
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   if (publish) writeFileSync(paths.dynamoEndpointFile, JSON.stringify({ endpoint, pid: process.pid }));

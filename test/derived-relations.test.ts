@@ -7,7 +7,7 @@ import { importEvents } from '../local/importer.js';
 import { StoreBusyError } from '../local/store-lock.js';
 import { derivedRelations } from '../shared/events/derived-relations.js';
 import type { ColumnType } from '../shared/events/event-columns.js';
-import { dimensions, metrics, type AnalyticsQuery, type Dimension, type Metric } from '../shared/query/analytics-query.js';
+import type { AnalyticsQuery, Dimension, Metric } from '../shared/query/analytics-query.js';
 import { duckdbDialect } from '../shared/query/dialects.js';
 import type { Filter } from '../shared/query/filters.js';
 import { printAnalyticsQuery } from '../shared/query/print-analytics-query.js';
