@@ -1,7 +1,7 @@
 import './env.js';
 import { join } from 'node:path';
 import { DuckDbEngine } from '../shared/engines/duckdb-engine.js';
-import { duckdbDialect } from '../shared/query/dialects.js';
+import { duckdbDialect } from '../shared/query/sql/dialects.js';
 import { EngineRunner } from '../shared/services/engine-runner.js';
 import { storeShapeFor } from '../shared/services/store-shape.js';
 import { analyticsQueryOf, planOf } from './duckdb-twin.js';

@@ -16,8 +16,8 @@ import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { DuckDbEngine } from '../shared/engines/duckdb-engine.js';
 import { duckdbTypes, eventColumns } from '../shared/events/event-columns.js';
-import { planTimeline, visitorScope } from '../shared/query/journeys-plan.js';
-import { printTimeline, printVisitorStats } from '../shared/query/journeys-visitor-sql.js';
+import { planTimeline, visitorScope } from '../shared/query/journeys/plan.js';
+import { printTimeline, printVisitorStats } from '../shared/query/journeys/print-visitor.js';
 import { addDays, rangeOfDates } from '../shared/time/date-range.js';
 
 const [rows, days, visitors] = [2_000_000, 20, 100_000].map((d, i) => Number(process.argv[2 + i] ?? d)) as [number, number, number];

@@ -15,7 +15,7 @@ import {
 import { AthenaEngine, athenaSettingsFromEnv, decodeValue, type AthenaSettings } from '../shared/engines/athena-engine.js';
 import { ApiError, QueryTimeoutError, ServiceUnavailableError } from '../shared/http/errors.js';
 import { analyticsEngine, installEngine, registerEngineFactory } from '../shared/engines/registry.js';
-import { int, print, sql, str, date, timestamp, bool } from '../shared/query/sql.js';
+import { int, print, sql, str, date, timestamp, bool } from '../shared/query/sql/sql.js';
 
 const athena = mockClient(AthenaClient);
 

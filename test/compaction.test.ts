@@ -5,9 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backfillDerived } from '../local/backfill-derived.js';
 import { COMPACT_FROM_FILES } from '../local/compact-partitions.js';
 import { importEvents } from '../local/importer.js';
-import { duckdbDialect } from '../shared/query/dialects.js';
-import { printAnalyticsQuery } from '../shared/query/print-analytics-query.js';
-import { planAnalyticsQuery } from '../shared/query/query-plan.js';
+import { duckdbDialect } from '../shared/query/sql/dialects.js';
+import { printAnalyticsQuery } from '../shared/query/analytics/print.js';
+import { planAnalyticsQuery } from '../shared/query/analytics/plan.js';
 import { generatedEvents, queryArbitrary } from './support/generated-sessions.js';
 import { startTestApi, type TestApi } from './support/test-api.js';
 

@@ -1,12 +1,12 @@
 import { TrinoSQL } from 'dt-sql-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SqlQuery } from '../shared/engines/engine.js';
-import type { Dialect } from '../shared/query/dialect.js';
-import { athenaDialect, duckdbDialect } from '../shared/query/dialects.js';
-import { printVisitorList } from '../shared/query/journeys-list-sql.js';
-import { planTimeline, planVisitorList, visitorScope } from '../shared/query/journeys-plan.js';
-import type { VisitorListQuery } from '../shared/query/journeys-query.js';
-import { printTimeline, printVisitorActivity, printVisitorExists, printVisitorStats } from '../shared/query/journeys-visitor-sql.js';
+import type { Dialect } from '../shared/query/sql/dialect.js';
+import { athenaDialect, duckdbDialect } from '../shared/query/sql/dialects.js';
+import { printVisitorList } from '../shared/query/journeys/print-list.js';
+import { planTimeline, planVisitorList, visitorScope } from '../shared/query/journeys/plan.js';
+import type { VisitorListQuery } from '../shared/query/journeys/request.js';
+import { printTimeline, printVisitorActivity, printVisitorExists, printVisitorStats } from '../shared/query/journeys/print-visitor.js';
 import { rangeOfDates } from '../shared/time/date-range.js';
 import { journeyEvents } from './fixtures/journeys-events.js';
 import { startTestApi, type TestApi } from './support/test-api.js';

@@ -1,11 +1,11 @@
 import { TrinoSQL } from 'dt-sql-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dimensions, metrics, type AnalyticsQuery } from '../shared/query/analytics-query.js';
-import { printEventList, printEventPropertyKeys, printEventPropertyValues } from '../shared/query/custom-events-sql.js';
-import { athenaDialect, duckdbDialect } from '../shared/query/dialects.js';
-import { printFirstEvent } from '../shared/query/first-event.js';
-import { printAnalyticsQuery } from '../shared/query/print-analytics-query.js';
-import { planAnalyticsQuery } from '../shared/query/query-plan.js';
+import { dimensions, metrics, type AnalyticsQuery } from '../shared/query/analytics/request.js';
+import { printEventList, printEventPropertyKeys, printEventPropertyValues } from '../shared/query/events/print.js';
+import { athenaDialect, duckdbDialect } from '../shared/query/sql/dialects.js';
+import { printFirstEvent } from '../shared/query/scope/first-event.js';
+import { printAnalyticsQuery } from '../shared/query/analytics/print.js';
+import { planAnalyticsQuery } from '../shared/query/analytics/plan.js';
 import { rangeOfDates } from '../shared/time/date-range.js';
 import type { SqlQuery } from '../shared/engines/engine.js';
 import { shopEvents } from './fixtures/shop-events.js';

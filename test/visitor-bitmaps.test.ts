@@ -1,8 +1,8 @@
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { print, sql, trusted } from '../shared/query/sql.js';
-import { bitmapVisitorCounts, KEY_CHUNK_BITS } from '../shared/query/visitor-bitmaps.js';
+import { print, sql, trusted } from '../shared/query/sql/sql.js';
+import { bitmapVisitorCounts, KEY_CHUNK_BITS } from '../shared/query/derived/visitor-bitmaps.js';
 
 // Bitmap counts against DuckDB's own count(DISTINCT) on random buckets whose keys span many chunks (the
 // store-level tests have too few visitors to leave the first chunk), with and without a group.

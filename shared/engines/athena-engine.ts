@@ -11,8 +11,8 @@ import {
 } from '@aws-sdk/client-athena';
 import { ApiError, QueryTimeoutError, ServiceUnavailableError } from '../http/errors.js';
 import { requestLogger } from '../log.js';
-import { athenaDialect, type DerivedTableNames } from '../query/dialects.js';
-import type { Dialect } from '../query/dialect.js';
+import { athenaDialect, type DerivedTableNames } from '../query/sql/dialects.js';
+import type { Dialect } from '../query/sql/dialect.js';
 import { bindParameters } from './athena-literals.js';
 import type { QueryEngine, QueryStats, SqlQuery, SqlRow, SqlValue } from './engine.js';
 

@@ -6,7 +6,7 @@ import {
   DuckDBTimestampValue,
   type DuckDBPreparedStatement,
 } from '@duckdb/node-api';
-import { duckdbDialect } from '../query/dialects.js';
+import { duckdbDialect } from '../query/sql/dialects.js';
 import { derivedRelations } from '../events/derived-relations.js';
 import { duckdbTypes, eventColumns, partitionColumns, type ColumnType } from '../events/event-columns.js';
 import type { QueryEngine, SqlParam, SqlQuery, SqlRow, SqlValue } from './engine.js';

@@ -1,4 +1,4 @@
-import type { Dialect } from '../query/dialect.js';
+import type { Dialect } from '../query/sql/dialect.js';
 
 // The one interface both engines implement: run a printed query with its bound parameters, get plain rows.
 // Values come back as string, number, boolean or null; the SQL formats dates and times itself.

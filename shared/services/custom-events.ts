@@ -1,5 +1,5 @@
-import type { EventScope } from '../query/event-scope.js';
-import { printEventList, printEventPropertyKeys, printEventPropertyValues } from '../query/custom-events-sql.js';
+import type { EventScope } from '../query/scope/event-scope.js';
+import { printEventList, printEventPropertyKeys, printEventPropertyValues } from '../query/events/print.js';
 import { rangeOfDates, resolveDateRange, type Preset } from '../time/date-range.js';
 import { EngineRunner } from './engine-runner.js';
 import { bytes } from './query.js';

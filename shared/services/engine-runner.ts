@@ -1,8 +1,8 @@
 import type { QueryEngine, SqlQuery, SqlRow } from '../engines/engine.js';
 import { analyticsEngine } from '../engines/registry.js';
 import { requestLogger } from '../log.js';
-import { printFirstEvent } from '../query/first-event.js';
-import type { Dialect } from '../query/dialect.js';
+import { printFirstEvent } from '../query/scope/first-event.js';
+import type { Dialect } from '../query/sql/dialect.js';
 
 // Runs printed queries on the installed engine and keeps the figures `meta` reports: the time spent in the
 // engine (measured here, around the engine calls) and, on Athena, the bytes scanned.

@@ -1,16 +1,16 @@
 import type { SqlRow, SqlValue } from '../engines/engine.js';
 import { NotFoundError } from '../http/errors.js';
-import type { EventScope } from '../query/event-scope.js';
-import { printVisitorList } from '../query/journeys-list-sql.js';
-import { planTimeline, planVisitorList, visitorScope } from '../query/journeys-plan.js';
+import type { EventScope } from '../query/scope/event-scope.js';
+import { printVisitorList } from '../query/journeys/print-list.js';
+import { planTimeline, planVisitorList, visitorScope } from '../query/journeys/plan.js';
 import {
   boundsOf,
   JOURNEYS_DEFAULTS,
   type TimelineRequest,
   type VisitorListRequest,
   type VisitorRequest,
-} from '../query/journeys-query.js';
-import { printTimeline, printVisitorActivity, printVisitorExists, printVisitorStats } from '../query/journeys-visitor-sql.js';
+} from '../query/journeys/request.js';
+import { printTimeline, printVisitorActivity, printVisitorExists, printVisitorStats } from '../query/journeys/print-visitor.js';
 import { resolveDateRange, type DateRangeInput, type ResolvedRange } from '../time/date-range.js';
 import { EngineRunner } from './engine-runner.js';
 import { bytes } from './query.js';

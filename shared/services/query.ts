@@ -1,5 +1,5 @@
-import { QUERY_DEFAULTS, type AnalyticsQuery, type QueryRequest } from '../query/analytics-query.js';
-import { printAnalyticsQuery } from '../query/print-analytics-query.js';
+import { QUERY_DEFAULTS, type AnalyticsQuery, type QueryRequest } from '../query/analytics/request.js';
+import { printAnalyticsQuery } from '../query/analytics/print.js';
 import { resolveDateRange, type ResolvedRange } from '../time/date-range.js';
 import { EngineRunner } from './engine-runner.js';
 import { planWithStoreShape } from './store-shape.js';

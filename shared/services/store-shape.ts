@@ -1,8 +1,8 @@
-import type { AnalyticsQuery } from '../query/analytics-query.js';
-import { printStoreShape } from '../query/pageview-buckets.js';
-import { bucketGrouping, bitmapsMayFit, planAnalyticsQuery, type QueryPlan } from '../query/query-plan.js';
-import { print } from '../query/sql.js';
-import type { StoreShape } from '../query/visitor-bitmaps.js';
+import type { AnalyticsQuery } from '../query/analytics/request.js';
+import { printStoreShape } from '../query/derived/pageview-buckets.js';
+import { bucketGrouping, bitmapsMayFit, planAnalyticsQuery, type QueryPlan } from '../query/analytics/plan.js';
+import { print } from '../query/sql/sql.js';
+import type { StoreShape } from '../query/derived/visitor-bitmaps.js';
 import type { EngineRunner } from './engine-runner.js';
 
 // The local store's shape (largest visitor key, bucket rows per day, distinct values of the grouped columns), which

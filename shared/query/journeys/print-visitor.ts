@@ -1,9 +1,9 @@
-import type { SqlQuery } from '../engines/engine.js';
-import type { Dialect } from './dialect.js';
-import { scopeCondition, scopedEvents, type EventScope } from './event-scope.js';
-import { firstPageview, referrerSource } from './journeys-list-sql.js';
-import type { TimelinePlan } from './journeys-plan.js';
-import { integer, join, print, sql, str, trusted, type Sql } from './sql.js';
+import type { SqlQuery } from '../../engines/engine.js';
+import type { Dialect } from '../sql/dialect.js';
+import { scopeCondition, scopedEvents, type EventScope } from '../scope/event-scope.js';
+import { firstPageview, referrerSource } from './print-list.js';
+import type { TimelinePlan } from './plan.js';
+import { integer, join, print, sql, str, trusted, type Sql } from '../sql/sql.js';
 
 // The one-visitor journeys queries: timeline (range, request zone), stats and activity (all time, UTC), and
 // the existence probe that tells an unknown visitor (404) from an empty page. Every one names the domain,

@@ -1,7 +1,7 @@
 import * as z from 'zod';
-import { dataText } from '../http/schemas.js';
-import type { Dialect } from './dialect.js';
-import { join, sql, str, trusted, type Sql } from './sql.js';
+import { dataText } from '../../http/schemas.js';
+import type { Dialect } from '../sql/dialect.js';
+import { join, sql, str, trusted, type Sql } from '../sql/sql.js';
 
 // Filters `[field, operator, value]`: validation, and compilation into a predicate on one event row.
 // Row fields test a column of the row; `event`, `event_property` and `exit_link` test whether the row is the

@@ -1,10 +1,10 @@
-import { offsetSegments, type OffsetSegment } from '../time/time-zone.js';
-import type { AnalyticsQuery, Dimension, Metric, SortOrder } from './analytics-query.js';
-import type { EventScope } from './event-scope.js';
-import { filterColumns, isRowFilter, pathListFilters, rowFieldColumns, type Filter, type RowFilterField } from './filters.js';
-import { bucketRelationFor, bucketsAlign, type BucketRelation } from './pageview-buckets.js';
-import { wholePartitions, type WholePartitions } from './session-fragments.js';
-import { bitmapsPay, MAX_BITMAP_GROUPS, type StoreShape } from './visitor-bitmaps.js';
+import { offsetSegments, type OffsetSegment } from '../../time/time-zone.js';
+import type { AnalyticsQuery, Dimension, Metric, SortOrder } from './request.js';
+import type { EventScope } from '../scope/event-scope.js';
+import { filterColumns, isRowFilter, pathListFilters, rowFieldColumns, type Filter, type RowFilterField } from '../scope/filters.js';
+import { bucketRelationFor, bucketsAlign, type BucketRelation } from '../derived/pageview-buckets.js';
+import { wholePartitions, type WholePartitions } from '../derived/session-fragments.js';
+import { bitmapsPay, MAX_BITMAP_GROUPS, type StoreShape } from '../derived/visitor-bitmaps.js';
 
 // The plan of a /v1/query: what to read, which aggregates to build, how to order and page. It holds no SQL;
 // print-analytics-query.ts turns it into either dialect.

@@ -1,4 +1,4 @@
-import type { SqlParam, SqlQuery } from '../engines/engine.js';
+import type { SqlParam, SqlQuery } from '../../engines/engine.js';
 
 // The only way SQL text is put together. A value always becomes a `?` placeholder with a typed parameter;
 // raw text enters only through `trusted()`, which takes identifiers and keywords from the allow-lists in this

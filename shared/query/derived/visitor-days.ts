@@ -1,8 +1,8 @@
-import { visitorDayColumns } from '../events/event-columns.js';
-import type { Dialect } from './dialect.js';
-import { scopeCondition, type EventScope } from './event-scope.js';
+import { visitorDayColumns } from '../../events/event-columns.js';
+import type { Dialect } from '../sql/dialect.js';
+import { scopeCondition, type EventScope } from '../scope/event-scope.js';
 import type { WholePartitions } from './session-fragments.js';
-import { bool, date, join, sql, str, trusted, type Sql } from './sql.js';
+import { bool, date, join, sql, str, trusted, type Sql } from '../sql/sql.js';
 
 // Visitor days (docs/STORAGE.md): one row per (is_dev, visitor) of one event file, with the visitor's times,
 // counts and revenue in that file. A journeys list ranks every visitor of its range; from these it reads about a

@@ -1,4 +1,4 @@
-import { integer, join, sql, type Sql } from './sql.js';
+import { integer, join, sql, type Sql } from '../sql/sql.js';
 
 // Distinct visitor counts by bitmaps of their integer keys (docs/STORAGE.md, "Visitor bitmaps"). A hash of every
 // (group, visitor) pair was most of a daily series; DuckDB's bitstring_agg sets bits instead: a group's keys are

@@ -1,8 +1,8 @@
-import { offsetSegments, type OffsetSegment } from '../time/time-zone.js';
-import type { EventScope } from './event-scope.js';
-import { filterColumns, type Filter } from './filters.js';
-import { wholePartitions, type WholePartitions } from './session-fragments.js';
-import type { SortOrder, TimelineQuery, VisitorBound, VisitorListQuery, VisitorSortField } from './journeys-query.js';
+import { offsetSegments, type OffsetSegment } from '../../time/time-zone.js';
+import type { EventScope } from '../scope/event-scope.js';
+import { filterColumns, type Filter } from '../scope/filters.js';
+import { wholePartitions, type WholePartitions } from '../derived/session-fragments.js';
+import type { SortOrder, TimelineQuery, VisitorBound, VisitorListQuery, VisitorSortField } from './request.js';
 
 // Plans of the journeys queries: what to read and how to filter, order and page. They hold no SQL;
 // journeys-list-sql.ts and journeys-visitor-sql.ts print them for either dialect.

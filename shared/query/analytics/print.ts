@@ -1,13 +1,13 @@
-import type { SqlQuery } from '../engines/engine.js';
-import type { Dimension, Metric } from './analytics-query.js';
-import type { Dialect } from './dialect.js';
-import { localSeconds, scopedEvents } from './event-scope.js';
-import { missingLabel, pathListPredicate, rowFieldColumns, rowPredicate, type RowFilterField } from './filters.js';
-import type { QueryPlan, RowAggregate } from './query-plan.js';
-import { scopedBuckets } from './pageview-buckets.js';
-import { combinedAttribute, sessionPieces, type FragmentAttribute } from './session-fragments.js';
-import { bitmapVisitorCounts } from './visitor-bitmaps.js';
-import { integer, join, print, sql, str, trusted, type Sql } from './sql.js';
+import type { SqlQuery } from '../../engines/engine.js';
+import type { Dimension, Metric } from './request.js';
+import type { Dialect } from '../sql/dialect.js';
+import { localSeconds, scopedEvents } from '../scope/event-scope.js';
+import { missingLabel, pathListPredicate, rowFieldColumns, rowPredicate, type RowFilterField } from '../scope/filters.js';
+import type { QueryPlan, RowAggregate } from './plan.js';
+import { scopedBuckets } from '../derived/pageview-buckets.js';
+import { combinedAttribute, sessionPieces, type FragmentAttribute } from '../derived/session-fragments.js';
+import { bitmapVisitorCounts } from '../derived/visitor-bitmaps.js';
+import { integer, join, print, sql, str, trusted, type Sql } from '../sql/sql.js';
 
 // Prints a QueryPlan as one SQL statement. Shape (CTEs only where the plan needs them):
 //   base             rows of the scope, only the needed columns

@@ -1,7 +1,7 @@
-import { sessionAttributeColumns } from '../events/event-columns.js';
-import type { Dialect } from './dialect.js';
-import { scopeCondition, type EventScope } from './event-scope.js';
-import { bool, date, join, sql, str, trusted, type Sql } from './sql.js';
+import { sessionAttributeColumns } from '../../events/event-columns.js';
+import type { Dialect } from '../sql/dialect.js';
+import { scopeCondition, type EventScope } from '../scope/event-scope.js';
+import { bool, date, join, sql, str, trusted, type Sql } from '../sql/sql.js';
 
 // Session fragments (docs/STORAGE.md): how they are made from event rows, which partitions of a range they
 // may stand in for, and the pieces a query combines per session. Everything that knows the fragment columns'

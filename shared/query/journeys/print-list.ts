@@ -1,10 +1,10 @@
-import type { SqlQuery } from '../engines/engine.js';
-import type { Dialect } from './dialect.js';
-import { localTime, scopeCondition, scopedEvents } from './event-scope.js';
-import { rowPredicate } from './filters.js';
-import type { VisitorColumn, VisitorListPlan } from './journeys-plan.js';
-import { date, int, integer, join, print, sql, timestamp, trusted, type Sql } from './sql.js';
-import { combinedVisitorAggregates, visitorPieces } from './visitor-days.js';
+import type { SqlQuery } from '../../engines/engine.js';
+import type { Dialect } from '../sql/dialect.js';
+import { localTime, scopeCondition, scopedEvents } from '../scope/event-scope.js';
+import { rowPredicate } from '../scope/filters.js';
+import type { VisitorColumn, VisitorListPlan } from './plan.js';
+import { date, int, integer, join, print, sql, timestamp, trusted, type Sql } from '../sql/sql.js';
+import { combinedVisitorAggregates, visitorPieces } from '../derived/visitor-days.js';
 
 // Prints a VisitorListPlan as one statement per page, in two passes so the costly per-visitor attributes are
 // computed for the listed page only (the single-pass form spent most of its time on them for every visitor):

@@ -1,6 +1,6 @@
-import type { OffsetSegment } from '../time/time-zone.js';
-import type { Dialect } from './dialect.js';
-import { bool, date, integer, join, sql, str, timestamp, trusted, type Sql } from './sql.js';
+import type { OffsetSegment } from '../../time/time-zone.js';
+import type { Dialect } from '../sql/dialect.js';
+import { bool, date, integer, join, sql, str, timestamp, trusted, type Sql } from '../sql/sql.js';
 
 // The rows a query may read: one domain, the `dt` partitions of its range (pruning), the exact instants of the
 // range, and dev or non-dev rows (never both). Every query of every endpoint starts from this.

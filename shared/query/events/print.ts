@@ -1,7 +1,7 @@
-import type { SqlQuery } from '../engines/engine.js';
-import type { Dialect } from './dialect.js';
-import { scopedEvents, type EventScope } from './event-scope.js';
-import { integer, print, sql, str, trusted } from './sql.js';
+import type { SqlQuery } from '../../engines/engine.js';
+import type { Dialect } from '../sql/dialect.js';
+import { scopedEvents, type EventScope } from '../scope/event-scope.js';
+import { integer, print, sql, str, trusted } from '../sql/sql.js';
 
 // GET /v1/events, /v1/events/:name/properties and /v1/events/:name/properties/:key. Custom events are rows
 // of type `event`; lists order by count descending, then by name, key or value ascending.

@@ -1,9 +1,9 @@
-import { sessionAttributeColumns } from '../events/event-columns.js';
-import type { OffsetSegment } from '../time/time-zone.js';
-import type { Dialect } from './dialect.js';
-import type { EventScope } from './event-scope.js';
-import { localSeconds } from './event-scope.js';
-import { bool, date, join, sql, str, timestamp, trusted, type Sql } from './sql.js';
+import { sessionAttributeColumns } from '../../events/event-columns.js';
+import type { OffsetSegment } from '../../time/time-zone.js';
+import type { Dialect } from '../sql/dialect.js';
+import type { EventScope } from '../scope/event-scope.js';
+import { localSeconds } from '../scope/event-scope.js';
+import { bool, date, join, sql, str, timestamp, trusted, type Sql } from '../sql/sql.js';
 
 // Pageview buckets (docs/STORAGE.md): pageviews per (15-minute UTC bucket, visitor, attribution values) of one
 // event file, written at import beside it. They answer `visitors` and `pageviews` by time and by any session
