@@ -1,7 +1,7 @@
 import './env.js';
 import { join } from 'node:path';
 import { DuckDbEngine } from '../shared/engines/duckdb-engine.js';
-import { duckdbDialect } from '../shared/query/sql/dialects.js';
+import { localTarget, type SqlTarget } from '../shared/query/sql/target.js';
 import { EngineRunner } from '../shared/services/engine-runner.js';
 import { storeShapeFor } from '../shared/services/store-shape.js';
 import { analyticsQueryOf, planOf } from './duckdb-twin.js';
@@ -20,7 +20,7 @@ const rounds = Number(roundsArg ?? 5);
 const engine = await DuckDbEngine.open(join(dataDir, 'events'));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
 const forms = ['raw', 'text ids', 'keys'] as const;
-const textIds = { ...duckdbDialect, bucketVisitor: 'visitor_id' } as const;
+const textIds: SqlTarget = { ...localTarget, catalog: { ...localTarget.catalog, bucketVisitor: 'visitor_id' } };
 const totals = { raw: 0, 'text ids': 0, keys: 0 };
 console.log('| query | raw rows p50 | derived, text ids p50 | derived, keys p50 | same answer |\n|---|---:|---:|---:|---|');
 for (const query of dashboardMix('shop.bench.example', '2026-11-20')) {

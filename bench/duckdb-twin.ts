@@ -2,13 +2,13 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDbEngine, pathLiteral } from '../shared/engines/duckdb-engine.js';
 import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
-import type { SqlQuery } from '../shared/engines/engine.js';
+import type { SqlQuery } from '../shared/query/sql/sql.js';
 import { queryRequestSchema, type AnalyticsQuery } from '../shared/query/analytics/request.js';
 import { EngineRunner } from '../shared/services/engine-runner.js';
 import { normaliseQueryRequest } from '../shared/services/query.js';
 import { storeShapeFor } from '../shared/services/store-shape.js';
-import type { Dialect } from '../shared/query/sql/dialect.js';
-import { athenaDialect, duckdbDialect } from '../shared/query/sql/dialects.js';
+import { athenaCatalog, type StoreCatalog } from '../shared/query/sql/catalog.js';
+import { localTarget, type SqlTarget } from '../shared/query/sql/target.js';
 import { printVisitorList } from '../shared/query/journeys/print-list.js';
 import { planVisitorList, type VisitorListPlanOptions } from '../shared/query/journeys/plan.js';
 import { boundsOf, JOURNEYS_DEFAULTS, visitorListRequestSchema } from '../shared/query/journeys/request.js';
@@ -37,7 +37,7 @@ export function analyticsQueryOf(query: MixQuery): AnalyticsQuery {
 }
 
 /** The statement the API runs for a mix query (POST /v1/query or journeys/list, first page). */
-export function planOf(query: MixQuery, options: PlanOptions & VisitorListPlanOptions = {}, dialect: Dialect = duckdbDialect): PlannedQuery {
+export function planOf(query: MixQuery, options: PlanOptions & VisitorListPlanOptions = {}, target: SqlTarget = localTarget): PlannedQuery {
   const range = rangeOf(query);
   if (query.path === '/v1/journeys/list') {
     const request = visitorListRequestSchema.parse(query.body);
@@ -53,10 +53,10 @@ export function planOf(query: MixQuery, options: PlanOptions & VisitorListPlanOp
       limit: request.limit ?? JOURNEYS_DEFAULTS.listLimit,
       offset: request.offset ?? 0,
     }, options);
-    return { sql: printVisitorList(plan, dialect), columns: plan.columns, dtFrom: range.dtFrom, dtTo: range.dtTo };
+    return { sql: printVisitorList(plan, target), columns: plan.columns, dtFrom: range.dtFrom, dtTo: range.dtTo };
   }
-  const plan = planAnalyticsQuery(analyticsQueryOf(query), options);
-  return { sql: printAnalyticsQuery(plan, dialect), columns: plan.columns, dtFrom: range.dtFrom, dtTo: range.dtTo };
+  const plan = planAnalyticsQuery(analyticsQueryOf(query), target.catalog, options);
+  return { sql: printAnalyticsQuery(plan, target), columns: plan.columns, dtFrom: range.dtFrom, dtTo: range.dtTo };
 }
 
 export type Relation = 'events' | DerivedFolder;
@@ -155,8 +155,9 @@ export class DuckDbTwin implements BenchEngine {
    * read against the files on disk, and Athena's scan. One as the API runs it: where DuckDB spends the time.
    */
   async scanFacts(query: MixQuery, options: PlanOptions & VisitorListPlanOptions = {}): Promise<ScanFacts> {
-    const { bucketVisitor, wholeFragmentsHavePaths } = athenaDialect('db', 'events');
-    const planned = planOf(query, options, { ...duckdbDialect, bucketVisitor, wholeFragmentsHavePaths });
+    const { bucketVisitor, wholeFragmentsHavePaths } = athenaCatalog('db', 'events');
+    const catalog: StoreCatalog = { ...localTarget.catalog, bucketVisitor, wholeFragmentsHavePaths };
+    const planned = planOf(query, options, { ...localTarget, catalog });
     const nodes = await this.profile(planned.sql);
     const scans: ScanFact[] = [];
     for (const node of nodes.filter((n) => n.operator_type === 'TABLE_SCAN' && n.extra_info?.Function === 'READ_PARQUET')) {

@@ -75,7 +75,7 @@ export async function backfillWhenFree(paths: LocalPaths, retryMs = 5_000, onErr
  * version): staged, keyed with the stored buckets, then renamed into place; removes derived files without their
  * event file. Returns the files written. Run under
  * the store lock, before marking whole fragments, by the backfill and by every local import: a fragment is only
- * ever marked whole with its `url_paths` (Dialect.wholeFragmentsHavePaths).
+ * ever marked whole with its `url_paths` (StoreCatalog.wholeFragmentsHavePaths).
  */
 export async function deriveMissing(paths: LocalPaths): Promise<number> {
   const instance = await DuckDBInstance.create(':memory:', { threads: String(process.env.DUCKDB_THREADS ?? 2) });

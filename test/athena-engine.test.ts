@@ -283,8 +283,8 @@ describe('AthenaEngine.run', () => {
 
   it('speaks Trino through the Athena dialect on the configured table', () => {
     const e = engine();
-    expect(e.dialect.name).toBe('athena');
-    expect(print(sql`SELECT * FROM ${e.dialect.eventsTable}`).sql).toBe('SELECT * FROM "analytics_db"."events"');
+    expect(e.target.dialect.name).toBe('athena');
+    expect(print(sql`SELECT * FROM ${e.target.catalog.tables.events}`).sql).toBe('SELECT * FROM "analytics_db"."events"');
   });
 });
 
@@ -339,7 +339,7 @@ describe('registry default on Lambda', () => {
       expect(() => registry.analyticsEngine()).toThrow(/ATHENA_WORKGROUP/);
       Object.assign(process.env, { ATHENA_WORKGROUP: 'wg', ATHENA_DATABASE: 'db', ATHENA_TABLE: 'events' });
       const built = registry.analyticsEngine();
-      expect(built.dialect.name).toBe('athena');
+      expect(built.target.dialect.name).toBe('athena');
       expect(registry.analyticsEngine()).toBe(built);
     } finally {
       process.env = saved;
@@ -352,7 +352,7 @@ describe('registry default on Lambda', () => {
       built = true;
       throw new Error('not here');
     });
-    const local = { dialect: engine().dialect, run: async () => ({ rows: [], stats: {} }) };
+    const local = { target: engine().target, run: async () => ({ rows: [], stats: {} }) };
     installEngine(local);
     expect(analyticsEngine()).toBe(local);
     expect(built).toBe(false);

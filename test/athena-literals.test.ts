@@ -6,7 +6,7 @@ import {
   findPlaceholders,
   trinoLiteral,
 } from '../shared/engines/athena-literals.js';
-import type { SqlParam } from '../shared/engines/engine.js';
+import type { SqlParam } from '../shared/query/sql/sql.js';
 import { ValidationError } from '../shared/http/errors.js';
 
 const s = (value: string): SqlParam => ({ type: 'string', value });

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backfillDerived } from '../local/backfill-derived.js';
 import { COMPACT_FROM_FILES } from '../local/compact-partitions.js';
 import { importEvents } from '../local/importer.js';
-import { duckdbDialect } from '../shared/query/sql/dialects.js';
+import { localCatalog } from '../shared/query/sql/catalog.js';
+import { localTarget } from '../shared/query/sql/target.js';
 import { printAnalyticsQuery } from '../shared/query/analytics/print.js';
 import { planAnalyticsQuery } from '../shared/query/analytics/plan.js';
 import { generatedEvents, queryArbitrary } from './support/generated-sessions.js';
@@ -39,7 +40,7 @@ const count = async (sql: string) => Number(Object.values((await api.engine.runR
 describe('compaction', () => {
   it('rewrites each partition of many files as one, with the same answers, visitor keys and exact whole marks', async () => {
     const queries = fc.sample(queryArbitrary, { numRuns: 60, seed: 11 });
-    const answers = () => Promise.all(queries.map(async (q) => (await api.engine.run(printAnalyticsQuery(planAnalyticsQuery(q), duckdbDialect))).rows));
+    const answers = () => Promise.all(queries.map(async (q) => (await api.engine.run(printAnalyticsQuery(planAnalyticsQuery(q, localCatalog), localTarget))).rows));
     const keysSql = `SELECT DISTINCT visitor_id, visitor_key FROM pageview_buckets ORDER BY 1`;
     const splitSql = `SELECT count(*) FROM (SELECT session_id FROM session_fragments GROUP BY session_id, dt HAVING count(*) > 1)`;
     const before = { answers: await answers(), keys: await api.engine.runRaw(keysSql), whole: await count(`SELECT count(*) FROM session_fragments WHERE whole`) };
@@ -54,7 +55,7 @@ describe('compaction', () => {
     }
     expect(await answers()).toEqual(before.answers);
     for (const [i, q] of queries.entries()) {
-      const raw = await api.engine.run(printAnalyticsQuery(planAnalyticsQuery(q, { sessionFragments: false, pageviewBuckets: false }), duckdbDialect));
+      const raw = await api.engine.run(printAnalyticsQuery(planAnalyticsQuery(q, localCatalog, { sessionFragments: false, pageviewBuckets: false }), localTarget));
       expect(raw.rows).toEqual(before.answers[i]);
     }
     expect(await api.engine.runRaw(keysSql)).toEqual(before.keys);
@@ -68,7 +69,7 @@ describe('compaction', () => {
 
   it('stopped between the renames of a partition, is undone by the next backfill: events put back, orphans derived again', async () => {
     const queries = fc.sample(queryArbitrary, { numRuns: 20, seed: 12 });
-    const answers = () => Promise.all(queries.map(async (q) => (await api.engine.run(printAnalyticsQuery(planAnalyticsQuery(q), duckdbDialect))).rows));
+    const answers = () => Promise.all(queries.map(async (q) => (await api.engine.run(printAnalyticsQuery(planAnalyticsQuery(q, localCatalog), localTarget))).rows));
     const before = { answers: await answers(), events: files(api.paths.eventsDir) };
     // The state of a stop after the derived folders were swapped (new names) and the old events moved out.
     const name = before.events[Math.floor(before.events.length / 2)]!;

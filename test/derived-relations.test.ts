@@ -8,7 +8,8 @@ import { StoreBusyError } from '../local/store-lock.js';
 import { derivedRelations } from '../shared/events/derived-relations.js';
 import type { ColumnType } from '../shared/events/event-columns.js';
 import type { AnalyticsQuery, Dimension, Metric } from '../shared/query/analytics/request.js';
-import { duckdbDialect } from '../shared/query/sql/dialects.js';
+import { localCatalog } from '../shared/query/sql/catalog.js';
+import { athenaTarget, localTarget } from '../shared/query/sql/target.js';
 import type { Filter } from '../shared/query/scope/filters.js';
 import { printAnalyticsQuery } from '../shared/query/analytics/print.js';
 import { planAnalyticsQuery, type PlanOptions, type QueryPlan } from '../shared/query/analytics/plan.js';
@@ -16,10 +17,10 @@ import { bucketGroups, bucketsAlign } from '../shared/query/derived/pageview-buc
 import { bitmapsPay, type StoreShape } from '../shared/query/derived/visitor-bitmaps.js';
 import { EngineRunner } from '../shared/services/engine-runner.js';
 import { storeShapeFor } from '../shared/services/store-shape.js';
-import { printVisitorList } from '../shared/query/journeys/print-list.js';
+import { printVisitorCount, printVisitorList } from '../shared/query/journeys/print-list.js';
 import { planVisitorList } from '../shared/query/journeys/plan.js';
 import { visitorSortFields, type VisitorBound, type VisitorListQuery } from '../shared/query/journeys/request.js';
-import { wholePartitions } from '../shared/query/derived/session-fragments.js';
+import { fullPartitions } from '../shared/query/derived/session-fragments.js';
 import { trusted } from '../shared/query/sql/sql.js';
 import { offsetSegments } from '../shared/time/time-zone.js';
 import { rangeOfDates } from '../shared/time/date-range.js';
@@ -61,8 +62,8 @@ const uncompacted = { compactFrom: Infinity };
 
 /** The query's rows as planned by default (with the derived relations) equal its rows planned with `raw`. */
 async function expectSameAsRaw(query: AnalyticsQuery, raw: PlanOptions): Promise<{ plan: QueryPlan; rows: unknown[] }> {
-  const plan = planAnalyticsQuery(query);
-  const [a, b] = await Promise.all([planAnalyticsQuery(query, raw), plan].map((p) => api.engine.run(printAnalyticsQuery(p, duckdbDialect))));
+  const plan = planAnalyticsQuery(query, localCatalog);
+  const [a, b] = await Promise.all([planAnalyticsQuery(query, localCatalog, raw), plan].map((p) => api.engine.run(printAnalyticsQuery(p, localTarget))));
   expect(b!.rows).toEqual(a!.rows);
   return { plan, rows: b!.rows };
 }
@@ -79,16 +80,16 @@ afterAll(() => api?.close());
 
 describe('session fragments', () => {
   it('read only the partitions wholly inside the range', () => {
-    expect(wholePartitions(rangeOfDates('2026-03-02', '2026-03-04', 'UTC'))).toMatchObject({ dtFrom: '2026-03-02', dtTo: '2026-03-04' });
-    expect(wholePartitions(rangeOfDates('2026-03-02', '2026-03-04', 'America/New_York'))).toMatchObject({ dtFrom: '2026-03-03', dtTo: '2026-03-04' });
-    expect(wholePartitions(rangeOfDates('2026-03-02', '2026-03-02', 'Asia/Kolkata'))).toBeNull();
+    expect(fullPartitions(rangeOfDates('2026-03-02', '2026-03-04', 'UTC'))).toMatchObject({ dtFrom: '2026-03-02', dtTo: '2026-03-04' });
+    expect(fullPartitions(rangeOfDates('2026-03-02', '2026-03-04', 'America/New_York'))).toMatchObject({ dtFrom: '2026-03-03', dtTo: '2026-03-04' });
+    expect(fullPartitions(rangeOfDates('2026-03-02', '2026-03-02', 'Asia/Kolkata'))).toBeNull();
   });
 
   it('give the same answer as raw rows for random queries', async () => {
     let withFragments = 0;
     await fc.assert(
       fc.asyncProperty(queryArbitrary, async (query) => {
-        if ((await expectSameAsRaw(query, { sessionFragments: false })).plan.sessionFragments) withFragments += 1;
+        if ((await expectSameAsRaw(query, { sessionFragments: false })).plan.sources.sessions?.from === 'fragments') withFragments += 1;
       }),
       { numRuns: 120, seed: 42 },
     );
@@ -101,9 +102,9 @@ describe('session fragments', () => {
       fc.asyncProperty(queryArbitrary, fc.subarray(pageFilterPool, { minLength: 1, maxLength: 2 }), async (random, filters) => {
         const query = { ...random, filters };
         const { plan, rows } = await expectSameAsRaw(query, { sessionFragments: false });
-        if (!plan.pathLists) return;
+        if (plan.sources.sessions?.from !== 'fragments' || plan.sources.sessions.whole.by !== 'paths') return;
         withPaths += 1;
-        const bySessionIds = await api.engine.run(printAnalyticsQuery(planAnalyticsQuery(query, { pathLists: false }), duckdbDialect));
+        const bySessionIds = await api.engine.run(printAnalyticsQuery(planAnalyticsQuery(query, localCatalog, { pathLists: false }), localTarget));
         expect(rows).toEqual(bySessionIds.rows);
       }),
       { numRuns: 80, seed: 7 },
@@ -112,15 +113,15 @@ describe('session fragments', () => {
   }, 240_000);
 
   it('written before `url_paths` existed (read as NULL, as Athena reads them) are picked by their rows, and answers stay exact', async () => {
-    // Half the fragments as an older importer wrote them, through a dialect reading that relation.
+    // Half the fragments as an older importer wrote them, through a catalog naming that relation.
     await api.engine.runRaw(`CREATE OR REPLACE VIEW fragments_half_old AS SELECT * REPLACE (CASE WHEN hash(session_id) % 2 = 0 THEN NULL ELSE url_paths END AS url_paths) FROM session_fragments`);
-    const dialect = { ...duckdbDialect, sessionFragmentsTable: trusted('fragments_half_old'), wholeFragmentsHavePaths: false };
+    const catalog = { ...localCatalog, tables: { ...localCatalog.tables, sessionFragments: trusted('fragments_half_old') }, wholeFragmentsHavePaths: false };
     let compared = 0;
     for (const filters of pageFilterPool.map((f) => [f])) {
       const query = queryOf(['visitors', 'bounce_rate', 'avg_session_duration'], { dimensions: ['referrer'], filters, timeZone: 'UTC', range: ['2026-03-01', '2026-03-10'] });
-      const plan = planAnalyticsQuery(query);
-      expect(plan.pathLists).toBe(true);
-      const [raw, halfOld] = await Promise.all([api.engine.run(printAnalyticsQuery(planAnalyticsQuery(query, { sessionFragments: false }), duckdbDialect)), api.engine.run(printAnalyticsQuery(plan, dialect))]);
+      const plan = planAnalyticsQuery(query, catalog);
+      expect(plan.sources.sessions).toMatchObject({ from: 'fragments', whole: { by: 'paths', unlistedByRows: true } });
+      const [raw, halfOld] = await Promise.all([api.engine.run(printAnalyticsQuery(planAnalyticsQuery(query, localCatalog, { sessionFragments: false }), localTarget)), api.engine.run(printAnalyticsQuery(plan, { ...localTarget, catalog }))]);
       expect(halfOld.rows).toEqual(raw.rows);
       compared += raw.rows.length;
     }
@@ -141,7 +142,7 @@ describe('session fragments', () => {
       offset: 0,
     };
     const { plan, rows } = await expectSameAsRaw(query, { sessionFragments: false });
-    expect(plan.sessionFragments).toBeDefined();
+    expect(plan.sources.sessions?.from).toBe('fragments');
     expect(rows.length).toBeGreaterThan(4);
   });
 
@@ -276,28 +277,39 @@ describe('pageview buckets', () => {
     expect(aligned('2026-03-02', '2026-04-04', 'Pacific/Chatham')).toBe(true);
     // Liberia kept -0:44:30 until 1972: its days and hours cut quarter hours.
     expect(aligned('1971-03-02', '1971-03-04', 'Africa/Monrovia')).toBe(false);
-    const plan = (dimensions: Dimension[], filters: Filter[] = [], metrics: Metric[] = ['visitors']) =>
-      planAnalyticsQuery({ domain, metrics, dimensions, filters, range: range('2026-03-02', '2026-03-04', 'UTC'), timeZone: 'UTC', sort: null, limit: 10, offset: 0 });
-    expect(plan(['country', 'date']).buckets).toBe('pageviews');
-    expect(plan(['page']).buckets).toBe('pages');
-    expect(plan(['page', 'hour']).buckets).toBe('pages');
-    expect(plan(['page', 'country']).buckets).toBeUndefined();
-    expect(plan(['page', 'event']).buckets).toBeUndefined();
-    expect(plan(['event']).buckets).toBe('pageviews');
-    expect(plan([], [filterPool[1]!]).buckets).toBeUndefined();
-    expect(plan([], [], ['revenue', 'conversions']).buckets).toBeUndefined();
-    expect(plan(['country'], [], ['visitors', 'revenue']).buckets).toBe('pageviews');
-    // Bitmaps of visitor keys: for few groups only (visitor-bitmaps.ts).
-    expect(plan([]).visitorBitmaps).toBe(true);
-    expect(plan(['date']).visitorBitmaps).toBe(true);
-    expect(plan(['date'], [], ['pageviews']).visitorBitmaps).toBeUndefined();
-    expect(plan(['hour']).visitorBitmaps).toBeUndefined();
-    expect(plan(['country']).visitorBitmaps).toBeUndefined();
+    const rowSource = (dimensions: Dimension[], filters: Filter[] = [], metrics: Metric[] = ['visitors'], catalog = localCatalog) =>
+      planAnalyticsQuery({ domain, metrics, dimensions, filters, range: range('2026-03-02', '2026-03-04', 'UTC'), timeZone: 'UTC', sort: null, limit: 10, offset: 0 }, catalog).sources.rows;
+    const relation = (...args: Parameters<typeof rowSource>) => {
+      const source = rowSource(...args);
+      return source?.from === 'buckets' ? source.relation : undefined;
+    };
+    const bitmaps = (...args: Parameters<typeof rowSource>) => {
+      const source = rowSource(...args);
+      return source?.from === 'buckets' && source.visitors?.count === 'bitmaps';
+    };
+    expect(relation(['country', 'date'])).toBe('pageviews');
+    expect(relation(['page'])).toBe('pages');
+    expect(relation(['page', 'hour'])).toBe('pages');
+    expect(relation(['page', 'country'])).toBeUndefined();
+    expect(relation(['page', 'event'])).toBeUndefined();
+    expect(relation(['event'])).toBe('pageviews');
+    expect(relation([], [filterPool[1]!])).toBeUndefined();
+    expect(relation([], [], ['revenue', 'conversions'])).toBeUndefined();
+    expect(relation(['country'], [], ['visitors', 'revenue'])).toBe('pageviews');
+    // Bitmaps of visitor keys: for few groups only (visitor-bitmaps.ts), and only where the store has keys.
+    expect(bitmaps([])).toBe(true);
+    expect(bitmaps([], [], ['visitors'], athenaTarget('db', 'events').catalog)).toBe(false);
+    expect(bitmaps(['date'])).toBe(true);
+    expect(bitmaps(['date'], [], ['pageviews'])).toBe(false);
+    expect(bitmaps(['hour'])).toBe(false);
+    expect(bitmaps(['country'])).toBe(false);
     const longRange = rangeOfDates('2026-01-01', '2026-06-30', 'UTC');
-    expect(planAnalyticsQuery({ domain, metrics: ['visitors'], dimensions: ['date'], filters: [], range: longRange, timeZone: 'UTC', sort: null, limit: 10, offset: 0 }).visitorBitmaps).toBeUndefined();
+    expect(planAnalyticsQuery({ domain, metrics: ['visitors'], dimensions: ['date'], filters: [], range: longRange, timeZone: 'UTC', sort: null, limit: 10, offset: 0 }, localCatalog).sources.rows).toMatchObject({ visitors: { count: 'distinct' } });
     // Other groupings by the store's shape: the 10M bench set's (1.7M keys, 93k page-bucket rows a day, 31 pages).
-    const shaped = (dimensions: Dimension[], storeShape: StoreShape) =>
-      planAnalyticsQuery({ domain, metrics: ['visitors'], dimensions, filters: [], range: range('2026-03-02', '2026-03-31', 'UTC'), timeZone: 'UTC', sort: null, limit: 10, offset: 0 }, { storeShape }).visitorBitmaps;
+    const shaped = (dimensions: Dimension[], storeShape: StoreShape) => {
+      const source = planAnalyticsQuery({ domain, metrics: ['visitors'], dimensions, filters: [], range: range('2026-03-02', '2026-03-31', 'UTC'), timeZone: 'UTC', sort: null, limit: 10, offset: 0 }, localCatalog, { storeShape }).sources.rows;
+      return source?.from === 'buckets' && source.visitors?.count === 'bitmaps' ? true : undefined;
+    };
     const bench: StoreShape = { maxKey: 1_706_326, rowsPerDay: 93_000, distinct: { url_path: 31, country: 16, device: 3 } };
     expect(shaped(['page'], bench)).toBe(true);
     expect(shaped(['country', 'device'], bench)).toBe(true);
@@ -349,9 +361,9 @@ describe('pageview buckets', () => {
     const used = { pageviews: 0, pages: 0, bitmaps: 0 };
     await fc.assert(
       fc.asyncProperty(bucketQueryArbitrary, async (query) => {
-        const { buckets, visitorBitmaps } = (await expectSameAsRaw(query, { sessionFragments: false, pageviewBuckets: false })).plan;
-        if (buckets) used[buckets] += 1;
-        if (visitorBitmaps) used.bitmaps += 1;
+        const source = (await expectSameAsRaw(query, { sessionFragments: false, pageviewBuckets: false })).plan.sources.rows;
+        if (source?.from === 'buckets') used[source.relation] += 1;
+        if (source?.from === 'buckets' && source.visitors?.count === 'bitmaps') used.bitmaps += 1;
       }),
       { numRuns: 120, seed: 7 },
     );
@@ -366,11 +378,12 @@ describe('pageview buckets', () => {
     let grouped = 0;
     await fc.assert(
       fc.asyncProperty(bucketQueryArbitrary, async (query) => {
-        const plan = planAnalyticsQuery(query, { storeShape });
-        const raw = planAnalyticsQuery(query, { sessionFragments: false, pageviewBuckets: false });
-        const [a, b] = await Promise.all([raw, plan].map((p) => api.engine.run(printAnalyticsQuery(p, duckdbDialect))));
+        const plan = planAnalyticsQuery(query, localCatalog, { storeShape });
+        const raw = planAnalyticsQuery(query, localCatalog, { sessionFragments: false, pageviewBuckets: false });
+        const [a, b] = await Promise.all([raw, plan].map((p) => api.engine.run(printAnalyticsQuery(p, localTarget))));
         expect(b!.rows).toEqual(a!.rows);
-        if (plan.visitorBitmaps && query.dimensions.some((d) => d !== 'date')) grouped += 1;
+        const source = plan.sources.rows;
+        if (source?.from === 'buckets' && source.visitors?.count === 'bitmaps' && query.dimensions.some((d) => d !== 'date')) grouped += 1;
       }),
       { numRuns: 80, seed: 11 },
     );
@@ -466,10 +479,10 @@ describe('visitor days', () => {
       fc.asyncProperty(listArbitrary, async (query) => {
         const plan = planVisitorList(query);
         const raw = planVisitorList(query, { visitorDays: false });
-        expect(raw.visitorDays).toBeNull();
-        if (plan.visitorDays) withDays += 1;
-        for (const mode of ['page', 'count'] as const) {
-          const [a, b] = await Promise.all([raw, plan].map((p) => api.engine.run(printVisitorList(p, duckdbDialect, mode))));
+        expect(raw.ranking.from).toBe('rows');
+        if (plan.ranking.from === 'visitor-days') withDays += 1;
+        for (const print of [printVisitorList, printVisitorCount]) {
+          const [a, b] = await Promise.all([raw, plan].map((p) => api.engine.run(print(p, localTarget))));
           expect(b!.rows).toEqual(a!.rows);
         }
       }),
@@ -483,11 +496,11 @@ describe('visitor days', () => {
       domain, isDev: false, range: rangeOfDates('2026-03-02', '2026-03-04', 'UTC'), filters: [], bounds: [], hasRevenue: false,
       firstPurchase: false, sort: { field: 'last_seen', order: 'desc' }, limit: 10, offset: 0,
     };
-    expect(planVisitorList(base).visitorDays).toMatchObject({ dtFrom: '2026-03-02', dtTo: '2026-03-04' });
-    expect(planVisitorList({ ...base, filters: [filterPool[0]!] }).visitorDays).toBeNull();
-    expect(planVisitorList({ ...base, sort: { field: 'sessions', order: 'desc' } }).visitorDays).toBeNull();
-    expect(planVisitorList({ ...base, bounds: [boundPool[4]!] }).visitorDays).toBeNull();
-    expect(planVisitorList({ ...base, range: rangeOfDates('2026-03-02', '2026-03-02', 'Asia/Kolkata') }).visitorDays).toBeNull();
+    expect(planVisitorList(base).ranking).toMatchObject({ from: 'visitor-days', partitions: { dtFrom: '2026-03-02', dtTo: '2026-03-04' } });
+    expect(planVisitorList({ ...base, filters: [filterPool[0]!] }).ranking.from).toBe('rows');
+    expect(planVisitorList({ ...base, sort: { field: 'sessions', order: 'desc' } }).ranking.from).toBe('rows');
+    expect(planVisitorList({ ...base, bounds: [boundPool[4]!] }).ranking.from).toBe('rows');
+    expect(planVisitorList({ ...base, range: rangeOfDates('2026-03-02', '2026-03-02', 'Asia/Kolkata') }).ranking.from).toBe('rows');
   });
 });
 

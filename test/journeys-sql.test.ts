@@ -1,9 +1,8 @@
 import { TrinoSQL } from 'dt-sql-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SqlQuery } from '../shared/engines/engine.js';
-import type { Dialect } from '../shared/query/sql/dialect.js';
-import { athenaDialect, duckdbDialect } from '../shared/query/sql/dialects.js';
-import { printVisitorList } from '../shared/query/journeys/print-list.js';
+import type { SqlQuery } from '../shared/query/sql/sql.js';
+import { athenaTarget, localTarget, type SqlTarget } from '../shared/query/sql/target.js';
+import { printVisitorCount, printVisitorList } from '../shared/query/journeys/print-list.js';
 import { planTimeline, planVisitorList, visitorScope } from '../shared/query/journeys/plan.js';
 import type { VisitorListQuery } from '../shared/query/journeys/request.js';
 import { printTimeline, printVisitorActivity, printVisitorExists, printVisitorStats } from '../shared/query/journeys/print-visitor.js';
@@ -15,7 +14,7 @@ import { everyFilter } from './fixtures/every-filter.js';
 // One plan, two printers, for every journeys query: the Athena text must pass Trino's grammar, its DuckDB twin
 // must run on real Parquet, and the exact text of one list plan is pinned per dialect.
 
-const athena = athenaDialect('analytics', 'events');
+const athena = athenaTarget('analytics', 'events');
 const trino = new TrinoSQL();
 
 function listQuery(overrides: Partial<VisitorListQuery> = {}): VisitorListQuery {
@@ -59,25 +58,25 @@ const fromVisitorDays = listQuery({
   offset: 20,
 });
 
-function everyQuery(dialect: Dialect): [string, SqlQuery][] {
+function everyQuery(target: SqlTarget): [string, SqlQuery][] {
   const range = rangeOfDates('2026-05-04', '2026-05-06', 'Asia/Kolkata');
   const timeline = { domain: 'journeys.test', isDev: false, visitorId: 'alice', range, limit: 100, offset: 0 };
   const scope = visitorScope('journeys.test', 'alice', false);
   return [
-    ['list, defaults', printVisitorList(planVisitorList(listQuery()), dialect)],
-    ['list, every option across a DST change', printVisitorList(planVisitorList(everyOption), dialect)],
-    ['list total past the last page', printVisitorList(planVisitorList(everyOption), dialect, 'count')],
-    ['list from visitor days, partial days at the ends', printVisitorList(planVisitorList(fromVisitorDays), dialect)],
-    ['list total from visitor days', printVisitorList(planVisitorList(fromVisitorDays), dialect, 'count')],
+    ['list, defaults', printVisitorList(planVisitorList(listQuery()), target)],
+    ['list, every option across a DST change', printVisitorList(planVisitorList(everyOption), target)],
+    ['list total past the last page', printVisitorCount(planVisitorList(everyOption), target)],
+    ['list from visitor days, partial days at the ends', printVisitorList(planVisitorList(fromVisitorDays), target)],
+    ['list total from visitor days', printVisitorCount(planVisitorList(fromVisitorDays), target)],
     ...(['first_seen', 'pageviews', 'sessions', 'revenue'] as const).map((field): [string, SqlQuery] => [
       `list by ${field}`,
-      printVisitorList(planVisitorList(listQuery({ sort: { field, order: 'asc' } })), dialect),
+      printVisitorList(planVisitorList(listQuery({ sort: { field, order: 'asc' } })), target),
     ]),
-    ['timeline', printTimeline(planTimeline({ ...timeline, includeAutoEvents: false }), dialect)],
-    ['timeline with auto events', printTimeline(planTimeline({ ...timeline, includeAutoEvents: true }), dialect)],
-    ['visitor exists', printVisitorExists(planTimeline({ ...timeline, includeAutoEvents: false }).scope, dialect)],
-    ['stats', printVisitorStats(scope, dialect)],
-    ['activity', printVisitorActivity(scope, dialect)],
+    ['timeline', printTimeline(planTimeline({ ...timeline, includeAutoEvents: false }), target)],
+    ['timeline with auto events', printTimeline(planTimeline({ ...timeline, includeAutoEvents: true }), target)],
+    ['visitor exists', printVisitorExists(planTimeline({ ...timeline, includeAutoEvents: false }).scope, target)],
+    ['stats', printVisitorStats(scope, target)],
+    ['activity', printVisitorActivity(scope, target)],
   ];
 }
 
@@ -94,7 +93,7 @@ describe('every journeys query', () => {
     expect(sql.split('?').length - 1).toBe(params.length);
   });
 
-  it.each(everyQuery(duckdbDialect))('%s: DuckDB SQL runs', async (_, query) => {
+  it.each(everyQuery(localTarget))('%s: DuckDB SQL runs', async (_, query) => {
     await expect(api.engine.run(query)).resolves.toBeDefined();
   });
 
@@ -120,19 +119,19 @@ describe('exact SQL of a list plan per dialect', () => {
   );
 
   it.each([
-    ['duckdb', duckdbDialect],
+    ['duckdb', localTarget],
     ['athena', athena],
-  ] as const)('%s', (_, dialect) => {
-    expect(printVisitorList(pinned, dialect)).toMatchSnapshot();
+  ] as const)('%s', (_, target) => {
+    expect(printVisitorList(pinned, target)).toMatchSnapshot();
   });
 
   it.each([
-    ['duckdb', duckdbDialect],
+    ['duckdb', localTarget],
     ['athena', athena],
-  ] as const)('%s, first pass over visitor days', (_, dialect) => {
+  ] as const)('%s, first pass over visitor days', (_, target) => {
     const plan = planVisitorList(fromVisitorDays);
-    expect(plan.visitorDays).toMatchObject({ dtFrom: '2026-05-04', dtTo: '2026-05-05' });
-    expect(printVisitorList(plan, dialect)).toMatchSnapshot();
+    expect(plan.ranking).toMatchObject({ from: 'visitor-days', partitions: { dtFrom: '2026-05-04', dtTo: '2026-05-05' } });
+    expect(printVisitorList(plan, target)).toMatchSnapshot();
   });
 
   it('values never enter the SQL text', () => {

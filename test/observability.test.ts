@@ -2,7 +2,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { mockClient } from 'aws-sdk-client-mock';
 import { AthenaClient, GetQueryExecutionCommand, GetQueryResultsCommand, StartQueryExecutionCommand } from '@aws-sdk/client-athena';
 import { AthenaEngine } from '../shared/engines/athena-engine.js';
-import type { QueryEngine, SqlQuery } from '../shared/engines/engine.js';
+import type { QueryEngine } from '../shared/engines/engine.js';
+import type { SqlQuery } from '../shared/query/sql/sql.js';
 import { installEngine } from '../shared/engines/registry.js';
 import { SHOP_RANGE, shopEvents } from './fixtures/shop-events.js';
 import { expectErrorResponse } from './support/http-assertions.js';
@@ -65,7 +66,7 @@ async function captureLogs<T>(work: () => Promise<T>): Promise<{ result: T; line
 function slowedEngine(delayMs: number, extra: { bytesScanned?: number; fail?: boolean } = {}): QueryEngine {
   const inner = api.engine;
   return {
-    dialect: inner.dialect,
+    target: inner.target,
     async run(query: SqlQuery) {
       await new Promise((resolve) => setTimeout(resolve, delayMs));
       if (extra.fail) throw new Error('engine exploded: internal detail that must stay in the logs');

@@ -2,11 +2,11 @@ import { TrinoSQL } from 'dt-sql-parser';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bindParameters, findPlaceholders, trinoLiteral } from '../shared/engines/athena-literals.js';
-import type { SqlParam, SqlQuery } from '../shared/engines/engine.js';
+import type { SqlParam, SqlQuery } from '../shared/query/sql/sql.js';
 import { QUERY_DEFAULTS, queryRequestSchema, type AnalyticsQuery } from '../shared/query/analytics/request.js';
 import { printEventList, printEventPropertyKeys, printEventPropertyValues } from '../shared/query/events/print.js';
-import { athenaDialect, duckdbDialect } from '../shared/query/sql/dialects.js';
-import { printVisitorList } from '../shared/query/journeys/print-list.js';
+import { athenaTarget, localTarget, type SqlTarget } from '../shared/query/sql/target.js';
+import { printVisitorCount, printVisitorList } from '../shared/query/journeys/print-list.js';
 import { planTimeline, planVisitorList, visitorScope } from '../shared/query/journeys/plan.js';
 import { boundsOf, timelineRequestSchema, visitorListRequestSchema } from '../shared/query/journeys/request.js';
 import { printTimeline, printVisitorActivity, printVisitorExists, printVisitorStats } from '../shared/query/journeys/print-visitor.js';
@@ -31,7 +31,7 @@ import { startTestApi, type TestApi } from './support/test-api.js';
 const SEED = 42;
 const NOW = new Date('2026-03-04T12:00:00Z');
 const FIRST_EVENT = new Date('2026-02-27T09:00:00Z');
-const athena = athenaDialect('analytics', 'events');
+const athena = athenaTarget('analytics', 'events');
 const trino = new TrinoSQL();
 
 let api: TestApi;
@@ -110,9 +110,8 @@ describe('generated /v1/query plans', () => {
     await fc.assert(
       fc.asyncProperty(bodies, async (body) => {
         const query = await normalisedQuery(body);
-        const plan = planAnalyticsQuery(query);
-        expectSafeAthenaSql(printAnalyticsQuery(plan, athena));
-        await expectDuckDbRuns(printAnalyticsQuery(plan, duckdbDialect), query.limit + 1);
+        expectSafeAthenaSql(printAnalyticsQuery(planAnalyticsQuery(query, athena.catalog), athena));
+        await expectDuckDbRuns(printAnalyticsQuery(planAnalyticsQuery(query, localTarget.catalog), localTarget), query.limit + 1);
       }),
       { seed: SEED, numRuns: 150 },
     );
@@ -139,9 +138,9 @@ describe('generated journeys plans', () => {
           firstPurchase: request.first_purchase ?? false,
           sort: { field: request.sort_by ?? 'last_seen', order: request.sort_order ?? 'desc' },
         });
-        for (const mode of ['page', 'count'] as const) {
-          expectSafeAthenaSql(printVisitorList(plan, athena, mode));
-          await expectDuckDbRuns(printVisitorList(plan, duckdbDialect, mode));
+        for (const print of [printVisitorList, printVisitorCount]) {
+          expectSafeAthenaSql(print(plan, athena));
+          await expectDuckDbRuns(print(plan, localTarget));
         }
       }),
       { seed: SEED, numRuns: 40 },
@@ -168,14 +167,14 @@ describe('generated journeys plans', () => {
           offset: request.offset ?? 0,
         });
         const scope = visitorScope('shop.test', request.visitor_id, isDev);
-        const queries = (dialect: typeof athena) => [
-          printTimeline(plan, dialect),
-          printVisitorExists(scope, dialect),
-          printVisitorStats(scope, dialect),
-          printVisitorActivity(scope, dialect),
+        const queries = (target: SqlTarget) => [
+          printTimeline(plan, target),
+          printVisitorExists(scope, target),
+          printVisitorStats(scope, target),
+          printVisitorActivity(scope, target),
         ];
         for (const query of queries(athena)) expectSafeAthenaSql(query);
-        for (const query of queries(duckdbDialect)) await expectDuckDbRuns(query);
+        for (const query of queries(localTarget)) await expectDuckDbRuns(query);
       }),
       { seed: SEED, numRuns: 40 },
     );
@@ -189,13 +188,13 @@ describe('generated custom-event queries', () => {
     await fc.assert(
       fc.asyncProperty(name, key, fc.integer({ min: 1, max: 1000 }), fc.boolean(), async (event, property, limit, revenue) => {
         const scope = { domain: 'shop.test', isDev: false, range: rangeOfDates('2026-03-01', '2026-03-03', 'UTC') };
-        const queries = (dialect: typeof athena) => [
-          printEventList(dialect, scope, limit),
-          printEventPropertyKeys(dialect, scope, event, limit),
-          printEventPropertyValues(dialect, scope, event, property, limit, revenue),
+        const queries = (target: SqlTarget) => [
+          printEventList(scope, limit, target),
+          printEventPropertyKeys(scope, event, limit, target),
+          printEventPropertyValues(scope, event, property, limit, revenue, target),
         ];
         for (const query of queries(athena)) expectSafeAthenaSql(query);
-        for (const query of queries(duckdbDialect)) await expectDuckDbRuns(query, limit);
+        for (const query of queries(localTarget)) await expectDuckDbRuns(query, limit);
       }),
       { seed: SEED, numRuns: 50 },
     );

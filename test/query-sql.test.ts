@@ -2,12 +2,12 @@ import { TrinoSQL } from 'dt-sql-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dimensions, metrics, type AnalyticsQuery } from '../shared/query/analytics/request.js';
 import { printEventList, printEventPropertyKeys, printEventPropertyValues } from '../shared/query/events/print.js';
-import { athenaDialect, duckdbDialect } from '../shared/query/sql/dialects.js';
+import { athenaTarget, localTarget, type SqlTarget } from '../shared/query/sql/target.js';
 import { printFirstEvent } from '../shared/query/scope/first-event.js';
 import { printAnalyticsQuery } from '../shared/query/analytics/print.js';
 import { planAnalyticsQuery } from '../shared/query/analytics/plan.js';
 import { rangeOfDates } from '../shared/time/date-range.js';
-import type { SqlQuery } from '../shared/engines/engine.js';
+import type { SqlQuery } from '../shared/query/sql/sql.js';
 import { shopEvents } from './fixtures/shop-events.js';
 import { startTestApi, type TestApi } from './support/test-api.js';
 import { everyQueryFilter } from './fixtures/every-filter.js';
@@ -15,7 +15,7 @@ import { everyQueryFilter } from './fixtures/every-filter.js';
 // One plan, two printers. The Athena text must pass Trino's grammar; its DuckDB twin must run on real Parquet;
 // and the exact text of representative plans is pinned per dialect.
 
-const athena = athenaDialect('analytics', 'events');
+const athena = athenaTarget('analytics', 'events');
 const trino = new TrinoSQL();
 
 function analyticsQuery(overrides: Partial<AnalyticsQuery>): AnalyticsQuery {
@@ -51,14 +51,14 @@ const shapes: [string, AnalyticsQuery][] = [
   ['a range across a DST change', analyticsQuery({ dimensions: ['date'], timeZone: 'Europe/Berlin', range: rangeOfDates('2026-03-20', '2026-04-05', 'Europe/Berlin') })],
 ];
 
-function otherQueries(dialect: typeof athena): [string, SqlQuery][] {
+function otherQueries(target: SqlTarget): [string, SqlQuery][] {
   const scope = { domain: 'shop.test', isDev: false, range: rangeOfDates('2026-03-01', '2026-03-03', 'UTC') };
   return [
-    ['first event', printFirstEvent(dialect, 'shop.test', false)],
-    ['event list', printEventList(dialect, scope, 100)],
-    ['event property keys', printEventPropertyKeys(dialect, scope, 'signup', 100)],
-    ['event property values with revenue', printEventPropertyValues(dialect, scope, 'signup', 'plan', 100, true)],
-    ['event property values', printEventPropertyValues(dialect, scope, 'signup', 'plan', 100, false)],
+    ['first event', printFirstEvent('shop.test', false, target)],
+    ['event list', printEventList(scope, 100, target)],
+    ['event property keys', printEventPropertyKeys(scope, 'signup', 100, target)],
+    ['event property values with revenue', printEventPropertyValues(scope, 'signup', 'plan', 100, true, target)],
+    ['event property values', printEventPropertyValues(scope, 'signup', 'plan', 100, false, target)],
   ];
 }
 
@@ -70,16 +70,14 @@ beforeAll(async () => {
 afterAll(() => api?.close());
 
 describe.each(shapes)('%s', (_, query) => {
-  const plan = planAnalyticsQuery(query);
-
   it('prints Athena SQL that Trino grammar accepts, with one parameter per placeholder', () => {
-    const { sql, params } = printAnalyticsQuery(plan, athena);
+    const { sql, params } = printAnalyticsQuery(planAnalyticsQuery(query, athena.catalog), athena);
     expect(trino.validate(sql)).toEqual([]);
     expect(sql.split('?').length - 1).toBe(params.length);
   });
 
   it('prints DuckDB SQL that runs on the Parquet files', async () => {
-    const { rows } = await api.engine.run(printAnalyticsQuery(plan, duckdbDialect));
+    const { rows } = await api.engine.run(printAnalyticsQuery(planAnalyticsQuery(query, localTarget.catalog), localTarget));
     expect(Array.isArray(rows)).toBe(true);
   });
 });
@@ -88,7 +86,7 @@ describe('the other endpoints queries', () => {
   it.each(otherQueries(athena))('%s: Athena SQL passes Trino grammar', (_, { sql }) => {
     expect(trino.validate(sql)).toEqual([]);
   });
-  it.each(otherQueries(duckdbDialect))('%s: DuckDB SQL runs', async (_, query) => {
+  it.each(otherQueries(localTarget))('%s: DuckDB SQL runs', async (_, query) => {
     await expect(api.engine.run(query)).resolves.toBeDefined();
   });
 });
@@ -102,39 +100,42 @@ describe('exact SQL per dialect', () => {
   const hourly = analyticsQuery({ dimensions: ['hour'], metrics: ['pageviews'], timeZone: 'America/New_York', range: rangeOfDates('2026-03-07', '2026-03-08', 'America/New_York') });
 
   it.each([
-    ['duckdb', duckdbDialect],
+    ['duckdb', localTarget],
     ['athena', athena],
-  ] as const)('%s: page breakdown with a row and a visitor filter', (_, dialect) => {
-    expect(printAnalyticsQuery(planAnalyticsQuery(pinned), dialect)).toMatchSnapshot();
+  ] as const)('%s: page breakdown with a row and a visitor filter', (_, target) => {
+    expect(printAnalyticsQuery(planAnalyticsQuery(pinned, target.catalog), target)).toMatchSnapshot();
   });
 
   it.each([
-    ['duckdb', duckdbDialect],
+    ['duckdb', localTarget],
     ['athena', athena],
-  ] as const)('%s: session metrics with page filters, whole fragments picked by their paths', (_, dialect) => {
-    const plan = planAnalyticsQuery(analyticsQuery({ metrics: ['bounce_rate'], filters: pagePathFilters }));
-    expect(plan.pathLists).toBe(true);
-    expect(printAnalyticsQuery(plan, dialect)).toMatchSnapshot();
+  ] as const)('%s: session metrics with page filters, whole fragments picked by their paths', (_, target) => {
+    const plan = planAnalyticsQuery(analyticsQuery({ metrics: ['bounce_rate'], filters: pagePathFilters }), target.catalog);
+    expect(plan.sources.sessions).toMatchObject({ from: 'fragments', whole: { by: 'paths', unlistedByRows: target === athena } });
+    expect(printAnalyticsQuery(plan, target)).toMatchSnapshot();
   });
 
   it.each([
-    ['duckdb', duckdbDialect],
+    ['duckdb', localTarget],
     ['athena', athena],
-  ] as const)('%s: hourly across a DST change', (_, dialect) => {
-    expect(printAnalyticsQuery(planAnalyticsQuery(hourly), dialect)).toMatchSnapshot();
+  ] as const)('%s: hourly across a DST change', (_, target) => {
+    expect(printAnalyticsQuery(planAnalyticsQuery(hourly, target.catalog), target)).toMatchSnapshot();
   });
 
   it('count bucket visitors by the integer key locally and by id on Athena, where `import --s3` assigns no keys', () => {
-    const byCountry = planAnalyticsQuery(analyticsQuery({ metrics: ['visitors'], dimensions: ['country'] }));
-    expect(byCountry.buckets).toBe('pageviews');
-    expect(printAnalyticsQuery(byCountry, duckdbDialect).sql).toContain('count(DISTINCT visitor_key) AS visitors');
-    expect(printAnalyticsQuery(byCountry, athena).sql).toContain('count(DISTINCT visitor_id) AS visitors');
-    expect(printAnalyticsQuery(byCountry, athena).sql).not.toContain('visitor_key');
+    const byCountry = analyticsQuery({ metrics: ['visitors'], dimensions: ['country'] });
+    const local = planAnalyticsQuery(byCountry, localTarget.catalog);
+    const onAthena = planAnalyticsQuery(byCountry, athena.catalog);
+    expect(local.sources.rows).toEqual({ from: 'buckets', relation: 'pageviews', visitors: { count: 'distinct', column: 'visitor_key' } });
+    expect(onAthena.sources.rows).toEqual({ from: 'buckets', relation: 'pageviews', visitors: { count: 'distinct', column: 'visitor_id' } });
+    expect(printAnalyticsQuery(local, localTarget).sql).toContain('count(DISTINCT visitor_key) AS visitors');
+    expect(printAnalyticsQuery(onAthena, athena).sql).toContain('count(DISTINCT visitor_id) AS visitors');
+    expect(printAnalyticsQuery(onAthena, athena).sql).not.toContain('visitor_key');
   });
 
   it('values never enter the SQL text', () => {
     const hostile = analyticsQuery({ filters: [{ field: 'page', operator: 'is', value: "x'; DROP TABLE events; --" }] });
-    const { sql, params } = printAnalyticsQuery(planAnalyticsQuery(hostile), athena);
+    const { sql, params } = printAnalyticsQuery(planAnalyticsQuery(hostile, athena.catalog), athena);
     expect(sql).not.toContain('DROP');
     expect(params).toContainEqual({ type: 'string', value: "x'; DROP TABLE events; --" });
   });

@@ -11,10 +11,11 @@ import {
 } from '@aws-sdk/client-athena';
 import { ApiError, QueryTimeoutError, ServiceUnavailableError } from '../http/errors.js';
 import { requestLogger } from '../log.js';
-import { athenaDialect, type DerivedTableNames } from '../query/sql/dialects.js';
-import type { Dialect } from '../query/sql/dialect.js';
+import type { DerivedTableNames } from '../query/sql/catalog.js';
+import { athenaTarget, type SqlTarget } from '../query/sql/target.js';
 import { bindParameters } from './athena-literals.js';
-import type { QueryEngine, QueryStats, SqlQuery, SqlRow, SqlValue } from './engine.js';
+import type { QueryEngine, QueryStats, SqlRow, SqlValue } from './engine.js';
+import type { SqlQuery } from '../query/sql/sql.js';
 
 // The Lambda engine: one Athena query per run() in the stack's workgroup, which enforces the result location,
 // encryption and the per-query scan cutoff. Clients never see Athena's message or our SQL (both are logged).
@@ -49,7 +50,7 @@ export function athenaClient(): AthenaClient {
 }
 
 export class AthenaEngine implements QueryEngine {
-  readonly dialect: Dialect;
+  readonly target: SqlTarget;
   private readonly client: AthenaClient;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly now: () => number;
@@ -58,7 +59,7 @@ export class AthenaEngine implements QueryEngine {
     private readonly settings: AthenaSettings,
     options: AthenaEngineOptions = {},
   ) {
-    this.dialect = athenaDialect(settings.database, settings.table, settings);
+    this.target = athenaTarget(settings.database, settings.table, settings);
     this.client = options.client ?? athenaClient();
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.now = options.now ?? Date.now;

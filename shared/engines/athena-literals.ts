@@ -1,5 +1,5 @@
 import { ValidationError } from '../http/errors.js';
-import type { SqlParam } from './engine.js';
+import type { SqlParam } from '../query/sql/sql.js';
 
 // The one place a value becomes Trino SQL text. Athena takes execution parameters as literal *text* (what you
 // would write after EXECUTE ... USING), so every bound value passes through `trinoLiteral`, and nothing else

@@ -6,10 +6,11 @@ import {
   DuckDBTimestampValue,
   type DuckDBPreparedStatement,
 } from '@duckdb/node-api';
-import { duckdbDialect } from '../query/sql/dialects.js';
+import { localTarget } from '../query/sql/target.js';
 import { derivedRelations } from '../events/derived-relations.js';
 import { duckdbTypes, eventColumns, partitionColumns, type ColumnType } from '../events/event-columns.js';
-import type { QueryEngine, SqlParam, SqlQuery, SqlRow, SqlValue } from './engine.js';
+import type { QueryEngine, SqlRow, SqlValue } from './engine.js';
+import type { SqlParam, SqlQuery } from '../query/sql/sql.js';
 
 // Local engine: one in-process DuckDB per process over the Parquet layout of event-format.md, a connection per
 // query. Never imported by a Lambda entry point. The derived relations (derivedRelations, docs/STORAGE.md) sit
@@ -17,7 +18,7 @@ import type { QueryEngine, SqlParam, SqlQuery, SqlRow, SqlValue } from './engine
 // like its Glue table.
 
 export class DuckDbEngine implements QueryEngine {
-  readonly dialect = duckdbDialect;
+  readonly target = localTarget;
   private readonly views: { name: string; dir: string; columns: ColumnList; overFiles: boolean }[];
 
   /** The view definition under way: concurrent queries wait for one instead of racing to replace the views. */

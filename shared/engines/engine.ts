@@ -1,19 +1,8 @@
-import type { Dialect } from '../query/sql/dialect.js';
+import type { SqlQuery } from '../query/sql/sql.js';
+import type { SqlTarget } from '../query/sql/target.js';
 
 // The one interface both engines implement: run a printed query with its bound parameters, get plain rows.
 // Values come back as string, number, boolean or null; the SQL formats dates and times itself.
-
-export type SqlParam =
-  | { type: 'string'; value: string }
-  | { type: 'int'; value: number }
-  | { type: 'bool'; value: boolean }
-  | { type: 'date'; value: string }
-  | { type: 'timestamp'; value: Date };
-
-export interface SqlQuery {
-  sql: string;
-  params: SqlParam[];
-}
 
 export type SqlValue = string | number | boolean | null;
 export type SqlRow = Record<string, SqlValue>;
@@ -24,6 +13,7 @@ export interface QueryStats {
 }
 
 export interface QueryEngine {
-  readonly dialect: Dialect;
+  /** The SQL spelling and the store's relations this engine's queries are printed for. */
+  readonly target: SqlTarget;
   run(query: SqlQuery): Promise<{ rows: SqlRow[]; stats: QueryStats }>;
 }

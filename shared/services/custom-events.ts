@@ -4,7 +4,7 @@ import { rangeOfDates, resolveDateRange, type Preset } from '../time/date-range.
 import { EngineRunner } from './engine-runner.js';
 import { bytes } from './query.js';
 
-// The custom-event endpoints take no time zone: presets and start/end are UTC dates (semantics.md).
+// The custom-event endpoints take no time zone: presets and start/end are UTC dates (docs/API.md).
 
 export interface EventsWindow {
   period: Preset;
@@ -24,7 +24,7 @@ async function scopeOf(runner: EngineRunner, domain: string, window: EventsWindo
 export async function listCustomEvents(domain: string, window: EventsWindow, now = new Date()) {
   const runner = new EngineRunner();
   const scope = await scopeOf(runner, domain, window, now);
-  const rows = await runner.rows(printEventList(runner.dialect, scope, window.limit));
+  const rows = await runner.rows(printEventList(scope, window.limit, runner.target));
   return {
     data: rows.map((r) => ({ name: String(r.name), count: Number(r.count), visitors: Number(r.visitors), has_properties: r.has_properties === true })),
     meta: { domain, date_range: scope.dates, query_ms: runner.queryMs, ...bytes(runner) },
@@ -34,7 +34,7 @@ export async function listCustomEvents(domain: string, window: EventsWindow, now
 export async function listEventPropertyKeys(domain: string, event: string, window: EventsWindow, now = new Date()) {
   const runner = new EngineRunner();
   const scope = await scopeOf(runner, domain, window, now);
-  const rows = await runner.rows(printEventPropertyKeys(runner.dialect, scope, event, window.limit));
+  const rows = await runner.rows(printEventPropertyKeys(scope, event, window.limit, runner.target));
   return {
     data: rows.map((r) => String(r.key)),
     meta: { domain, event, date_range: scope.dates, query_ms: runner.queryMs, ...bytes(runner) },
@@ -50,7 +50,7 @@ export async function listEventPropertyValues(
 ) {
   const runner = new EngineRunner();
   const scope = await scopeOf(runner, domain, window, now);
-  const rows = await runner.rows(printEventPropertyValues(runner.dialect, scope, event, key, window.limit, window.includeRevenue));
+  const rows = await runner.rows(printEventPropertyValues(scope, event, key, window.limit, window.includeRevenue, runner.target));
   return {
     data: rows.map((r) => ({
       value: String(r.value),

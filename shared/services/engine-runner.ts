@@ -1,8 +1,9 @@
-import type { QueryEngine, SqlQuery, SqlRow } from '../engines/engine.js';
+import type { QueryEngine, SqlRow } from '../engines/engine.js';
+import type { SqlQuery } from '../query/sql/sql.js';
 import { analyticsEngine } from '../engines/registry.js';
 import { requestLogger } from '../log.js';
 import { printFirstEvent } from '../query/scope/first-event.js';
-import type { Dialect } from '../query/sql/dialect.js';
+import type { SqlTarget } from '../query/sql/target.js';
 
 // Runs printed queries on the installed engine and keeps the figures `meta` reports: the time spent in the
 // engine (measured here, around the engine calls) and, on Athena, the bytes scanned.
@@ -13,8 +14,9 @@ export class EngineRunner {
 
   constructor(private readonly engine: QueryEngine = analyticsEngine()) {}
 
-  get dialect(): Dialect {
-    return this.engine.dialect;
+  /** What this engine's queries are printed for. */
+  get target(): SqlTarget {
+    return this.engine.target;
   }
 
   /** A runner of its own on the same engine, for work that outlives the request: its time is not the request's. */
@@ -39,13 +41,13 @@ export class EngineRunner {
     } finally {
       const elapsed = performance.now() - started;
       this.elapsedMs += elapsed;
-      requestLogger().info('query', { engine: this.engine.dialect.name, query_ms: Math.round(elapsed), ...(outcome ?? { failed: true }) });
+      requestLogger().info('query', { engine: this.engine.target.dialect.name, query_ms: Math.round(elapsed), ...(outcome ?? { failed: true }) });
     }
   }
 
   /** The domain's first event as a Date (UTC), or null when it has none. */
   async firstEventAt(domain: string, isDev: boolean): Promise<Date | null> {
-    const [row] = await this.rows(printFirstEvent(this.dialect, domain, isDev));
+    const [row] = await this.rows(printFirstEvent(domain, isDev, this.target));
     const first = row?.first_ts;
     return typeof first === 'string' ? new Date(`${first.replace(' ', 'T')}Z`) : null;
   }

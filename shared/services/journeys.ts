@@ -1,7 +1,7 @@
 import type { SqlRow, SqlValue } from '../engines/engine.js';
 import { NotFoundError } from '../http/errors.js';
 import type { EventScope } from '../query/scope/event-scope.js';
-import { printVisitorList } from '../query/journeys/print-list.js';
+import { printVisitorCount, printVisitorList } from '../query/journeys/print-list.js';
 import { planTimeline, planVisitorList, visitorScope } from '../query/journeys/plan.js';
 import {
   boundsOf,
@@ -40,7 +40,7 @@ function shownRange(range: ResolvedRange): [string, string] {
 }
 
 async function requireVisitor(runner: EngineRunner, scope: EventScope): Promise<void> {
-  const found = await runner.rows(printVisitorExists(scope, runner.dialect));
+  const found = await runner.rows(printVisitorExists(scope, runner.target));
   if (found.length === 0) throw new NotFoundError('Visitor not found');
 }
 
@@ -56,12 +56,12 @@ export async function listVisitors(request: VisitorListRequest, domain: string, 
     firstPurchase: request.first_purchase ?? false,
     sort: { field: request.sort_by ?? 'last_seen', order: request.sort_order ?? 'desc' },
   });
-  const rows = await runner.rows(printVisitorList(plan, runner.dialect));
+  const rows = await runner.rows(printVisitorList(plan, runner.target));
   // The window total rides on the page's rows; past the last page there are none, so count separately.
   const total = rows.length
     ? Number(rows[0]!.total)
     : offset > 0
-      ? Number((await runner.rows(printVisitorList(plan, runner.dialect, 'count')))[0]?.total ?? 0)
+      ? Number((await runner.rows(printVisitorCount(plan, runner.target)))[0]?.total ?? 0)
       : 0;
   return {
     data: rows.slice(0, limit).map(visitorItem),
@@ -95,7 +95,7 @@ export async function visitorTimeline(request: TimelineRequest, domain: string, 
   const page = await pageOf(runner, request, domain, JOURNEYS_DEFAULTS.timelineLimit, now);
   const { range, limit, offset } = page;
   const plan = planTimeline({ ...page, visitorId: request.visitor_id, includeAutoEvents: request.include_auto_events ?? false });
-  const rows = await runner.rows(printTimeline(plan, runner.dialect));
+  const rows = await runner.rows(printTimeline(plan, runner.target));
   if (rows.length === 0) await requireVisitor(runner, plan.scope);
   return {
     data: rows.slice(0, limit).map(timelineItem),
@@ -140,7 +140,7 @@ function timelineItem(row: SqlRow) {
 export async function visitorStats(request: VisitorRequest, domain: string) {
   const runner = new EngineRunner();
   const scope = visitorScope(domain, request.visitor_id, request.is_dev ?? false);
-  const [row] = await runner.rows(printVisitorStats(scope, runner.dialect));
+  const [row] = await runner.rows(printVisitorStats(scope, runner.target));
   if (!row || Number(row.row_count) === 0) throw new NotFoundError('Visitor not found');
   const texts = ['country', 'region', 'city', 'browser', 'os', 'device', 'entry_page', 'source', 'utm_source', 'utm_medium', 'utm_campaign'];
   return {
@@ -163,7 +163,7 @@ export async function visitorStats(request: VisitorRequest, domain: string) {
 export async function visitorActivity(request: VisitorRequest, domain: string) {
   const runner = new EngineRunner();
   const scope = visitorScope(domain, request.visitor_id, request.is_dev ?? false);
-  const rows = await runner.rows(printVisitorActivity(scope, runner.dialect));
+  const rows = await runner.rows(printVisitorActivity(scope, runner.target));
   if (rows.length === 0) await requireVisitor(runner, scope);
   return {
     data: rows.map((r) => ({

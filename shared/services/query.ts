@@ -2,7 +2,8 @@ import { QUERY_DEFAULTS, type AnalyticsQuery, type QueryRequest } from '../query
 import { printAnalyticsQuery } from '../query/analytics/print.js';
 import { resolveDateRange, type ResolvedRange } from '../time/date-range.js';
 import { EngineRunner } from './engine-runner.js';
-import { planWithStoreShape } from './store-shape.js';
+import { planAnalyticsQuery } from '../query/analytics/plan.js';
+import { storeShapeFor } from './store-shape.js';
 
 /** The request with every default filled in, over a resolved range: what the planner works from. */
 export function normaliseQueryRequest(request: QueryRequest, domain: string, range: ResolvedRange): AnalyticsQuery {
@@ -19,13 +20,15 @@ export function normaliseQueryRequest(request: QueryRequest, domain: string, ran
   };
 }
 
-/** POST /v1/query: normalise, plan, print for the engine's dialect, run, shape. */
+/** POST /v1/query: normalise, read the store's shape where it could decide a source, plan, print, run, shape. */
 export async function runAnalyticsQuery(request: QueryRequest, domain: string, now = new Date()) {
   const runner = new EngineRunner();
   const timeZone = request.timezone ?? 'UTC';
   const range = await resolveDateRange(request.date_range ?? QUERY_DEFAULTS.dateRange, timeZone, now, () => runner.firstEventAt(domain, false));
   const query = normaliseQueryRequest(request, domain, range);
-  const rows = await runner.rows(printAnalyticsQuery(await planWithStoreShape(runner, query), runner.dialect));
+  const storeShape = await storeShapeFor(runner, query);
+  const plan = planAnalyticsQuery(query, runner.target.catalog, storeShape ? { storeShape } : {});
+  const rows = await runner.rows(printAnalyticsQuery(plan, runner.target));
   const page = rows.slice(0, query.limit);
   return {
     data: page.map((row) => ({

@@ -1,10 +1,9 @@
 import type { AnalyticsQuery } from '../query/analytics/request.js';
-import { printStoreShape } from '../query/derived/pageview-buckets.js';
-import { bucketGrouping, bitmapsMayFit, planAnalyticsQuery, type QueryPlan } from '../query/analytics/plan.js';
+import { storeShapeQuestion } from '../query/analytics/plan.js';
+import { printStoreShape, type BucketRelation } from '../query/derived/pageview-buckets.js';
 import { print } from '../query/sql/sql.js';
 import type { StoreShape } from '../query/derived/visitor-bitmaps.js';
 import type { EngineRunner } from './engine-runner.js';
-
 // The local store's shape (largest visitor key, bucket rows per day, distinct values of the grouped columns), which
 // lets the planner count visitors by bitmaps for dimensions it cannot bound itself (docs/STORAGE.md, "Visitor
 // bitmaps"). One aggregate over the domain's buckets (100–800 ms on the 10M set), kept ten minutes per engine; an
@@ -14,23 +13,15 @@ import type { EngineRunner } from './engine-runner.js';
 const FRESH_MS = 10 * 60_000;
 const shapes = new WeakMap<object, Map<string, { shape: Promise<StoreShape>; at: number }>>();
 
-/** Plans the query; where bitmaps could count its visitors if the store's shape allows, reads it and plans again. */
-export async function planWithStoreShape(runner: EngineRunner, query: AnalyticsQuery): Promise<QueryPlan> {
-  const plan = planAnalyticsQuery(query);
-  const storeShape = await storeShapeFor(runner, query, plan);
-  return storeShape ? planAnalyticsQuery(query, { storeShape }) : plan;
-}
-
-/** The shape `plan` (the query planned without one) could use; undefined when none could change it. */
-export async function storeShapeFor(runner: EngineRunner, query: AnalyticsQuery, plan = planAnalyticsQuery(query)): Promise<StoreShape | undefined> {
-  // Keys, and so bitmaps, exist in local stores only (Dialect.bucketVisitor).
-  if (!plan.buckets || plan.visitorBitmaps || !plan.rowAggregates.includes('visitors') || runner.dialect.bucketVisitor !== 'visitor_key') return undefined;
-  if (!bitmapsMayFit(query.dimensions)) return undefined;
+/** The shape the plan of `query` could use; undefined when none could change its sources. */
+export async function storeShapeFor(runner: EngineRunner, query: AnalyticsQuery): Promise<StoreShape | undefined> {
+  const question = storeShapeQuestion(query, runner.target.catalog);
+  if (!question) return undefined;
   // Without a shape the plan stands: it is exact either way.
-  return shapeOf(runner, query.domain, plan.buckets, bucketGrouping(query.dimensions).columns).catch(() => undefined);
+  return shapeOf(runner, query.domain, question.relation, question.columns).catch(() => undefined);
 }
 
-function shapeOf(runner: EngineRunner, domain: string, relation: NonNullable<QueryPlan['buckets']>, columns: string[]): Promise<StoreShape> {
+function shapeOf(runner: EngineRunner, domain: string, relation: BucketRelation, columns: string[]): Promise<StoreShape> {
   let byKey = shapes.get(runner.cacheScope);
   if (!byKey) shapes.set(runner.cacheScope, (byKey = new Map()));
   const key = JSON.stringify([domain, relation, columns]);
@@ -50,8 +41,8 @@ function shapeOf(runner: EngineRunner, domain: string, relation: NonNullable<Que
   return read;
 }
 
-async function readShape(runner: EngineRunner, domain: string, relation: NonNullable<QueryPlan['buckets']>, columns: string[]): Promise<StoreShape> {
-  const [row] = await runner.rows(print(printStoreShape(runner.dialect, domain, relation, columns)));
+async function readShape(runner: EngineRunner, domain: string, relation: BucketRelation, columns: string[]): Promise<StoreShape> {
+  const [row] = await runner.rows(print(printStoreShape(domain, relation, columns, runner.target.catalog)));
   const days = Number(row?.days ?? 0);
   return {
     maxKey: Number(row?.max_key ?? 0),

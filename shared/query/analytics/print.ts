@@ -1,9 +1,11 @@
-import type { SqlQuery } from '../../engines/engine.js';
+import type { SqlQuery } from '../sql/sql.js';
 import type { Dimension, Metric } from './request.js';
 import type { Dialect } from '../sql/dialect.js';
+import type { SqlTarget } from '../sql/target.js';
 import { localSeconds, scopedEvents } from '../scope/event-scope.js';
 import { missingLabel, pathListPredicate, rowFieldColumns, rowPredicate, type RowFilterField } from '../scope/filters.js';
 import type { QueryPlan, RowAggregate } from './plan.js';
+import type { RowSource, SessionSource } from './sources.js';
 import { scopedBuckets } from '../derived/pageview-buckets.js';
 import { combinedAttribute, sessionPieces, type FragmentAttribute } from '../derived/session-fragments.js';
 import { bitmapVisitorCounts } from '../derived/visitor-bitmaps.js';
@@ -21,10 +23,12 @@ import { integer, join, print, sql, str, trusted, type Sql } from '../sql/sql.js
 //   session_metrics  sessions, bounces and mean duration per group
 // and a final select that joins the two metric sets per group, computes rates, orders and pages.
 
-export function printAnalyticsQuery(plan: QueryPlan, dialect: Dialect): SqlQuery {
+export function printAnalyticsQuery(plan: QueryPlan, target: SqlTarget): SqlQuery {
+  const { dialect } = target;
+  const { rows, sessions } = plan.sources;
   // Only row metrics from pageview buckets (which rule out filters) read no event rows at all.
-  const readsEvents = !plan.buckets || plan.sessionAggregates || plan.dimensions.includes('event') || plan.rowAggregates.some(isRevenueAggregate);
-  const ctes: Sql[] = readsEvents ? [sql`base AS (${scopedEvents(dialect, plan.scope, plan.columns, plan.segments, 'local_s')})`] : [];
+  const readsEvents = rows?.from !== 'buckets' || sessions !== null || plan.dimensions.includes('event') || plan.rowAggregates.some(isRevenueAggregate);
+  const ctes: Sql[] = readsEvents ? [sql`base AS (${scopedEvents(target, plan.scope, plan.columns, plan.segments, 'local_s')})`] : [];
 
   plan.visitorFilters.forEach((filter, i) => {
     ctes.push(sql`filter_visitors_${integer(i)} AS (SELECT DISTINCT visitor_id FROM base WHERE ${rowPredicate(filter, dialect)})`);
@@ -35,7 +39,7 @@ export function printAnalyticsQuery(plan: QueryPlan, dialect: Dialect): SqlQuery
   ];
   const kept = keptConditions.length ? 'kept' : 'base';
   // Row metrics and both kinds of session pieces read the kept rows: DuckDB filters them once instead of three times.
-  const keptTwice = plan.sessionAggregates && plan.rowAggregates.length > 0;
+  const keptTwice = sessions !== null && rows !== null;
   if (keptConditions.length) ctes.push(sql`kept AS ${keptTwice ? dialect.materialized : sql``}(SELECT * FROM base WHERE ${join(keptConditions, ' AND ')})`);
 
   const bySegment = plan.dimensions.includes('event');
@@ -48,11 +52,10 @@ export function printAnalyticsQuery(plan: QueryPlan, dialect: Dialect): SqlQuery
   // a parameter in GROUP BY.
   const groupBy = slots.length ? sql` GROUP BY ${join(slots.map((_, i) => integer(i + 1)))}` : sql``;
 
-  const hasRows = plan.rowAggregates.length > 0;
-  if (hasRows) ctes.push(rowMetricsCte(plan, dialect, kept, segmentJoin, groupBy));
+  if (rows) ctes.push(rowMetricsCte(plan, rows, target, kept, segmentJoin, groupBy));
 
-  if (plan.sessionAggregates) {
-    ctes.push(sessionsCte(plan, dialect, kept !== 'base'));
+  if (sessions) {
+    ctes.push(sessionsCte(plan, sessions, target, kept !== 'base'));
     const segmentDims = bySegment ? [sql`segment_event AS d0`] : [];
     ctes.push(sql`session_metrics AS (
       SELECT ${join([
@@ -64,9 +67,9 @@ export function printAnalyticsQuery(plan: QueryPlan, dialect: Dialect): SqlQuery
       FROM sessions${segmentJoin}${bySegment ? sql` GROUP BY 1` : groupBy})`);
   }
 
-  const from = fromClause(hasRows, plan.sessionAggregates, slots.length);
+  const from = fromClause(rows !== null, sessions !== null, slots.length);
   const select = [
-    ...plan.dimensions.map((d, i) => dimensionOutput(d, i, hasRows, plan.sessionAggregates, dialect)),
+    ...plan.dimensions.map((d, i) => dimensionOutput(d, i, rows !== null, sessions !== null, dialect)),
     ...plan.metrics.map((m) => sql`${metricSql[m]} AS ${trusted(m)}`),
   ];
   const orderBy = plan.order.length
@@ -76,7 +79,7 @@ export function printAnalyticsQuery(plan: QueryPlan, dialect: Dialect): SqlQuery
   return print(sql`WITH ${join(ctes, ',\n')}
 SELECT ${join(select)}
 FROM ${from}${orderBy}
-OFFSET ${integer(plan.offset)} LIMIT ${integer(plan.fetch)}`);
+OFFSET ${integer(plan.page.offset)} LIMIT ${integer(plan.page.limit + 1)}`);
 }
 
 const isRevenueAggregate = (a: RowAggregate) => a === 'revenue' || a === 'conversions';
@@ -86,9 +89,9 @@ const isRevenueAggregate = (a: RowAggregate) => a === 'revenue' || a === 'conver
  * from the buckets (of the segment's visitors, for the event dimension), joined per group with revenue and
  * conversions from the (few) revenue rows.
  */
-function rowMetricsCte(plan: QueryPlan, dialect: Dialect, kept: string, segmentJoin: Sql, groupBy: Sql): Sql {
-  const dims = plan.dimensions.map((d, i) => sql`${rowDimension(d, dialect)} AS d${integer(i)}`);
-  if (!plan.buckets) {
+function rowMetricsCte(plan: QueryPlan, source: RowSource, target: SqlTarget, kept: string, segmentJoin: Sql, groupBy: Sql): Sql {
+  const dims = plan.dimensions.map((d, i) => sql`${rowDimension(d, target.dialect)} AS d${integer(i)}`);
+  if (source.from === 'rows') {
     const types = [...new Set(plan.rowAggregates.map((a) => (isRevenueAggregate(a) ? 'revenue' : 'pageview')))];
     // Rows of one type need no per-aggregate FILTER: the WHERE already holds it, and DuckDB's plain
     // aggregates are cheaper than filtered ones.
@@ -100,20 +103,18 @@ function rowMetricsCte(plan: QueryPlan, dialect: Dialect, kept: string, segmentJ
   }
   const attributes = plan.dimensions.filter((d) => !isTime(d) && d !== 'event').map((d) => rowFieldColumns[d as RowFilterField]);
   const pageviewAggregates = plan.rowAggregates.filter((a) => !isRevenueAggregate(a));
-  // Visitors are told apart by the dialect's bucket column (locally an integer key, cheaper to hash than text);
-  // the event segments name them by id.
-  const visitorColumns = [
-    ...(pageviewAggregates.includes('visitors') ? [dialect.bucketVisitor] : []),
-    ...(plan.dimensions.includes('event') ? ['visitor_id'] : []),
-  ];
-  const buckets = scopedBuckets(dialect, plan.buckets, { ...plan.scope, range: plan.scope.range! }, visitorColumns, attributes, plan.segments);
-  // Bitmaps need the integer keys, which only the local store has.
+  // Visitors are told apart by the column the sources chose (an integer key where the store has them, cheaper to
+  // hash than text); the event segments name them by id.
+  const { visitors } = source;
+  const visitorColumn = visitors === null ? null : visitors.count === 'bitmaps' ? 'visitor_key' : visitors.column;
+  const visitorColumns = [...(visitorColumn ? [visitorColumn] : []), ...(plan.dimensions.includes('event') ? ['visitor_id'] : [])];
+  const buckets = scopedBuckets(target, source.relation, plan.scope, visitorColumns, attributes, plan.segments);
   const fromBuckets =
-    plan.visitorBitmaps && dialect.bucketVisitor === 'visitor_key'
+    visitors?.count === 'bitmaps'
       ? bitmapVisitorCounts(dims, buckets, pageviewAggregates.includes('pageviews'))
       : sql`SELECT ${join([
           ...dims,
-          ...pageviewAggregates.map((a) => (a === 'visitors' ? sql`count(DISTINCT ${trusted(dialect.bucketVisitor)}) AS visitors` : sql`CAST(sum(pageviews) AS BIGINT) AS pageviews`)),
+          ...pageviewAggregates.map((a) => (a === 'visitors' ? sql`count(DISTINCT ${trusted(visitorColumn!)}) AS visitors` : sql`CAST(sum(pageviews) AS BIGINT) AS pageviews`)),
         ])}
       FROM (${buckets}) buckets${segmentJoin}${groupBy}`;
   const revenueAggregates = plan.rowAggregates.filter(isRevenueAggregate);
@@ -199,14 +200,14 @@ function rowDimension(dimension: Dimension, dialect: Dialect): Sql {
 
 /**
  * `sessions`: one row per kept session with its visitor, pageviews, duration and dimension values; grouped
- * from the raw rows, or from session pieces (fragments) when the plan says they apply. `filtered`: only sessions
+ * from the raw rows, or from session pieces (fragments) when the sources say so. `filtered`: only sessions
  * that kept a row (row or visitor filters).
  */
-function sessionsCte(plan: QueryPlan, dialect: Dialect, filtered: boolean): Sql {
+function sessionsCte(plan: QueryPlan, source: SessionSource, target: SqlTarget, filtered: boolean): Sql {
+  const { dialect } = target;
   const keptSessions = filtered ? sql`session_id IN (SELECT session_id FROM kept)` : null;
   const dimensions = plan.dimensions.flatMap((d, i) => (d === 'event' ? [] : [{ d, slot: integer(i) }]));
-  const whole = plan.sessionFragments;
-  if (!whole) {
+  if (source.from === 'rows') {
     const dims = dimensions.map(({ d, slot }) => sql`${sessionDimension(d, dialect)} AS d${slot}`);
     return sql`sessions AS (
       SELECT ${join([
@@ -225,8 +226,8 @@ function sessionsCte(plan: QueryPlan, dialect: Dialect, filtered: boolean): Sql 
   const kept = keptSessions ? sql` WHERE ${keptSessions}` : sql``;
   // A whole fragment holds all its session's rows, so its own paths tell whether the session kept a row: no
   // join of a million fragments to the kept rows' session ids.
-  const pathMatch = plan.pathLists ? pathListPredicate(plan.rowFilters, trusted('url_paths'), dialect) : null;
-  const pieces = sessionPieces(dialect, { ...plan.scope, range: plan.scope.range! }, whole, attributes, pathMatch);
+  const byPaths = source.whole.by === 'paths' ? { match: pathListPredicate(plan.rowFilters, trusted('url_paths'), dialect), unlisted: source.whole.unlistedByRows } : null;
+  const pieces = sessionPieces(target, plan.scope, source.partitions, attributes, byPaths);
   const asSession = sql`SELECT ${join([trusted('visitor_id'), trusted('pageviews'), sql`date_diff('millisecond', first_ts, last_ts) AS duration_ms`, ...own])}`;
   const unlisted = pieces.unlisted ? sql`${asSession}
       FROM (${pieces.unlisted}) unlisted_fragments${kept}
@@ -235,7 +236,7 @@ function sessionsCte(plan: QueryPlan, dialect: Dialect, filtered: boolean): Sql 
   // A whole fragment is a session by itself (docs/STORAGE.md): only the other pieces are merged per session.
   return sql`sessions AS (
       ${asSession}
-      FROM (${pieces.whole}) whole_fragments${pathMatch ? sql`` : kept}
+      FROM (${pieces.whole}) whole_fragments${byPaths ? sql`` : kept}
       UNION ALL
       ${unlisted}
       SELECT ${join([

@@ -1,6 +1,7 @@
 import { sessionAttributeColumns } from '../../events/event-columns.js';
 import type { OffsetSegment } from '../../time/time-zone.js';
-import type { Dialect } from '../sql/dialect.js';
+import type { StoreCatalog } from '../sql/catalog.js';
+import type { SqlTarget } from '../sql/target.js';
 import type { EventScope } from '../scope/event-scope.js';
 import { localSeconds } from '../scope/event-scope.js';
 import { bool, date, join, sql, str, timestamp, trusted, type Sql } from '../sql/sql.js';
@@ -59,11 +60,11 @@ export function bucketsAlign(range: { from: Date; to: Date }, segments: OffsetSe
 }
 
 /**
- * The buckets of one relation over a scope's range, with the visitor columns asked for (`visitor_id`, the dialect's
- * `bucketVisitor`), the attribute columns asked for and `local_s` (localSeconds) when segments are given.
+ * The buckets of one relation over a scope's range, with the visitor columns asked for (`visitor_id`,
+ * `visitor_key`), the attribute columns asked for and `local_s` (localSeconds) when segments are given.
  */
 export function scopedBuckets(
-  dialect: Dialect,
+  { dialect, catalog }: SqlTarget,
   relation: BucketRelation,
   scope: EventScope & { range: NonNullable<EventScope['range']> },
   visitorColumns: string[],
@@ -73,20 +74,20 @@ export function scopedBuckets(
   const { range } = scope;
   const selected = [...new Set([...visitorColumns, 'pageviews', ...attributes])].map((c) => trusted(c));
   if (segments) selected.push(sql`${localSeconds(dialect, trusted('bucket'), segments)} AS local_s`);
-  return sql`SELECT ${join(selected)} FROM ${bucketTable(dialect, relation)}
+  return sql`SELECT ${join(selected)} FROM ${bucketTable(catalog, relation)}
     WHERE domain = ${str(scope.domain)} AND dt BETWEEN ${date(range.dtFrom)} AND ${date(range.dtTo)} AND bucket >= ${timestamp(range.from)} AND bucket < ${timestamp(range.to)} AND is_dev = ${bool(scope.isDev)}`;
 }
 
-export function bucketTable(dialect: Dialect, relation: BucketRelation): Sql {
-  return relation === 'pages' ? dialect.pageBucketsTable : dialect.pageviewBucketsTable;
+export function bucketTable(catalog: StoreCatalog, relation: BucketRelation): Sql {
+  return relation === 'pages' ? catalog.tables.pageBuckets : catalog.tables.pageviewBuckets;
 }
 
 /**
  * The store's shape for bitmaps (visitor-bitmaps.ts) over a domain's buckets: largest key, rows per day, and the
  * distinct values of `columns` (bucket columns of the relation, from bucketGrouping: never request text).
  */
-export function printStoreShape(dialect: Dialect, domain: string, relation: BucketRelation, columns: string[]): Sql {
+export function printStoreShape(domain: string, relation: BucketRelation, columns: string[], catalog: StoreCatalog): Sql {
   const distinct = columns.map((c, i) => sql`count(DISTINCT coalesce(${trusted(c)}, '')) AS ${trusted(`c${i}`)}`);
   return sql`SELECT ${join([sql`max(visitor_key) AS max_key`, sql`count(*) AS bucket_rows`, sql`count(DISTINCT dt) AS days`, ...distinct])}
-FROM ${bucketTable(dialect, relation)} WHERE domain = ${str(domain)}`;
+FROM ${bucketTable(catalog, relation)} WHERE domain = ${str(domain)}`;
 }

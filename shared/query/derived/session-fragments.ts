@@ -1,5 +1,6 @@
 import { sessionAttributeColumns } from '../../events/event-columns.js';
 import type { Dialect } from '../sql/dialect.js';
+import type { SqlTarget } from '../sql/target.js';
 import { scopeCondition, type EventScope } from '../scope/event-scope.js';
 import { bool, date, join, sql, str, trusted, type Sql } from '../sql/sql.js';
 
@@ -33,8 +34,8 @@ export function fragmentsOf(rows: Sql, dialect: Dialect): Sql {
 FROM ${rows} WHERE session_id <> '' GROUP BY session_id, is_dev ORDER BY first_ts`;
 }
 
-/** The dt partitions lying wholly inside `[from, to)`, with the instants they cover; null when there is none. */
-export interface WholePartitions {
+/** The dt partitions lying wholly inside a range `[from, to)` (its full days in UTC), with the instants they cover. */
+export interface FullPartitions {
   dtFrom: string;
   dtTo: string;
   /** Start of dtFrom and end of dtTo (UTC midnights): rows outside this span come from partial partitions. */
@@ -44,7 +45,8 @@ export interface WholePartitions {
 
 const DAY_MS = 86_400_000;
 
-export function wholePartitions(range: { from: Date; to: Date }): WholePartitions | null {
+/** The full partitions of a range; null when it holds none. */
+export function fullPartitions(range: { from: Date; to: Date }): FullPartitions | null {
   const from = new Date(Math.ceil(range.from.getTime() / DAY_MS) * DAY_MS);
   const to = new Date(Math.floor(range.to.getTime() / DAY_MS) * DAY_MS);
   if (from >= to) return null;
@@ -62,16 +64,16 @@ export type FragmentAttribute = 'entry_page' | (typeof sessionAttributeColumns)[
  * outside the range), to be merged per session. Each reads what it needs itself, so neither engine holds a
  * shared intermediate.
  *
- * With `pathMatch` (a predicate on `url_paths`), `whole` keeps only the fragments with a path it accepts; where
- * the store may hold whole fragments without paths (Dialect.wholeFragmentsHavePaths), `unlisted` holds those,
- * which the caller must pick by their sessions' rows like the merged pieces.
+ * With `byPaths`, `whole` keeps only the fragments whose path list `byPaths.match` (a predicate on `url_paths`)
+ * accepts; with `byPaths.unlisted`, `unlisted` holds the whole fragments without paths, which the caller must pick
+ * by their sessions' rows like the merged pieces.
  */
 export function sessionPieces(
-  dialect: Dialect,
+  { catalog }: SqlTarget,
   scope: EventScope & { range: NonNullable<EventScope['range']> },
-  whole: WholePartitions,
+  whole: FullPartitions,
   attributes: FragmentAttribute[],
-  pathMatch: Sql | null = null,
+  byPaths: { match: Sql; unlisted: boolean } | null = null,
 ): { whole: Sql; unlisted: Sql | null; merged: Sql } {
   const columns = [
     'session_id', 'visitor_id', 'first_ts', 'last_ts', 'pageviews',
@@ -79,20 +81,20 @@ export function sessionPieces(
     ...attributes,
   ];
   // One column list for every side: UNION ALL pairs columns by position, not by name.
-  const stored = (condition: Sql) => sql`SELECT ${join(columns.map((c) => trusted(c)))} FROM ${dialect.sessionFragmentsTable}
+  const stored = (condition: Sql) => sql`SELECT ${join(columns.map((c) => trusted(c)))} FROM ${catalog.tables.sessionFragments}
     WHERE domain = ${str(scope.domain)} AND dt BETWEEN ${date(whole.dtFrom)} AND ${date(whole.dtTo)} AND is_dev = ${bool(scope.isDev)} AND ${condition}`;
   const fromRows = columns.map((c) => rowAsFragment[c] ?? trusted(c));
   const { range } = scope;
   const partial = range.from < whole.from || range.to > whole.to;
   return {
-    whole: stored(pathMatch ? sql`whole AND ${pathMatch}` : sql`whole`),
-    unlisted: pathMatch && !dialect.wholeFragmentsHavePaths ? stored(sql`whole AND url_paths IS NULL`) : null,
+    whole: stored(byPaths ? sql`whole AND ${byPaths.match}` : sql`whole`),
+    unlisted: byPaths?.unlisted ? stored(sql`whole AND url_paths IS NULL`) : null,
     // Fragments written before `whole` existed read NULL there: merged like any piece. The partial partitions'
     // rows are read from those partitions only (none when the range is whole days in UTC).
     merged: partial
       ? sql`${stored(notWhole)}
     UNION ALL
-    SELECT ${join(fromRows)} FROM ${dialect.eventsTable}
+    SELECT ${join(fromRows)} FROM ${catalog.tables.events}
     WHERE ${scopeCondition(scope)} AND session_id <> '' AND (dt < ${date(whole.dtFrom)} OR dt > ${date(whole.dtTo)})`
       : stored(notWhole),
   };

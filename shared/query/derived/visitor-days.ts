@@ -1,7 +1,7 @@
 import { visitorDayColumns } from '../../events/event-columns.js';
-import type { Dialect } from '../sql/dialect.js';
+import type { StoreCatalog } from '../sql/catalog.js';
 import { scopeCondition, type EventScope } from '../scope/event-scope.js';
-import type { WholePartitions } from './session-fragments.js';
+import type { FullPartitions } from './session-fragments.js';
 import { bool, date, join, sql, str, trusted, type Sql } from '../sql/sql.js';
 
 // Visitor days (docs/STORAGE.md): one row per (is_dev, visitor) of one event file, with the visitor's times,
@@ -60,13 +60,13 @@ const rowAsPiece: Record<PieceColumn, Sql> = {
  * partial partitions at its ends as a one-row piece (a stored day of a partial partition would hold rows outside
  * the range). Grouped by visitor_id they give `combinedVisitorAggregates`.
  */
-export function visitorPieces(dialect: Dialect, scope: EventScope & { range: NonNullable<EventScope['range']> }, whole: WholePartitions): Sql {
-  const stored = sql`SELECT ${join(pieceColumns.map((c) => trusted(c)))} FROM ${dialect.visitorDaysTable}
+export function visitorPieces(catalog: StoreCatalog, scope: EventScope & { range: NonNullable<EventScope['range']> }, whole: FullPartitions): Sql {
+  const stored = sql`SELECT ${join(pieceColumns.map((c) => trusted(c)))} FROM ${catalog.tables.visitorDays}
     WHERE domain = ${str(scope.domain)} AND dt BETWEEN ${date(whole.dtFrom)} AND ${date(whole.dtTo)} AND is_dev = ${bool(scope.isDev)}`;
   const { range } = scope;
   if (range.from >= whole.from && range.to <= whole.to) return stored;
   return sql`${stored}
     UNION ALL
-    SELECT ${join(pieceColumns.map((c) => rowAsPiece[c]))} FROM ${dialect.eventsTable}
+    SELECT ${join(pieceColumns.map((c) => rowAsPiece[c]))} FROM ${catalog.tables.events}
     WHERE ${scopeCondition(scope)} AND (dt < ${date(whole.dtFrom)} OR dt > ${date(whole.dtTo)})`;
 }

@@ -1,7 +1,7 @@
 import { offsetSegments, type OffsetSegment } from '../../time/time-zone.js';
 import type { EventScope } from '../scope/event-scope.js';
 import { filterColumns, type Filter } from '../scope/filters.js';
-import { wholePartitions, type WholePartitions } from '../derived/session-fragments.js';
+import { fullPartitions, type FullPartitions } from '../derived/session-fragments.js';
 import type { SortOrder, TimelineQuery, VisitorBound, VisitorListQuery, VisitorSortField } from './request.js';
 
 // Plans of the journeys queries: what to read and how to filter, order and page. They hold no SQL;
@@ -31,13 +31,14 @@ export interface VisitorListPlan {
   /** Keep visitors whose first revenue row ever lies in the range. */
   firstPurchase: boolean;
   order: VisitorOrderTerm[];
-  fetch: number;
-  offset: number;
+  /** The requested page; the statement fetches one row more to learn whether more rows exist. */
+  page: { offset: number; limit: number };
   /**
-   * The whole partitions whose stored visitor days the first pass reads instead of their rows; null when it
-   * reads rows: with filters (they need rows), a session count (days cannot count sessions), or no whole day.
+   * What the first pass ranks visitors over: the stored visitor days of the range's full partitions (plus the
+   * partial partitions' rows as pieces), or the rows: with filters (they need rows), a session count (days
+   * cannot count sessions), or no full day in the range.
    */
-  visitorDays: WholePartitions | null;
+  ranking: { from: 'rows' } | { from: 'visitor-days'; partitions: FullPartitions };
 }
 
 export interface VisitorListPlanOptions {
@@ -51,8 +52,8 @@ export interface TimelinePlan {
   scope: EventScope;
   segments: OffsetSegment[];
   types: TimelineType[];
-  fetch: number;
-  offset: number;
+  /** The requested page; the statement fetches one row more to learn whether more rows exist. */
+  page: { offset: number; limit: number };
 }
 
 /** Columns every list query reads: what the aggregates and the first-pageview attributes need. */
@@ -88,6 +89,7 @@ export function planVisitorList(query: VisitorListQuery, options: VisitorListPla
   const { range } = query;
   const sessionCounts = sortColumn === 'session_count' || query.bounds.some((b) => b.aggregate === 'session_count');
   const daysExact = (options.visitorDays ?? true) && !query.filters.length && !sessionCounts;
+  const partitions = daysExact ? fullPartitions(range) : null;
   return {
     scope: { domain: query.domain, isDev: query.isDev, range },
     segments: offsetSegments(query.range.timeZone, range.from, range.to),
@@ -98,13 +100,12 @@ export function planVisitorList(query: VisitorListQuery, options: VisitorListPla
     hasRevenue: query.hasRevenue,
     firstPurchase: query.firstPurchase,
     order: [
-      // Only latest_revenue can be null (visitors without revenue); semantics.md puts them last either way.
+      // Only latest_revenue can be null (visitors without revenue), and those come last either way (docs/API.md).
       { column: sortColumn, direction: query.sort.order, nullsLast: true },
       { column: 'visitor_id', direction: 'asc', nullsLast: false },
     ],
-    fetch: query.limit + 1,
-    offset: query.offset,
-    visitorDays: daysExact ? wholePartitions(range) : null,
+    page: { offset: query.offset, limit: query.limit },
+    ranking: partitions ? { from: 'visitor-days', partitions } : { from: 'rows' },
   };
 }
 
@@ -114,8 +115,7 @@ export function planTimeline(query: TimelineQuery): TimelinePlan {
     scope: { domain: query.domain, isDev: query.isDev, range, visitorId: query.visitorId },
     segments: offsetSegments(range.timeZone, range.from, range.to),
     types: query.includeAutoEvents ? ['pageview', 'event', 'revenue', 'auto'] : ['pageview', 'event', 'revenue'],
-    fetch: query.limit + 1,
-    offset: query.offset,
+    page: { offset: query.offset, limit: query.limit },
   };
 }
 

@@ -1,5 +1,6 @@
-import type { SqlQuery } from '../../engines/engine.js';
+import type { SqlQuery } from '../sql/sql.js';
 import type { Dialect } from '../sql/dialect.js';
+import type { SqlTarget } from '../sql/target.js';
 import { localTime, scopeCondition, scopedEvents } from '../scope/event-scope.js';
 import { rowPredicate } from '../scope/filters.js';
 import type { VisitorColumn, VisitorListPlan } from './plan.js';
@@ -53,7 +54,7 @@ type RankAggregate = VisitorColumn | 'revenue_event_count';
 
 /** An aggregate of the first pass: over event rows, or combined over visitor days. */
 function rankAggregate(plan: VisitorListPlan, name: RankAggregate): Sql {
-  if (!plan.visitorDays) return aggregates[name];
+  if (plan.ranking.from === 'rows') return aggregates[name];
   // The planner reads visitor days only when no session count is asked for.
   if (name === 'session_count') throw new Error('visitor days hold no session counts');
   return combinedVisitorAggregates[name];
@@ -75,17 +76,28 @@ function havingConditions(plan: VisitorListPlan, dialect: Dialect): Sql[] {
  * The first revenue row ever lies in the range exactly when the visitor has one in the range and none before
  * it, so only the partitions up to the range's start are read, never those after it.
  */
-function earlierBuyers(plan: VisitorListPlan, dialect: Dialect): Sql {
+function earlierBuyers(plan: VisitorListPlan, target: SqlTarget): Sql {
   const { domain, isDev, range } = plan.scope;
   return sql`earlier_buyers AS (
-    SELECT DISTINCT visitor_id FROM ${dialect.eventsTable}
+    SELECT DISTINCT visitor_id FROM ${target.catalog.tables.events}
     WHERE ${scopeCondition({ domain, isDev })} AND dt <= ${date(range.dtFrom)} AND ts < ${timestamp(range.from)} AND ${revenue} AND visitor_id IS NOT NULL)`;
 }
 
-export function printVisitorList(plan: VisitorListPlan, dialect: Dialect, mode: 'page' | 'count' = 'page'): SqlQuery {
-  const ranked = plan.visitorDays ? visitorPieces(dialect, plan.scope, plan.visitorDays) : scopedEvents(dialect, plan.scope, plan.rankColumns);
+/** The list's page of visitors with their details. */
+export function printVisitorList(plan: VisitorListPlan, target: SqlTarget): SqlQuery {
+  return printList(plan, target, 'page');
+}
+
+/** The number of visitors the list's filters and bounds keep (`total`). */
+export function printVisitorCount(plan: VisitorListPlan, target: SqlTarget): SqlQuery {
+  return printList(plan, target, 'count');
+}
+
+function printList(plan: VisitorListPlan, target: SqlTarget, mode: 'page' | 'count'): SqlQuery {
+  const { dialect } = target;
+  const ranked = plan.ranking.from === 'visitor-days' ? visitorPieces(target.catalog, plan.scope, plan.ranking.partitions) : scopedEvents(target, plan.scope, plan.rankColumns);
   const ctes: Sql[] = [sql`ranked_rows AS (${ranked})`];
-  if (plan.firstPurchase) ctes.push(earlierBuyers(plan, dialect));
+  if (plan.firstPurchase) ctes.push(earlierBuyers(plan, target));
   const having = havingConditions(plan, dialect);
   const sortKeys = [...new Set(plan.order.map((o) => o.column).filter((c): c is VisitorColumn => c !== 'visitor_id'))];
   ctes.push(sql`visitors AS (
@@ -104,7 +116,7 @@ export function printVisitorList(plan: VisitorListPlan, dialect: Dialect, mode: 
     SELECT ${join([trusted('visitor_id'), ...sortKeys.map((c) => trusted(`${c} AS ${rank(c)}`)), sql`count(*) OVER () AS total`])}
     FROM visitors
     ORDER BY ${orderBy('')}
-    OFFSET ${integer(plan.offset)} LIMIT ${integer(plan.fetch)})`);
+    OFFSET ${integer(plan.page.offset)} LIMIT ${integer(plan.page.limit + 1)})`);
   // Joined rather than `IN (SELECT ... FROM listed)`: `listed` is read once, so Trino (which plans every
   // reference of a CTE on its own) does not run the first pass twice.
   ctes.push(sql`details AS (
@@ -113,7 +125,7 @@ export function printVisitorList(plan: VisitorListPlan, dialect: Dialect, mode: 
       ...Object.entries(aggregates).map(([name, value]) => sql`${value} AS ${trusted(name)}`),
       ...listedAttributes(dialect),
     ])}
-    FROM listed l JOIN (${scopedEvents(dialect, plan.scope, plan.columns)}) base ON base.visitor_id = l.visitor_id
+    FROM listed l JOIN (${scopedEvents(target, plan.scope, plan.columns)}) base ON base.visitor_id = l.visitor_id
     GROUP BY ${join(listedColumns.map((c) => trusted(`l.${c}`)))})`);
 
   const shown = (column: string) => dialect.formatTimestamp(localTime(trusted(column), plan.segments));

@@ -1,5 +1,5 @@
-import type { SqlQuery } from '../../engines/engine.js';
-import type { Dialect } from '../sql/dialect.js';
+import type { SqlQuery } from '../sql/sql.js';
+import type { SqlTarget } from '../sql/target.js';
 import { scopeCondition, scopedEvents, type EventScope } from '../scope/event-scope.js';
 import { firstPageview, referrerSource } from './print-list.js';
 import type { TimelinePlan } from './plan.js';
@@ -19,20 +19,21 @@ const timelineColumns = [
  * never overlap). The entry page of a session is its first pageview in the range; numbering runs after the
  * type filter but only over pageviews, so hiding auto rows never moves it.
  */
-export function printTimeline(plan: TimelinePlan, dialect: Dialect): SqlQuery {
+export function printTimeline(plan: TimelinePlan, target: SqlTarget): SqlQuery {
+  const { dialect } = target;
   const entry = sql`CASE WHEN type = 'pageview' AND row_number() OVER (PARTITION BY session_id, type ORDER BY ts, url_path) = 1 THEN 1 ELSE 0 END`;
   const passThrough = timelineColumns.filter((c) => c !== 'ts').map((c) => trusted(c));
-  return print(sql`WITH base AS (${scopedEvents(dialect, plan.scope, timelineColumns, plan.segments)})
+  return print(sql`WITH base AS (${scopedEvents(target, plan.scope, timelineColumns, plan.segments)})
 SELECT ${join([sql`${dialect.formatTimestamp(trusted('local_ts'))} AS shown_ts`, ...passThrough, sql`${entry} AS is_entry_page`])}
 FROM base
 WHERE type IN (${join(plan.types.map((t) => sql`${str(t)}`))})
 ORDER BY ts DESC, type ASC, session_id ASC, url_path ASC, event_name ASC, transaction_id ASC
-OFFSET ${integer(plan.offset)} LIMIT ${integer(plan.fetch)}`);
+OFFSET ${integer(plan.page.offset)} LIMIT ${integer(plan.page.limit + 1)}`);
 }
 
 /** Whether the scope holds any row at all (any type). Asked only when a result came back empty. */
-export function printVisitorExists(scope: EventScope, dialect: Dialect): SqlQuery {
-  return print(sql`SELECT 1 AS found FROM ${dialect.eventsTable} WHERE ${scopeCondition(scope)} LIMIT 1`);
+export function printVisitorExists(scope: EventScope, target: SqlTarget): SqlQuery {
+  return print(sql`SELECT 1 AS found FROM ${target.catalog.tables.events} WHERE ${scopeCondition(scope)} LIMIT 1`);
 }
 
 const statsColumns = [
@@ -53,7 +54,8 @@ const descriptive: [string, Sql][] = [
  * scan a CTE once per reference): per session first, with the session's first pageview and its attributes,
  * then over the sessions. Session-less revenue rows form the group `''`, which counts as no session.
  */
-export function printVisitorStats(scope: EventScope, dialect: Dialect): SqlQuery {
+export function printVisitorStats(scope: EventScope, target: SqlTarget): SqlQuery {
+  const { dialect } = target;
   const pageview = sql`type = 'pageview'`;
   const perSession = [
     sql`session_id`,
@@ -80,16 +82,16 @@ export function printVisitorStats(scope: EventScope, dialect: Dialect): SqlQuery
     sql`coalesce(round(avg(date_diff('millisecond', first_ts, last_ts)) FILTER (WHERE session_id <> '') / 1000, 2), 0) AS avg_session_duration_seconds`,
     ...descriptive.map(([name]) => sql`${dialect.argMinKeepNull(trusted(name), trusted('first_pageview_ts'))} FILTER (WHERE first_pageview_ts IS NOT NULL) AS ${trusted(name)}`),
   ];
-  return print(sql`WITH base AS (${scopedEvents(dialect, scope, statsColumns)}),
+  return print(sql`WITH base AS (${scopedEvents(target, scope, statsColumns)}),
 sessions AS (SELECT ${join(perSession)} FROM base GROUP BY session_id)
 SELECT ${join(overSessions)}
 FROM sessions`);
 }
 
 /** Pageviews per (ISO weekday, hour) in UTC; only buckets that have some. */
-export function printVisitorActivity(scope: EventScope, dialect: Dialect): SqlQuery {
-  return print(sql`WITH base AS (${scopedEvents(dialect, scope, ['ts', 'type', 'visitor_id'])})
-SELECT ${dialect.isoDayOfWeek(trusted('ts'))} AS day_of_week, hour(ts) AS hour_of_day, count(*) AS pageviews, count(DISTINCT visitor_id) AS unique_visitors
+export function printVisitorActivity(scope: EventScope, target: SqlTarget): SqlQuery {
+  return print(sql`WITH base AS (${scopedEvents(target, scope, ['ts', 'type', 'visitor_id'])})
+SELECT ${target.dialect.isoDayOfWeek(trusted('ts'))} AS day_of_week, hour(ts) AS hour_of_day, count(*) AS pageviews, count(DISTINCT visitor_id) AS unique_visitors
 FROM base
 WHERE type = 'pageview'
 GROUP BY 1, 2

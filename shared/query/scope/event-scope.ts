@@ -1,5 +1,6 @@
 import type { OffsetSegment } from '../../time/time-zone.js';
 import type { Dialect } from '../sql/dialect.js';
+import type { SqlTarget } from '../sql/target.js';
 import { bool, date, integer, join, sql, str, timestamp, trusted, type Sql } from '../sql/sql.js';
 
 // The rows a query may read: one domain, the `dt` partitions of its range (pruning), the exact instants of the
@@ -28,10 +29,10 @@ export function scopeCondition(scope: EventScope): Sql {
  * `SELECT <columns> FROM events WHERE <scope>`, with the local time appended when segments are given: `local_ts`
  * (a timestamp, for display) or `local_s` (integer seconds, for grouping: see localSeconds).
  */
-export function scopedEvents(dialect: Dialect, scope: EventScope, columns: Iterable<string>, segments?: OffsetSegment[], local: 'local_ts' | 'local_s' = 'local_ts'): Sql {
+export function scopedEvents(target: SqlTarget, scope: EventScope, columns: Iterable<string>, segments?: OffsetSegment[], local: 'local_ts' | 'local_s' = 'local_ts'): Sql {
   const selected = [...new Set(columns)].sort().map((c) => trusted(c));
-  if (segments) selected.push(sql`${local === 'local_ts' ? localTime(trusted('ts'), segments) : localSeconds(dialect, trusted('ts'), segments)} AS ${trusted(local)}`);
-  return sql`SELECT ${join(selected)} FROM ${dialect.eventsTable} WHERE ${scopeCondition(scope)}`;
+  if (segments) selected.push(sql`${local === 'local_ts' ? localTime(trusted('ts'), segments) : localSeconds(target.dialect, trusted('ts'), segments)} AS ${trusted(local)}`);
+  return sql`SELECT ${join(selected)} FROM ${target.catalog.tables.events} WHERE ${scopeCondition(scope)}`;
 }
 
 /**

@@ -1,30 +1,10 @@
 import type { Sql, SqlLike } from './sql.js';
 
-// Everything that differs between DuckDB and Athena (Trino) SQL, and nothing else. The query builders write
-// one statement shape and call these for the few functions whose names or arguments differ.
+// How DuckDB and Athena (Trino) spell what they both can do, and nothing else: facts about the store live in its
+// catalog (catalog.ts). The printers write one statement shape and call these for the few functions whose names
+// or arguments differ.
 export interface Dialect {
   readonly name: 'duckdb' | 'athena';
-  /** The events relation: a view over the Parquet files locally, the Glue table on AWS. */
-  readonly eventsTable: Sql;
-  /** The session fragments (docs/STORAGE.md): a view over their Parquet files locally, a Glue table on AWS. */
-  readonly sessionFragmentsTable: Sql;
-  /** The pageview buckets (docs/STORAGE.md): a view over their Parquet files locally, a Glue table on AWS. */
-  readonly pageviewBucketsTable: Sql;
-  /** The page buckets (docs/STORAGE.md): a view over their Parquet files locally, a Glue table on AWS. */
-  readonly pageBucketsTable: Sql;
-  /** The visitor days (docs/STORAGE.md): a view over their Parquet files locally, a Glue table on AWS. */
-  readonly visitorDaysTable: Sql;
-  /**
-   * The pageview buckets' column that tells visitors apart in a distinct count: locally the integer
-   * `visitor_key` every local import assigns (cheaper to hash than text); on Athena `visitor_id`, since
-   * `import --s3` cannot read the store to assign keys (docs/STORAGE.md).
-   */
-  readonly bucketVisitor: 'visitor_key' | 'visitor_id';
-  /**
-   * Every whole session fragment carries `url_paths`: true of the local store, whose writers derive files of an
-   * older version again before marking any fragment whole; not of a bucket synced from an older local store.
-   */
-  readonly wholeFragmentsHavePaths: boolean;
   /** Prefix of a CTE body read more than once that is cheaper computed once: `MATERIALIZED ` or nothing. */
   readonly materialized: Sql;
   /** `x` of the row with the smallest `by`, keeping NULL when that row's `x` is NULL. */

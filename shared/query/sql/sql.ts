@@ -1,8 +1,20 @@
-import type { SqlParam, SqlQuery } from '../../engines/engine.js';
-
 // The only way SQL text is put together. A value always becomes a `?` placeholder with a typed parameter;
 // raw text enters only through `trusted()`, which takes identifiers and keywords from the allow-lists in this
 // folder, never request data. `print()` joins fragments into one query for an engine.
+
+/** A value bound to a `?` placeholder, typed so each engine binds it as the column's type. */
+export type SqlParam =
+  | { type: 'string'; value: string }
+  | { type: 'int'; value: number }
+  | { type: 'bool'; value: boolean }
+  | { type: 'date'; value: string }
+  | { type: 'timestamp'; value: Date };
+
+/** A printed statement: its text with `?` placeholders and their values in order. */
+export interface SqlQuery {
+  sql: string;
+  params: SqlParam[];
+}
 
 export class Sql {
   constructor(

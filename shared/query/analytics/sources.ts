@@ -1,0 +1,158 @@
+import { bucketRelationFor, bucketsAlign, type BucketRelation } from '../derived/pageview-buckets.js';
+import { fullPartitions, type FullPartitions } from '../derived/session-fragments.js';
+import { bitmapsPay, MAX_BITMAP_GROUPS, type StoreShape } from '../derived/visitor-bitmaps.js';
+import { pathListFilters, rowFieldColumns, type RowFilterField } from '../scope/filters.js';
+import type { StoreCatalog } from '../sql/catalog.js';
+import type { OffsetSegment } from '../../time/time-zone.js';
+import type { AnalyticsQuery, Dimension } from './request.js';
+
+// Which stored relations answer a /v1/query (docs/STORAGE.md): decided once here, from the query and the store's
+// catalog, and named in the plan as tagged variants, so the printer prints what was decided and decides nothing.
+// Every source below gives the same answer as the raw rows; they differ only in what they read.
+
+/** How the pageview buckets' distinct visitors are counted. */
+export type VisitorCount =
+  /** `count(DISTINCT column)` over the buckets' visitor column (the catalog's bucketVisitor). */
+  | { count: 'distinct'; column: 'visitor_key' | 'visitor_id' }
+  /** Bitmaps of the integer visitor keys, for few groups (derived/visitor-bitmaps.ts). */
+  | { count: 'bitmaps' };
+
+/** Where the row metrics (pageviews, visitors, revenue, conversions) are read from. */
+export type RowSource =
+  /** The kept event rows. */
+  | { from: 'rows' }
+  /**
+   * Pageviews and visitors from the stored buckets of `relation`; revenue and conversions from the revenue rows.
+   * `visitors` is null when no visitor count is asked for.
+   */
+  | { from: 'buckets'; relation: BucketRelation; visitors: VisitorCount | null };
+
+/** How a session-metric query picks the whole fragments of its kept sessions. */
+export type WholeFragmentPick =
+  /** By the session ids of the kept rows (or all of them, with no filter). */
+  | { by: 'kept-rows' }
+  /**
+   * By their stored path lists, when every filter is on `page`. `unlistedByRows`: the store may hold whole
+   * fragments without paths (the catalog's wholeFragmentsHavePaths), which are picked by the kept rows instead.
+   */
+  | { by: 'paths'; unlistedByRows: boolean };
+
+/** Where the session metrics (bounce rate, session duration) are read from. */
+export type SessionSource =
+  /** Every row of the range grouped by session. */
+  | { from: 'rows' }
+  /** The stored session fragments of the range's full partitions, plus the partial partitions' rows as pieces. */
+  | { from: 'fragments'; partitions: FullPartitions; whole: WholeFragmentPick };
+
+export interface QuerySources {
+  /** Null when no requested metric is a row metric. */
+  rows: RowSource | null;
+  /** Null when no requested metric is a session metric. */
+  sessions: SessionSource | null;
+}
+
+/** Turns a derived relation off, to plan the raw-row form of a query (tests and benchmarks compare the two). */
+export interface SourceOptions {
+  /** Use stored session fragments where they are exact (default true). */
+  sessionFragments?: boolean;
+  /** Use stored pageview or page buckets where they are exact (default true). */
+  pageviewBuckets?: boolean;
+  /** Pick whole session fragments by their path lists where only page filters apply (default true). */
+  pathLists?: boolean;
+  /** The local store's shape for the query's bucket columns: bounds visitor bitmaps by any dimension. */
+  storeShape?: StoreShape;
+}
+
+/** What the metrics of a query need, as the planner worked it out. */
+export interface MetricNeeds {
+  pageviews: boolean;
+  visitors: boolean;
+  revenue: boolean;
+  sessions: boolean;
+}
+
+export function decideSources(
+  query: AnalyticsQuery,
+  needs: MetricNeeds,
+  segments: OffsetSegment[] | undefined,
+  catalog: StoreCatalog,
+  options: SourceOptions = {},
+): QuerySources {
+  const rowMetrics = needs.pageviews || needs.visitors || needs.revenue;
+  return {
+    rows: rowMetrics ? rowSource(query, needs, segments, catalog, options) : null,
+    sessions: needs.sessions ? sessionSource(query, catalog, options) : null,
+  };
+}
+
+/**
+ * Buckets hold pageviews by visitor, time and attribution (or page): exact for visitors and pageviews without
+ * filters, grouped by time, attribution (or page) or the event segment, when the range and the zone's
+ * boundaries fall on bucket edges.
+ */
+function rowSource(query: AnalyticsQuery, needs: MetricNeeds, segments: OffsetSegment[] | undefined, catalog: StoreCatalog, options: SourceOptions): RowSource {
+  const { columns, relation } = bucketGrouping(query.dimensions);
+  const usable =
+    options.pageviewBuckets !== false &&
+    (needs.pageviews || needs.visitors) &&
+    query.filters.length === 0 &&
+    relation !== null &&
+    // The event segments are joined to the attribution buckets only.
+    (relation === 'pageviews' || !query.dimensions.includes('event')) &&
+    bucketsAlign(query.range, segments);
+  if (!usable) return { from: 'rows' };
+  if (!needs.visitors) return { from: 'buckets', relation, visitors: null };
+  const bitmaps = catalog.bucketVisitor === 'visitor_key' && bitmapsFit(query.dimensions, columns, daysOf(query.range), options.storeShape);
+  return { from: 'buckets', relation, visitors: bitmaps ? { count: 'bitmaps' } : { count: 'distinct', column: catalog.bucketVisitor } };
+}
+
+function sessionSource(query: AnalyticsQuery, catalog: StoreCatalog, options: SourceOptions): SessionSource {
+  // Without one full partition every piece would be a raw row: the raw form is as cheap and simpler.
+  const partitions = options.sessionFragments === false ? null : fullPartitions(query.range);
+  if (!partitions) return { from: 'rows' };
+  const byPaths = options.pathLists !== false && pathListFilters(query.filters);
+  return {
+    from: 'fragments',
+    partitions,
+    whole: byPaths ? { by: 'paths', unlistedByRows: !catalog.wholeFragmentsHavePaths } : { by: 'kept-rows' },
+  };
+}
+
+/**
+ * The bucket relation and columns whose store shape could let visitors be counted by bitmaps, where the query
+ * alone cannot tell; null when no shape could change its sources. The caller reads that shape before planning.
+ */
+export function shapeQuestion(query: AnalyticsQuery, needs: MetricNeeds, segments: OffsetSegment[] | undefined, catalog: StoreCatalog): { relation: BucketRelation; columns: string[] } | null {
+  const sources = decideSources(query, needs, segments, catalog);
+  const rows = sources.rows;
+  if (rows?.from !== 'buckets' || rows.visitors?.count !== 'distinct' || rows.visitors.column !== 'visitor_key') return null;
+  if (!bitmapsMayFit(query.dimensions)) return null;
+  return { relation: rows.relation, columns: bucketGrouping(query.dimensions).columns };
+}
+
+/** The bucket columns a query's dimensions group by (other than time and event), and the relation holding them. */
+export function bucketGrouping(dimensions: readonly Dimension[]): { columns: string[]; relation: BucketRelation | null } {
+  const columns = dimensions.filter((d) => d !== 'date' && d !== 'hour' && d !== 'event').map((d) => rowFieldColumns[d as RowFilterField]);
+  return { columns, relation: bucketRelationFor(columns) };
+}
+
+/** Dimensions a store's shape can bound for bitmaps: dates and bucket columns, not hours (too sparse) or events. */
+function bitmapsMayFit(dimensions: readonly Dimension[]): boolean {
+  return !dimensions.includes('hour') && !dimensions.includes('event');
+}
+
+/**
+ * Whether visitors may be counted by bitmaps: statically for no dimension or dates up to MAX_BITMAP_GROUPS days;
+ * by the store's shape for dates and bucket columns.
+ */
+function bitmapsFit(dimensions: readonly Dimension[], columns: string[], days: number, shape: StoreShape | undefined): boolean {
+  if (dimensions.length === 0) return true;
+  if (dimensions.length === 1 && dimensions[0] === 'date' && days <= MAX_BITMAP_GROUPS) return true;
+  if (!shape || !bitmapsMayFit(dimensions)) return false;
+  const groups = columns.reduce((n, c) => n * (shape.distinct[c] ?? Infinity), dimensions.includes('date') ? days : 1);
+  return bitmapsPay(groups, days, shape);
+}
+
+function daysOf(range: { from: Date; to: Date }): number {
+  return Math.ceil((range.to.getTime() - range.from.getTime()) / 86_400_000) + 1;
+}

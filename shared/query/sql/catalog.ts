@@ -1,0 +1,74 @@
+import { PAGE_BUCKETS_TABLE, PAGEVIEW_BUCKETS_TABLE, SESSION_FRAGMENTS_TABLE, VISITOR_DAYS_TABLE } from '../../events/derived-relations.js';
+import { trusted, type Sql } from './sql.js';
+
+// What an engine's store holds, apart from how its SQL is spelled (dialect.ts): the names of the stored
+// relations and the facts about their contents that decide which of them can answer a query. The planners read
+// these facts once (analytics/sources.ts); the printers only print the relation names.
+
+/** The stored relations: the events and the derived relations beside them (docs/STORAGE.md). */
+export type StoredRelation = 'events' | 'sessionFragments' | 'pageviewBuckets' | 'pageBuckets' | 'visitorDays';
+
+export interface StoreCatalog {
+  /** Each relation as the engine names it: a view over Parquet files locally, a Glue table on AWS. */
+  readonly tables: Readonly<Record<StoredRelation, Sql>>;
+  /**
+   * The pageview buckets' column that tells visitors apart: the integer `visitor_key` every local import assigns
+   * (cheaper to hash than text, and what visitor bitmaps count), or `visitor_id` where no writer can assign
+   * keys (a bucket fed by `import --s3`).
+   */
+  readonly bucketVisitor: 'visitor_key' | 'visitor_id';
+  /**
+   * Every whole session fragment carries `url_paths`: true of the local store, whose writers derive files of an
+   * older version again before marking any fragment whole; not of a bucket synced from an older local store.
+   */
+  readonly wholeFragmentsHavePaths: boolean;
+}
+
+/** The local store: views named like the Glue tables, integer visitor keys, path lists on every whole fragment. */
+export const localCatalog: StoreCatalog = {
+  tables: {
+    events: trusted('events'),
+    sessionFragments: trusted(SESSION_FRAGMENTS_TABLE),
+    pageviewBuckets: trusted(PAGEVIEW_BUCKETS_TABLE),
+    pageBuckets: trusted(PAGE_BUCKETS_TABLE),
+    visitorDays: trusted(VISITOR_DAYS_TABLE),
+  },
+  bucketVisitor: 'visitor_key',
+  wholeFragmentsHavePaths: true,
+};
+
+/** Glue tables of the derived relations, each defaulting to the relation's own name. */
+export interface DerivedTableNames {
+  sessionsTable?: string;
+  bucketsTable?: string;
+  pagesTable?: string;
+  visitorsTable?: string;
+}
+
+/**
+ * The stack's Glue tables: `table` holds the events, `derived` names the derived relations' tables; all are
+ * printed quoted as `"database"."table"`. Buckets on S3 may be written without keys, and whole fragments may come
+ * from an older local store without paths, so neither is assumed.
+ */
+export function athenaCatalog(database: string, table: string, derived: DerivedTableNames = {}): StoreCatalog {
+  const {
+    sessionsTable = SESSION_FRAGMENTS_TABLE,
+    bucketsTable = PAGEVIEW_BUCKETS_TABLE,
+    pagesTable = PAGE_BUCKETS_TABLE,
+    visitorsTable = VISITOR_DAYS_TABLE,
+  } = derived;
+  const identifier = /^[a-z0-9_]+$/;
+  if (![database, table, sessionsTable, bucketsTable, pagesTable, visitorsTable].every((name) => identifier.test(name))) throw new Error('Glue names must match [a-z0-9_]+');
+  const quoted = (name: string) => trusted(`"${database}"."${name}"`);
+  return {
+    tables: {
+      events: quoted(table),
+      sessionFragments: quoted(sessionsTable),
+      pageviewBuckets: quoted(bucketsTable),
+      pageBuckets: quoted(pagesTable),
+      visitorDays: quoted(visitorsTable),
+    },
+    bucketVisitor: 'visitor_id',
+    wholeFragmentsHavePaths: false,
+  };
+}
