@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { DuckDbEngine, pathLiteral } from '../shared/engines/duckdb-engine.js';
 import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
 import type { SqlQuery } from '../shared/query/sql/sql.js';
-import { queryRequestSchema, type AnalyticsQuery } from '../shared/query/analytics/request.js';
+import { queryRequestSchema, type AnalyticsQuery } from '../shared/requests/query.js';
 import { EngineRunner } from '../shared/services/engine-runner.js';
 import { normaliseQueryRequest } from '../shared/services/query.js';
 import { storeShapeFor } from '../shared/services/store-shape.js';
@@ -11,7 +11,7 @@ import { athenaCatalog, type StoreCatalog } from '../shared/query/sql/catalog.js
 import { localTarget, type SqlTarget } from '../shared/query/sql/target.js';
 import { printVisitorList } from '../shared/query/journeys/print-list.js';
 import { planVisitorList, type VisitorListPlanOptions } from '../shared/query/journeys/plan.js';
-import { boundsOf, JOURNEYS_DEFAULTS, visitorListRequestSchema } from '../shared/query/journeys/request.js';
+import { boundsOf, JOURNEYS_DEFAULTS, visitorListRequestSchema } from '../shared/requests/journeys.js';
 import { printAnalyticsQuery } from '../shared/query/analytics/print.js';
 import { planAnalyticsQuery, type PlanOptions } from '../shared/query/analytics/plan.js';
 import type { Dataset } from './dataset.js';

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { httpHandler } from '../shared/http/handler.js';
-import { domainSchema, pathSegment } from '../shared/http/schemas.js';
+import { domainSchema, pathSegment } from '../shared/requests/fields.js';
 import { routes } from '../shared/routes.js';
 import { removeAnnotation } from '../shared/services/annotations.js';
 

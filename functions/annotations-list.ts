@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { httpHandler } from '../shared/http/handler.js';
-import { calendarDateSchema, domainSchema } from '../shared/http/schemas.js';
+import { calendarDateSchema, domainSchema } from '../shared/requests/fields.js';
 import { routes } from '../shared/routes.js';
 import { findAnnotations } from '../shared/services/annotations.js';
 

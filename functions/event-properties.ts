@@ -1,4 +1,4 @@
-import { eventNamePath, eventsQuery, windowOf } from '../shared/http/events-params.js';
+import { eventNamePath, eventsQuery, windowOf } from '../shared/requests/events.js';
 import { httpHandler } from '../shared/http/handler.js';
 import { routes } from '../shared/routes.js';
 import { listEventPropertyKeys } from '../shared/services/custom-events.js';

@@ -1,4 +1,4 @@
-import { propertyKeyPath, propertyValuesQuery, windowOf } from '../shared/http/events-params.js';
+import { propertyKeyPath, propertyValuesQuery, windowOf } from '../shared/requests/events.js';
 import { httpHandler } from '../shared/http/handler.js';
 import { routes } from '../shared/routes.js';
 import { listEventPropertyValues } from '../shared/services/custom-events.js';

@@ -1,5 +1,5 @@
 import { httpHandler } from '../shared/http/handler.js';
-import { visitorListRequestSchema } from '../shared/query/journeys/request.js';
+import { visitorListRequestSchema } from '../shared/requests/journeys.js';
 import { routes } from '../shared/routes.js';
 import { listVisitors } from '../shared/services/journeys.js';
 

@@ -1,5 +1,5 @@
 import { httpHandler } from '../shared/http/handler.js';
-import { visitorRequestSchema } from '../shared/query/journeys/request.js';
+import { visitorRequestSchema } from '../shared/requests/journeys.js';
 import { routes } from '../shared/routes.js';
 import { visitorStats } from '../shared/services/journeys.js';
 

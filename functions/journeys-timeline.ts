@@ -1,5 +1,5 @@
 import { httpHandler } from '../shared/http/handler.js';
-import { timelineRequestSchema } from '../shared/query/journeys/request.js';
+import { timelineRequestSchema } from '../shared/requests/journeys.js';
 import { routes } from '../shared/routes.js';
 import { visitorTimeline } from '../shared/services/journeys.js';
 

@@ -1,5 +1,5 @@
 import { httpHandler } from '../shared/http/handler.js';
-import { queryRequestSchema } from '../shared/query/analytics/request.js';
+import { queryRequestSchema } from '../shared/requests/query.js';
 import { routes } from '../shared/routes.js';
 import { runAnalyticsQuery } from '../shared/services/query.js';
 

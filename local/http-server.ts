@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { routeList, type Route } from '../shared/routes.js';
-import { ApiError, MethodNotAllowedError, NotFoundError, internalError } from '../shared/http/errors.js';
+import { ApiError, MethodNotAllowedError, NotFoundError, internalError } from '../shared/errors.js';
 import { MAX_BODY_BYTES } from '../shared/http/handler.js';
 import { jsonResponse } from '../shared/http/response.js';
 

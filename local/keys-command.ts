@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { domainSchema } from '../shared/http/schemas.js';
+import { domainSchema } from '../shared/requests/fields.js';
 import type { Scope } from '../shared/routes.js';
 import type { NewCredential } from '../shared/services/credentials.js';
 import type { CredentialType } from '../shared/store/credentials-repo.js';

@@ -13,7 +13,7 @@ import {
   type QueryExecutionState,
 } from '@aws-sdk/client-athena';
 import { AthenaEngine, athenaSettingsFromEnv, decodeValue, type AthenaSettings } from '../shared/engines/athena-engine.js';
-import { ApiError, QueryTimeoutError, ServiceUnavailableError } from '../shared/http/errors.js';
+import { ApiError, QueryTimeoutError, ServiceUnavailableError } from '../shared/errors.js';
 import { analyticsEngine, installEngine, registerEngineFactory } from '../shared/engines/registry.js';
 import { int, print, sql, str, date, timestamp, bool } from '../shared/query/sql/sql.js';
 

@@ -7,7 +7,7 @@ import {
   trinoLiteral,
 } from '../shared/engines/athena-literals.js';
 import type { SqlParam } from '../shared/query/sql/sql.js';
-import { ValidationError } from '../shared/http/errors.js';
+import { ValidationError } from '../shared/errors.js';
 
 const s = (value: string): SqlParam => ({ type: 'string', value });
 

@@ -2,7 +2,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { referrerDomain } from '../shared/events/event-validation.js';
-import { queryFilterFields } from '../shared/query/analytics/request.js';
+import { queryFilterFields } from '../shared/requests/query.js';
 import { SHOP_RANGE, shopEvents } from './fixtures/shop-events.js';
 import { expectErrorResponse } from './support/http-assertions.js';
 import { rotatingToken } from './support/rotating-token.js';

@@ -4,7 +4,7 @@ import type { SqlQuery } from '../shared/query/sql/sql.js';
 import { athenaTarget, localTarget, type SqlTarget } from '../shared/query/sql/target.js';
 import { printVisitorCount, printVisitorList } from '../shared/query/journeys/print-list.js';
 import { planTimeline, planVisitorList, visitorScope } from '../shared/query/journeys/plan.js';
-import type { VisitorListQuery } from '../shared/query/journeys/request.js';
+import type { VisitorListQuery } from '../shared/requests/journeys.js';
 import { printTimeline, printVisitorActivity, printVisitorExists, printVisitorStats } from '../shared/query/journeys/print-visitor.js';
 import { rangeOfDates } from '../shared/time/date-range.js';
 import { journeyEvents } from './fixtures/journeys-events.js';

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admitRequest, readUsage, recordImportedEvents } from '../shared/limits/limiter.js';
-import { RateLimitedError } from '../shared/http/errors.js';
+import { RateLimitedError } from '../shared/errors.js';
 import { documentClient } from '../shared/store/dynamo-client.js';
 import { startTestApi, type TestApi } from './support/test-api.js';
 

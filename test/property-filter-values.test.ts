@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { filterOperators, type FilterOperator } from '../shared/query/scope/filters.js';
+import { filterOperators, type FilterOperator } from '../shared/requests/filters.js';
 import { hostileStrings } from './support/request-arbitraries.js';
 import { rotatingToken } from './support/rotating-token.js';
 import { startTestApi, type TestApi } from './support/test-api.js';

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { responseSchemas } from '../shared/http/response-schemas.js';
-import { queryFilterFields } from '../shared/query/analytics/request.js';
-import { journeyFilterFields } from '../shared/query/journeys/request.js';
+import { queryFilterFields } from '../shared/requests/query.js';
+import { journeyFilterFields } from '../shared/requests/journeys.js';
 import type { RouteKey } from '../shared/routes.js';
 import { shopEvents } from './fixtures/shop-events.js';
 import { expectErrorResponse } from './support/http-assertions.js';

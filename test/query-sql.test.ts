@@ -1,6 +1,6 @@
 import { TrinoSQL } from 'dt-sql-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dimensions, metrics, type AnalyticsQuery } from '../shared/query/analytics/request.js';
+import { dimensions, metrics, type AnalyticsQuery } from '../shared/requests/query.js';
 import { printEventList, printEventPropertyKeys, printEventPropertyValues } from '../shared/query/events/print.js';
 import { athenaTarget, localTarget, type SqlTarget } from '../shared/query/sql/target.js';
 import { printFirstEvent } from '../shared/query/scope/first-event.js';

@@ -1,5 +1,5 @@
 import { CREDENTIAL_CACHE_MS } from '../config.js';
-import { ForbiddenError, UnauthorizedError } from '../http/errors.js';
+import { ForbiddenError, UnauthorizedError } from '../errors.js';
 import type { Scope } from '../routes.js';
 import { getCredential, type Credential } from '../store/credentials-repo.js';
 import { parseToken, secretMatches } from './tokens.js';

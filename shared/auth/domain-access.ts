@@ -1,4 +1,4 @@
-import { ForbiddenError, invalidField } from '../http/errors.js';
+import { ForbiddenError, invalidField } from '../errors.js';
 import type { Credential } from '../store/credentials-repo.js';
 
 /**

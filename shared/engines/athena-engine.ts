@@ -9,7 +9,7 @@ import {
   type QueryExecution,
   type Row,
 } from '@aws-sdk/client-athena';
-import { ApiError, QueryTimeoutError, ServiceUnavailableError } from '../http/errors.js';
+import { ApiError, QueryTimeoutError, ServiceUnavailableError } from '../errors.js';
 import { requestLogger } from '../log.js';
 import type { DerivedTableNames } from '../query/sql/catalog.js';
 import { athenaTarget, type SqlTarget } from '../query/sql/target.js';

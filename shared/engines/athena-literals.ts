@@ -1,4 +1,4 @@
-import { ValidationError } from '../http/errors.js';
+import { ValidationError } from '../errors.js';
 import type { SqlParam } from '../query/sql/sql.js';
 
 // The one place a value becomes Trino SQL text. Athena takes execution parameters as literal *text* (what you

@@ -1,4 +1,4 @@
-import { domainSchema } from '../http/schemas.js';
+import { domainSchema } from '../requests/fields.js';
 import type { ColumnType, eventColumns } from './event-columns.js';
 
 // Checks one imported event against event-format.md §1 and turns it into its stored row (§2). Pure, so any

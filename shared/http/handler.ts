@@ -9,7 +9,7 @@ import { admitDomainRequest, admitRequest } from '../limits/limiter.js';
 import { logger, withRequestLogger } from '../log.js';
 import type { Route } from '../routes.js';
 import type { Credential } from '../store/credentials-repo.js';
-import { ApiError, ValidationError, internalError } from './errors.js';
+import { ApiError, ValidationError, internalError } from '../errors.js';
 import { jsonResponse, type HttpResult } from './response.js';
 import { parseInput } from './validation.js';
 

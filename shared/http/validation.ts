@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { ValidationError, type ErrorDetail } from './errors.js';
+import { ValidationError, type ErrorDetail } from '../errors.js';
 
 /** Parses `input` with `schema`, or throws a 400 whose details name every bad field. */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown, root: 'body' | 'query' | 'path'): z.output<S> {

@@ -1,5 +1,5 @@
 import { RATE_LIMIT_PER_MINUTE } from '../config.js';
-import { RateLimitedError, UsageLimitError } from '../http/errors.js';
+import { RateLimitedError, UsageLimitError } from '../errors.js';
 import type { Credential } from '../store/credentials-repo.js';
 import { add, addBelowLimit, read } from '../store/counters-repo.js';
 

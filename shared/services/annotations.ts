@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { NotFoundError } from '../http/errors.js';
+import { NotFoundError } from '../errors.js';
 import { deleteAnnotation, listAnnotations, putAnnotation, type Annotation } from '../store/annotations-repo.js';
 
 export async function createAnnotation(domain: string, input: { date: string; title: string }, createdBy: string, now = new Date()): Promise<Annotation> {

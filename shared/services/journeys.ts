@@ -1,5 +1,5 @@
 import type { SqlRow, SqlValue } from '../engines/engine.js';
-import { NotFoundError } from '../http/errors.js';
+import { NotFoundError } from '../errors.js';
 import type { EventScope } from '../query/scope/event-scope.js';
 import { printVisitorCount, printVisitorList } from '../query/journeys/print-list.js';
 import { planTimeline, planVisitorList, visitorScope } from '../query/journeys/plan.js';
@@ -9,7 +9,7 @@ import {
   type TimelineRequest,
   type VisitorListRequest,
   type VisitorRequest,
-} from '../query/journeys/request.js';
+} from '../requests/journeys.js';
 import { printTimeline, printVisitorActivity, printVisitorExists, printVisitorStats } from '../query/journeys/print-visitor.js';
 import { resolveDateRange, type DateRangeInput, type ResolvedRange } from '../time/date-range.js';
 import { EngineRunner } from './engine-runner.js';

@@ -1,4 +1,4 @@
-import { QUERY_DEFAULTS, type AnalyticsQuery, type QueryRequest } from '../query/analytics/request.js';
+import { QUERY_DEFAULTS, type AnalyticsQuery, type QueryRequest } from '../requests/query.js';
 import { printAnalyticsQuery } from '../query/analytics/print.js';
 import { resolveDateRange, type ResolvedRange } from '../time/date-range.js';
 import { EngineRunner } from './engine-runner.js';

@@ -1,4 +1,4 @@
-import type { AnalyticsQuery } from '../query/analytics/request.js';
+import type { AnalyticsQuery } from '../requests/query.js';
 import { storeShapeQuestion } from '../query/analytics/plan.js';
 import { printStoreShape, type BucketRelation } from '../query/derived/pageview-buckets.js';
 import { print } from '../query/sql/sql.js';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import { dimensions, metrics, type AnalyticsQuery, type Dimension, type Metric } from '../../shared/query/analytics/request.js';
-import type { Filter } from '../../shared/query/scope/filters.js';
+import { dimensions, metrics, type AnalyticsQuery, type Dimension, type Metric } from '../../shared/requests/query.js';
+import type { Filter } from '../../shared/requests/filters.js';
 import { rangeOfDates } from '../../shared/time/date-range.js';
 
 // Generated sessions for the tests that compare the derived relations with raw rows (test/derived-relations.test.ts,

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
-import { dimensions, metrics, queryFilterFields, revenueMetrics, sortFields } from '../../shared/query/analytics/request.js';
-import { filterOperators } from '../../shared/query/scope/filters.js';
-import { journeyFilterFields, visitorSortFields } from '../../shared/query/journeys/request.js';
+import { dimensions, metrics, queryFilterFields, revenueMetrics, sortFields } from '../../shared/requests/query.js';
+import { filterOperators } from '../../shared/requests/filters.js';
+import { journeyFilterFields, visitorSortFields } from '../../shared/requests/journeys.js';
 import { presets } from '../../shared/time/date-range.js';
 
 // fast-check arbitraries for request bodies: valid ones (every value allowed by the schemas, as a client who

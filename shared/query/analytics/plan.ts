@@ -1,7 +1,8 @@
 import { offsetSegments, type OffsetSegment } from '../../time/time-zone.js';
-import type { AnalyticsQuery, Metric, SortOrder } from './request.js';
+import type { AnalyticsQuery, Metric, SortOrder } from '../../requests/query.js';
 import type { EventScope } from '../scope/event-scope.js';
-import { filterColumns, isRowFilter, rowFieldColumns, type Filter, type RowFilterField } from '../scope/filters.js';
+import { isRowFilter, type Filter, type RowFilterField } from '../../requests/filters.js';
+import { filterColumns, rowFieldColumns } from '../scope/filters.js';
 import type { StoreCatalog } from '../sql/catalog.js';
 import { decideSources, shapeQuestion, type MetricNeeds, type QuerySources, type SourceOptions } from './sources.js';
 

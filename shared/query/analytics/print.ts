@@ -1,9 +1,10 @@
 import type { SqlQuery } from '../sql/sql.js';
-import type { Dimension, Metric } from './request.js';
+import type { Dimension, Metric } from '../../requests/query.js';
 import type { Dialect } from '../sql/dialect.js';
 import type { SqlTarget } from '../sql/target.js';
 import { localSeconds, scopedEvents } from '../scope/event-scope.js';
-import { missingLabel, pathListPredicate, rowFieldColumns, rowPredicate, type RowFilterField } from '../scope/filters.js';
+import { missingLabel, type RowFilterField } from '../../requests/filters.js';
+import { pathListPredicate, rowFieldColumns, rowPredicate } from '../scope/filters.js';
 import type { QueryPlan, RowAggregate } from './plan.js';
 import type { RowSource, SessionSource } from './sources.js';
 import { scopedBuckets } from '../derived/pageview-buckets.js';

@@ -1,10 +1,11 @@
 import { bucketRelationFor, bucketsAlign, type BucketRelation } from '../derived/pageview-buckets.js';
 import { fullPartitions, type FullPartitions } from '../derived/session-fragments.js';
 import { bitmapsPay, MAX_BITMAP_GROUPS, type StoreShape } from '../derived/visitor-bitmaps.js';
-import { pathListFilters, rowFieldColumns, type RowFilterField } from '../scope/filters.js';
+import { type RowFilterField } from '../../requests/filters.js';
+import { pathListFilters, rowFieldColumns } from '../scope/filters.js';
 import type { StoreCatalog } from '../sql/catalog.js';
 import type { OffsetSegment } from '../../time/time-zone.js';
-import type { AnalyticsQuery, Dimension } from './request.js';
+import type { AnalyticsQuery, Dimension } from '../../requests/query.js';
 
 // Which stored relations answer a /v1/query (docs/STORAGE.md): decided once here, from the query and the store's
 // catalog, and named in the plan as tagged variants, so the printer prints what was decided and decides nothing.

@@ -1,8 +1,9 @@
 import { offsetSegments, type OffsetSegment } from '../../time/time-zone.js';
 import type { EventScope } from '../scope/event-scope.js';
-import { filterColumns, type Filter } from '../scope/filters.js';
+import { type Filter } from '../../requests/filters.js';
+import { filterColumns } from '../scope/filters.js';
 import { fullPartitions, type FullPartitions } from '../derived/session-fragments.js';
-import type { SortOrder, TimelineQuery, VisitorBound, VisitorListQuery, VisitorSortField } from './request.js';
+import type { SortOrder, TimelineQuery, VisitorBound, VisitorListQuery, VisitorSortField } from '../../requests/journeys.js';
 
 // Plans of the journeys queries: what to read and how to filter, order and page. They hold no SQL;
 // journeys-list-sql.ts and journeys-visitor-sql.ts print them for either dialect.

@@ -1,28 +1,10 @@
-import * as z from 'zod';
-import { dataText } from '../../http/schemas.js';
+import { isRowFilter, missingLabel, multiValues, propertyParts, type Filter, type FilterOperator, type RowFilterField } from '../../requests/filters.js';
 import type { Dialect } from '../sql/dialect.js';
 import { join, sql, str, trusted, type Sql } from '../sql/sql.js';
 
-// Filters `[field, operator, value]`: validation, and compilation into a predicate on one event row.
+// What a filter means on stored rows: the column behind each field, and the predicate on one event row.
 // Row fields test a column of the row; `event`, `event_property` and `exit_link` test whether the row is the
 // custom/auto event sought. How predicates combine (per row, or per visitor) is the caller's choice.
-
-export const rowFilterFields = [
-  'page', 'country', 'region', 'city', 'browser', 'os', 'device', 'referrer',
-  'utm_source', 'utm_medium', 'utm_campaign', 'utm_content', 'utm_term',
-] as const;
-export const eventFilterFields = ['event', 'event_property'] as const;
-export const filterOperators = ['is', 'is_not', 'contains', 'not_contains', 'starts_with'] as const;
-
-export type RowFilterField = (typeof rowFilterFields)[number];
-export type FilterOperator = (typeof filterOperators)[number];
-export type FilterField = RowFilterField | (typeof eventFilterFields)[number] | 'exit_link';
-
-export interface Filter {
-  field: FilterField;
-  operator: FilterOperator;
-  value: string;
-}
 
 /** The stored column behind each row field and dimension. `referrer` reads the referrer's domain. */
 export const rowFieldColumns: Record<RowFilterField, string> = {
@@ -40,39 +22,6 @@ export const rowFieldColumns: Record<RowFilterField, string> = {
   utm_content: 'utm_content',
   utm_term: 'utm_term',
 };
-
-/** The label a missing value shows as, and stands for in an `is`/`is_not` value. */
-export function missingLabel(field: RowFilterField): string {
-  return field === 'referrer' ? '(direct)' : '(not set)';
-}
-
-export const MAX_FILTER_VALUE_LENGTH = 1000;
-
-const filterValueSchema = dataText(
-  z.string().min(1, 'must not be empty').max(MAX_FILTER_VALUE_LENGTH, `must be at most ${MAX_FILTER_VALUE_LENGTH} characters`),
-);
-
-export function filterSchema<F extends readonly [FilterField, ...FilterField[]]>(fields: F) {
-  return z
-    .tuple([
-      z.enum(fields, { error: `must be one of ${fields.join(', ')}` }),
-      z.enum(filterOperators, { error: `must be one of ${filterOperators.join(', ')}` }),
-      filterValueSchema,
-    ])
-    .superRefine(([field, operator, value], ctx) => {
-      if (field === 'event_property' && !/^[^:]+:/.test(value)) {
-        ctx.addIssue({ code: 'custom', path: [2], message: 'must have the form key:value' });
-      }
-      if ((operator === 'is' || operator === 'is_not') && multiValues(propertyParts(field, value).value).length === 0) {
-        ctx.addIssue({ code: 'custom', path: [2], message: 'must name at least one value' });
-      }
-    })
-    .transform(([field, operator, value]): Filter => ({ field, operator, value }));
-}
-
-export function isRowFilter(filter: Filter): filter is Filter & { field: RowFilterField } {
-  return (rowFilterFields as readonly string[]).includes(filter.field);
-}
 
 /** Columns a filter reads. */
 export function filterColumns(filter: Filter): string[] {
@@ -115,18 +64,8 @@ export function pathListPredicate(filters: readonly Filter[], list: Sql, dialect
   return dialect.anyElement(list, path, join(filters.map((f) => match(path, f.operator, f.value, missingLabel('page'))), ' AND '));
 }
 
-function propertyParts(field: FilterField, value: string): { key?: string; value: string } {
-  if (field !== 'event_property') return { value };
-  const at = value.indexOf(':');
-  return { key: value.slice(0, at), value: value.slice(at + 1) };
-}
-
-function multiValues(value: string): string[] {
-  return value.split(',').filter((v) => v.length > 0);
-}
-
 /**
- * String matching of semantics.md: case-sensitive; `is`/`is_not` take comma-separated values; a missing value
+ * String matching of filters (docs/API.md, Filters): case-sensitive; `is`/`is_not` take comma-separated values; a missing value
  * (NULL or '') never matches is/contains/starts_with and always passes is_not/not_contains, unless the
  * missing-value label is among the `is`/`is_not` values. Substring tests use strpos, so `%` and `_` are data.
  */

@@ -1,7 +1,7 @@
 import * as z from 'zod';
-import { dateRangeSchema, domainSchema, timeZoneSchema, visitorIdSchema } from '../../http/schemas.js';
-import type { ResolvedRange } from '../../time/date-range.js';
-import { eventFilterFields, filterSchema, rowFilterFields, type Filter } from '../scope/filters.js';
+import { dateRangeSchema, domainSchema, timeZoneSchema, visitorIdSchema } from './fields.js';
+import type { ResolvedRange } from '../time/date-range.js';
+import { eventFilterFields, filterSchema, rowFilterFields, type Filter } from './filters.js';
 
 // The four journeys endpoints: request schemas (strict, no coercion) and the normalised queries the planner
 // works from. api.md makes `domain` required on every journeys request.

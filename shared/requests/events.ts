@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { calendarDateSchema, domainSchema, pathSegment, presetSchema, queryBool, queryInt } from './schemas.js';
+import { calendarDateSchema, domainSchema, pathSegment, presetSchema, queryBool, queryInt } from './fields.js';
 
 // Query-string parameters shared by the three custom-event endpoints.
 

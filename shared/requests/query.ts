@@ -1,7 +1,7 @@
 import * as z from 'zod';
-import { dateRangeSchema, domainSchema, timeZoneSchema } from '../../http/schemas.js';
-import type { ResolvedRange } from '../../time/date-range.js';
-import { filterSchema, rowFilterFields, type Filter } from '../scope/filters.js';
+import { dateRangeSchema, domainSchema, timeZoneSchema } from './fields.js';
+import type { ResolvedRange } from '../time/date-range.js';
+import { filterSchema, rowFilterFields, type Filter } from './filters.js';
 
 // POST /v1/query: the request schema and the normalised query every later step works from.
 
