@@ -29,17 +29,24 @@ export interface HandlerSpec<B extends z.ZodType, Q extends z.ZodType, P extends
   path?: P;
 }
 
-interface Internal extends Record<string, unknown> {
+/** What the middlewares learn about a request, in the order they learn it; the handler reads it from its context. */
+interface RequestState {
   requestId: string;
   log: Logger;
+  startedAt: number;
   credential?: Credential;
   /** The rate-limit update, started at authentication and awaited with the usage update (one round trip). */
   admission?: Promise<Record<string, string>>;
+  /** Headers every response to this request carries (request id, rate limit). */
   headers: Record<string, string>;
 }
 
 type Event = APIGatewayProxyEventV2;
 type Result = APIGatewayProxyStructuredResultV2;
+/** The Lambda context with the request's state, set by the first middleware; absent only if that one failed. */
+type StateContext = Context & { state?: RequestState };
+type Request = middy.Request<Event, Result, unknown, StateContext>;
+type Middleware = middy.MiddlewareObj<Event, Result, unknown, StateContext>;
 
 /**
  * Wraps an endpoint in the middleware every route shares, in this order: request id and logging, error
@@ -51,84 +58,82 @@ export function httpHandler<B extends z.ZodType = z.ZodUnknown, Q extends z.ZodT
   spec: HandlerSpec<B, Q, P>,
   run: (input: RequestInput<z.output<B>, z.output<Q>, z.output<P>>) => Promise<HttpResult>,
 ) {
-  const base = async (event: Event, context: Context): Promise<Result> => {
-    const internal = (context as Context & { internal: Internal }).internal;
-    const credential = internal.credential!;
+  const base = async (event: Event, context: StateContext): Promise<Result> => {
+    const state = context.state!;
+    const credential = state.credential!;
     const input: RequestInput<z.output<B>, z.output<Q>, z.output<P>> = {
       body: (spec.body ? parseInput(spec.body, event.body, 'body') : undefined) as z.output<B>,
       query: (spec.query ? parseInput(spec.query, event.queryStringParameters ?? {}, 'query') : undefined) as z.output<Q>,
       path: (spec.path ? parseInput(spec.path, event.pathParameters ?? {}, 'path') : undefined) as z.output<P>,
       credential,
-      log: internal.log,
+      log: state.log,
       async authorizeDomain(requested) {
         const domain = resolveDomain(credential, requested);
-        await admitDomainRequest(internal.admission!, credential, domain);
+        await admitDomainRequest(state.admission!, credential, domain);
         return domain;
       },
     };
-    const result = await withRequestLogger(internal.log, () => run(input));
-    Object.assign(internal.headers, await internal.admission);
-    return jsonResponse(result.status ?? 200, result.body, { ...internal.headers, ...result.headers });
+    const result = await withRequestLogger(state.log, () => run(input));
+    Object.assign(state.headers, await state.admission);
+    return jsonResponse(result.status ?? 200, result.body, { ...state.headers, ...result.headers });
   };
 
-  const chain = middy<Event, Result>(base).use(envelope(route)).use(authentication(route));
-  if (spec.body) chain.use(jsonBody());
+  const chain = middy<Event, Result, unknown, StateContext>(base).use(envelope(route)).use(authentication(route));
+  // Any content type is read as JSON (curl -d sends form encoding); the parser's own errors become 400s (toApiError).
+  if (spec.body) chain.use(bodyPresent()).use(httpJsonBodyParser(anyContentType));
   // The route and its schemas ride along for the OpenAPI document, so it is built from what handlers enforce.
   return Object.assign(chain, { route, spec: spec as HandlerSpec<z.ZodType, z.ZodType, z.ZodType> });
 }
 
 /** Request id, per-request logger and the mapping of every error to a response. Registered first, so its
  *  onError runs last and sees whatever any other step threw. */
-function envelope(route: Route): middy.MiddlewareObj<Event, Result> {
+function envelope(route: Route): Middleware {
   return {
     before: (request) => {
       const requestId = request.event.requestContext?.requestId ?? request.context.awsRequestId;
       const log = logger.createChild({ persistentKeys: { request_id: requestId, route: route.name } });
-      const internal: Internal = { requestId, log, headers: { 'x-request-id': requestId } };
-      (request.context as Context & { internal: Internal }).internal = internal;
-      (request.internal as Record<string, unknown>).startedAt = performance.now();
+      request.context.state = { requestId, log, startedAt: performance.now(), headers: { 'x-request-id': requestId } };
     },
     after: (request) => {
       logRequest(request, request.response?.statusCode ?? 200);
     },
     onError: async (request) => {
-      const internal = (request.context as Context & { internal?: Internal }).internal;
+      const state = request.context.state;
       let thrown: unknown = request.error;
       // A request over the rate limit is answered 429 whatever else was wrong with it.
-      if (internal?.admission) {
+      if (state?.admission) {
         try {
-          Object.assign(internal.headers, await internal.admission);
+          Object.assign(state.headers, await state.admission);
         } catch (rateError) {
           thrown = rateError;
         }
       }
-      const error = toApiError(thrown, internal?.log ?? logger);
-      request.response = jsonResponse(error.status, error.toBody(), { ...internal?.headers, ...error.headers });
+      const error = toApiError(thrown, state?.log ?? logger);
+      request.response = jsonResponse(error.status, error.toBody(), { ...state?.headers, ...error.headers });
       logRequest(request, error.status);
     },
   };
 }
 
-function logRequest(request: middy.Request<Event, Result>, status: number): void {
-  const internal = (request.context as Context & { internal?: Internal }).internal;
-  const startedAt = (request.internal as Record<string, unknown>).startedAt as number | undefined;
-  (internal?.log ?? logger).info('request', {
+function logRequest(request: Request, status: number): void {
+  const state = request.context.state;
+  (state?.log ?? logger).info('request', {
     method: request.event.requestContext?.http?.method,
     path: request.event.rawPath,
     status,
-    duration_ms: startedAt === undefined ? undefined : Math.round(performance.now() - startedAt),
+    duration_ms: state === undefined ? undefined : Math.round(performance.now() - state.startedAt),
   });
 }
 
-function authentication(route: Route): middy.MiddlewareObj<Event, Result> {
+function authentication(route: Route): Middleware {
   return {
     before: async (request) => {
-      const internal = (request.context as Context & { internal: Internal }).internal;
+      const state = request.context.state!;
       const credential = await authenticate(request.event.headers?.authorization);
-      internal.credential = credential;
-      internal.log.appendKeys({ key_id: credential.keyId });
-      internal.admission = admitRequest(credential);
-      internal.admission.catch(() => undefined); // awaited later; never an unhandled rejection
+      state.credential = credential;
+      state.log.appendKeys({ key_id: credential.keyId });
+      state.admission = admitRequest(credential);
+      state.admission.catch(() => undefined); // awaited later; never an unhandled rejection
       if (route.scope) requireScope(credential, route.scope);
     },
   };
@@ -137,28 +142,32 @@ function authentication(route: Route): middy.MiddlewareObj<Event, Result> {
 /** Request bodies are small JSON documents; API Gateway itself would let up to 10 MB through. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-/** Any content type is read as JSON (curl -d sends form encoding); a body that is not JSON is a 400. */
-function jsonBody(): middy.MiddlewareObj<Event, Result> {
-  const parser = httpJsonBodyParser({ disableContentTypeCheck: true } as Parameters<typeof httpJsonBodyParser>[0]);
+/** The parser's option to skip its content-type check, which its code reads but the typings of 6.4 leave out. */
+const anyContentType = { disableContentTypeCheck: true } as Parameters<typeof httpJsonBodyParser>[0];
+
+/** A body within MAX_BODY_BYTES (413 otherwise) and not empty (400), before the JSON parser reads it. */
+function bodyPresent(): Middleware {
   return {
-    before: async (request) => {
+    before: (request) => {
       if (Buffer.byteLength(request.event.body ?? '') > MAX_BODY_BYTES) {
         throw new ApiError(413, 'payload_too_large', 'The request body may be at most 1 MiB');
       }
       if (request.event.body === undefined || request.event.body === '') {
         throw new ValidationError('body: must be a JSON object', [{ path: 'body', message: 'must be a JSON object' }]);
       }
-      try {
-        await parser.before!(request as never);
-      } catch {
-        throw new ValidationError('body: is not valid JSON', [{ path: 'body', message: 'is not valid JSON' }]);
-      }
     },
   };
 }
 
+/** Whether `error` is the JSON body parser's: it throws a 415 for malformed JSON, which this API answers as a 400. */
+function isBodyParserError(error: unknown): boolean {
+  const cause = (error as { cause?: { package?: unknown } } | null)?.cause;
+  return cause?.package === '@middy/http-json-body-parser';
+}
+
 function toApiError(error: unknown, log: Logger): ApiError {
   if (error instanceof ApiError) return error;
+  if (isBodyParserError(error)) return new ValidationError('body: is not valid JSON', [{ path: 'body', message: 'is not valid JSON' }]);
   log.error('unhandled error', error as Error);
   return internalError();
 }
