@@ -38,14 +38,12 @@ export class DuckDbEngine implements QueryEngine {
   static async open(eventsDir: string): Promise<DuckDbEngine> {
     const instance = await DuckDBInstance.create(':memory:', { threads: String(process.env.DUCKDB_THREADS ?? 2) });
     const engine = new DuckDbEngine(instance, eventsDir);
-    // The Parquet footers of unchanged files are parsed once, not on every query (the mix: 3,433 against 3,526 ms,
-    // within noise). DuckDB re-reads a file whose modification time changed and trusts its cache only for files
-    // older than 10 seconds, so rewritten files (keys, whole marks) are never read with a stale footer.
-    // The bytes read are kept in DuckDB's own buffer pool (its external file cache, validated by modification time
-    // like the footers; evicted first when memory runs short), not left to the OS page cache: these machines
-    // reclaim an idle page cache within a minute (987 → 364 → 0 MiB cached 45 and 105 s after a full read), and
-    // a dashboard query whose files were reclaimed ran up to 2x slower (docs/BENCHMARKS.md). The cache applies to
-    // local Parquet only with prefetching on.
+    // The Parquet footers of unchanged files are parsed once, not on every query. DuckDB re-reads a file whose
+    // modification time changed and trusts its cache only for files older than 10 seconds, so rewritten files
+    // (keys, whole marks) are never read with a stale footer. The bytes read are kept in DuckDB's own buffer pool
+    // (its external file cache, validated by modification time like the footers; evicted first when memory runs
+    // short), not left to the OS page cache, which an idle machine reclaims within a minute (docs/BENCHMARKS.md,
+    // "Page cache"). The cache applies to local Parquet only with prefetching on.
     await engine.runRaw('LOAD parquet; SET GLOBAL parquet_metadata_cache = true; SET GLOBAL prefetch_all_parquet_files = true');
     await engine.defineViews();
     return engine;

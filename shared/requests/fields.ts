@@ -17,9 +17,9 @@ export const timeZoneSchema = z.string().refine(isValidTimeZone, 'must be an IAN
 export const presetSchema = z.enum(presets, { error: `must be one of ${presets.join(', ')}` });
 
 /**
- * The dates a request range may name. No analytics data lies outside them, and the cost of a range is not free:
- * its time-zone offsets are computed a day at a time (time-zone.ts), so `["0001-01-01", "9999-12-31"]` in a
- * DST zone took ~30 s of CPU and a SQL CASE of ~20,000 branches. Within these bounds the worst case is ~0.3 s.
+ * The dates a request range may name. No analytics data lies outside them, and the cost of a range grows with
+ * its length: its time-zone offsets are computed a day at a time (time-zone.ts) and each DST change adds a branch
+ * to the SQL, so an unbounded range in a DST zone would cost seconds of CPU and a huge statement.
  */
 export const RANGE_DATE_BOUNDS = [EARLIEST_RANGE_DAY, '2099-12-31'] as const;
 

@@ -6,9 +6,9 @@ import type { StoreShape } from '../query/derived/visitor-bitmaps.js';
 import type { EngineRunner } from './engine-runner.js';
 // The local store's shape (largest visitor key, bucket rows per day, distinct values of the grouped columns), which
 // lets the planner count visitors by bitmaps for dimensions it cannot bound itself (docs/STORAGE.md, "Visitor
-// bitmaps"). One aggregate over the domain's buckets (100–800 ms on the 10M set), kept ten minutes per engine; an
-// older shape is served once more while a fresh one is read, so only a domain's first such query waits. It only
-// bounds memory and picks a plan: a stale shape never changes an answer.
+// bitmaps"). One aggregate over the domain's buckets, kept ten minutes per engine; an older shape is served once
+// more while a fresh one is read, so only a domain's first such query waits. It only bounds memory and picks a
+// plan: a stale shape never changes an answer.
 
 const FRESH_MS = 10 * 60_000;
 const shapes = new WeakMap<object, Map<string, { shape: Promise<StoreShape>; at: number }>>();

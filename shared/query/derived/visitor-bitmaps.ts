@@ -1,13 +1,12 @@
 import { integer, join, sql, type Sql } from '../sql/sql.js';
 
 // Distinct visitor counts by bitmaps of their integer keys (docs/STORAGE.md, "Visitor bitmaps"). A hash of every
-// (group, visitor) pair was most of a daily series; DuckDB's bitstring_agg sets bits instead: a group's keys are
-// split in chunks of 2^KEY_CHUNK_BITS, each chunk a 512-byte bitmap, and the set bits of its chunks are summed.
-// Only (group, chunk) pairs are hashed: a 90-day daily series on the 10M set counted visitors in 200 instead of
-// 400 ms. A bitmap costs memory whether one bit or all are set: at most groups x visitors / 8 bytes once dense,
-// so the planner uses them for few groups only: no dimension, the dates of a range up to MAX_BITMAP_GROUPS days
-// (120 days x 17M visitors, the 100M set's, is 255 MB), or any grouping whose bound from the store's shape
-// (its key space, its distinct values per column) stays within MAX_BITMAP_BYTES. Keys exist locally only.
+// (group, visitor) pair is most of the work of a daily series; DuckDB's bitstring_agg sets bits instead: a group's
+// keys are split in chunks of 2^KEY_CHUNK_BITS, each chunk a 512-byte bitmap, and the set bits of its chunks are
+// summed, so only (group, chunk) pairs are hashed. A bitmap costs memory whether one bit or all are set: at most
+// groups x visitors / 8 bytes once dense, so the sources decider uses them for few groups only: no dimension, the
+// dates of a range up to MAX_BITMAP_GROUPS days, or any grouping whose bound from the store's shape (its key
+// space, its distinct values per column) stays within MAX_BITMAP_BYTES. Keys exist in local stores only.
 
 export const KEY_CHUNK_BITS = 12;
 export const MAX_BITMAP_GROUPS = 120;
@@ -29,8 +28,8 @@ export const MIN_ROWS_PER_BITMAP = 16;
 
 /**
  * Whether bitmaps pay for `groups` groups over `days` days of a store of this shape: their most memory (one
- * bitmap per group and key chunk) within MAX_BITMAP_BYTES, and enough rows per bitmap. Sparse bitmaps lose: an
- * hourly series of 7 days (168 groups, 417 chunks, 4 rows per bitmap) took 170 instead of 45 ms on the 10M set.
+ * bitmap per group and key chunk) within MAX_BITMAP_BYTES, and enough rows per bitmap: sparse bitmaps cost more
+ * than the hash they replace (docs/BENCHMARKS.md).
  */
 export function bitmapsPay(groups: number, days: number, shape: StoreShape): boolean {
   const bitmaps = groups * (Math.floor(shape.maxKey / 2 ** KEY_CHUNK_BITS) + 1);
