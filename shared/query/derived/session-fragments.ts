@@ -59,7 +59,7 @@ export type FragmentAttribute = 'entry_page' | (typeof sessionAttributeColumns)[
 
 /**
  * The session pieces of a range: `whole` are the stored fragments marked whole (each a session by itself, never
- * merged); `merged` are the other stored fragments of the range's whole partitions, plus every row of the
+ * merged); `merged` are the other stored fragments of the range's full partitions, plus every row of the
  * partial partitions at its ends as a one-row fragment (a stored fragment of a partial partition would hold rows
  * outside the range), to be merged per session. Each reads what it needs itself, so neither engine holds a
  * shared intermediate.
@@ -71,7 +71,7 @@ export type FragmentAttribute = 'entry_page' | (typeof sessionAttributeColumns)[
 export function sessionPieces(
   { catalog }: SqlTarget,
   scope: EventScope & { range: NonNullable<EventScope['range']> },
-  whole: FullPartitions,
+  partitions: FullPartitions,
   attributes: FragmentAttribute[],
   byPaths: { match: Sql; unlisted: boolean } | null = null,
 ): { whole: Sql; unlisted: Sql | null; merged: Sql } {
@@ -82,10 +82,10 @@ export function sessionPieces(
   ];
   // One column list for every side: UNION ALL pairs columns by position, not by name.
   const stored = (condition: Sql) => sql`SELECT ${join(columns.map((c) => trusted(c)))} FROM ${catalog.tables.sessionFragments}
-    WHERE domain = ${str(scope.domain)} AND dt BETWEEN ${date(whole.dtFrom)} AND ${date(whole.dtTo)} AND is_dev = ${bool(scope.isDev)} AND ${condition}`;
+    WHERE domain = ${str(scope.domain)} AND dt BETWEEN ${date(partitions.dtFrom)} AND ${date(partitions.dtTo)} AND is_dev = ${bool(scope.isDev)} AND ${condition}`;
   const fromRows = columns.map((c) => rowAsFragment[c] ?? trusted(c));
   const { range } = scope;
-  const partial = range.from < whole.from || range.to > whole.to;
+  const partial = range.from < partitions.from || range.to > partitions.to;
   return {
     whole: stored(byPaths ? sql`whole AND ${byPaths.match}` : sql`whole`),
     unlisted: byPaths?.unlisted ? stored(sql`whole AND url_paths IS NULL`) : null,
@@ -95,7 +95,7 @@ export function sessionPieces(
       ? sql`${stored(notWhole)}
     UNION ALL
     SELECT ${join(fromRows)} FROM ${catalog.tables.events}
-    WHERE ${scopeCondition(scope)} AND session_id <> '' AND (dt < ${date(whole.dtFrom)} OR dt > ${date(whole.dtTo)})`
+    WHERE ${scopeCondition(scope)} AND session_id <> '' AND (dt < ${date(partitions.dtFrom)} OR dt > ${date(partitions.dtTo)})`
       : stored(notWhole),
   };
 }

@@ -56,17 +56,17 @@ const rowAsPiece: Record<PieceColumn, Sql> = {
 };
 
 /**
- * The pieces of a range's visitors: the stored visitor days of its whole partitions, plus every row of the
+ * The pieces of a range's visitors: the stored visitor days of its full partitions, plus every row of the
  * partial partitions at its ends as a one-row piece (a stored day of a partial partition would hold rows outside
  * the range). Grouped by visitor_id they give `combinedVisitorAggregates`.
  */
-export function visitorPieces(catalog: StoreCatalog, scope: EventScope & { range: NonNullable<EventScope['range']> }, whole: FullPartitions): Sql {
+export function visitorPieces(catalog: StoreCatalog, scope: EventScope & { range: NonNullable<EventScope['range']> }, partitions: FullPartitions): Sql {
   const stored = sql`SELECT ${join(pieceColumns.map((c) => trusted(c)))} FROM ${catalog.tables.visitorDays}
-    WHERE domain = ${str(scope.domain)} AND dt BETWEEN ${date(whole.dtFrom)} AND ${date(whole.dtTo)} AND is_dev = ${bool(scope.isDev)}`;
+    WHERE domain = ${str(scope.domain)} AND dt BETWEEN ${date(partitions.dtFrom)} AND ${date(partitions.dtTo)} AND is_dev = ${bool(scope.isDev)}`;
   const { range } = scope;
-  if (range.from >= whole.from && range.to <= whole.to) return stored;
+  if (range.from >= partitions.from && range.to <= partitions.to) return stored;
   return sql`${stored}
     UNION ALL
     SELECT ${join(pieceColumns.map((c) => rowAsPiece[c]))} FROM ${catalog.tables.events}
-    WHERE ${scopeCondition(scope)} AND (dt < ${date(whole.dtFrom)} OR dt > ${date(whole.dtTo)})`;
+    WHERE ${scopeCondition(scope)} AND (dt < ${date(partitions.dtFrom)} OR dt > ${date(partitions.dtTo)})`;
 }
