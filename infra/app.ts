@@ -12,7 +12,7 @@ new AnalyticsApiStack(app, STACK_NAME, {
   description: 'Analytics query API: HTTP API, Lambda handlers, DynamoDB, Athena over S3 Parquet',
   settings: settingsFromContext(app.node),
 });
-// The checks test/infra.test.ts asserts on. cdk-nag 3 is a policy-validation plugin: an unacknowledged
+// The checks test/infra/infra.test.ts asserts on. cdk-nag 3 is a policy-validation plugin: an unacknowledged
 // finding fails `cdk synth` with a report.
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
 app.synth();

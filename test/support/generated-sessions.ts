@@ -3,8 +3,8 @@ import { dimensions, metrics, type AnalyticsQuery, type Dimension, type Metric }
 import type { Filter } from '../../shared/requests/filters.js';
 import { rangeOfDates } from '../../shared/time/date-range.js';
 
-// Generated sessions for the tests that compare the derived relations with raw rows (test/derived-relations.test.ts,
-// test/compaction.test.ts): sessions across midnight UTC, attribution changing inside a session, sessions without
+// Generated sessions for the tests that compare the derived relations with raw rows (test/query/derived-relations.test.ts,
+// test/local/compaction.test.ts): sessions across midnight UTC, attribution changing inside a session, sessions without
 // pageviews, events without a path, dev rows, server-side revenue; and random /v1/query requests over them.
 
 export const domain = 'frag.test';

@@ -1,0 +1,360 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { mockClient } from 'aws-sdk-client-mock';
+import {
+  AthenaClient,
+  GetQueryExecutionCommand,
+  GetQueryResultsCommand,
+  InvalidRequestException,
+  StartQueryExecutionCommand,
+  StopQueryExecutionCommand,
+  TooManyRequestsException,
+  type ColumnInfo,
+  type GetQueryResultsCommandOutput,
+  type QueryExecutionState,
+} from '@aws-sdk/client-athena';
+import { AthenaEngine, athenaSettingsFromEnv, decodeValue, type AthenaSettings } from '../../shared/engines/athena-engine.js';
+import { ApiError, QueryTimeoutError, ServiceUnavailableError } from '../../shared/errors.js';
+import { analyticsEngine, installEngine, registerEngineFactory } from '../../shared/engines/registry.js';
+import { int, print, sql, str, date, timestamp, bool } from '../../shared/query/sql/sql.js';
+
+const athena = mockClient(AthenaClient);
+
+const settings: AthenaSettings = {
+  workgroup: 'analytics-wg',
+  database: 'analytics_db',
+  table: 'events',
+  resultReuseMinutes: 15,
+  timeoutMs: 10_000,
+};
+
+/** A fake clock: sleep advances it and records each wait, so backoff is asserted without real time. */
+function fakeClock() {
+  let now = 1_000_000;
+  const waits: number[] = [];
+  return {
+    waits,
+    now: () => now,
+    sleep: async (ms: number) => {
+      waits.push(ms);
+      now += ms;
+    },
+  };
+}
+
+function engine(clock = fakeClock(), overrides: Partial<AthenaSettings> = {}) {
+  return new AthenaEngine({ ...settings, ...overrides }, { client: new AthenaClient({ region: 'eu-west-1' }), sleep: clock.sleep, now: clock.now });
+}
+
+function execution(State: QueryExecutionState, extra: Record<string, unknown> = {}) {
+  return { QueryExecution: { QueryExecutionId: 'q-1', Status: { State, ...extra }, Statistics: { DataScannedInBytes: 12_345 } } };
+}
+
+const column = (Name: string, Type: string): ColumnInfo => ({ Name, Label: Name, Type });
+const row = (...values: (string | undefined)[]) => ({ Data: values.map((v) => (v === undefined ? {} : { VarCharValue: v })) });
+
+function page(columns: ColumnInfo[], rows: ReturnType<typeof row>[], NextToken?: string, withHeader = false): Partial<GetQueryResultsCommandOutput> {
+  const header = row(...columns.map((c) => c.Name));
+  return {
+    ResultSet: { ResultSetMetadata: { ColumnInfo: columns }, Rows: withHeader ? [header, ...rows] : rows },
+    NextToken,
+  };
+}
+
+const query = print(sql`SELECT url_path, count(*) AS n FROM events WHERE domain = ${str('shop.example.com')} AND dt >= ${date('2026-03-01')} LIMIT 10`);
+
+beforeEach(() => {
+  athena.reset();
+  athena.on(StartQueryExecutionCommand).resolves({ QueryExecutionId: 'q-1' });
+});
+
+afterEach(() => {
+  athena.reset();
+});
+
+describe('AthenaEngine.run', () => {
+  it('starts the query in the workgroup with literals, result reuse and an idempotency token', async () => {
+    athena.on(GetQueryExecutionCommand).resolves(execution('SUCCEEDED'));
+    athena.on(GetQueryResultsCommand).resolves(page([column('n', 'bigint')], [], undefined, true));
+
+    await engine().run(
+      print(sql`SELECT 1 WHERE a = ${str("it's")} AND b = ${int(3)} AND c = ${bool(true)} AND d = ${timestamp(new Date('2026-03-01T10:00:00Z'))}`),
+    );
+
+    const [start] = athena.commandCalls(StartQueryExecutionCommand);
+    const input = start!.args[0].input;
+    expect(input.WorkGroup).toBe('analytics-wg');
+    expect(input.QueryString).toBe('SELECT 1 WHERE a = ? AND b = ? AND c = ? AND d = ?');
+    expect(input.ExecutionParameters).toEqual(["'it''s'", '3', 'true', "TIMESTAMP '2026-03-01 10:00:00.000'"]);
+    expect(input.QueryExecutionContext).toEqual({ Database: 'analytics_db' });
+    expect(input.ResultReuseConfiguration).toEqual({ ResultReuseByAgeConfiguration: { Enabled: true, MaxAgeInMinutes: 15 } });
+    expect(input.ClientRequestToken).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('writes a string literal over Athena\'s 1024-character parameter limit into the query text', async () => {
+    athena.on(GetQueryExecutionCommand).resolves(execution('SUCCEEDED'));
+    athena.on(GetQueryResultsCommand).resolves(page([], [], undefined, true));
+    const long = `${"'".repeat(3)}${'x'.repeat(1100)}`;
+    await engine().run(print(sql`SELECT 1 WHERE d = ${str('shop.example.com')} AND p LIKE ${str(long)}`));
+    const input = athena.commandCalls(StartQueryExecutionCommand)[0]!.args[0].input;
+    expect(input.QueryString).toBe(`SELECT 1 WHERE d = ? AND p LIKE '${"''".repeat(3)}${'x'.repeat(1100)}'`);
+    expect(input.ExecutionParameters).toEqual(["'shop.example.com'"]);
+  });
+
+  it('refuses a NUL in a value with a 400 before calling Athena', async () => {
+    const error = (await engine().run(print(sql`SELECT ${str('a\u0000b')}`)).catch((e: unknown) => e)) as ApiError;
+    expect(error.status).toBe(400);
+    expect(athena.commandCalls(StartQueryExecutionCommand)).toHaveLength(0);
+  });
+
+  it('sends a fresh client request token per query', async () => {
+    athena.on(GetQueryExecutionCommand).resolves(execution('SUCCEEDED'));
+    athena.on(GetQueryResultsCommand).resolves(page([], [], undefined, true));
+    const e = engine();
+    await e.run(query);
+    await e.run(query);
+    const tokens = athena.commandCalls(StartQueryExecutionCommand).map((c) => c.args[0].input.ClientRequestToken);
+    expect(new Set(tokens).size).toBe(2);
+  });
+
+  it('turns result reuse off when the max age is 0', async () => {
+    athena.on(GetQueryExecutionCommand).resolves(execution('SUCCEEDED'));
+    athena.on(GetQueryResultsCommand).resolves(page([], [], undefined, true));
+    await engine(fakeClock(), { resultReuseMinutes: 0 }).run(query);
+    expect(athena.commandCalls(StartQueryExecutionCommand)[0]!.args[0].input.ResultReuseConfiguration).toEqual({
+      ResultReuseByAgeConfiguration: { Enabled: false },
+    });
+  });
+
+  it('returns typed rows and the bytes scanned', async () => {
+    const columns = [
+      column('page', 'varchar'),
+      column('n', 'bigint'),
+      column('i', 'integer'),
+      column('rate', 'double'),
+      column('amount', 'decimal'),
+      column('bounced', 'boolean'),
+      column('first_seen', 'timestamp'),
+      column('day', 'date'),
+    ];
+    athena.on(GetQueryExecutionCommand).resolves(execution('SUCCEEDED'));
+    athena.on(GetQueryResultsCommand).resolves(
+      page(
+        columns,
+        [
+          row('/pricing', '42', '7', '12.5', '1999.99', 'true', '2026-03-01 14:05:09.120', '2026-03-01'),
+          row('', '0', '-1', '0.0', '0', 'false', undefined, undefined),
+          row(undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined),
+        ],
+        undefined,
+        true,
+      ),
+    );
+
+    const result = await engine().run(query);
+
+    expect(result.stats).toEqual({ bytesScanned: 12_345 });
+    expect(result.rows).toEqual([
+      { page: '/pricing', n: 42, i: 7, rate: 12.5, amount: 1999.99, bounced: true, first_seen: '2026-03-01 14:05:09.120', day: '2026-03-01' },
+      { page: '', n: 0, i: -1, rate: 0, amount: 0, bounced: false, first_seen: null, day: null },
+      { page: null, n: null, i: null, rate: null, amount: null, bounced: null, first_seen: null, day: null },
+    ]);
+  });
+
+  it('reads every page and skips the header row on the first page only', async () => {
+    const columns = [column('visitor_id', 'varchar'), column('n', 'bigint')];
+    athena.on(GetQueryExecutionCommand).resolves(execution('SUCCEEDED'));
+    athena
+      .on(GetQueryResultsCommand, { NextToken: undefined })
+      .resolves(page(columns, [row('v1', '1'), row('v2', '2')], 'page-2', true))
+      .on(GetQueryResultsCommand, { NextToken: 'page-2' })
+      .resolves(page(columns, [row('v3', '3'), row('visitor_id', '4')], 'page-3'))
+      .on(GetQueryResultsCommand, { NextToken: 'page-3' })
+      .resolves(page(columns, [row('v5', '5')]));
+
+    const { rows } = await engine().run(query);
+
+    // A data row that happens to equal the column names on a later page is data, not a header.
+    expect(rows).toEqual([
+      { visitor_id: 'v1', n: 1 },
+      { visitor_id: 'v2', n: 2 },
+      { visitor_id: 'v3', n: 3 },
+      { visitor_id: 'visitor_id', n: 4 },
+      { visitor_id: 'v5', n: 5 },
+    ]);
+    const calls = athena.commandCalls(GetQueryResultsCommand).map((c) => c.args[0].input);
+    expect(calls).toEqual([
+      { QueryExecutionId: 'q-1', MaxResults: 1000, NextToken: undefined },
+      { QueryExecutionId: 'q-1', MaxResults: 1000, NextToken: 'page-2' },
+      { QueryExecutionId: 'q-1', MaxResults: 1000, NextToken: 'page-3' },
+    ]);
+  });
+
+  it('polls QUEUED → RUNNING → SUCCEEDED with doubling waits capped at 1 s', async () => {
+    const states: QueryExecutionState[] = ['QUEUED', 'QUEUED', 'RUNNING', 'RUNNING', 'RUNNING', 'RUNNING', 'RUNNING', 'SUCCEEDED'];
+    const get = athena.on(GetQueryExecutionCommand);
+    for (const state of states) get.resolvesOnce(execution(state));
+    athena.on(GetQueryResultsCommand).resolves(page([column('n', 'bigint')], [row('1')], undefined, true));
+    const clock = fakeClock();
+
+    const { rows } = await engine(clock).run(query);
+
+    expect(rows).toEqual([{ n: 1 }]);
+    expect(clock.waits).toEqual([100, 200, 400, 800, 1000, 1000, 1000, 1000]);
+    expect(athena.commandCalls(GetQueryExecutionCommand)).toHaveLength(8);
+    expect(athena.commandCalls(StopQueryExecutionCommand)).toHaveLength(0);
+  });
+
+  it('stops the query and answers 504 once the timeout passes', async () => {
+    athena.on(GetQueryExecutionCommand).resolves(execution('RUNNING'));
+    athena.on(StopQueryExecutionCommand).resolves({});
+    const clock = fakeClock();
+
+    await expect(engine(clock, { timeoutMs: 5_000 }).run(query)).rejects.toBeInstanceOf(QueryTimeoutError);
+
+    expect(athena.commandCalls(StopQueryExecutionCommand).map((c) => c.args[0].input)).toEqual([{ QueryExecutionId: 'q-1' }]);
+    expect(clock.waits.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(5_000);
+    expect(athena.commandCalls(GetQueryResultsCommand)).toHaveLength(0);
+  });
+
+  it('still answers 504 when stopping the query fails', async () => {
+    athena.on(GetQueryExecutionCommand).resolves(execution('RUNNING'));
+    athena.on(StopQueryExecutionCommand).rejects(new Error('boom'));
+    await expect(engine(fakeClock(), { timeoutMs: 2_000 }).run(query)).rejects.toBeInstanceOf(QueryTimeoutError);
+  });
+
+  it('maps FAILED to a generic error that carries neither the SQL nor Athena\'s message', async () => {
+    athena.on(GetQueryExecutionCommand).resolves(
+      execution('FAILED', {
+        StateChangeReason: "COLUMN_NOT_FOUND: line 1:8: Column 'secret_column' cannot be resolved",
+        AthenaError: { ErrorCategory: 2, ErrorType: 1006, Retryable: false },
+      }),
+    );
+    const error = await engine().run(query).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Error);
+    expect(error).not.toBeInstanceOf(ApiError);
+    expect(String((error as Error).message)).not.toMatch(/secret_column|SELECT/);
+  });
+
+  it('maps FAILED for lack of capacity to 503', async () => {
+    athena.on(GetQueryExecutionCommand).resolves(
+      execution('FAILED', { StateChangeReason: 'Query exhausted resources at this scale factor', AthenaError: { ErrorCategory: 1, ErrorType: 2, Retryable: false } }),
+    );
+    await expect(engine().run(query)).rejects.toBeInstanceOf(ServiceUnavailableError);
+  });
+
+  it('maps a retryable FAILED to 503', async () => {
+    athena.on(GetQueryExecutionCommand).resolves(
+      execution('FAILED', { StateChangeReason: 'Internal service error', AthenaError: { ErrorCategory: 1, ErrorType: 100, Retryable: true } }),
+    );
+    await expect(engine().run(query)).rejects.toBeInstanceOf(ServiceUnavailableError);
+  });
+
+  it('maps CANCELLED to a generic error', async () => {
+    athena.on(GetQueryExecutionCommand).resolves(execution('CANCELLED', { StateChangeReason: 'Query was cancelled by user' }));
+    const error = await engine().run(query).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Error);
+    expect(error).not.toBeInstanceOf(ApiError);
+  });
+
+  it.each(['CANCELLED', 'FAILED'] as const)('maps the workgroup scan cutoff (%s) to a 400 that says to narrow the range', async (state) => {
+    athena.on(GetQueryExecutionCommand).resolves(execution(state, { StateChangeReason: 'Bytes scanned limit was exceeded' }));
+    const error = (await engine().run(query).catch((e: unknown) => e)) as ApiError;
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error.status).toBe(400);
+    expect(error.code).toBe('query_too_large');
+    expect(error.message).toMatch(/narrow the date range/);
+  });
+
+  it('maps throttling on StartQueryExecution to 503', async () => {
+    athena
+      .on(StartQueryExecutionCommand)
+      .rejects(new TooManyRequestsException({ message: 'Rate exceeded', $metadata: {}, Reason: 'CONCURRENT_QUERY_LIMIT_EXCEEDED' }));
+    const error = (await engine().run(query).catch((e: unknown) => e)) as ApiError;
+    expect(error).toBeInstanceOf(ServiceUnavailableError);
+    expect(error.status).toBe(503);
+    expect(athena.commandCalls(GetQueryExecutionCommand)).toHaveLength(0);
+  });
+
+  it('lets other StartQueryExecution errors through as 500s', async () => {
+    athena.on(StartQueryExecutionCommand).rejects(new InvalidRequestException({ message: 'line 1:1: mismatched input', $metadata: {} }));
+    const error = await engine().run(query).catch((e: unknown) => e);
+    expect(error).not.toBeInstanceOf(ApiError);
+  });
+
+  it('speaks Trino through the Athena dialect on the configured table', () => {
+    const e = engine();
+    expect(e.target.dialect.name).toBe('athena');
+    expect(print(sql`SELECT * FROM ${e.target.catalog.tables.events}`).sql).toBe('SELECT * FROM "analytics_db"."events"');
+  });
+});
+
+describe('decodeValue', () => {
+  it.each([
+    ['varchar', 'abc', 'abc'],
+    ['varchar', '', ''],
+    ['bigint', '9007199254740991', 9007199254740991],
+    ['integer', '-3', -3],
+    ['double', '0.25', 0.25],
+    ['decimal', '10.50', 10.5],
+    ['boolean', 'true', true],
+    ['boolean', 'false', false],
+    ['timestamp', '2026-03-01 00:00:00.000', '2026-03-01 00:00:00.000'],
+    ['array', '[a, b]', '[a, b]'],
+    ['bigint', undefined, null],
+    ['varchar', undefined, null],
+  ] as const)('%s %j → %j', (type, text, expected) => {
+    expect(decodeValue(text, type)).toEqual(expected);
+  });
+});
+
+describe('Athena settings from the environment', () => {
+  const env = { ATHENA_WORKGROUP: 'wg', ATHENA_DATABASE: 'db', ATHENA_TABLE: 'events' };
+
+  it('reads the names and defaults', () => {
+    expect(athenaSettingsFromEnv(env)).toEqual({ workgroup: 'wg', database: 'db', table: 'events', resultReuseMinutes: 5, timeoutMs: 25_000 });
+    expect(athenaSettingsFromEnv({ ...env, ATHENA_RESULT_REUSE_MINUTES: '0', ATHENA_QUERY_TIMEOUT_MS: '9000' })).toMatchObject({
+      resultReuseMinutes: 0,
+      timeoutMs: 9000,
+    });
+  });
+
+  it('fails fast naming every missing variable', () => {
+    expect(() => athenaSettingsFromEnv({ ATHENA_TABLE: 'events' })).toThrow(/ATHENA_WORKGROUP, ATHENA_DATABASE/);
+  });
+
+  it('refuses a malformed number', () => {
+    expect(() => athenaSettingsFromEnv({ ...env, ATHENA_RESULT_REUSE_MINUTES: 'ten' })).toThrow(/ATHENA_RESULT_REUSE_MINUTES/);
+    expect(() => athenaSettingsFromEnv({ ...env, ATHENA_RESULT_REUSE_MINUTES: '20000' })).toThrow(/ATHENA_RESULT_REUSE_MINUTES/);
+  });
+});
+
+describe('registry default on Lambda', () => {
+  it('builds the Athena engine from the environment when nothing was installed', async () => {
+    // A fresh module graph, so no engine installed by another test is cached.
+    vi.resetModules();
+    const registry = await import('../../shared/engines/registry.js');
+    const saved = { ...process.env };
+    try {
+      delete process.env.ATHENA_WORKGROUP;
+      expect(() => registry.analyticsEngine()).toThrow(/ATHENA_WORKGROUP/);
+      Object.assign(process.env, { ATHENA_WORKGROUP: 'wg', ATHENA_DATABASE: 'db', ATHENA_TABLE: 'events' });
+      const built = registry.analyticsEngine();
+      expect(built.target.dialect.name).toBe('athena');
+      expect(registry.analyticsEngine()).toBe(built);
+    } finally {
+      process.env = saved;
+    }
+  });
+
+  it('serves an installed engine and never builds Athena', () => {
+    let built = false;
+    registerEngineFactory(() => {
+      built = true;
+      throw new Error('not here');
+    });
+    const local = { target: engine().target, run: async () => ({ rows: [], stats: {} }) };
+    installEngine(local);
+    expect(analyticsEngine()).toBe(local);
+    expect(built).toBe(false);
+  });
+});

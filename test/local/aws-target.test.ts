@@ -1,0 +1,76 @@
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseS3Url, requireAwsTables, s3Publisher } from '../../local/aws-target.js';
+import { runCli } from '../support/run-cli.js';
+import { startTestApi, type TestApi } from '../support/test-api.js';
+
+// The local commands pointed at a deployed stack: keys in the stack's table, events uploaded to its bucket.
+
+describe('S3 upload of an import', () => {
+  it('parses s3://bucket/prefix', () => {
+    expect(parseS3Url('s3://my-bucket/events')).toEqual({ bucket: 'my-bucket', prefix: 'events' });
+    expect(parseS3Url('s3://my-bucket/a/b/')).toEqual({ bucket: 'my-bucket', prefix: 'a/b' });
+    expect(parseS3Url('s3://my-bucket')).toEqual({ bucket: 'my-bucket', prefix: '' });
+    expect(() => parseS3Url('https://my-bucket/events')).toThrow(/not an S3 location/);
+  });
+
+  it('puts every staged file at the same relative key under the prefix', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 's3-publish-'));
+    const files = ['domain=a.test/dt=2026-03-01/x.parquet', 'domain=a.test/dt=2026-03-02/y.parquet'];
+    for (const f of files) {
+      mkdirSync(join(dir, f, '..'), { recursive: true });
+      writeFileSync(join(dir, f), `bytes of ${f}`);
+    }
+    const s3 = mockClient(S3Client);
+    s3.on(PutObjectCommand).resolves({});
+    await s3Publisher('s3://events-bucket/events', new S3Client({ region: 'eu-west-1' }))(dir, files);
+    const puts = s3.commandCalls(PutObjectCommand).map((c) => c.args[0].input);
+    expect(puts.map((p) => [p.Bucket, p.Key, String(p.Body)]).sort()).toEqual(
+      files.map((f) => ['events-bucket', `events/${f}`, `bytes of ${f}`]).sort(),
+    );
+    s3.restore();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('names the stack outputs when the table variables are missing', () => {
+    const saved = process.env.COUNTERS_TABLE;
+    delete process.env.COUNTERS_TABLE;
+    expect(() => requireAwsTables(['COUNTERS_TABLE'])).toThrow(/CountersTableName/);
+    process.env.COUNTERS_TABLE = saved;
+  });
+});
+
+describe('keys --aws', () => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await startTestApi();
+  });
+  afterAll(() => api?.close());
+
+  it('creates a key in the table CREDENTIALS_TABLE names, through the default AWS client setup', async () => {
+    // Stand-in for a deployed stack: the SDK reads AWS_ENDPOINT_URL, so dynalite plays the AWS table.
+    const env = {
+      ANALYTICS_DATA_DIR: mkdtempSync(join(tmpdir(), 'no-local-state-')),
+      CREDENTIALS_TABLE: 'analytics-credentials',
+      AWS_ENDPOINT_URL: api.dynamo.endpoint,
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'x',
+      AWS_SECRET_ACCESS_KEY: 'y',
+    };
+    const created = await runCli('local/keys-cli.ts', ['create', '--domain', 'aws.test', '--json', '--aws'], env);
+    expect(created.code, created.stderr).toBe(0);
+    const { token } = JSON.parse(created.stdout);
+    const res = await api.request('GET', '/v1/annotations', { token, query: { domain: 'aws.test' } });
+    expect(res.status).toBe(200);
+  });
+
+  it('refuses to guess the table', async () => {
+    const result = await runCli('local/keys-cli.ts', ['create', '--domain', 'aws.test', '--aws'], { CREDENTIALS_TABLE: '' });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('CREDENTIALS_TABLE');
+  });
+});

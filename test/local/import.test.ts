@@ -1,0 +1,305 @@
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { importEvents, importLines, importNdjson, type Publisher } from '../../local/importer.js';
+import { localCodec } from '../../local/parquet-codec.js';
+import { localPaths, type LocalPaths } from '../../local/paths.js';
+import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
+import { eventColumns } from '../../shared/events/event-columns.js';
+import { readUsage } from '../../shared/limits/limiter.js';
+import { queryParquet, sqlPath } from '../support/parquet-rows.js';
+import { runCli } from '../support/run-cli.js';
+import { startTestApi, type TestApi } from '../support/test-api.js';
+
+// The importer on real files: validation reasons with line numbers, the stored values read back from Parquet,
+// the partition layout, all-or-nothing writes, the usage counter, and `npm run import` as a child process.
+
+let api: TestApi;
+const tempDirs: string[] = [];
+
+beforeAll(async () => {
+  api = await startTestApi(); // serves DynamoDB (usage counters) for the whole file
+});
+afterAll(async () => {
+  await api?.close();
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'import-test-'));
+  tempDirs.push(dir);
+  return dir;
+}
+
+function writeNdjson(lines: unknown[]): string {
+  const file = join(tempDir(), 'events.ndjson');
+  writeFileSync(file, lines.map((line) => (typeof line === 'string' ? line : JSON.stringify(line))).join('\n') + '\n');
+  return file;
+}
+
+function parquetFiles(dir: string): string[] {
+  try {
+    return readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.parquet')).sort();
+  } catch {
+    return [];
+  }
+}
+
+const pageview = { domain: 'shop.test', timestamp: '2026-03-01T10:00:00Z', type: 'pageview', visitor_id: 'v1', session_id: 's1', url_path: '/' };
+const event = { ...pageview, type: 'event', event_name: 'signup', event_properties: { plan: 'pro' } };
+const auto = { ...pageview, type: 'auto', event_name: 'exit_link', event_properties: { url: 'https://github.com/x' } };
+const revenue = { domain: 'shop.test', timestamp: '2026-03-01T11:00:00Z', type: 'revenue', visitor_id: 'v1', transaction_id: 't1', amount_cents: 5000, currency: 'USD', revenue_event: 'payment' };
+const without = (row: Record<string, unknown>, field: string) => Object.fromEntries(Object.entries(row).filter(([key]) => key !== field));
+
+describe('validation', () => {
+  const cases: [string, unknown, RegExp][] = [
+    ['not JSON', '{"domain": "shop.test",', /^not valid JSON/],
+    ['not an object', '[1, 2]', /must be a JSON object/],
+    ['missing domain', without(pageview, 'domain'), /missing required field domain/],
+    ['missing timestamp', without(pageview, 'timestamp'), /missing required field timestamp/],
+    ['missing type', without(pageview, 'type'), /missing required field type/],
+    ['unknown type', { ...pageview, type: 'click' }, /unknown type "click"/],
+    ['missing visitor_id', without(pageview, 'visitor_id'), /missing required field visitor_id/],
+    ['empty visitor_id', { ...pageview, visitor_id: '' }, /visitor_id must not be empty/],
+    ['numeric visitor_id', { ...pageview, visitor_id: 42 }, /visitor_id must be a string/],
+    ['pageview without session_id', without(pageview, 'session_id'), /missing required field session_id/],
+    ['pageview without url_path', without(pageview, 'url_path'), /missing required field url_path/],
+    ['url_path not a path', { ...pageview, url_path: 'pricing' }, /url_path must be a path/],
+    ['event without event_name', without(event, 'event_name'), /missing required field event_name/],
+    ['auto without session_id', without(auto, 'session_id'), /missing required field session_id/],
+    ['unknown auto event', { ...auto, event_name: 'hover' }, /auto event_name must be one of click, form_submit, exit_link/],
+    ['exit_link without url', { ...auto, event_properties: {} }, /exit_link event needs event_properties.url/],
+    ['revenue without amount', without(revenue, 'amount_cents'), /missing required field amount_cents/],
+    ['amount as a string', { ...revenue, amount_cents: '5000' }, /amount_cents must be an integer/],
+    ['fractional amount', { ...revenue, amount_cents: 12.5 }, /amount_cents must be an integer/],
+    ['revenue without transaction_id', without(revenue, 'transaction_id'), /missing required field transaction_id/],
+    ['revenue without currency', without(revenue, 'currency'), /missing required field currency/],
+    ['lower-case currency', { ...revenue, currency: 'usd' }, /currency must be an upper-case ISO 4217 code/],
+    ['revenue without revenue_event', without(revenue, 'revenue_event'), /missing required field revenue_event/],
+    ['timestamp without zone', { ...pageview, timestamp: '2026-03-01T10:00:00' }, /must be an ISO 8601 instant with Z or an offset/],
+    ['date-only timestamp', { ...pageview, timestamp: '2026-03-01' }, /must be an ISO 8601 instant/],
+    ['impossible date', { ...pageview, timestamp: '2026-02-30T10:00:00Z' }, /is not a real date and time/],
+    ['impossible hour', { ...pageview, timestamp: '2026-03-01T24:00:00Z' }, /is not a real date and time/],
+    ['numeric timestamp', { ...pageview, timestamp: 1772359200000 }, /timestamp must be a string/],
+    ['upper-case domain', { ...pageview, domain: 'Shop.test' }, /domain "Shop.test" must be a lower-case domain name/],
+    ['domain with a path', { ...pageview, domain: 'shop.test/x' }, /must be a lower-case domain name/],
+    ['lower-case country', { ...pageview, country: 'us' }, /country must be an upper-case ISO 3166-1 alpha-2 code/],
+    ['three-letter country', { ...pageview, country: 'USA' }, /country must be/],
+    ['unknown device', { ...pageview, device: 'phone' }, /device must be one of desktop, mobile, tablet/],
+    ['numeric browser', { ...pageview, browser: 7 }, /browser must be a string or null/],
+    ['scroll depth over 100', { ...pageview, scroll_depth: 101 }, /scroll_depth must be between 0 and 100/],
+    ['negative scroll depth', { ...pageview, scroll_depth: -1 }, /scroll_depth must be between 0 and 100/],
+    ['scroll depth as a string', { ...pageview, scroll_depth: '50' }, /scroll_depth must be a number/],
+    ['scroll depth on an event', { ...event, scroll_depth: 50 }, /scroll_depth is only allowed on pageview rows/],
+    ['nested property', { ...event, event_properties: { plan: { name: 'pro' } } }, /event_properties.plan must be a string, number or boolean/],
+    ['null property value', { ...event, event_properties: { plan: null } }, /event_properties.plan must be a string, number or boolean/],
+    ['properties as an array', { ...event, event_properties: ['pro'] }, /event_properties must be a JSON object/],
+    ['is_dev as a string', { ...pageview, is_dev: 'true' }, /is_dev must be true or false/],
+  ];
+
+  it('reports each bad line with its 1-based number and reason, and writes the good ones', async () => {
+    // Good lines at 1 and the end, a blank line (skipped, still counted) in between.
+    const file = writeNdjson([pageview, '', ...cases.map(([, line]) => line), revenue]);
+    const paths = localPaths(tempDir());
+    const report = await importNdjson(file, paths);
+    expect(report.rowsWritten).toBe(2);
+    expect(report.rejected.map((r) => r.line)).toEqual(cases.map((_, i) => i + 3));
+    report.rejected.forEach(({ reason }, i) => expect(reason, cases[i]![0]).toMatch(cases[i]![2]));
+    expect(parquetFiles(paths.eventsDir)).toHaveLength(1);
+  });
+
+  it('accepts optional fields as null, offsets, unknown fields, CRLF line ends and a byte-order mark', async () => {
+    const lines = [
+      { ...revenue, session_id: '', referrer: null, country: null, device: null, scroll_depth: null, collector_version: '1.2' },
+      { ...pageview, timestamp: '2026-03-01T12:00:00.5+05:30', device: 'tablet', scroll_depth: 0, is_dev: false },
+      { ...event, event_properties: {}, timestamp: '2026-03-01T12:00:00-0800' },
+      { ...pageview, timestamp: '2026-03-01T12:00+01' },
+    ].map((line) => JSON.stringify(line));
+    const file = join(tempDir(), 'crlf.ndjson');
+    writeFileSync(file, '\uFEFF' + lines.join('\r\n') + '\r\n');
+    const report = await importNdjson(file, localPaths(tempDir()));
+    expect(report.rejected).toEqual([]);
+    expect(report.rowsWritten).toBe(4);
+  });
+});
+
+describe('stored rows', () => {
+  let paths: LocalPaths;
+  beforeAll(async () => {
+    paths = localPaths(tempDir());
+    const report = await importEvents(
+      [
+        { ...pageview, timestamp: '2026-03-01T10:00:00.123456789Z', referrer: 'https://WWW.Google.com/search?q=x', utm_source: '', scroll_depth: 42.5, country: 'US', region: 'CA', city: 'San Francisco', browser: 'Chrome', os: 'macOS', device: 'desktop' },
+        { ...pageview, timestamp: '2026-03-01T23:30:00-02:00', visitor_id: 'v2', referrer: 'not a url', is_dev: true },
+        { ...event, timestamp: '2026-03-01T10:01:00Z', referrer: 'https://news.ycombinator.com/item?id=1', event_properties: { plan: 3, trial: true, note: 'a "quoted" text' } },
+        { ...revenue, amount_cents: -1000, revenue_event: 'refund', url_path: '/checkout' },
+      ],
+      paths,
+    );
+    expect(report).toEqual({ rowsWritten: 4, rejected: [], domains: { 'shop.test': 4 }, files: 2 });
+  });
+
+  const glob = () => sqlPath(join(paths.eventsDir, '*', '*', '*.parquet'));
+
+  it('writes exactly the columns of eventColumns, in order, without the partition columns', async () => {
+    const columns = await queryParquet(`DESCRIBE SELECT * FROM read_parquet(${glob()}, hive_partitioning = false)`);
+    expect(columns.map((c) => [c.column_name, c.column_type])).toEqual(
+      eventColumns.map(([name, type]) => [name, { timestamp: 'TIMESTAMP', string: 'VARCHAR', double: 'DOUBLE', bigint: 'BIGINT', boolean: 'BOOLEAN' }[type]]),
+    );
+  });
+
+  it('stores timestamps in UTC truncated to milliseconds, partitioned by their UTC date', async () => {
+    const rows = await queryParquet(`SELECT CAST(ts AS VARCHAR) AS ts, CAST(dt AS VARCHAR) AS dt, visitor_id, type FROM read_parquet(${glob()}, hive_partitioning = true) ORDER BY ts`);
+    expect(rows.map((r) => [r.ts, r.dt, r.type])).toEqual([
+      ['2026-03-01 10:00:00.123', '2026-03-01', 'pageview'],
+      ['2026-03-01 10:01:00', '2026-03-01', 'event'],
+      ['2026-03-01 11:00:00', '2026-03-01', 'revenue'],
+      ['2026-03-02 01:30:00', '2026-03-02', 'pageview'],
+    ]);
+  });
+
+  it('derives referrer_domain, keeps property values as text, and fills defaults', async () => {
+    const rows = await queryParquet(
+      `SELECT type, referrer, referrer_domain, session_id, url_path, utm_source, country, scroll_depth, event_name, event_properties,
+              transaction_id, CAST(amount_cents AS INTEGER) AS amount_cents, currency, revenue_event, is_dev
+       FROM read_parquet(${glob()}) ORDER BY ts`,
+    );
+    expect(rows[0]).toMatchObject({ referrer: 'https://WWW.Google.com/search?q=x', referrer_domain: 'google.com', utm_source: null, country: 'US', scroll_depth: 42.5, event_properties: null, amount_cents: null, is_dev: false });
+    expect(rows[1]).toMatchObject({ referrer_domain: 'news.ycombinator.com', event_name: 'signup', scroll_depth: null });
+    expect(JSON.parse(rows[1]!.event_properties as string)).toEqual({ plan: '3', trial: 'true', note: 'a "quoted" text' });
+    expect(rows[2]).toMatchObject({ type: 'revenue', referrer: null, referrer_domain: '', session_id: '', url_path: '/checkout', amount_cents: -1000, currency: 'USD', revenue_event: 'refund', transaction_id: 't1', country: null });
+    expect(rows[3]).toMatchObject({ referrer: 'not a url', referrer_domain: '', is_dev: true, session_id: 's1' });
+  });
+});
+
+describe('layout and atomicity', () => {
+  it('writes one ts-ordered file per domain and UTC date and batch, under domain=/dt=', async () => {
+    const paths = localPaths(tempDir());
+    const rows = [3, 1, 2].flatMap((minute) => [
+      { ...pageview, timestamp: `2026-03-01T10:0${minute}:00Z` },
+      { ...pageview, domain: 'other.test', timestamp: `2026-03-0${minute}T10:00:00Z` },
+    ]);
+    const report = await importEvents(rows, paths);
+    expect(report.domains).toEqual({ 'shop.test': 3, 'other.test': 3 });
+    const files = parquetFiles(paths.eventsDir);
+    expect(files.map((f) => f.split('/').slice(0, 2).join('/'))).toEqual([
+      'domain=other.test/dt=2026-03-01', 'domain=other.test/dt=2026-03-02', 'domain=other.test/dt=2026-03-03', 'domain=shop.test/dt=2026-03-01',
+    ]);
+    expect(report.files).toBe(4);
+    const inFile = await queryParquet(`SELECT CAST(ts AS VARCHAR) AS ts FROM read_parquet(${sqlPath(join(paths.eventsDir, files[3]!))})`);
+    expect(inFile.map((r) => r.ts)).toEqual(['2026-03-01 10:01:00', '2026-03-01 10:02:00', '2026-03-01 10:03:00']);
+
+    const batched = localPaths(tempDir());
+    expect((await importEvents(rows, batched, { batchRows: 2 })).files).toBe(parquetFiles(batched.eventsDir).length);
+    expect(parquetFiles(batched.eventsDir).length).toBeGreaterThan(4);
+  });
+
+  it('writes nothing and leaves no staging files when the input fails part-way', async () => {
+    const paths = localPaths(tempDir());
+    async function* failingInput() {
+      for (let minute = 0; minute < 5; minute++) yield JSON.stringify({ ...pageview, timestamp: `2026-03-01T10:0${minute}:00Z` });
+      throw new Error('disk read error');
+    }
+    // batchRows 1: staged files exist when the input breaks.
+    await expect(importLines(failingInput(), paths, { batchRows: 1 })).rejects.toThrow('disk read error');
+    expect(parquetFiles(paths.eventsDir)).toEqual([]);
+    expect(readdirSync(paths.stagingDir)).toEqual([]);
+  });
+
+  it('fails on an unreadable file without writing anything', async () => {
+    const paths = localPaths(tempDir());
+    const directory = join(tempDir(), 'a-directory.ndjson');
+    mkdirSync(directory);
+    await expect(importNdjson(directory, paths)).rejects.toThrow(/EISDIR/);
+    await expect(importNdjson(join(tempDir(), 'missing.ndjson'), paths)).rejects.toThrow(/ENOENT/);
+    expect(parquetFiles(paths.dataDir)).toEqual([]);
+    expect(readdirSync(paths.stagingDir)).toEqual([]);
+  });
+});
+
+describe('compression (local/parquet-codec.ts)', () => {
+  /** The codecs of every column chunk of the Parquet files under `dir`. */
+  async function codecsUnder(dir: string): Promise<string[]> {
+    const files = parquetFiles(dir).map((f) => sqlPath(join(dir, f)));
+    const rows = await queryParquet(`SELECT DISTINCT compression FROM parquet_metadata([${files.join(', ')}]) ORDER BY 1`);
+    return rows.map((r) => String(r.compression));
+  }
+  const twoSessions = [pageview, { ...pageview, session_id: 's2', timestamp: '2026-03-01T12:00:00Z' }, event];
+
+  it('reads the local codec from ANALYTICS_PARQUET_COMPRESSION, uncompressed unless set, and refuses others', () => {
+    expect(localCodec({})).toBe('uncompressed');
+    expect(localCodec({ ANALYTICS_PARQUET_COMPRESSION: ' ZSTD ' })).toBe('zstd');
+    expect(localCodec({ ANALYTICS_PARQUET_COMPRESSION: 'lz4_raw' })).toBe('lz4_raw');
+    expect(() => localCodec({ ANALYTICS_PARQUET_COMPRESSION: 'gzip' })).toThrow(/one of uncompressed, lz4_raw, snappy, zstd, not "gzip"/);
+  });
+
+  it('writes a local store uncompressed, events and derived files alike, or in the codec asked for', async () => {
+    const paths = localPaths(tempDir());
+    await importEvents(twoSessions, paths);
+    for (const dir of [paths.eventsDir, ...Object.values(paths.derivedDirs)]) expect(await codecsUnder(dir)).toEqual(['UNCOMPRESSED']);
+
+    const saved = process.env.ANALYTICS_PARQUET_COMPRESSION;
+    process.env.ANALYTICS_PARQUET_COMPRESSION = 'zstd';
+    try {
+      const zstd = localPaths(tempDir());
+      await importEvents(twoSessions, zstd);
+      for (const dir of [zstd.eventsDir, ...Object.values(zstd.derivedDirs)]) expect(await codecsUnder(dir)).toEqual(['ZSTD']);
+    } finally {
+      if (saved === undefined) delete process.env.ANALYTICS_PARQUET_COMPRESSION;
+      else process.env.ANALYTICS_PARQUET_COMPRESSION = saved;
+    }
+  });
+
+  it('writes ZSTD for S3 whatever the local setting, since Athena bills the compressed bytes it scans', async () => {
+    const published: string[][] = [];
+    const publisher: Publisher = async (dir) => {
+      published.push(await codecsUnder(dir));
+    };
+    const derived = Object.fromEntries(derivedRelations.map((r) => [r.folder, publisher])) as Record<DerivedFolder, Publisher>;
+    await importEvents(twoSessions, localPaths(tempDir()), { publish: publisher, publishDerived: derived });
+    expect(published).toHaveLength(1 + derivedRelations.length);
+    for (const codecs of published) expect(codecs).toEqual(['ZSTD']);
+  });
+});
+
+it('adds imported rows to each domain\'s usage counter of the month', async () => {
+  const before = await readUsage('usage.test');
+  await importEvents([{ ...pageview, domain: 'usage.test' }, { ...revenue, domain: 'usage.test' }, { ...pageview, domain: 'usage.test', type: 'bogus' }], localPaths(tempDir()));
+  expect((await readUsage('usage.test')) - before).toBe(2);
+});
+
+describe('npm run import (child process)', () => {
+  it('imports while the API holds the local DynamoDB, prints rejects as FILE:LINE and exits 1', async () => {
+    const token = (await api.createKey({ domains: ['cli.test'] })).token;
+    const good = writeNdjson([{ ...pageview, domain: 'cli.test' }, 'oops', { ...pageview, domain: 'cli.test', visitor_id: 'v2' }]);
+    const missing = join(tempDir(), 'missing.ndjson');
+    const usageBefore = await readUsage('cli.test');
+
+    const result = await runCli('local/import-cli.ts', [good, missing], { ANALYTICS_DATA_DIR: api.paths.dataDir });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain(`${good}:2: not valid JSON`);
+    expect(result.stdout).toContain(`${good}: 2 rows written (cli.test 2), 1 rejected`);
+    expect(result.stderr).toContain(`${missing}: cannot import: ENOENT`);
+    expect(result.stderr).not.toMatch(/\n\s+at /); // a message, no stack
+    expect(await readUsage('cli.test')).toBe(usageBefore + 2); // counted on the DynamoDB the API serves
+
+    // The running API reads the new files at once.
+    const res = await api.request('POST', '/v1/query', { token, body: { metrics: ['pageviews', 'visitors'], date_range: ['2026-03-01', '2026-03-01'] } });
+    expect(res.status).toBe(200);
+    expect(res.body.data[0].metrics).toEqual({ pageviews: 2, visitors: 2 });
+  });
+
+  it('exits 0 on a clean file and 2 without files', async () => {
+    const dataDir = tempDir();
+    const [clean, noFiles] = await Promise.all([
+      runCli('local/import-cli.ts', [writeNdjson([pageview, revenue])], { ANALYTICS_DATA_DIR: dataDir }),
+      runCli('local/import-cli.ts', [], { ANALYTICS_DATA_DIR: dataDir }),
+    ]);
+    expect(clean).toMatchObject({ code: 0, stderr: '' });
+    expect(clean.stdout).toMatch(/: 2 rows written \(shop.test 2\), 0 rejected\n$/);
+    expect(parquetFiles(join(dataDir, 'events'))).toHaveLength(1);
+    expect(noFiles.code).toBe(2);
+    expect(noFiles.stderr).toContain('usage: npm run import --');
+  });
+});

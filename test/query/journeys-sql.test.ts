@@ -1,0 +1,143 @@
+import { TrinoSQL } from 'dt-sql-parser';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SqlQuery } from '../../shared/query/sql/sql.js';
+import { athenaTarget, localTarget, type SqlTarget } from '../../shared/query/sql/target.js';
+import { printVisitorCount, printVisitorList } from '../../shared/query/journeys/print-list.js';
+import { planTimeline, planVisitorList, visitorScope } from '../../shared/query/journeys/plan.js';
+import type { VisitorListQuery } from '../../shared/requests/journeys.js';
+import { printTimeline, printVisitorActivity, printVisitorExists, printVisitorStats } from '../../shared/query/journeys/print-visitor.js';
+import { rangeOfDates } from '../../shared/time/date-range.js';
+import { journeyEvents } from '../fixtures/journeys-events.js';
+import { startTestApi, type TestApi } from '../support/test-api.js';
+import { everyFilter } from '../fixtures/every-filter.js';
+
+// One plan, two printers, for every journeys query: the Athena text must pass Trino's grammar, its DuckDB twin
+// must run on real Parquet, and the exact text of one list plan is pinned per dialect.
+
+const athena = athenaTarget('analytics', 'events');
+const trino = new TrinoSQL();
+
+function listQuery(overrides: Partial<VisitorListQuery> = {}): VisitorListQuery {
+  return {
+    domain: 'journeys.test',
+    isDev: false,
+    range: rangeOfDates('2026-05-04', '2026-05-06', 'UTC'),
+    filters: [],
+    bounds: [],
+    hasRevenue: false,
+    firstPurchase: false,
+    sort: { field: 'last_seen', order: 'desc' },
+    limit: 50,
+    offset: 0,
+    ...overrides,
+  };
+}
+
+
+const everyOption = listQuery({
+  filters: everyFilter,
+  bounds: [
+    { aggregate: 'pageview_count', operator: '>', value: 1 },
+    { aggregate: 'session_count', operator: '<', value: 9 },
+    { aggregate: 'total_revenue_cents', operator: '>', value: -100 },
+  ],
+  hasRevenue: true,
+  firstPurchase: true,
+  sort: { field: 'latest_revenue', order: 'asc' },
+  range: rangeOfDates('2026-03-20', '2026-04-05', 'Europe/Berlin'),
+});
+
+// No filters and no session count: the first pass reads visitor days, with the rows of the partial days at the ends.
+const fromVisitorDays = listQuery({
+  ...everyOption,
+  filters: [],
+  bounds: everyOption.bounds.filter((b) => b.aggregate !== 'session_count'),
+  sort: { field: 'revenue', order: 'desc' },
+  range: rangeOfDates('2026-05-04', '2026-05-06', 'Asia/Kolkata'),
+  limit: 10,
+  offset: 20,
+});
+
+function everyQuery(target: SqlTarget): [string, SqlQuery][] {
+  const range = rangeOfDates('2026-05-04', '2026-05-06', 'Asia/Kolkata');
+  const timeline = { domain: 'journeys.test', isDev: false, visitorId: 'alice', range, limit: 100, offset: 0 };
+  const scope = visitorScope('journeys.test', 'alice', false);
+  return [
+    ['list, defaults', printVisitorList(planVisitorList(listQuery()), target)],
+    ['list, every option across a DST change', printVisitorList(planVisitorList(everyOption), target)],
+    ['list total past the last page', printVisitorCount(planVisitorList(everyOption), target)],
+    ['list from visitor days, partial days at the ends', printVisitorList(planVisitorList(fromVisitorDays), target)],
+    ['list total from visitor days', printVisitorCount(planVisitorList(fromVisitorDays), target)],
+    ...(['first_seen', 'pageviews', 'sessions', 'revenue'] as const).map((field): [string, SqlQuery] => [
+      `list by ${field}`,
+      printVisitorList(planVisitorList(listQuery({ sort: { field, order: 'asc' } })), target),
+    ]),
+    ['timeline', printTimeline(planTimeline({ ...timeline, includeAutoEvents: false }), target)],
+    ['timeline with auto events', printTimeline(planTimeline({ ...timeline, includeAutoEvents: true }), target)],
+    ['visitor exists', printVisitorExists(planTimeline({ ...timeline, includeAutoEvents: false }).scope, target)],
+    ['stats', printVisitorStats(scope, target)],
+    ['activity', printVisitorActivity(scope, target)],
+  ];
+}
+
+let api: TestApi;
+beforeAll(async () => {
+  api = await startTestApi();
+  await api.importEvents(journeyEvents);
+});
+afterAll(() => api?.close());
+
+describe('every journeys query', () => {
+  it.each(everyQuery(athena))('%s: Athena SQL passes Trino grammar, one parameter per placeholder', (_, { sql, params }) => {
+    expect(trino.validate(sql)).toEqual([]);
+    expect(sql.split('?').length - 1).toBe(params.length);
+  });
+
+  it.each(everyQuery(localTarget))('%s: DuckDB SQL runs', async (_, query) => {
+    await expect(api.engine.run(query)).resolves.toBeDefined();
+  });
+
+  it('names the domain, the visitor and is_dev, and the range partitions, in every one-visitor query', () => {
+    for (const [name, query] of everyQuery(athena).filter(([n]) => !n.startsWith('list'))) {
+      expect(query.sql, name).toMatch(/WHERE domain = \? AND (dt BETWEEN \? AND \? AND ts >= \? AND ts < \? AND )?visitor_id = \? AND is_dev = \?/);
+      expect(query.params.slice(0, 1), name).toEqual([{ type: 'string', value: 'journeys.test' }]);
+    }
+  });
+});
+
+describe('exact SQL of a list plan per dialect', () => {
+  const pinned = planVisitorList(
+    listQuery({
+      filters: [{ field: 'country', operator: 'is', value: 'US' }, { field: 'event', operator: 'is', value: 'signup' }],
+      bounds: [{ aggregate: 'pageview_count', operator: '>', value: 1 }],
+      firstPurchase: true,
+      sort: { field: 'latest_revenue', order: 'desc' },
+      range: rangeOfDates('2026-05-04', '2026-05-06', 'Asia/Kolkata'),
+      limit: 10,
+      offset: 20,
+    }),
+  );
+
+  it.each([
+    ['duckdb', localTarget],
+    ['athena', athena],
+  ] as const)('%s', (_, target) => {
+    expect(printVisitorList(pinned, target)).toMatchSnapshot();
+  });
+
+  it.each([
+    ['duckdb', localTarget],
+    ['athena', athena],
+  ] as const)('%s, first pass over visitor days', (_, target) => {
+    const plan = planVisitorList(fromVisitorDays);
+    expect(plan.ranking).toMatchObject({ from: 'visitor-days', partitions: { dtFrom: '2026-05-04', dtTo: '2026-05-05' } });
+    expect(printVisitorList(plan, target)).toMatchSnapshot();
+  });
+
+  it('values never enter the SQL text', () => {
+    const hostile = planVisitorList(listQuery({ filters: [{ field: 'page', operator: 'is', value: "x'; DROP TABLE events; --" }] }));
+    const { sql, params } = printVisitorList(hostile, athena);
+    expect(sql).not.toContain('DROP');
+    expect(params).toContainEqual({ type: 'string', value: "x'; DROP TABLE events; --" });
+  });
+});
