@@ -25,8 +25,9 @@ export class ValidationError extends ApiError {
   constructor(
     message: string,
     readonly details: ErrorDetail[] = [],
+    code = 'invalid_request',
   ) {
-    super(400, 'invalid_request', message);
+    super(400, code, message);
   }
 
   override toBody(): Record<string, unknown> {
@@ -79,8 +80,8 @@ export class RateLimitedError extends ApiError {
 
 /** A failure of a backing service that the client can do nothing about but retry (Athena busy, throttling). */
 export class ServiceUnavailableError extends ApiError {
-  constructor(message = 'The query service is busy; please retry') {
-    super(503, 'service_unavailable', message);
+  constructor(message = 'The query service is busy; please retry', retryAfterSeconds = 1) {
+    super(503, 'service_unavailable', message, { 'retry-after': String(retryAfterSeconds) });
   }
 }
 

@@ -9,7 +9,7 @@ import {
   type QueryExecution,
   type Row,
 } from '@aws-sdk/client-athena';
-import { ApiError, QueryTimeoutError, ServiceUnavailableError } from '../errors.js';
+import { EngineBusyError, EngineScanLimitError, EngineTimeoutError } from './engine-errors.js';
 import { requestLogger } from '../log.js';
 import type { DerivedTableNames } from '../query/sql/catalog.js';
 import { athenaTarget, type SqlTarget } from '../query/sql/target.js';
@@ -107,7 +107,7 @@ export class AthenaEngine implements QueryEngine {
       if (this.now() + wait > deadline) {
         await this.stop(id);
         requestLogger().warn('athena query timed out', { query_execution_id: id, sql });
-        throw new QueryTimeoutError();
+        throw new EngineTimeoutError();
       }
       await this.sleep(wait);
       wait = Math.min(wait * 2, MAX_POLL_MS);
@@ -156,7 +156,7 @@ export class AthenaEngine implements QueryEngine {
       const name = (error as { name?: string }).name;
       if (name === 'TooManyRequestsException' || name === 'ThrottlingException' || name === 'InternalServerException') {
         requestLogger().warn('athena unavailable', { error: error as Error });
-        throw new ServiceUnavailableError();
+        throw new EngineBusyError();
       }
       throw error;
     }
@@ -204,11 +204,11 @@ function failure(id: string, execution: QueryExecution, sql: string): Error {
   });
   // The workgroup's BytesScannedCutoffPerQuery cancels (engine v3) or fails the query with this reason.
   if (/bytes scanned limit was exceeded/i.test(reason)) {
-    return new ApiError(400, 'query_too_large', 'The query would read too much data; narrow the date range or add filters');
+    return new EngineScanLimitError();
   }
   // Error types 0-8: "Query exhausted resources at this scale factor", i.e. Athena capacity, not our SQL.
   const type = status.AthenaError?.ErrorType;
-  if (status.AthenaError?.Retryable || (type !== undefined && type >= 0 && type <= 8)) return new ServiceUnavailableError();
+  if (status.AthenaError?.Retryable || (type !== undefined && type >= 0 && type <= 8)) return new EngineBusyError();
   return new Error(`Athena query ${id} ${status.State?.toLowerCase()}`);
 }
 

@@ -1,4 +1,4 @@
-import { ValidationError } from '../errors.js';
+import { EngineValueError } from './engine-errors.js';
 import type { SqlParam } from '../query/sql/sql.js';
 
 // The one place a value becomes Trino SQL text. Athena takes execution parameters as literal *text* (what you
@@ -28,8 +28,8 @@ export function trinoLiteral(param: SqlParam): string {
     case 'string': {
       const value: unknown = param.value;
       if (typeof value !== 'string') throw new Error('string parameter is not a string');
-      if (value.includes('\u0000')) throw new ValidationError('Text values must not contain NUL characters');
-      if (loneSurrogate.test(value)) throw new ValidationError('Text values must be valid Unicode');
+      if (value.includes('\u0000')) throw new EngineValueError('Text values must not contain NUL characters');
+      if (loneSurrogate.test(value)) throw new EngineValueError('Text values must be valid Unicode');
       return `'${value.replaceAll("'", "''")}'`;
     }
     case 'int':

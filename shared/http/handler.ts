@@ -11,6 +11,7 @@ import type { Route } from '../routes.js';
 import type { Credential } from '../store/credentials-repo.js';
 import { ApiError, ValidationError, internalError } from '../errors.js';
 import { jsonResponse, type HttpResult } from './response.js';
+import { apiErrorOfEngine } from './engine-errors.js';
 import { parseInput } from './validation.js';
 
 export interface RequestInput<B, Q, P> {
@@ -167,6 +168,8 @@ function isBodyParserError(error: unknown): boolean {
 
 function toApiError(error: unknown, log: Logger): ApiError {
   if (error instanceof ApiError) return error;
+  const fromEngine = apiErrorOfEngine(error);
+  if (fromEngine) return fromEngine;
   if (isBodyParserError(error)) return new ValidationError('body: is not valid JSON', [{ path: 'body', message: 'is not valid JSON' }]);
   log.error('unhandled error', error as Error);
   return internalError();

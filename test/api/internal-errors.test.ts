@@ -1,4 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { QueryEngine } from '../../shared/engines/engine.js';
+import { EngineBusyError, EngineScanLimitError, EngineTimeoutError } from '../../shared/engines/engine-errors.js';
+import { installEngine } from '../../shared/engines/registry.js';
 import { expectErrorResponse, expectNoInternals } from '../support/http-assertions.js';
 import { startTestApi, type TestApi, type TestResponse } from '../support/test-api.js';
 
@@ -77,5 +80,21 @@ describe('client errors never echo parser internals', () => {
     const res = await asResponse('POST', '/v1/annotations', body);
     expectErrorResponse(res, 400, 'invalid_request');
     expect(res.body.message).not.toMatch(/Unexpected|position|JSON\.parse|SyntaxError/);
+  });
+});
+
+describe('engine failures the client can act on', () => {
+  const failingWith = (error: Error): QueryEngine => ({ target: api.engine.target, run: async () => Promise.reject(error) });
+  afterEach(() => installEngine(api.engine));
+
+  it.each([
+    ['a timeout', new EngineTimeoutError(), 504, 'query_timeout'],
+    ['a busy engine', new EngineBusyError(7), 503, 'service_unavailable'],
+    ['the scan limit', new EngineScanLimitError(), 400, 'query_too_large'],
+  ] as const)('answers %s with its own status through HTTP', async (_, error, status, code) => {
+    installEngine(failingWith(error));
+    const res = await api.request('POST', '/v1/query', { token, body: { domain: DOMAIN, date_range: ['2026-01-01', '2026-01-02'] } });
+    expectErrorResponse(res, status, code);
+    if (status === 503) expect(res.headers.get('retry-after')).toBe('7');
   });
 });

@@ -13,7 +13,8 @@ import {
   type QueryExecutionState,
 } from '@aws-sdk/client-athena';
 import { AthenaEngine, athenaSettingsFromEnv, decodeValue, type AthenaSettings } from '../../shared/engines/athena-engine.js';
-import { ApiError, QueryTimeoutError, ServiceUnavailableError } from '../../shared/errors.js';
+import { EngineBusyError, EngineScanLimitError, EngineTimeoutError } from '../../shared/engines/engine-errors.js';
+import { apiErrorOfEngine } from '../../shared/http/engine-errors.js';
 import { analyticsEngine, installEngine, registerEngineFactory } from '../../shared/engines/registry.js';
 import { int, print, sql, str, date, timestamp, bool } from '../../shared/query/sql/sql.js';
 
@@ -101,8 +102,8 @@ describe('AthenaEngine.run', () => {
   });
 
   it('refuses a NUL in a value with a 400 before calling Athena', async () => {
-    const error = (await engine().run(print(sql`SELECT ${str('a\u0000b')}`)).catch((e: unknown) => e)) as ApiError;
-    expect(error.status).toBe(400);
+    const error = await engine().run(print(sql`SELECT ${str('a\u0000b')}`)).catch((e: unknown) => e);
+    expect(apiErrorOfEngine(error)?.status).toBe(400);
     expect(athena.commandCalls(StartQueryExecutionCommand)).toHaveLength(0);
   });
 
@@ -209,7 +210,7 @@ describe('AthenaEngine.run', () => {
     athena.on(StopQueryExecutionCommand).resolves({});
     const clock = fakeClock();
 
-    await expect(engine(clock, { timeoutMs: 5_000 }).run(query)).rejects.toBeInstanceOf(QueryTimeoutError);
+    await expect(engine(clock, { timeoutMs: 5_000 }).run(query)).rejects.toBeInstanceOf(EngineTimeoutError);
 
     expect(athena.commandCalls(StopQueryExecutionCommand).map((c) => c.args[0].input)).toEqual([{ QueryExecutionId: 'q-1' }]);
     expect(clock.waits.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(5_000);
@@ -219,7 +220,7 @@ describe('AthenaEngine.run', () => {
   it('still answers 504 when stopping the query fails', async () => {
     athena.on(GetQueryExecutionCommand).resolves(execution('RUNNING'));
     athena.on(StopQueryExecutionCommand).rejects(new Error('boom'));
-    await expect(engine(fakeClock(), { timeoutMs: 2_000 }).run(query)).rejects.toBeInstanceOf(QueryTimeoutError);
+    await expect(engine(fakeClock(), { timeoutMs: 2_000 }).run(query)).rejects.toBeInstanceOf(EngineTimeoutError);
   });
 
   it('maps FAILED to a generic error that carries neither the SQL nor Athena\'s message', async () => {
@@ -231,7 +232,7 @@ describe('AthenaEngine.run', () => {
     );
     const error = await engine().run(query).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);
-    expect(error).not.toBeInstanceOf(ApiError);
+    expect(apiErrorOfEngine(error)).toBeNull();
     expect(String((error as Error).message)).not.toMatch(/secret_column|SELECT/);
   });
 
@@ -239,46 +240,50 @@ describe('AthenaEngine.run', () => {
     athena.on(GetQueryExecutionCommand).resolves(
       execution('FAILED', { StateChangeReason: 'Query exhausted resources at this scale factor', AthenaError: { ErrorCategory: 1, ErrorType: 2, Retryable: false } }),
     );
-    await expect(engine().run(query)).rejects.toBeInstanceOf(ServiceUnavailableError);
+    await expect(engine().run(query)).rejects.toBeInstanceOf(EngineBusyError);
   });
 
   it('maps a retryable FAILED to 503', async () => {
     athena.on(GetQueryExecutionCommand).resolves(
       execution('FAILED', { StateChangeReason: 'Internal service error', AthenaError: { ErrorCategory: 1, ErrorType: 100, Retryable: true } }),
     );
-    await expect(engine().run(query)).rejects.toBeInstanceOf(ServiceUnavailableError);
+    await expect(engine().run(query)).rejects.toBeInstanceOf(EngineBusyError);
   });
 
   it('maps CANCELLED to a generic error', async () => {
     athena.on(GetQueryExecutionCommand).resolves(execution('CANCELLED', { StateChangeReason: 'Query was cancelled by user' }));
     const error = await engine().run(query).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);
-    expect(error).not.toBeInstanceOf(ApiError);
+    expect(apiErrorOfEngine(error)).toBeNull();
   });
 
   it.each(['CANCELLED', 'FAILED'] as const)('maps the workgroup scan cutoff (%s) to a 400 that says to narrow the range', async (state) => {
     athena.on(GetQueryExecutionCommand).resolves(execution(state, { StateChangeReason: 'Bytes scanned limit was exceeded' }));
-    const error = (await engine().run(query).catch((e: unknown) => e)) as ApiError;
-    expect(error).toBeInstanceOf(ApiError);
-    expect(error.status).toBe(400);
-    expect(error.code).toBe('query_too_large');
-    expect(error.message).toMatch(/narrow the date range/);
+    const error = await engine().run(query).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(EngineScanLimitError);
+    const answered = apiErrorOfEngine(error)!;
+    expect(answered.status).toBe(400);
+    expect(answered.code).toBe('query_too_large');
+    expect(answered.message).toMatch(/narrow the date range/);
+    expect(answered.toBody()).toHaveProperty('details');
   });
 
   it('maps throttling on StartQueryExecution to 503', async () => {
     athena
       .on(StartQueryExecutionCommand)
       .rejects(new TooManyRequestsException({ message: 'Rate exceeded', $metadata: {}, Reason: 'CONCURRENT_QUERY_LIMIT_EXCEEDED' }));
-    const error = (await engine().run(query).catch((e: unknown) => e)) as ApiError;
-    expect(error).toBeInstanceOf(ServiceUnavailableError);
-    expect(error.status).toBe(503);
+    const error = await engine().run(query).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(EngineBusyError);
+    const answered = apiErrorOfEngine(error)!;
+    expect(answered.status).toBe(503);
+    expect(answered.headers['retry-after']).toMatch(/^\d+$/);
     expect(athena.commandCalls(GetQueryExecutionCommand)).toHaveLength(0);
   });
 
   it('lets other StartQueryExecution errors through as 500s', async () => {
     athena.on(StartQueryExecutionCommand).rejects(new InvalidRequestException({ message: 'line 1:1: mismatched input', $metadata: {} }));
     const error = await engine().run(query).catch((e: unknown) => e);
-    expect(error).not.toBeInstanceOf(ApiError);
+    expect(apiErrorOfEngine(error)).toBeNull();
   });
 
   it('speaks Trino through the Athena dialect on the configured table', () => {

@@ -7,7 +7,7 @@ import {
   trinoLiteral,
 } from '../../shared/engines/athena-literals.js';
 import type { SqlParam } from '../../shared/query/sql/sql.js';
-import { ValidationError } from '../../shared/errors.js';
+import { EngineValueError } from '../../shared/engines/engine-errors.js';
 
 const s = (value: string): SqlParam => ({ type: 'string', value });
 
@@ -48,12 +48,12 @@ describe('trinoLiteral: strings', () => {
   });
 
   it('refuses NUL with a 400', () => {
-    expect(() => trinoLiteral(s('a\u0000b'))).toThrow(ValidationError);
+    expect(() => trinoLiteral(s('a\u0000b'))).toThrow(EngineValueError);
   });
 
   it('refuses lone surrogates with a 400 but keeps real pairs', () => {
-    expect(() => trinoLiteral(s('a\ud800b'))).toThrow(ValidationError);
-    expect(() => trinoLiteral(s('\udc00'))).toThrow(ValidationError);
+    expect(() => trinoLiteral(s('a\ud800b'))).toThrow(EngineValueError);
+    expect(() => trinoLiteral(s('\udc00'))).toThrow(EngineValueError);
     expect(trinoLiteral(s('\ud83d\ude80'))).toBe("'🚀'");
   });
 
@@ -159,6 +159,6 @@ describe('bindParameters', () => {
   });
 
   it('validates every value even when nothing is inlined', () => {
-    expect(() => bindParameters('SELECT ?', [s('\u0000')])).toThrow(ValidationError);
+    expect(() => bindParameters('SELECT ?', [s('\u0000')])).toThrow(EngineValueError);
   });
 });

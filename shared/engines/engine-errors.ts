@@ -1,0 +1,27 @@
+// What an engine raises when a query fails for a reason the caller can act on. Engines know nothing of HTTP: the
+// HTTP layer (shared/http/engine-errors.ts) turns these into responses. Anything else an engine throws is a bug
+// or an outage, logged and answered as a generic 500.
+
+/** The query ran past its deadline; the engine has stopped it. */
+export class EngineTimeoutError extends Error {
+  constructor() {
+    super('query timed out');
+  }
+}
+
+/** The engine is at capacity or throttling its callers; the same query may succeed if retried later. */
+export class EngineBusyError extends Error {
+  constructor(readonly retryAfterSeconds = 1) {
+    super('query engine busy');
+  }
+}
+
+/** The query would read more than the engine is allowed to scan for one query. */
+export class EngineScanLimitError extends Error {
+  constructor() {
+    super('query scan limit reached');
+  }
+}
+
+/** A bound value the engine cannot represent (text with NUL or an unpaired surrogate): the request's fault. */
+export class EngineValueError extends Error {}

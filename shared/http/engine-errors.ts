@@ -1,0 +1,14 @@
+import { EngineBusyError, EngineScanLimitError, EngineTimeoutError, EngineValueError } from '../engines/engine-errors.js';
+import { QueryTimeoutError, ServiceUnavailableError, ValidationError, type ApiError } from '../errors.js';
+
+/** The response an engine's error stands for; null for anything that is not an engine error. */
+export function apiErrorOfEngine(error: unknown): ApiError | null {
+  if (error instanceof EngineTimeoutError) return new QueryTimeoutError();
+  if (error instanceof EngineBusyError) return new ServiceUnavailableError(undefined, error.retryAfterSeconds);
+  if (error instanceof EngineScanLimitError) {
+    const message = 'the query would read too much data; narrow the date range or add filters';
+    return new ValidationError(`date_range: ${message}`, [{ path: 'date_range', message }], 'query_too_large');
+  }
+  if (error instanceof EngineValueError) return new ValidationError(error.message, [{ path: 'request', message: error.message }]);
+  return null;
+}
