@@ -7,47 +7,41 @@ import { derivedRelations, type DerivedFolder } from '../shared/events/derived-r
 import { localCodec } from './parquet-codec.js';
 import { writeDerived } from './derived-writer.js';
 import { localPaths, parquetFilesUnder, type LocalPaths } from './paths.js';
-import { StoreBusyError, withStoreLock } from './store-lock.js';
+import { StoreBusyError } from './store-lock.js';
+import { stagingName, withStoreTransaction } from './store/local-store.js';
 import { keyVisitors } from './visitor-keys.js';
 import { compactPartitions } from './compact-partitions.js';
 import { markWholeFragments } from './whole-fragments.js';
 
 // Brings a local store up to date: partitions of many small files are compacted; every event file without one
 // of its derived files (data imported before that relation existed), or with one lacking a column added since,
-// gets it, staged, keyed and then renamed into place; then the whole fragments are marked. An event file and its
-// derived files are all that must correspond (docs/STORAGE.md).
+// gets it, staged, keyed and then renamed into place; then the whole fragments are marked. All of it in one store
+// transaction (store/local-store.ts): published whole, or not at all.
 //   ANALYTICS_DATA_DIR=./.data npx tsx local/backfill-derived.ts
 
-/**
- * Returns the number of derived files written. Compacts partitions of many files first (compact-partitions.ts),
- * keys the buckets and marks whole session fragments on the way (which also upgrades files written before keys
- * or `whole` existed), under the store lock like an import.
- */
+/** Returns the number of derived files written. */
 export async function backfillDerived(paths: LocalPaths, options: { compactFrom?: number } = {}): Promise<number> {
-  return withStoreLock(paths, async () => {
-    await compactPartitions(paths, options.compactFrom);
-    const written = await deriveMissing(paths);
+  return withStoreTransaction(paths, async (snapshot) => {
+    const compacted = await compactPartitions(snapshot, options.compactFrom);
+    const written = await deriveMissing(snapshot);
     // deriveMissing keys stored files only when it wrote some: files written without keys are keyed here.
-    if (written === 0) await keyVisitors(paths);
-    await markWholeFragments(paths);
-    return written;
+    const keyed = written === 0 ? await keyVisitors(snapshot) : 0;
+    const marked = await markWholeFragments(snapshot);
+    return { value: written, changed: compacted + written + keyed + marked > 0 };
   });
 }
 
 /**
- * The backfill as `npm start` runs it: at once, and while another process imports (it holds the store lock, and
- * marks only its own files when it publishes) again every `retryMs` until it runs, so a store upgraded during an
- * import gets its missing files within seconds of it. Returns how many files the first attempt wrote (null when
- * it waits) and a stop for the retries.
+ * The backfill as `npm start` runs it: at once, and while another process imports (it holds the store lock)
+ * again every `retryMs` until it runs, so a store upgraded during an import gets its missing files within seconds
+ * of it. Returns how many files the first attempt wrote (null when it waits) and a stop for the retries.
  */
 export async function backfillWhenFree(paths: LocalPaths, retryMs = 5_000, onError: (error: Error) => void = () => {}): Promise<{ written: number | null; stop: () => void }> {
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
-  // Only the first attempt, before the server listens, compacts: a query running while a partition's files are
-  // replaced could fail on a file gone or miss the partition.
-  const attempt = async (first: boolean): Promise<number | null> => {
+  const attempt = async (): Promise<number | null> => {
     try {
-      return await backfillDerived(paths, first ? {} : { compactFrom: Infinity });
+      return await backfillDerived(paths);
     } catch (error) {
       if (error instanceof StoreBusyError) return null;
       throw error;
@@ -55,11 +49,11 @@ export async function backfillWhenFree(paths: LocalPaths, retryMs = 5_000, onErr
   };
   const retry = () => {
     timer = setTimeout(() => {
-      attempt(false).then((written) => written === null && !stopped && retry(), onError);
+      attempt().then((written) => written === null && !stopped && retry(), onError);
     }, retryMs);
     timer.unref();
   };
-  const written = await attempt(true);
+  const written = await attempt();
   if (written === null) retry();
   return {
     written,
@@ -71,20 +65,20 @@ export async function backfillWhenFree(paths: LocalPaths, retryMs = 5_000, onErr
 }
 
 /**
- * Writes the derived files missing beside the event files, or lacking a column added since (written by an older
- * version): staged, keyed with the stored buckets, then renamed into place; removes derived files without their
- * event file. Returns the files written. Run under
- * the store lock, before marking whole fragments, by the backfill and by every local import: a fragment is only
- * ever marked whole with its `url_paths` (StoreCatalog.wholeFragmentsHavePaths).
+ * Writes the derived files missing beside the event files of the snapshot at `paths`, or lacking a column added
+ * since (written by an older version): staged, keyed with the stored buckets, then renamed into place; removes
+ * derived files without their event file. Returns the files written. Run in a store transaction, before marking
+ * whole fragments, by the backfill and by every local import: a fragment is only ever marked whole with its
+ * `url_paths` (StoreCatalog.wholeFragmentsHavePaths).
  */
 export async function deriveMissing(paths: LocalPaths): Promise<number> {
   const instance = await DuckDBInstance.create(':memory:', { threads: String(process.env.DUCKDB_THREADS ?? 2) });
   const connection = await instance.connect();
-  const staging = join(paths.stagingDir, `backfill-${process.pid}`);
+  const staging = join(paths.stagingDir, stagingName('backfill'));
   const stagingDirs = Object.fromEntries(derivedRelations.map((r) => [r.folder, join(staging, r.folder)])) as Record<DerivedFolder, string>;
   try {
-    // A derived file without its event file (left by a compaction stopped between its renames) would count its
-    // rows twice beside the files derived from the new event file: removed. Imports publish events first.
+    // A derived file without its event file (in a store written by an older version, which published files one by
+    // one) would count its rows twice beside the files derived from a new event file: removed.
     const eventFiles = new Set(parquetFilesUnder(paths.eventsDir));
     for (const { folder } of derivedRelations) {
       for (const name of parquetFilesUnder(paths.derivedDirs[folder]).filter((n) => !eventFiles.has(n))) await rm(join(paths.derivedDirs[folder], name));

@@ -1,4 +1,3 @@
-import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -8,23 +7,22 @@ import { writeDerived } from './derived-writer.js';
 import { localCodec, parquetCopyOptions } from './parquet-codec.js';
 import { parquetFilesUnder, type LocalPaths } from './paths.js';
 import { keyVisitors } from './visitor-keys.js';
+import { stagingName } from './store/local-store.js';
 
 // Compaction (docs/STORAGE.md): a partition that many imports wrote in many small files is rewritten as one event
 // file ordered by ts, with its derived files made from it. Many files cost every query: per-file work, and
-// sessions split across files are fragments to merge instead of whole ones (on the 10M bench set fed hour by
-// hour, the dashboard mix took twice as long). Run under the store lock; whole fragments are marked afterwards.
+// sessions split across files are fragments to merge instead of whole ones. It changes a snapshot copy inside a
+// store transaction (store/local-store.ts), so queries running meanwhile keep reading the snapshot they started
+// on; whole fragments are marked afterwards.
 
 /** A partition is compacted from this many event files on. One import writes one file per partition it touches. */
 export const COMPACT_FROM_FILES = 8;
 
 /**
- * Compacts every partition (`domain=/dt=` folder) holding at least `minFiles` event files; returns how many.
- * Each relation's partition folder is replaced by two renames (the old folder out, the new one in): never half
- * of either, but a query running meanwhile can fail on a file gone or miss the partition, so nothing may read
- * the folder while this runs (`npm start` compacts before it serves).
+ * Compacts every partition (`domain=/dt=` folder) of the snapshot at `paths` holding at least `minFiles` event
+ * files; returns how many. Each relation's partition folder is replaced by its new one.
  */
 export async function compactPartitions(paths: LocalPaths, minFiles = COMPACT_FROM_FILES): Promise<number> {
-  await restoreInterrupted(paths);
   const byPartition = new Map<string, string[]>();
   for (const name of parquetFilesUnder(paths.eventsDir)) {
     const partition = dirname(name);
@@ -32,7 +30,7 @@ export async function compactPartitions(paths: LocalPaths, minFiles = COMPACT_FR
   }
   const crowded = [...byPartition].filter(([, names]) => names.length >= minFiles);
   if (crowded.length === 0) return 0;
-  const staging = join(paths.stagingDir, `compact-${process.pid}`);
+  const staging = join(paths.stagingDir, stagingName('compact'));
   const instance = await DuckDBInstance.create(':memory:', { threads: String(process.env.DUCKDB_THREADS ?? 2) });
   const connection = await instance.connect();
   try {
@@ -48,14 +46,9 @@ export async function compactPartitions(paths: LocalPaths, minFiles = COMPACT_FR
       // The partition's visitors keep their keys: the old files are still in place to look them up.
       const domain = partition.split('/')[0]!.slice('domain='.length);
       await keyVisitors(paths, { pending: dirs, domains: [domain] });
-      // Events last: a stop in between leaves the old events in place with some new derived files, which the
-      // backfill removes as orphans (deriveMissing) and derives again. Old folders keep their path below
-      // `old-<i>/<folder>`, so restoreInterrupted can put back events stopped between their two renames.
-      const lives: ['events' | DerivedFolder, string][] = [...derivedRelations.map((r): [DerivedFolder, string] => [r.folder, paths.derivedDirs[r.folder]]), ['events', paths.eventsDir]];
+      const lives: ['events' | DerivedFolder, string][] = [['events', paths.eventsDir], ...derivedRelations.map((r): [DerivedFolder, string] => [r.folder, paths.derivedDirs[r.folder]])];
       for (const [folder, live] of lives) {
-        const old = join(staging, `old-${i}`, folder, partition);
-        await mkdir(dirname(old), { recursive: true });
-        if (existsSync(join(live, partition))) await rename(join(live, partition), old);
+        await rm(join(live, partition), { recursive: true, force: true });
         await mkdir(dirname(join(live, partition)), { recursive: true });
         await rename(join(dirs[folder], partition), join(live, partition));
       }
@@ -65,27 +58,5 @@ export async function compactPartitions(paths: LocalPaths, minFiles = COMPACT_FR
     connection.closeSync();
     instance.closeSync();
     await rm(staging, { recursive: true, force: true });
-  }
-}
-
-/**
- * A compaction stopped (a crash, a kill) between moving a partition's old events out and the new ones in leaves
- * the partition without events: its old folder is put back. Then every compaction's staging is removed. Run
- * under the store lock, so no compaction is running.
- */
-async function restoreInterrupted(paths: LocalPaths): Promise<void> {
-  if (!existsSync(paths.stagingDir)) return;
-  for (const stage of readdirSync(paths.stagingDir).filter((d) => d.startsWith('compact-'))) {
-    const stageDir = join(paths.stagingDir, stage);
-    for (const old of readdirSync(stageDir).filter((d) => d.startsWith('old-'))) {
-      const events = join(stageDir, old, 'events');
-      for (const name of parquetFilesUnder(events)) {
-        const partition = dirname(name);
-        if (existsSync(join(paths.eventsDir, partition))) continue;
-        await mkdir(dirname(join(paths.eventsDir, partition)), { recursive: true });
-        await rename(join(events, partition), join(paths.eventsDir, partition));
-      }
-    }
-    await rm(stageDir, { recursive: true, force: true });
   }
 }

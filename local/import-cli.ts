@@ -46,6 +46,10 @@ try {
       // npm runs scripts in the package folder; INIT_CWD is where the person typed the command.
       const report = await importNdjson(resolve(process.env.INIT_CWD ?? '.', file), paths, { onProgress: progressPrinter(file), publish, publishDerived });
       clearProgress();
+      if (report.alreadyImported) {
+        console.log(`${file}: already imported (same SHA-256 as an earlier import), nothing added`);
+        continue;
+      }
       for (const { line, reason } of report.rejected) console.log(`${file}:${line}: ${reason}`);
       const perDomain = Object.entries(report.domains).map(([domain, rows]) => `${domain} ${rows}`).join(', ');
       console.log(`${file}: ${report.rowsWritten} rows written${perDomain ? ` (${perDomain})` : ''}, ${report.rejected.length} rejected`);

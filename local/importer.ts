@@ -1,8 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
+import { basename, dirname, join } from 'node:path';
 import {
   DuckDBInstance,
   DuckDBTimestampValue,
@@ -18,87 +16,98 @@ import { parquetFilesUnder, type LocalPaths } from './paths.js';
 import { localCodec, parquetCopyOptions, S3_CODEC, type ParquetCodec } from './parquet-codec.js';
 import { writeDerived } from './derived-writer.js';
 import { deriveMissing } from './backfill-derived.js';
-import { withStoreLock } from './store-lock.js';
+import { fileDigest, readLines, type LineError } from './store/ndjson-lines.js';
+import { hasImportRecord, recordUsage, wasImported, writeImportRecord, type ImportRecord } from './store/imports.js';
+import { stagingName, withStoreTransaction } from './store/local-store.js';
 import { keyVisitors } from './visitor-keys.js';
 import { markWholeFragments } from './whole-fragments.js';
 
-// Imports events into the Parquet layout of event-format.md §2. Valid rows are appended to in-memory DuckDB
-// tables, one per (domain, dt); every `batchRows` rows each table becomes one ts-ordered Parquet file (local/parquet-codec.ts) in a
-// staging folder. Only when the whole input was read are the files renamed into the events folder, so readers
-// never see half an import and a fatal error leaves nothing behind. Next to each event file go its derived files
-// (session fragments, pageview buckets: same relative name under their folders, docs/STORAGE.md), published
-// right after the events.
+// Imports events into the store's Parquet layout (docs/EVENT-FORMAT.md). Valid rows are buffered in an in-memory
+// DuckDB table; a full buffer is spilled to a staging file sorted by partition. Once the whole input was read,
+// each (domain, dt) partition the import touched is written as one ts-ordered event file with its derived files
+// (docs/STORAGE.md), so the files an import writes grow with its partitions whatever the order of its lines. The
+// files are then published in one store transaction (store/local-store.ts): visible whole or not at all. An
+// import is identified by the digest of its input (store/imports.ts): the same input a second time adds nothing.
 
 export interface ImportReport {
   rowsWritten: number;
   rejected: { line: number; reason: string }[];
   domains: Record<string, number>;
   files: number;
+  /** True when this input was imported before: nothing was written or counted again. */
+  alreadyImported: boolean;
 }
 
 export interface ImportOptions {
   onProgress?: (bytesRead: number, totalBytes: number) => void;
-  /** Where the staged files go once the whole input was read; by default, renamed into the events folder. */
+  /** Where the staged files go once the whole input was read; by default, the local store. */
   publish?: Publisher;
   /** Where the staged derived files of each folder go, after the events; required with `publish`. */
   publishDerived?: Record<DerivedFolder, Publisher>;
-  /** Rows per batch (one file per partition and batch); large enough for few files, small enough for flat memory. */
+  /** Rows buffered in memory before they are spilled to a staging file; bounds memory, not the files written. */
   batchRows?: number;
 }
 
 export type Publisher = (stagingDir: string, files: string[]) => Promise<void>;
 
 const DEFAULT_BATCH_ROWS = 100_000;
-/** Each open partition holds an appender buffer (~1 MB); unsorted input flushes early rather than grow memory. */
-const MAX_OPEN_PARTITIONS = 128;
 
 /** Imports an NDJSON file, streamed line by line. Rejected lines are reported; unreadable input is a fatal error. */
 export async function importNdjson(file: string, paths: LocalPaths, options: ImportOptions = {}): Promise<ImportReport> {
   const totalBytes = (await stat(file)).size;
-  return importLines(readLines(file, (bytesRead) => options.onProgress?.(bytesRead, totalBytes)), paths, options);
-}
-
-// The stream opens when iteration starts, so a read error rejects the iteration instead of going unhandled.
-async function* readLines(file: string, onRead: (bytesRead: number) => void): AsyncGenerator<string> {
-  const stream = createReadStream(file);
-  stream.on('data', () => onRead(stream.bytesRead));
-  try {
-    yield* createInterface({ input: stream, crlfDelay: Infinity });
-  } finally {
-    stream.destroy();
-  }
+  const digest = await fileDigest(file);
+  if (!options.publish && (await wasImported(paths, digest))) return alreadyImportedReport();
+  return importChecked(checkLines(readLines(file, (bytesRead) => options.onProgress?.(bytesRead, totalBytes))), paths, options, { digest, source: basename(file) });
 }
 
 /** Imports NDJSON lines from any source; an error thrown by the source aborts the import with nothing written. */
 export async function importLines(lines: AsyncIterable<string>, paths: LocalPaths, options: ImportOptions = {}): Promise<ImportReport> {
-  async function* checked() {
-    let first = true;
+  const hash = createHash('sha256');
+  async function* hashed() {
     for await (const line of lines) {
-      yield checkEventLine(first ? line.replace(/^\uFEFF/, '') : line);
-      first = false;
+      hash.update(line).update('\n');
+      yield line;
     }
   }
-  return importChecked(checked(), paths, options);
+  return importChecked(checkLines(hashed()), paths, options, { digest: () => hash.digest('hex'), source: 'lines' });
 }
 
 /** Imports events given as objects (tests, the demo); the line of event i is i + 1. */
 export async function importEvents(events: unknown[], paths: LocalPaths, options: ImportOptions = {}): Promise<ImportReport> {
-  return importChecked(events.map(checkEvent), paths, options);
+  const hash = createHash('sha256');
+  for (const event of events) hash.update(JSON.stringify(event) ?? 'undefined').update('\n');
+  return importChecked(events.map(checkEvent), paths, options, { digest: hash.digest('hex'), source: 'events' });
+}
+
+async function* checkLines(lines: AsyncIterable<string | LineError>): AsyncGenerator<CheckedEvent | null> {
+  let first = true;
+  for await (const line of lines) {
+    if (typeof line !== 'string') yield { ok: false, reason: line.reason };
+    else yield checkEventLine(first ? line.replace(/^\uFEFF/, '') : line);
+    first = false;
+  }
+}
+
+interface InputIdentity {
+  /** The input's digest, or a function giving it once the input was read. */
+  digest: string | (() => string);
+  source: string;
 }
 
 async function importChecked(
   events: AsyncIterable<CheckedEvent | null> | Iterable<CheckedEvent | null>,
   paths: LocalPaths,
   options: ImportOptions,
+  identity: InputIdentity,
 ): Promise<ImportReport> {
   if (options.publish && !options.publishDerived) throw new Error('publish needs publishDerived: events and their derived files go together');
-  const importId = `${new Date().toISOString().replace(/[-:.]/g, '')}-${randomBytes(4).toString('hex')}`;
-  const stagingDir = join(paths.stagingDir, importId);
-  const derivedStagingDirs = Object.fromEntries(derivedRelations.map((r) => [r.folder, join(paths.stagingDir, `${importId}-${r.folder}`)])) as Record<DerivedFolder, string>;
-  const report: ImportReport = { rowsWritten: 0, rejected: [], domains: {}, files: 0 };
-  const writer = await BatchWriter.open(stagingDir, derivedStagingDirs, importId, options.publish ? S3_CODEC : localCodec());
+  const staging = join(paths.stagingDir, stagingName(`import-${randomBytes(4).toString('hex')}`));
+  const eventsStaging = join(staging, 'events');
+  const derivedStaging = Object.fromEntries(derivedRelations.map((r) => [r.folder, join(staging, r.folder)])) as Record<DerivedFolder, string>;
+  const report: ImportReport = { rowsWritten: 0, rejected: [], domains: {}, files: 0, alreadyImported: false };
+  await mkdir(staging, { recursive: true });
+  const writer = await PartitionWriter.open(join(staging, 'spill'), options.publish ? S3_CODEC : localCodec());
   try {
-    await mkdir(stagingDir, { recursive: true });
     let line = 0;
     for await (const checked of events) {
       line += 1;
@@ -110,61 +119,70 @@ async function importChecked(
       await writer.append(checked.event);
       report.domains[checked.event.domain] = (report.domains[checked.event.domain] ?? 0) + 1;
       report.rowsWritten += 1;
-      if (writer.bufferedRows >= (options.batchRows ?? DEFAULT_BATCH_ROWS)) await writer.flush();
+      if (writer.bufferedRows >= (options.batchRows ?? DEFAULT_BATCH_ROWS)) await writer.spill();
     }
-    await writer.flush();
-    const files = parquetFilesUnder(stagingDir);
-    const publishAll = async () => {
-      await (options.publish ?? ((dir, names) => moveInto(dir, names, paths.eventsDir)))(stagingDir, files);
-      for (const { folder } of derivedRelations) {
-        const publishDerived = options.publishDerived?.[folder] ?? ((dir, names) => moveInto(dir, names, paths.derivedDirs[folder]));
-        await publishDerived(derivedStagingDirs[folder], parquetFilesUnder(derivedStagingDirs[folder]));
-      }
-    };
-    if (options.publish) await publishAll();
-    else {
-      // Locally, the staged buckets get their visitor keys and whole fragments are marked around the publish
-      // (local/visitor-keys.ts, local/whole-fragments.ts explain why under the lock and in this order).
-      await withStoreLock(paths, async () => {
-        // A store written by an older version is brought up to date first, as the backfill would (once: then
-        // it finds nothing to do), so no fragment is marked whole without its paths.
-        if (await deriveMissing(paths)) await markWholeFragments(paths);
-        const domains = Object.keys(report.domains);
-        await keyVisitors(paths, { pending: derivedStagingDirs, domains });
-        await markWholeFragments(paths, { pendingDir: derivedStagingDirs.sessions, domains });
-        await publishAll();
-        await markWholeFragments(paths, { domains });
-      });
+    const files = await writer.writePartitions(eventsStaging, derivedStaging);
+    const digest = typeof identity.digest === 'string' ? identity.digest : identity.digest();
+    if (options.publish) {
+      await options.publish(eventsStaging, files);
+      for (const { folder } of derivedRelations) await options.publishDerived![folder](derivedStaging[folder], parquetFilesUnder(derivedStaging[folder]));
+      report.files = files.length;
+      for (const [domain, count] of Object.entries(report.domains)) await recordImportedEvents(domain, count);
+      return report;
     }
+    const record: ImportRecord = { digest, source: identity.source, at: new Date().toISOString(), rows: report.rowsWritten, domains: report.domains };
+    const published = await withStoreTransaction(paths, async (snapshot) => {
+      if (hasImportRecord(snapshot, digest)) return { value: false, changed: false };
+      // A store written by an older version is brought up to date first, as the backfill would (once: then it
+      // finds nothing to do), so no fragment is marked whole without its paths.
+      await deriveMissing(snapshot);
+      const domains = Object.keys(report.domains);
+      await keyVisitors(snapshot, { pending: derivedStaging, domains });
+      await moveInto(eventsStaging, files, snapshot.eventsDir);
+      for (const { folder } of derivedRelations) await moveInto(derivedStaging[folder], parquetFilesUnder(derivedStaging[folder]), snapshot.derivedDirs[folder]);
+      await markWholeFragments(snapshot, { domains });
+      writeImportRecord(snapshot, record);
+      return { value: true, changed: true };
+    });
+    if (!published) return alreadyImportedReport(report.rejected);
     report.files = files.length;
+    await recordUsage(paths, record);
+    return report;
   } finally {
     writer.close();
-    await rm(stagingDir, { recursive: true, force: true });
-    for (const dir of Object.values(derivedStagingDirs)) await rm(dir, { recursive: true, force: true });
+    await rm(staging, { recursive: true, force: true });
   }
-  for (const [domain, count] of Object.entries(report.domains)) await recordImportedEvents(domain, count);
-  return report;
 }
 
-/** One DuckDB table per (domain, dt) of the current batch, so writing a partition never scans the others. */
-class BatchWriter {
+function alreadyImportedReport(rejected: ImportReport['rejected'] = []): ImportReport {
+  return { rowsWritten: 0, rejected, domains: {}, files: 0, alreadyImported: true };
+}
+
+/**
+ * Buffers rows in one DuckDB table with their partition; spills a full buffer to a Parquet file sorted by
+ * partition, and at the end writes each partition once, from the buffer or from the spills (their row groups'
+ * statistics let each partition's read skip the others').
+ */
+class PartitionWriter {
   bufferedRows = 0;
-  private partitions = new Map<string, { domain: string; dt: string; table: string; appender: DuckDBAppender }>();
-  private tableCount = 0;
+  private readonly partitions = new Map<string, { domain: string; dt: string }>();
+  private readonly spills: string[] = [];
+  private appender: DuckDBAppender | undefined;
 
   private constructor(
     private readonly instance: DuckDBInstance,
     private readonly connection: DuckDBConnection,
-    private readonly stagingDir: string,
-    private readonly derivedStagingDirs: Record<DerivedFolder, string>,
-    private readonly importId: string,
+    private readonly spillDir: string,
     private readonly codec: ParquetCodec,
   ) {}
 
-  static async open(stagingDir: string, derivedStagingDirs: Record<DerivedFolder, string>, importId: string, codec: ParquetCodec): Promise<BatchWriter> {
+  static async open(spillDir: string, codec: ParquetCodec): Promise<PartitionWriter> {
     const instance = await DuckDBInstance.create(':memory:', { threads: String(process.env.DUCKDB_THREADS ?? 2) });
     try {
-      return new BatchWriter(instance, await instance.connect(), stagingDir, derivedStagingDirs, importId, codec);
+      const writer = new PartitionWriter(instance, await instance.connect(), spillDir, codec);
+      await writer.connection.run(`CREATE TABLE buffer (domain VARCHAR, dt VARCHAR, ${eventColumns.map(([name, type]) => `${name} ${duckdbTypes[type]}`).join(', ')})`);
+      await mkdir(spillDir, { recursive: true });
+      return writer;
     } catch (error) {
       instance.closeSync();
       throw error;
@@ -174,15 +192,10 @@ class BatchWriter {
   async append(event: StoredEvent): Promise<void> {
     const dt = new Date(event.ts).toISOString().slice(0, 10);
     const key = `${event.domain}/${dt}`;
-    let partition = this.partitions.get(key);
-    if (!partition) {
-      if (this.partitions.size >= MAX_OPEN_PARTITIONS) await this.flush();
-      const table = `partition_${++this.tableCount}`;
-      await this.connection.run(`CREATE TABLE ${table} (${eventColumns.map(([name, type]) => `${name} ${duckdbTypes[type]}`).join(', ')})`);
-      partition = { domain: event.domain, dt, table, appender: await this.connection.createAppender(table) };
-      this.partitions.set(key, partition);
-    }
-    const appender = partition.appender;
+    if (!this.partitions.has(key)) this.partitions.set(key, { domain: event.domain, dt });
+    const appender = (this.appender ??= await this.connection.createAppender('buffer'));
+    appender.appendVarchar(event.domain);
+    appender.appendVarchar(dt);
     for (const [name, type] of eventColumns) {
       const value = event[name];
       if (value === null) appender.appendNull();
@@ -196,28 +209,58 @@ class BatchWriter {
     this.bufferedRows += 1;
   }
 
-  /**
-   * Writes each partition of the batch as one file ordered by ts (COPY ... PARTITION_BY would not keep the order),
-   * and the derived files of exactly those rows under the same relative name.
-   */
-  async flush(): Promise<void> {
-    for (const { domain, dt, table, appender } of this.partitions.values()) {
-      appender.closeSync();
-      const name = join(`domain=${domain}`, `dt=${dt}`, `${this.importId}-${table}.parquet`);
-      const file = join(this.stagingDir, name);
-      await mkdir(dirname(file), { recursive: true });
-      await this.connection.run(`COPY (SELECT * FROM ${table} ORDER BY ts) TO ${pathLiteral(file)} ${parquetCopyOptions(this.codec)}`);
-      await writeDerived(this.connection, table, name, this.derivedStagingDirs, this.codec);
-      await this.connection.run(`DROP TABLE ${table}`);
-    }
-    this.partitions.clear();
+  /** Moves the buffered rows to a spill file sorted by partition and time, and empties the buffer. */
+  async spill(): Promise<void> {
+    this.closeAppender();
+    if (this.bufferedRows === 0) return;
+    const file = join(this.spillDir, `${this.spills.length}.parquet`);
+    await this.connection.run(`COPY (SELECT * FROM buffer ORDER BY domain, dt, ts) TO ${pathLiteral(file)} (FORMAT parquet, COMPRESSION uncompressed, ROW_GROUP_SIZE 16384)`);
+    await this.connection.run('DELETE FROM buffer');
+    this.spills.push(file);
     this.bufferedRows = 0;
   }
 
+  /**
+   * Writes one ts-ordered event file per partition under `eventsDir` and its derived files under `derivedDirs`,
+   * all named `domain=<d>/dt=<day>/<import name>.parquet`; returns the event files' relative names.
+   */
+  async writePartitions(eventsDir: string, derivedDirs: Record<DerivedFolder, string>): Promise<string[]> {
+    this.closeAppender();
+    if (this.spills.length > 0) await this.spill();
+    const source = this.spills.length > 0 ? `read_parquet([${this.spills.map(pathLiteral).join(', ')}])` : 'buffer';
+    const fileName = `${stagingNameStamp()}.parquet`;
+    const select = await this.connection.prepare(
+      `CREATE OR REPLACE TEMP TABLE part AS SELECT ${eventColumns.map(([name]) => name).join(', ')} FROM ${source} WHERE domain = $1 AND dt = $2 ORDER BY ts`,
+    );
+    const files: string[] = [];
+    for (const { domain, dt } of [...this.partitions.values()].sort((a, b) => (a.domain + a.dt < b.domain + b.dt ? -1 : 1))) {
+      select.bindVarchar(1, domain);
+      select.bindVarchar(2, dt);
+      await select.run();
+      const name = join(`domain=${domain}`, `dt=${dt}`, fileName);
+      await mkdir(dirname(join(eventsDir, name)), { recursive: true });
+      await this.connection.run(`COPY part TO ${pathLiteral(join(eventsDir, name))} ${parquetCopyOptions(this.codec)}`);
+      await writeDerived(this.connection, 'part', name, derivedDirs, this.codec);
+      files.push(name);
+    }
+    return files;
+  }
+
+  private closeAppender(): void {
+    this.appender?.closeSync();
+    this.appender = undefined;
+  }
+
   close(): void {
+    this.closeAppender();
     this.connection.closeSync();
     this.instance.closeSync();
   }
+}
+
+/** A file name no other import's can equal: its time, then random bits. */
+function stagingNameStamp(): string {
+  return `${new Date().toISOString().replace(/[-:.]/g, '')}-${randomBytes(6).toString('hex')}`;
 }
 
 /** Moves every staged file to the same relative place under the events folder (a rename: never half a file). */

@@ -22,7 +22,7 @@ export interface LocalApi {
 /** Everything `npm start` runs, in-process: DynamoDB (dynalite), DuckDB over the Parquet files, the HTTP server. */
 export async function startLocalApi(options: { dataDir?: string; port?: number; extraRoutes?: ExtraRoutes; backfillRetryMs?: number } = {}): Promise<LocalApi> {
   const paths = localPaths(options.dataDir);
-  mkdirSync(paths.eventsDir, { recursive: true });
+  mkdirSync(paths.dataDir, { recursive: true });
   localCodec(); // a misspelt ANALYTICS_PARQUET_COMPRESSION stops the start, not a later import or backfill
   // Queries read the derived relations: a store imported before they existed gets them before the first query,
   // or, while another process imports, as soon as it is done.

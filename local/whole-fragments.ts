@@ -5,16 +5,16 @@ import { pathLiteral } from '../shared/engines/duckdb-engine.js';
 import { sessionFragmentColumns } from '../shared/events/event-columns.js';
 import { domainsUnder, parquetFilesUnder, type LocalPaths } from './paths.js';
 import { localCodec, parquetCopyOptions } from './parquet-codec.js';
+import { stagingName } from './store/local-store.js';
 
 // Marks each stored session fragment `whole` exactly when it is its session's only fragment in the store
 // (docs/STORAGE.md): queries read whole fragments as sessions without merging, and merge only the others.
 // Fragments are written not whole; this pass rewrites the files whose flags differ from the store's truth.
 //
-// Imports add fragments, so a whole fragment can stop being whole. The importer therefore runs this pass twice
-// under the store lock: before publishing, counting its staged fragments as present (a fragment whose session
-// the import extends is un-marked before the new fragment is visible), and after, to mark the new ones. Each
-// file is replaced by a rename, and at every moment a fragment marked whole is its session's only one, so a
-// query running meanwhile stays exact. `import --s3` cannot read the store and marks nothing (all merged).
+// Imports add fragments, so a whole fragment can stop being whole: every writer runs this pass on its snapshot
+// copy after adding its files, and the copy is published whole (store/local-store.ts), so a reader never sees a
+// fragment marked whole beside another of its session. `import --s3` cannot read the store and marks nothing
+// (all merged).
 
 const flagged = sessionFragmentColumns.map(([name]) => name).filter((name) => name !== 'whole');
 
@@ -31,7 +31,7 @@ export async function markWholeFragments(paths: LocalPaths, options: { pendingDi
   if (domainDirs.length === 0) return 0;
   const instance = await DuckDBInstance.create(':memory:', { threads: String(process.env.DUCKDB_THREADS ?? 2) });
   const connection = await instance.connect();
-  const staging = join(paths.stagingDir, `whole-${process.pid}`);
+  const staging = join(paths.stagingDir, stagingName('whole'));
   try {
     const scan = (globs: string[]) =>
       `read_parquet([${globs.map(pathLiteral).join(', ')}], hive_partitioning = true, hive_types = {'domain': VARCHAR, 'dt': DATE}, union_by_name = true, filename = true)`;

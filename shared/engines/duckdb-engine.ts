@@ -1,5 +1,5 @@
-import { existsSync, readdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, readdirSync, realpathSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import {
   DuckDBDateValue,
   DuckDBInstance,
@@ -12,14 +12,18 @@ import { duckdbTypes, eventColumns, partitionColumns, type ColumnType } from '..
 import type { QueryEngine, SqlRow, SqlValue } from './engine.js';
 import type { SqlParam, SqlQuery } from '../query/sql/sql.js';
 
-// Local engine: one in-process DuckDB per process over the Parquet layout of event-format.md, a connection per
-// query. Never imported by a Lambda entry point. The derived relations (derivedRelations, docs/STORAGE.md) sit
-// in their folders next to the events folder, in the same `domain=/dt=` layout, each read through a view named
-// like its Glue table.
+// Local engine: one in-process DuckDB per process over the Parquet layout (docs/EVENT-FORMAT.md), a connection
+// per query. Never imported by a Lambda entry point. The derived relations (derivedRelations, docs/STORAGE.md)
+// sit in their folders next to the events folder, in the same `domain=/dt=` layout, each read through a view named
+// like its Glue table. The folders' parent may be a link to the store's current snapshot (local/store/): each
+// query resolves it first and reads that snapshot only, so a store published meanwhile is never half read.
 
 export class DuckDbEngine implements QueryEngine {
   readonly target = localTarget;
-  private readonly views: { name: string; dir: string; columns: ColumnList; overFiles: boolean }[];
+  private readonly views: { name: string; folder: string; columns: ColumnList; overFiles: boolean }[];
+  /** The folder holding the events folder and the derived folders, as given (a link) and as last resolved. */
+  private readonly root: string;
+  private resolvedRoot: string | undefined;
 
   /** The view definition under way: concurrent queries wait for one instead of racing to replace the views. */
   private defining: Promise<void> | undefined;
@@ -28,9 +32,10 @@ export class DuckDbEngine implements QueryEngine {
     private readonly instance: DuckDBInstance,
     eventsDir: string,
   ) {
+    this.root = dirname(eventsDir);
     this.views = [
-      { name: 'events', dir: eventsDir, columns: [...eventColumns, ...partitionColumns], overFiles: false },
-      ...derivedRelations.map((r) => ({ name: r.table, dir: join(dirname(eventsDir), r.folder), columns: [...r.columns, ...partitionColumns], overFiles: false })),
+      { name: 'events', folder: basename(eventsDir), columns: [...eventColumns, ...partitionColumns], overFiles: false },
+      ...derivedRelations.map((r) => ({ name: r.table, folder: r.folder, columns: [...r.columns, ...partitionColumns], overFiles: false })),
     ];
   }
 
@@ -50,7 +55,9 @@ export class DuckDbEngine implements QueryEngine {
   }
 
   async run(query: SqlQuery): Promise<{ rows: SqlRow[]; stats: Record<string, never> }> {
-    if (this.views.some((v) => !v.overFiles)) await (this.defining ??= this.defineViews().finally(() => (this.defining = undefined)));
+    if (resolve(this.root) !== this.resolvedRoot || this.views.some((v) => !v.overFiles)) {
+      await (this.defining ??= this.defineViews().finally(() => (this.defining = undefined)));
+    }
     const connection = await this.instance.connect();
     try {
       const statement = await connection.prepare(query.sql);
@@ -79,14 +86,18 @@ export class DuckDbEngine implements QueryEngine {
   // Until the first Parquet file exists, a view is an empty relation of the right shape, so queries on an
   // empty store answer zeros instead of failing on an empty glob.
   private async defineViews(): Promise<void> {
+    const root = resolve(this.root);
+    const moved = root !== this.resolvedRoot;
     const connection = await this.instance.connect();
     try {
       for (const view of this.views) {
-        if (view.overFiles) continue;
-        const hasFiles = hasParquet(view.dir);
-        await connection.run(hasFiles ? viewOverFilesSql(view.name, view.dir) : emptyViewSql(view.name, view.columns));
+        if (view.overFiles && !moved) continue;
+        const dir = join(root, view.folder);
+        const hasFiles = hasParquet(dir);
+        await connection.run(hasFiles ? viewOverFilesSql(view.name, dir) : emptyViewSql(view.name, view.columns));
         view.overFiles = hasFiles;
       }
+      this.resolvedRoot = root;
     } finally {
       connection.closeSync();
     }
@@ -110,6 +121,15 @@ function viewOverFilesSql(name: string, dir: string): string {
 
 function emptyViewSql(name: string, columns: ColumnList): string {
   return `CREATE OR REPLACE VIEW ${name} AS SELECT ${columns.map(([column, type]) => `CAST(NULL AS ${duckdbTypes[type]}) AS ${column}`).join(', ')} WHERE false`;
+}
+
+/** The folder `path` names, with a link to a snapshot followed; `path` itself when it does not exist yet. */
+function resolve(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
 }
 
 function hasParquet(eventsDir: string): boolean {

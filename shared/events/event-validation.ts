@@ -1,9 +1,20 @@
 import { domainSchema } from '../requests/fields.js';
 import type { ColumnType, eventColumns } from './event-columns.js';
 
-// Checks one imported event against event-format.md §1 and turns it into its stored row (§2). Pure, so any
-// importer (local NDJSON, a future S3 job) applies exactly the same rules. JSON types are checked exactly:
-// a number sent as a string, or the reverse, is a reason to reject the line, never converted.
+// Checks one imported event against the import format (docs/EVENT-FORMAT.md) and turns it into its stored row.
+// Pure, so every importer applies exactly the same rules. JSON types are checked exactly: a number sent as a
+// string, or the reverse, is a reason to reject the line, never converted. Nothing is altered on the way in: a
+// value the store could not keep exactly (text with NUL or an unpaired surrogate, a number beyond a double, a
+// property key that is not a plain name, an instant outside EVENT_DAYS) rejects the line with the field named.
+
+/** The UTC days an event may fall on: the days a query range may name (shared/requests/fields.ts). */
+export const EVENT_DAYS = { first: '1970-01-01', last: '2099-12-31' } as const;
+const FIRST_INSTANT = Date.parse(`${EVENT_DAYS.first}T00:00:00Z`);
+const END_INSTANT = Date.parse(`${EVENT_DAYS.last}T00:00:00Z`) + 86_400_000;
+
+/** Property keys: 1 to 100 characters, no control characters, no `:` (filters split `key:value` at the first). */
+export const MAX_PROPERTY_KEY_LENGTH = 100;
+const reservedKeys = new Set(['__proto__', 'constructor', 'prototype']);
 
 type StoredValue<T extends ColumnType> = T extends 'timestamp'
   ? number
@@ -139,13 +150,22 @@ function requireString(input: Record<string, unknown>, name: string): string {
   if (value === undefined || value === null) reject(`missing required field ${name}`);
   if (typeof value !== 'string') reject(`${name} must be a string`);
   if (value === '') reject(`${name} must not be empty`);
-  return value;
+  return storableText(value, name);
 }
 
 function optionalString(input: Record<string, unknown>, name: string): string | null {
   const value = input[name];
   if (value === undefined || value === null || value === '') return null;
   if (typeof value !== 'string') reject(`${name} must be a string or null`);
+  return storableText(value, name);
+}
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Text the store keeps exactly: well-formed Unicode (so valid UTF-8 once written) without NUL. */
+function storableText(value: string, name: string): string {
+  if (LONE_SURROGATE.test(value)) reject(`${name} must be valid Unicode (it holds an unpaired surrogate)`);
+  if (value.includes('\u0000')) reject(`${name} must not contain NUL characters`);
   return value;
 }
 
@@ -153,12 +173,18 @@ function optionalString(input: Record<string, unknown>, name: string): string | 
 function eventProperties(value: unknown): Record<string, string> | null {
   if (value === undefined) return null;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) reject('event_properties must be a JSON object');
-  const out: Record<string, string> = {};
+  const out: Record<string, string> = Object.create(null);
   for (const [key, item] of Object.entries(value)) {
+    const shown = JSON.stringify(key.slice(0, 40));
+    if (key === '' || key.length > MAX_PROPERTY_KEY_LENGTH || /[\u0000-\u001f\u007f:]/.test(key) || reservedKeys.has(key)) {
+      reject(`event_properties key ${shown} must be a plain name: 1 to ${MAX_PROPERTY_KEY_LENGTH} characters, no ":" or control characters, not __proto__, constructor or prototype`);
+    }
+    storableText(key, `event_properties key ${shown}`);
+    if (typeof item === 'number' && !Number.isFinite(item)) reject(`event_properties.${key} must be a finite number (a double)`);
     if (typeof item !== 'string' && typeof item !== 'number' && typeof item !== 'boolean') {
       reject(`event_properties.${key} must be a string, number or boolean`);
     }
-    out[key] = String(item);
+    out[key] = typeof item === 'string' ? storableText(item, `event_properties.${key}`) : String(item);
   }
   return out;
 }
@@ -173,6 +199,9 @@ export function parseTimestamp(text: string): number {
   const [year, month, day, hour, minute, second, offsetHours, offsetMinutes] = [1, 2, 3, 4, 5, 6, 9, 10].map((i) => Number(match[i] ?? 0)) as [
     number, number, number, number, number, number, number, number,
   ];
+  const outside = () => reject(`timestamp "${text}" lies outside ${EVENT_DAYS.first} to ${EVENT_DAYS.last} (UTC), the days the API can query`);
+  // Checked before Date.UTC, which reads years 0-99 as 1900-1999.
+  if (year < 1969 || year > 2100) outside();
   const millis = Number((match[7] ?? '').slice(0, 3).padEnd(3, '0'));
   const local = Date.UTC(year, month - 1, day, hour, minute, second, millis);
   const date = new Date(local);
@@ -180,7 +209,9 @@ export function parseTimestamp(text: string): number {
     date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day &&
     hour < 24 && minute < 60 && second < 60 && offsetHours < 24 && offsetMinutes < 60;
   if (!real) reject(`timestamp "${text}" is not a real date and time`);
-  return local - (match[8] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes) * 60_000;
+  const instant = local - (match[8] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes) * 60_000;
+  if (instant < FIRST_INSTANT || instant >= END_INSTANT) outside();
+  return instant;
 }
 
 /** Host of the referrer URL, lower case, without a leading `www.`; '' for direct traffic or an unparseable URL. */

@@ -1,7 +1,7 @@
 import { RATE_LIMIT_PER_MINUTE } from '../config.js';
 import { RateLimitedError, UsageLimitError } from '../errors.js';
 import type { Credential } from '../store/credentials-repo.js';
-import { add, addBelowLimit, read } from '../store/counters-repo.js';
+import { add, addBelowLimit, addOnce, read } from '../store/counters-repo.js';
 
 // Fixed one-minute windows per credential, and calendar months (UTC) per domain for usage. Both live in
 // DynamoDB so every Lambda instance shares them; items expire by TTL once their window is over.
@@ -54,6 +54,14 @@ export async function admitDomainRequest(admission: Promise<unknown>, credential
 /** Imported events count toward the month they are imported in. */
 export async function recordImportedEvents(domain: string, count: number, now = new Date()): Promise<number> {
   return add(usageKey(domain, now), count, monthExpiry(now));
+}
+
+/**
+ * Counts an import's events once: a second call with the same `importId` (the import's digest) adds nothing, so an
+ * import whose count is retried after a crash is never counted twice.
+ */
+export async function recordImportedEventsOnce(domain: string, count: number, importId: string, now = new Date()): Promise<void> {
+  await addOnce(usageKey(domain, now), count, importId, monthExpiry(now));
 }
 
 export async function readUsage(domain: string, now = new Date()): Promise<number> {

@@ -50,3 +50,26 @@ export async function read(pk: string): Promise<number> {
   );
   return Number(Item?.n ?? 0);
 }
+
+/**
+ * Adds `amount` unless `token` was applied before: the tokens applied are kept in the item (a string set), and the
+ * update is conditional on its absence, so a retried call adds nothing. Returns whether this call added.
+ */
+export async function addOnce(pk: string, amount: number, token: string, expiresAt: number): Promise<boolean> {
+  try {
+    await documentClient().send(
+      new UpdateCommand({
+        TableName: tableNames().counters,
+        Key: { pk },
+        UpdateExpression: 'ADD #n :amount, #applied :tokens SET expires_at = if_not_exists(expires_at, :exp)',
+        ConditionExpression: 'attribute_not_exists(#applied) OR NOT contains(#applied, :token)',
+        ExpressionAttributeNames: { '#n': 'n', '#applied': 'applied' },
+        ExpressionAttributeValues: { ':amount': amount, ':tokens': new Set([token]), ':token': token, ':exp': expiresAt },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+}

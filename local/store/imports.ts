@@ -1,0 +1,67 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { recordImportedEventsOnce } from '../../shared/limits/limiter.js';
+import type { LocalPaths } from '../paths.js';
+
+// What the store has imported (docs/STORAGE.md, "Imports are idempotent"). An import is identified by the SHA-256 of
+// its input: the bytes of an NDJSON file, or its lines as the importer read them. Its record is a file in the
+// snapshot it published, so the rows and the record appear together, and an input whose record exists adds
+// nothing. Usage is counted once per record: DynamoDB refuses a second count of the same digest
+// (recordImportedEventsOnce), and a marker beside the snapshots says it was counted, so an import whose process
+// died between publishing and counting is counted by the next import.
+
+export interface ImportRecord {
+  digest: string;
+  /** The file name, or how the rows came (`lines`, `events`). */
+  source: string;
+  at: string;
+  rows: number;
+  domains: Record<string, number>;
+}
+
+export function hasImportRecord(snapshot: LocalPaths, digest: string): boolean {
+  return existsSync(recordFile(snapshot, digest));
+}
+
+/** Whether the current snapshot holds the input's record. */
+export async function wasImported(paths: LocalPaths, digest: string): Promise<boolean> {
+  return hasImportRecord(paths, digest);
+}
+
+export function writeImportRecord(snapshot: LocalPaths, record: ImportRecord): void {
+  mkdirSync(snapshot.importsDir, { recursive: true });
+  writeFileSync(recordFile(snapshot, record.digest), JSON.stringify(record));
+}
+
+/** Counts `record`'s rows toward each domain's usage, and any earlier import's not yet counted. */
+export async function recordUsage(paths: LocalPaths, record: ImportRecord): Promise<void> {
+  const pending = existsSync(paths.importsDir)
+    ? readdirSync(paths.importsDir).filter((name) => name.endsWith('.json') && !existsSync(counted(paths, name.slice(0, -5))))
+    : [];
+  const records = new Map<string, ImportRecord>([[record.digest, record]]);
+  for (const name of pending) {
+    const earlier = JSON.parse(readFileSync(join(paths.importsDir, name), 'utf8')) as ImportRecord;
+    records.set(earlier.digest, earlier);
+  }
+  mkdirSync(countedDir(paths), { recursive: true });
+  for (const r of records.values()) {
+    if (existsSync(counted(paths, r.digest))) continue;
+    for (const [domain, rows] of Object.entries(r.domains)) await recordImportedEventsOnce(domain, rows, r.digest, new Date(r.at));
+    const temporary = `${counted(paths, r.digest)}.${process.pid}.tmp`;
+    writeFileSync(temporary, r.at);
+    renameSync(temporary, counted(paths, r.digest));
+  }
+}
+
+function recordFile(snapshot: LocalPaths, digest: string): string {
+  if (!/^[0-9a-f]{64}$/.test(digest)) throw new Error('an import digest is 64 hex digits');
+  return join(snapshot.importsDir, `${digest}.json`);
+}
+
+function countedDir(paths: LocalPaths): string {
+  return join(paths.dataDir, 'usage-counted');
+}
+
+function counted(paths: LocalPaths, digest: string): string {
+  return join(countedDir(paths), digest);
+}
