@@ -135,12 +135,13 @@ async function importChecked(
       if (hasImportRecord(snapshot, digest)) return { value: false, changed: false };
       // A store written by an older version is brought up to date first, as the backfill would (once: then it
       // finds nothing to do), so no fragment is marked whole without its paths.
-      await deriveMissing(snapshot);
+      const upgraded = await deriveMissing(snapshot);
       const domains = Object.keys(report.domains);
       await keyVisitors(snapshot, { pending: derivedStaging, domains });
       await moveInto(eventsStaging, files, snapshot.eventsDir);
       for (const { folder } of derivedRelations) await moveInto(derivedStaging[folder], parquetFilesUnder(derivedStaging[folder]), snapshot.derivedDirs[folder]);
-      await markWholeFragments(snapshot, { domains });
+      // Files derived again for an upgrade are written not whole, in any domain: then every domain is marked.
+      await markWholeFragments(snapshot, upgraded > 0 ? {} : { domains });
       writeImportRecord(snapshot, record);
       return { value: true, changed: true };
     });

@@ -55,9 +55,7 @@ export class DuckDbEngine implements QueryEngine {
   }
 
   async run(query: SqlQuery): Promise<{ rows: SqlRow[]; stats: Record<string, never> }> {
-    if (resolve(this.root) !== this.resolvedRoot || this.views.some((v) => !v.overFiles)) {
-      await (this.defining ??= this.defineViews().finally(() => (this.defining = undefined)));
-    }
+    await this.refreshViews();
     const connection = await this.instance.connect();
     try {
       const statement = await connection.prepare(query.sql);
@@ -71,6 +69,7 @@ export class DuckDbEngine implements QueryEngine {
 
   /** Runs SQL with no parameters (EXPLAIN ANALYZE in benchmarks, maintenance). */
   async runRaw(sql: string): Promise<SqlRow[]> {
+    await this.refreshViews();
     const connection = await this.instance.connect();
     try {
       return (await connection.runAndReadAll(sql)).getRowObjectsJS().map(decodeRow);
@@ -81,6 +80,13 @@ export class DuckDbEngine implements QueryEngine {
 
   close(): void {
     this.instance.closeSync();
+  }
+
+  /** Points the views at the current snapshot, and at files once the first ones exist. */
+  private async refreshViews(): Promise<void> {
+    if (resolve(this.root) !== this.resolvedRoot || this.views.some((v) => !v.overFiles)) {
+      await (this.defining ??= this.defineViews().finally(() => (this.defining = undefined)));
+    }
   }
 
   // Until the first Parquet file exists, a view is an empty relation of the right shape, so queries on an

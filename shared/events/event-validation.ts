@@ -162,6 +162,11 @@ function optionalString(input: Record<string, unknown>, name: string): string | 
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
+function isControlOrColon(char: string): boolean {
+  const code = char.codePointAt(0)!;
+  return code < 0x20 || code === 0x7f || char === ':';
+}
+
 /** Text the store keeps exactly: well-formed Unicode (so valid UTF-8 once written) without NUL. */
 function storableText(value: string, name: string): string {
   if (LONE_SURROGATE.test(value)) reject(`${name} must be valid Unicode (it holds an unpaired surrogate)`);
@@ -176,7 +181,7 @@ function eventProperties(value: unknown): Record<string, string> | null {
   const out: Record<string, string> = Object.create(null);
   for (const [key, item] of Object.entries(value)) {
     const shown = JSON.stringify(key.slice(0, 40));
-    if (key === '' || key.length > MAX_PROPERTY_KEY_LENGTH || /[\u0000-\u001f\u007f:]/.test(key) || reservedKeys.has(key)) {
+    if (key === '' || key.length > MAX_PROPERTY_KEY_LENGTH || [...key].some(isControlOrColon) || reservedKeys.has(key)) {
       reject(`event_properties key ${shown} must be a plain name: 1 to ${MAX_PROPERTY_KEY_LENGTH} characters, no ":" or control characters, not __proto__, constructor or prototype`);
     }
     storableText(key, `event_properties key ${shown}`);
