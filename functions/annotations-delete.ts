@@ -1,11 +1,11 @@
 import * as z from 'zod';
 import { httpHandler } from '../shared/http/handler.js';
-import { domainSchema, pathSegment } from '../shared/requests/fields.js';
+import { annotationIdSchema, domainSchema } from '../shared/requests/fields.js';
 import { routes } from '../shared/routes.js';
 import { removeAnnotation } from '../shared/services/annotations.js';
 
 export const deleteAnnotationQuery = z.strictObject({ domain: domainSchema });
-export const deleteAnnotationPath = z.object({ id: pathSegment });
+export const deleteAnnotationPath = z.object({ id: annotationIdSchema });
 
 export const handler = httpHandler(
   routes.annotationsDelete,

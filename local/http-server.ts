@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { routeList, type Route } from '../shared/routes.js';
-import { ApiError, MethodNotAllowedError, NotFoundError, internalError } from '../shared/errors.js';
+import { ApiError, MethodNotAllowedError, NotFoundError, ValidationError, internalError } from '../shared/errors.js';
 import { MAX_BODY_BYTES } from '../shared/http/handler.js';
 import { jsonResponse } from '../shared/http/response.js';
 
@@ -58,7 +58,9 @@ export function createLocalServer(extra: ExtraRoutes = {}): Server {
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse, extra: ExtraRoutes, requestId: string): Promise<void> {
-  const url = new URL(req.url ?? '/', 'http://localhost');
+  const url = URL.parse(req.url ?? '/', 'http://localhost');
+  // A target Node's parser lets through but no URL can hold (`http://[`, a port past 65535) is the client's.
+  if (!url) return write(res, errorResponse(new ValidationError('The request target is not a valid URL', [{ path: 'url', message: 'is not a valid URL' }]), requestId));
   const method = (req.method ?? 'GET').toUpperCase();
   const extraRoute = extra[`${method} ${url.pathname}`];
   if (extraRoute) return write(res, await extraRoute());

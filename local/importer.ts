@@ -56,7 +56,10 @@ const DEFAULT_BATCH_ROWS = 100_000;
 export async function importNdjson(file: string, paths: LocalPaths, options: ImportOptions = {}): Promise<ImportReport> {
   const totalBytes = (await stat(file)).size;
   const digest = await fileDigest(file);
-  if (!options.publish && (await wasImported(paths, digest))) return alreadyImportedReport();
+  if (!options.publish && (await wasImported(paths, digest))) {
+    await recordUsage(paths);
+    return alreadyImportedReport();
+  }
   return importChecked(checkLines(readLines(file, (bytesRead) => options.onProgress?.(bytesRead, totalBytes))), paths, options, { digest, source: basename(file) });
 }
 
@@ -145,9 +148,9 @@ async function importChecked(
       writeImportRecord(snapshot, record);
       return { value: true, changed: true };
     });
+    await recordUsage(paths);
     if (!published) return alreadyImportedReport(report.rejected);
     report.files = files.length;
-    await recordUsage(paths, record);
     return report;
   } finally {
     writer.close();

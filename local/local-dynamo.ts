@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { CreateTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
@@ -36,7 +36,7 @@ export async function openLocalDynamo(paths: LocalPaths, { publish }: { publish:
     throw new Error(`Could not open the local DynamoDB in ${paths.dynamoDir}: ${(error as Error).message}`, { cause: error });
   }
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  if (publish) writeFileSync(paths.dynamoEndpointFile, JSON.stringify({ endpoint, pid: process.pid }));
+  if (publish) writeFileSync(paths.dynamoEndpointFile, JSON.stringify({ endpoint, pid: process.pid, dataDir: realpathSync(paths.dataDir) }));
   pointSdkAt(endpoint);
   await ensureTables();
   return {
@@ -74,7 +74,9 @@ async function ensureTables(): Promise<void> {
 async function runningEndpoint(paths: LocalPaths): Promise<string | null> {
   if (!existsSync(paths.dynamoEndpointFile)) return null;
   try {
-    const { endpoint, pid } = JSON.parse(readFileSync(paths.dynamoEndpointFile, 'utf8')) as { endpoint: string; pid: number };
+    const { endpoint, pid, dataDir } = JSON.parse(readFileSync(paths.dynamoEndpointFile, 'utf8')) as { endpoint: string; pid: number; dataDir?: string };
+    // The file of a data folder copied while its server ran names that server: serving another folder, it is not ours.
+    if (dataDir !== realpathSync(paths.dataDir)) return null;
     process.kill(pid, 0);
     const url = new URL(endpoint);
     await new Promise<void>((ok, fail) => {

@@ -78,6 +78,13 @@ export class RateLimitedError extends ApiError {
   }
 }
 
+/** More requests of one key in flight at once than the limit (shared/limits/concurrency.ts). */
+export class ConcurrencyLimitedError extends ApiError {
+  constructor(limit: number) {
+    super(429, 'rate_limited', `At most ${limit} requests of one key may run at once; retry when one has finished`, { 'retry-after': '1' });
+  }
+}
+
 /** A failure of a backing service that the client can do nothing about but retry (Athena busy, throttling). */
 export class ServiceUnavailableError extends ApiError {
   constructor(message = 'The query service is busy; please retry', retryAfterSeconds = 1) {

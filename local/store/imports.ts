@@ -33,19 +33,14 @@ export function writeImportRecord(snapshot: LocalPaths, record: ImportRecord): v
   writeFileSync(recordFile(snapshot, record.digest), JSON.stringify(record));
 }
 
-/** Counts `record`'s rows toward each domain's usage, and any earlier import's not yet counted. */
-export async function recordUsage(paths: LocalPaths, record: ImportRecord): Promise<void> {
+/** Counts the rows of every import of the current snapshot not counted yet toward each domain's usage. */
+export async function recordUsage(paths: LocalPaths): Promise<void> {
   const pending = existsSync(paths.importsDir)
     ? readdirSync(paths.importsDir).filter((name) => name.endsWith('.json') && !existsSync(counted(paths, name.slice(0, -5))))
     : [];
-  const records = new Map<string, ImportRecord>([[record.digest, record]]);
-  for (const name of pending) {
-    const earlier = JSON.parse(readFileSync(join(paths.importsDir, name), 'utf8')) as ImportRecord;
-    records.set(earlier.digest, earlier);
-  }
   mkdirSync(countedDir(paths), { recursive: true });
-  for (const r of records.values()) {
-    if (existsSync(counted(paths, r.digest))) continue;
+  for (const name of pending) {
+    const r = JSON.parse(readFileSync(join(paths.importsDir, name), 'utf8')) as ImportRecord;
     for (const [domain, rows] of Object.entries(r.domains)) await recordImportedEventsOnce(domain, rows, r.digest, new Date(r.at));
     const temporary = `${counted(paths, r.digest)}.${process.pid}.tmp`;
     writeFileSync(temporary, r.at);

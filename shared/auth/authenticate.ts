@@ -7,6 +7,12 @@ import { parseToken, secretMatches } from './tokens.js';
 // Resolved credentials are kept a few seconds per process: a warm Lambda then answers without a DynamoDB
 // read, and a revocation still takes effect within CREDENTIAL_CACHE_MS (the contract allows 10 s).
 const cache = new Map<string, { credential: Credential | null; until: number }>();
+const MAX_CACHED_TOKENS = 10_000;
+
+/** Tokens kept (for the test that bounds the cache). */
+export function credentialCacheSize(): number {
+  return cache.size;
+}
 
 export async function authenticate(authorization: string | undefined, now = Date.now()): Promise<Credential> {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
@@ -21,9 +27,12 @@ export async function authenticate(authorization: string | undefined, now = Date
 
 async function lookUp(token: string, now: number): Promise<Credential | null> {
   const parsed = parseToken(token);
-  const stored = parsed ? await getCredential(parsed.keyId) : null;
-  const credential = parsed && stored && secretMatches(parsed.secret, stored.secretHash) ? stored.credential : null;
-  if (cache.size > 10_000) cache.clear();
+  // A token not of the issued form is refused without a read, and not remembered: only well-formed tokens
+  // (short, fixed length) enter the cache, so junk cannot pin memory.
+  if (!parsed) return null;
+  const stored = await getCredential(parsed.keyId);
+  const credential = stored && secretMatches(parsed.secret, stored.secretHash) ? stored.credential : null;
+  if (cache.size >= MAX_CACHED_TOKENS) cache.clear();
   cache.set(token, { credential, until: now + CREDENTIAL_CACHE_MS });
   return credential;
 }

@@ -10,6 +10,7 @@ import { localTarget } from '../query/sql/target.js';
 import { derivedRelations } from '../events/derived-relations.js';
 import { duckdbTypes, eventColumns, partitionColumns, type ColumnType } from '../events/event-columns.js';
 import type { QueryEngine, SqlRow, SqlValue } from './engine.js';
+import { EngineTimeoutError } from './engine-errors.js';
 import type { SqlParam, SqlQuery } from '../query/sql/sql.js';
 
 // Local engine: one in-process DuckDB per process over the Parquet layout (docs/EVENT-FORMAT.md), a connection
@@ -54,15 +55,28 @@ export class DuckDbEngine implements QueryEngine {
     return engine;
   }
 
+  /**
+   * Runs one query. One that runs past the time limit (DUCKDB_QUERY_TIMEOUT_MS, default 30 s) is interrupted, so
+   * its threads are free for the next, and fails with EngineTimeoutError.
+   */
   async run(query: SqlQuery): Promise<{ rows: SqlRow[]; stats: Record<string, never> }> {
     await this.refreshViews();
     const connection = await this.instance.connect();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      connection.interrupt();
+    }, queryTimeoutMs());
     try {
       const statement = await connection.prepare(query.sql);
       bindAll(statement, query.params);
       const reader = await statement.runAndReadAll();
+      if (timedOut) throw new EngineTimeoutError();
       return { rows: reader.getRowObjectsJS().map(decodeRow), stats: {} };
+    } catch (error) {
+      throw timedOut ? new EngineTimeoutError() : error;
     } finally {
+      clearTimeout(timer);
       connection.closeSync();
     }
   }
@@ -108,6 +122,11 @@ export class DuckDbEngine implements QueryEngine {
       connection.closeSync();
     }
   }
+}
+
+function queryTimeoutMs(): number {
+  const value = Number(process.env.DUCKDB_QUERY_TIMEOUT_MS ?? 30_000);
+  return Number.isFinite(value) && value > 0 ? value : 30_000;
 }
 
 type ColumnList = (readonly [string, ColumnType | 'date'])[];

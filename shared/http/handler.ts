@@ -5,6 +5,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import type { z } from 'zod';
 import { authenticate, requireScope } from '../auth/authenticate.js';
 import { resolveDomain } from '../auth/domain-access.js';
+import { enterRequest } from '../limits/concurrency.js';
 import { admitDomainRequest, admitRequest } from '../limits/limiter.js';
 import { logger, withRequestLogger } from '../log.js';
 import type { Route } from '../routes.js';
@@ -40,6 +41,8 @@ interface RequestState {
   admission?: Promise<Record<string, string>>;
   /** Headers every response to this request carries (request id, rate limit). */
   headers: Record<string, string>;
+  /** Counts the request out of its key's requests in flight (shared/limits/concurrency.ts). */
+  release?: () => void;
 }
 
 type Event = APIGatewayProxyEventV2;
@@ -96,10 +99,12 @@ function envelope(route: Route): Middleware {
       request.context.state = { requestId, log, startedAt: performance.now(), headers: { 'x-request-id': requestId } };
     },
     after: (request) => {
+      request.context.state?.release?.();
       logRequest(request, request.response?.statusCode ?? 200);
     },
     onError: async (request) => {
       const state = request.context.state;
+      state?.release?.();
       let thrown: unknown = request.error;
       // A request over the rate limit is answered 429 whatever else was wrong with it.
       if (state?.admission) {
@@ -136,6 +141,7 @@ function authentication(route: Route): Middleware {
       state.admission = admitRequest(credential);
       state.admission.catch(() => undefined); // awaited later; never an unhandled rejection
       if (route.scope) requireScope(credential, route.scope);
+      state.release = enterRequest(credential.keyId);
     },
   };
 }

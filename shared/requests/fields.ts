@@ -10,9 +10,9 @@ export const domainSchema = z
   .max(253)
   .regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/, 'must be a lower-case domain name');
 
-export const calendarDateSchema = z.string().refine(isCalendarDate, 'must be a real date in the form YYYY-MM-DD');
+export const calendarDateSchema = z.string().max(10, 'must be a date in the form YYYY-MM-DD').refine(isCalendarDate, 'must be a real date in the form YYYY-MM-DD');
 
-export const timeZoneSchema = z.string().refine(isValidTimeZone, 'must be an IANA time zone name, e.g. Europe/Berlin');
+export const timeZoneSchema = z.string().max(64, 'must be an IANA time zone name, e.g. Europe/Berlin').refine(isValidTimeZone, 'must be an IANA time zone name, e.g. Europe/Berlin');
 
 export const presetSchema = z.enum(presets, { error: `must be one of ${presets.join(', ')}` });
 
@@ -62,3 +62,11 @@ export const queryBool = z.enum(['true', 'false', '1', '0'], { error: 'must be t
 
 /** A path parameter, already percent-decoded (HTTP APIs decode the path before routing; so does the local server). */
 export const pathSegment = dataText(z.string().min(1).max(512));
+
+/** Annotation ids: the ids this API issues are UUIDs; anything longer than a key DynamoDB can hold is a 400. */
+export const annotationIdSchema = dataText(z.string().min(1).max(128, 'must be at most 128 characters'));
+
+/** No value twice in an array (metrics, dimensions, filters). */
+export function uniqueItems<T>(items: readonly T[]): boolean {
+  return new Set(items.map((item) => JSON.stringify(item))).size === items.length;
+}

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { dateRangeSchema, domainSchema, timeZoneSchema } from './fields.js';
+import { dateRangeSchema, domainSchema, timeZoneSchema, uniqueItems } from './fields.js';
 import type { ResolvedRange } from '../time/date-range.js';
 import { filterSchema, rowFilterFields, type Filter } from './filters.js';
 
@@ -21,10 +21,19 @@ export const queryFilterFields = [...rowFilterFields, 'event', 'event_property',
 export const queryRequestSchema = z
   .strictObject({
     domain: domainSchema.optional(),
-    metrics: z.array(z.enum(metrics, { error: `must be one of ${metrics.join(', ')}` })).min(1, 'must name at least one metric').optional(),
+    metrics: z
+      .array(z.enum(metrics, { error: `must be one of ${metrics.join(', ')}` }))
+      .min(1, 'must name at least one metric')
+      .max(metrics.length, `at most ${metrics.length} metrics`)
+      .refine(uniqueItems, 'must not name a metric twice')
+      .optional(),
     date_range: dateRangeSchema.optional(),
-    dimensions: z.array(z.enum(dimensions, { error: `must be one of ${dimensions.join(', ')}` })).max(2, 'at most 2 dimensions').optional(),
-    filters: z.array(filterSchema(queryFilterFields)).max(20, 'at most 20 filters').optional(),
+    dimensions: z
+      .array(z.enum(dimensions, { error: `must be one of ${dimensions.join(', ')}` }))
+      .max(2, 'at most 2 dimensions')
+      .refine(uniqueItems, 'must not name a dimension twice')
+      .optional(),
+    filters: z.array(filterSchema(queryFilterFields)).max(20, 'at most 20 filters').refine(uniqueItems, 'must not hold the same filter twice').optional(),
     sort: z
       .strictObject({
         field: z.enum(sortFields, { error: `must be one of ${sortFields.join(', ')}` }),

@@ -1,24 +1,35 @@
 // Time-zone arithmetic done once per request in JavaScript, so SQL never converts zones row by row:
 // local day boundaries become UTC instants, and a range becomes a few segments of constant UTC offset.
 
+// Formatters are kept per canonical zone name (a few hundred exist), reached through the spellings requests used;
+// both maps are bounded, so no sequence of requests, valid or not, grows them past a few hundred kilobytes.
 const formatters = new Map<string, Intl.DateTimeFormat>();
+const canonicalNames = new Map<string, string>();
+const MAX_SPELLINGS = 2_048;
 
 function formatter(timeZone: string): Intl.DateTimeFormat {
-  let f = formatters.get(timeZone);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-    });
-    formatters.set(timeZone, f);
-  }
-  return f;
+  const canonical = canonicalNames.get(timeZone);
+  if (canonical) return formatters.get(canonical)!;
+  const made = new Intl.DateTimeFormat('en-US', {
+    timeZone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  });
+  const name = made.resolvedOptions().timeZone;
+  if (!formatters.has(name)) formatters.set(name, made);
+  if (canonicalNames.size >= MAX_SPELLINGS) canonicalNames.clear();
+  canonicalNames.set(timeZone, name);
+  return formatters.get(name)!;
+}
+
+/** How many formatters and spellings are kept (for the test that bounds them). */
+export function timeZoneCacheSize(): { formatters: number; spellings: number } {
+  return { formatters: formatters.size, spellings: canonicalNames.size };
 }
 
 export function isValidTimeZone(timeZone: string): boolean {
