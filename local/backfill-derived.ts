@@ -10,7 +10,7 @@ import { localPaths, parquetFilesUnder, type LocalPaths } from './paths.js';
 import { StoreBusyError } from './store-lock.js';
 import { stagingName, withStoreTransaction } from './store/local-store.js';
 import { keyVisitors } from './visitor-keys.js';
-import { compactPartitions } from './compact-partitions.js';
+import { COMPACT_FROM_FILES, compactPartitions } from './compact-partitions.js';
 import { markWholeFragments } from './whole-fragments.js';
 
 // Brings a local store up to date: partitions of many small files are compacted; every event file without one
@@ -132,6 +132,8 @@ async function filesLackingColumns(connection: DuckDBConnection, paths: LocalPat
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const written = await backfillDerived(localPaths());
+  // ANALYTICS_COMPACT_FROM_FILES: compact partitions from this many event files on (default COMPACT_FROM_FILES).
+  const compactFrom = Number(process.env.ANALYTICS_COMPACT_FROM_FILES ?? COMPACT_FROM_FILES);
+  const written = await backfillDerived(localPaths(), { compactFrom });
   console.log(`${written} derived files written`);
 }

@@ -87,14 +87,14 @@ function finished(child: ChildProcess): Promise<number | null> {
   });
 }
 
-type Operation = { name: string; args: string[] };
+type Operation = { name: string; args: string[]; env?: Record<string, string> };
 
 /** Rounds cycle: a new file, another new file, an earlier file again, the backfill with its compaction. */
 function operation(round: number, newFiles: number): Operation {
   const kind = round % 4;
   if (kind <= 1 && newFiles < files.length) return { name: `import of file ${newFiles}`, args: ['local/import-cli.ts', files[newFiles]!] };
   if (kind <= 2) return { name: `import of file ${round % newFiles} again`, args: ['local/import-cli.ts', files[round % newFiles]!] };
-  return { name: 'compaction and backfill', args: ['local/backfill-derived.ts'] };
+  return { name: 'compaction and backfill', args: ['local/backfill-derived.ts'], env: { ANALYTICS_COMPACT_FROM_FILES: '2' } };
 }
 
 beforeAll(() => {
@@ -122,14 +122,14 @@ describe('the store under SIGKILL', () => {
     for (let round = 0; round < ROUNDS; round++) {
       const op = operation(round, imported.size);
       const before = await answers();
-      const child = start(op.args);
+      const child = start(op.args, op.env);
       await new Promise((resolve) => setTimeout(resolve, 150 + random() * 2_500));
       child.kill('SIGKILL');
       await finished(child);
       const interrupted = await answers();
 
       // Done again, to completion: the natural recovery.
-      const code = await finished(start(op.args));
+      const code = await finished(start(op.args, op.env));
       expect(code, `round ${round}: ${op.name} after the kill`).toBe(0);
       const after = await answers();
       expect([before, after], `round ${round}: ${op.name}`).toContain(interrupted);
