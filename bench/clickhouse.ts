@@ -8,7 +8,7 @@ import { rowsFromSql, type BenchEngine, type RunResult } from './results.js';
 
 // (c) ClickHouse, what Plausible runs on: Debian's clickhouse-server on 127.0.0.1, the same rows in a MergeTree
 // ordered by (domain, toDate(ts), visitor_id), and each query of the mix written by hand in ClickHouse SQL
-// after semantics.md (exact uniqExact for visitors, sessions measured over all their rows in the range, a
+// after docs/API.md (exact uniqExact for visitors, sessions measured over all their rows in the range, a
 // session's dimension value from its first row). Debian ships 18.16, which has no DateTime64: `ts` holds
 // seconds for filtering and bucketing, `ts_ms` the milliseconds for durations and ordering.
 

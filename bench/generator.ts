@@ -1,4 +1,4 @@
-// A deterministic, lifelike event stream for one site: NDJSON lines in the format of event-format.md, day by day
+// A deterministic, lifelike event stream for one site: NDJSON lines in the import format (docs/EVENT-FORMAT.md), day by day
 // over the window, so the importer's batches each cover a short stretch of time (few files per partition).
 //
 // Visitors come back across sessions (a visitor's return days are scheduled when a session ends), sessions hold

@@ -8,7 +8,7 @@ import { rowsFromSql, type BenchEngine, type RunResult } from './results.js';
 
 // (d) PostgreSQL 15, what self-hosted Umami runs on: Debian's server in a cluster of our own on 127.0.0.1, the
 // same rows in one table with a (domain, ts) index, and each query of the mix written by hand after
-// semantics.md. Timed by psql's `\timing` (the server round trip, without psql's start-up and connection).
+// docs/API.md. Timed by psql's `\timing` (the server round trip, without psql's start-up and connection).
 
 const BIN = '/usr/lib/postgresql/15/bin';
 

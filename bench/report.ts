@@ -241,7 +241,7 @@ export function renderReport(f: BenchFigures): string {
       '(shared/query, DuckDB dialect), run with the same parameters on its own `DuckDbEngine` over the same files. Time: `engine.run`.',
     '- **ClickHouse**: Debian\'s `clickhouse-server` on 127.0.0.1, rows exported from the same Parquet files by DuckDB as CSV and loaded into a ' +
       'MergeTree `PARTITION BY toYYYYMM(ts) ORDER BY (domain, toDate(ts), visitor_id)` (merged with OPTIMIZE FINAL); each query written ' +
-      'by hand (bench/clickhouse.ts) after semantics.md, with exact `uniqExact` visitors. Time: HTTP round trip (`FORMAT JSON`). Debian ships ' +
+      'by hand (bench/clickhouse.ts) after docs/API.md, with exact `uniqExact` visitors. Time: HTTP round trip (`FORMAT JSON`). Debian ships ' +
       'ClickHouse 18.16 (2018): no DateTime64 (seconds in `ts`, milliseconds in `ts_ms`), no window functions (the journeys total is a second pass).',
     '- **PostgreSQL**: Debian\'s PostgreSQL 15 in a cluster of the bench\'s own on 127.0.0.1 (C locale; shared_buffers 4GB, work_mem 256MB, ' +
       'effective_cache_size 12GB, 2 parallel workers per gather, random_page_cost 1.1), one table with an index on (domain, ts), VACUUM ANALYZE ' +

@@ -64,7 +64,7 @@ async function main(): Promise<void> {
         const dt = addDays(FIRST_DAY, d);
         const dir = join(root, name, `domain=${DOMAIN}`, `dt=${dt}`);
         mkdirSync(dir, { recursive: true });
-        // One ordered COPY per partition: COPY ... PARTITION_BY does not keep the order (ENGINE-NOTES.md).
+        // One ordered COPY per partition: COPY ... PARTITION_BY does not keep the order (docs/STORAGE.md).
         await c.run(`COPY (SELECT * FROM gen WHERE CAST(ts AS DATE) = DATE '${dt}' ORDER BY ${layout.order})
           TO '${join(dir, 'part-0.parquet')}' (FORMAT PARQUET, COMPRESSION ZSTD${layout.rowGroup})`);
       }

@@ -8,7 +8,7 @@ import { derivedRelations } from '../shared/events/derived-relations.js';
 import { eventColumns, partitionColumns, type ColumnType } from '../shared/events/event-columns.js';
 import type { StackSettings } from './settings.js';
 
-// Where events live on AWS and how Athena reads them: the events bucket in the layout of event-format.md §2,
+// Where events live on AWS and how Athena reads them: the events bucket in the layout of docs/EVENT-FORMAT.md,
 // a Glue table over it with partition projection (Athena never lists partitions, and each query must name one
 // domain), and a workgroup that fixes the engine, the result location and the per-query scan cutoff.
 

@@ -4,7 +4,7 @@ import type { Scope } from '../shared/routes.js';
 import type { NewCredential } from '../shared/services/credentials.js';
 import type { CredentialType } from '../shared/store/credentials-repo.js';
 
-// The arguments of `npm run keys` (local-contract.md), checked before anything touches DynamoDB.
+// The arguments of `npm run keys` (README, "Keys"), checked before anything touches DynamoDB.
 
 export const KEYS_USAGE = `usage:
   npm run keys -- create --domain D [--domain D2 ...] [--type project|personal]

@@ -2,7 +2,7 @@ import { ForbiddenError, invalidField } from '../errors.js';
 import type { Credential } from '../store/credentials-repo.js';
 
 /**
- * The domain a request may read or write, by the rules of semantics.md: a project key owns one domain and
+ * The domain a request may read or write, by the rules of docs/API.md ("Authentication and access"): a project key owns one domain and
  * may omit it; a personal token must name one of its domains. Naming a domain the credential does not hold
  * is a 403.
  */

@@ -1,4 +1,4 @@
-// The stored columns of an event row (event-format.md §2), in file order. One list serves the Parquet writer,
+// The stored columns of an event row (docs/EVENT-FORMAT.md, "Storage layout"), in file order. One list serves the Parquet writer,
 // the DuckDB view over the files and the Glue table. `domain` and `dt` are partition columns, not in the files.
 
 export type ColumnType = 'timestamp' | 'string' | 'double' | 'bigint' | 'boolean' | 'string_list';

@@ -4,7 +4,7 @@ import type { ResolvedRange } from '../time/date-range.js';
 import { eventFilterFields, filterSchema, rowFilterFields, type Filter } from './filters.js';
 
 // The four journeys endpoints: request schemas (strict, no coercion) and the normalised queries the planner
-// works from. api.md makes `domain` required on every journeys request.
+// works from. `domain` is required on every journeys request (docs/API.md).
 
 export const journeyFilterFields = [...rowFilterFields, ...eventFilterFields] as const;
 export const visitorSortFields = ['last_seen', 'first_seen', 'pageviews', 'sessions', 'revenue', 'latest_revenue'] as const;

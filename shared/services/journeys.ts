@@ -104,7 +104,7 @@ export async function visitorTimeline(request: TimelineRequest, domain: string, 
   };
 }
 
-/** api.md's fields per item type; entry pageviews add the session's attribution, scroll_depth only when known. */
+/** The fields per item type (docs/API.md, timeline); entry pageviews add the session's attribution, scroll_depth only when known. */
 function timelineItem(row: SqlRow) {
   const common = { timestamp: String(row.shown_ts), type: String(row.type) };
   switch (row.type) {

@@ -133,7 +133,7 @@ const columnOf: Record<string, (r: Row) => string | null> = {
   ),
 };
 
-/** semantics.md's matching of one stored value (null or '' = missing), independently of the SQL. */
+/** The filter matching of docs/API.md, for one stored value (null or '' = missing), independently of the SQL. */
 function matches(operator: string, stored: string | null, value: string, label: string | null): boolean {
   const missing = stored === null || stored === '';
   if (operator === 'contains') return !missing && stored.includes(value);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../support/test-api.js';
 
-// Every 400 of semantics.md for POST /v1/query and the custom-event endpoints, with `details` naming the
+// Every 400 of docs/API.md for POST /v1/query and the custom-event endpoints, with `details` naming the
 // bad field. No data is needed: validation happens before any engine runs.
 
 let api: TestApi;

@@ -4,7 +4,7 @@ import { revokeCredential } from '../../shared/services/credentials.js';
 import { expectErrorResponse } from '../support/http-assertions.js';
 import { startTestApi, type TestApi, type TestResponse } from '../support/test-api.js';
 
-// Credentials end to end (semantics.md, "Credentials, limits and errors"): 401 for anything that is not a live
+// Credentials end to end (docs/API.md, "Authentication and access"): 401 for anything that is not a live
 // key, 403 for a domain or scope the key lacks, the rate-limit headers on every authenticated answer.
 
 let api: TestApi;

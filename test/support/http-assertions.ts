@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
 import type { TestResponse } from './test-api.js';
 
-// Assertions on the error contract of semantics.md: `{"error","message"}` plus `details` on a 400, as JSON,
+// Assertions on the error contract of docs/API.md: `{"error","message"}` plus `details` on a 400, as JSON,
 // and never anything else (no stack, no internal names).
 
 export const ISO_UTC_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/;

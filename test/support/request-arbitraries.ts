@@ -5,7 +5,7 @@ import { journeyFilterFields, visitorSortFields } from '../../shared/requests/jo
 import { presets } from '../../shared/time/date-range.js';
 
 // fast-check arbitraries for request bodies: valid ones (every value allowed by the schemas, as a client who
-// read api.md would send them) and near-valid ones built from them (real field names, some values wild).
+// read docs/API.md would send them) and near-valid ones built from them (real field names, some values wild).
 
 export const TIME_ZONES = ['UTC', ...Intl.supportedValuesOf('timeZone').filter((z) => z !== 'UTC')];
 

@@ -96,7 +96,7 @@ export function storeShapeQuestion(query: AnalyticsQuery, catalog: StoreCatalog)
   return shapeQuestion(query, needs, segments, catalog);
 }
 
-/** semantics.md: the sort metric, else time ascending, else the first metric descending; ties by dimensions. */
+/** The order of docs/API.md: the sort metric, else time ascending, else the first metric descending; ties by dimensions. */
 function orderOf(query: AnalyticsQuery, metrics: Metric[]): OrderTerm[] {
   const slots = query.dimensions.map((d, i) => ({ d, slot: `d${i}` as 'd0' | 'd1' }));
   const byDimensions = slots.map(({ slot }) => ({ column: slot, direction: 'asc' as const }));
