@@ -1,4 +1,4 @@
-import { startLocalApi, type LocalApi } from '../local/local-api.js';
+import { startLocalApi, type LocalApi } from '../local/server/local-api.js';
 import { createCredential } from '../shared/services/credentials.js';
 import type { Dataset } from './dataset.js';
 import type { MixQuery } from './query-mix.js';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { localPaths } from '../local/paths.js';
+import { localPaths } from '../local/store/paths.js';
 import type { Dataset } from './dataset.js';
 import { DuckDbTwin } from './duckdb-twin.js';
 import { dashboardMix } from './query-mix.js';

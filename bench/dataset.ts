@@ -1,9 +1,9 @@
 import { existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { backfillDerived } from '../local/backfill-derived.js';
-import { importLines } from '../local/importer.js';
-import { openLocalDynamo } from '../local/local-dynamo.js';
-import { localPaths, type LocalPaths } from '../local/paths.js';
+import { backfillDerived } from '../local/store/backfill.js';
+import { importLines } from '../local/store/importer.js';
+import { openLocalDynamo } from '../local/server/local-dynamo.js';
+import { localPaths, type LocalPaths } from '../local/store/paths.js';
 import { generateEventLines, type GeneratorSpec } from './generator.js';
 
 // The generated data set, cached: one ANALYTICS_DATA_DIR per (generator version, seed, rows, window) under

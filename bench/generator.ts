@@ -8,7 +8,7 @@
 // (no session) and now and then a refund. About 1% of visitors are dev traffic (is_dev).
 // Same spec, same lines: every random choice comes from seeded generators, never from Math.random or the clock.
 
-import { seededRandom, type Weighted } from '../local/seeded-random.js';
+import { seededRandom, type Weighted } from '../local/cli/seeded-random.js';
 
 export interface GeneratorSpec {
   seed: number;

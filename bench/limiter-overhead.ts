@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openLocalDynamo } from '../local/local-dynamo.js';
-import { localPaths } from '../local/paths.js';
+import { openLocalDynamo } from '../local/server/local-dynamo.js';
+import { localPaths } from '../local/store/paths.js';
 import { admitDomainRequest, admitRequest } from '../shared/limits/limiter.js';
 import type { Credential } from '../shared/store/credentials-repo.js';
 

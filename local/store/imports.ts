@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { recordImportedEventsOnce } from '../../shared/limits/limiter.js';
-import type { LocalPaths } from '../paths.js';
+import type { LocalPaths } from './paths.js';
 
 // What the store has imported (docs/STORAGE.md, "Imports are idempotent"). An import is identified by the SHA-256 of
 // its input: the bytes of an NDJSON file, or its lines as the importer read them. Its record is a file in the

@@ -1,8 +1,8 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { logger } from '../../shared/log.js';
-import { pathsOfSnapshot, type LocalPaths } from '../paths.js';
-import { withStoreLock } from '../store-lock.js';
+import { pathsOfSnapshot, type LocalPaths } from './paths.js';
+import { withStoreLock } from './store-lock.js';
 import { collectSnapshots, copyCurrent, ensureCurrent, publish, snapshotLayout } from './snapshots.js';
 
 // The one way anything changes the local store: under the store lock, a writer gets a copy of the current

@@ -40,7 +40,7 @@ export class DuckDbEngine implements QueryEngine {
     ];
   }
 
-  /** The derived relations are read from their folders beside `eventsDir` (local/paths.ts). */
+  /** The derived relations are read from their folders beside `eventsDir` (local/store/paths.ts). */
   static async open(eventsDir: string): Promise<DuckDbEngine> {
     const instance = await DuckDBInstance.create(':memory:', { threads: String(process.env.DUCKDB_THREADS ?? 2) });
     const engine = new DuckDbEngine(instance, eventsDir);

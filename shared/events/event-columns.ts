@@ -121,7 +121,7 @@ function bucketKey() {
     ['bucket', 'timestamp'],
     ['is_dev', 'boolean'],
     ['visitor_id', 'string'],
-    /** The visitor's integer key in its domain's local store (local/visitor-keys.ts); NULL in files not keyed locally. */
+    /** The visitor's integer key in its domain's local store (local/store/visitor-keys.ts); NULL in files not keyed locally. */
     ['visitor_key', 'bigint'],
   ] as const;
 }

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { responseSchemas } from '../../shared/http/response-schemas.js';
 import { routes, type RouteKey } from '../../shared/routes.js';
-import { openApiJson } from '../../local/openapi-document.js';
+import { openApiJson } from '../../local/server/openapi-document.js';
 import { SHOP_RANGE, shopEvents } from '../fixtures/shop-events.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
 

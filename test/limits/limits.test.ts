@@ -128,7 +128,7 @@ async function awayFromWindowEdge(): Promise<void> {
 
 async function startSecondServer(dataDir: string): Promise<{ url: string; process: ChildProcess }> {
   const port = 40_000 + Math.floor(Math.random() * 10_000);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'local/start.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'local/cli/start.ts'], {
     env: { ...process.env, ANALYTICS_DATA_DIR: dataDir, PORT: String(port), ANALYTICS_DEMO: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

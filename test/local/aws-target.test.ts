@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseS3Url, requireAwsTables, s3Publisher } from '../../local/aws-target.js';
+import { parseS3Url, requireAwsTables, s3Publisher } from '../../local/cli/aws-target.js';
 import { runCli } from '../support/run-cli.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
 
@@ -61,7 +61,7 @@ describe('keys --aws', () => {
       AWS_ACCESS_KEY_ID: 'x',
       AWS_SECRET_ACCESS_KEY: 'y',
     };
-    const created = await runCli('local/keys-cli.ts', ['create', '--domain', 'aws.test', '--json', '--aws'], env);
+    const created = await runCli('local/cli/keys-cli.ts', ['create', '--domain', 'aws.test', '--json', '--aws'], env);
     expect(created.code, created.stderr).toBe(0);
     const { token } = JSON.parse(created.stdout);
     const res = await api.request('GET', '/v1/annotations', { token, query: { domain: 'aws.test' } });
@@ -69,7 +69,7 @@ describe('keys --aws', () => {
   });
 
   it('refuses to guess the table', async () => {
-    const result = await runCli('local/keys-cli.ts', ['create', '--domain', 'aws.test', '--aws'], { CREDENTIALS_TABLE: '' });
+    const result = await runCli('local/cli/keys-cli.ts', ['create', '--domain', 'aws.test', '--aws'], { CREDENTIALS_TABLE: '' });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('CREDENTIALS_TABLE');
   });

@@ -1,9 +1,9 @@
 import { readdirSync } from 'node:fs';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backfillDerived } from '../../local/backfill-derived.js';
-import { COMPACT_FROM_FILES } from '../../local/compact-partitions.js';
-import { importEvents } from '../../local/importer.js';
+import { backfillDerived } from '../../local/store/backfill.js';
+import { COMPACT_FROM_FILES } from '../../local/store/compaction.js';
+import { importEvents } from '../../local/store/importer.js';
 import { localCatalog } from '../../shared/query/sql/catalog.js';
 import { localTarget } from '../../shared/query/sql/target.js';
 import { printAnalyticsQuery } from '../../shared/query/analytics/print.js';
@@ -11,7 +11,7 @@ import { planAnalyticsQuery } from '../../shared/query/analytics/plan.js';
 import { generatedEvents, queryArbitrary } from '../support/generated-sessions.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
 
-// Compaction (local/compact-partitions.ts) must change nothing a query can see: a store imported in many small
+// Compaction (local/store/compaction.ts) must change nothing a query can see: a store imported in many small
 // batches, as an hourly feed writes it, answers the same before and after its partitions become one file each.
 
 let api: TestApi;

@@ -10,15 +10,15 @@ import { printAnalyticsQuery } from '../../shared/query/analytics/print.js';
 import { planAnalyticsQuery } from '../../shared/query/analytics/plan.js';
 import { localCatalog } from '../../shared/query/sql/catalog.js';
 import { localTarget } from '../../shared/query/sql/target.js';
-import { openLocalDynamo } from '../../local/local-dynamo.js';
-import { localPaths, type LocalPaths } from '../../local/paths.js';
+import { openLocalDynamo } from '../../local/server/local-dynamo.js';
+import { localPaths, type LocalPaths } from '../../local/store/paths.js';
 import { domain, generatedEvents, queryOf } from '../support/generated-sessions.js';
 
 // The store's failure model (docs/SECURITY.md): whatever moment a process dies, what readers see is the store before
 // or after the interrupted operation, never a state in between, and nothing is counted twice. Each round starts an
-// import (a new file, or one imported before), a compaction or a server, kills it with SIGKILL after a random
-// delay, checks the answers, then runs the same operation to completion and checks them again. CRASH_ROUNDS sets
-// the rounds (50 for the full loop).
+// import (a new file, or one imported before), a backfill with its compaction, or a server (whose start runs the
+// backfill), kills it with SIGKILL after a random delay, checks the answers, then runs the same operation to
+// completion and checks them again. CRASH_ROUNDS sets the rounds (50 for the full loop).
 
 const ROUNDS = Number(process.env.CRASH_ROUNDS ?? 12);
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -87,14 +87,35 @@ function finished(child: ChildProcess): Promise<number | null> {
   });
 }
 
-type Operation = { name: string; args: string[]; env?: Record<string, string> };
+type Operation = { name: string; args: string[]; env?: Record<string, string>; server?: true };
 
-/** Rounds cycle: a new file, another new file, an earlier file again, the backfill with its compaction. */
+/** Rounds cycle: a new file, another new file, an earlier file again, the backfill with its compaction, a server. */
 function operation(round: number, newFiles: number): Operation {
-  const kind = round % 4;
-  if (kind <= 1 && newFiles < files.length) return { name: `import of file ${newFiles}`, args: ['local/import-cli.ts', files[newFiles]!] };
-  if (kind <= 2) return { name: `import of file ${round % newFiles} again`, args: ['local/import-cli.ts', files[round % newFiles]!] };
-  return { name: 'compaction and backfill', args: ['local/backfill-derived.ts'], env: { ANALYTICS_COMPACT_FROM_FILES: '2' } };
+  const kind = round % 5;
+  if (kind <= 1 && newFiles < files.length) return { name: `import of file ${newFiles}`, args: ['local/cli/import-cli.ts', files[newFiles]!] };
+  if (kind <= 2) return { name: `import of file ${round % newFiles} again`, args: ['local/cli/import-cli.ts', files[round % newFiles]!] };
+  if (kind === 3) return { name: 'compaction and backfill', args: ['local/cli/backfill-cli.ts'], env: { ANALYTICS_COMPACT_FROM_FILES: '2' } };
+  return { name: 'a server starting (its backfill compacts)', args: ['local/cli/start.ts'], env: { ANALYTICS_COMPACT_FROM_FILES: '2' }, server: true };
+}
+
+/** Runs `op` to completion: a command until it exits, a server until it listens, then stopped with Ctrl-C. */
+async function complete(op: Operation): Promise<number | null> {
+  if (!op.server) return finished(start(op.args, op.env));
+  const child = spawn(process.execPath, ['--import', 'tsx', ...op.args], {
+    cwd: repoRoot,
+    env: { ...process.env, ANALYTICS_DATA_DIR: dataDir, ANALYTICS_DEMO: '0', PORT: '0', ...op.env },
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.includes('listening on')) resolve();
+    });
+    child.once('exit', () => reject(new Error(`the server exited before it listened: ${out}`)));
+  });
+  child.kill('SIGINT');
+  return finished(child);
 }
 
 beforeAll(() => {
@@ -129,13 +150,13 @@ describe('the store under SIGKILL', () => {
       const interrupted = await answers();
 
       // Done again, to completion: the natural recovery.
-      const code = await finished(start(op.args, op.env));
+      const code = await complete(op);
       expect(code, `round ${round}: ${op.name} after the kill`).toBe(0);
       const after = await answers();
       expect([before, after], `round ${round}: ${op.name}`).toContain(interrupted);
       if (interrupted === after && before !== after) interruptedAfter += 1;
 
-      if (op.args[0] === 'local/import-cli.ts' && !imported.has(op.args[1]!)) {
+      if (op.args[0] === 'local/cli/import-cli.ts' && !imported.has(op.args[1]!)) {
         imported.add(op.args[1]!);
         expectedUsage += rowsOf.get(op.args[1]!)!;
       }
@@ -145,12 +166,5 @@ describe('the store under SIGKILL', () => {
     expect(JSON.parse(await answers())[0].n).toBe(total);
     // Some kills landed after the publish: both sides of the invariant were exercised.
     expect(interruptedAfter).toBeGreaterThan(0);
-
-    // A server killed while it starts (its backfill) leaves the store readable, and the next start serves it.
-    const server = start(['local/start.ts']);
-    await new Promise((resolve) => setTimeout(resolve, 800));
-    server.kill('SIGKILL');
-    await finished(server);
-    expect(JSON.parse(await answers())[0].n).toBe(total);
   }, 900_000);
 });

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vites
 import { expectErrorResponse } from '../support/http-assertions.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
 
-// The local stand-in for API Gateway (local/http-server.ts): routing, 404/405/413, and the v2 event it hands
+// The local stand-in for API Gateway (local/server/http-server.ts): routing, 404/405/413, and the v2 event it hands
 // to the very handler module Lambda runs. The list and delete handlers are wrapped to record their events.
 
 const seen = vi.hoisted(() => [] as APIGatewayProxyEventV2[]);

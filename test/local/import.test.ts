@@ -2,9 +2,9 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importEvents, importLines, importNdjson, type Publisher } from '../../local/importer.js';
-import { localCodec } from '../../local/parquet-codec.js';
-import { localPaths, type LocalPaths } from '../../local/paths.js';
+import { importEvents, importLines, importNdjson, type Publisher } from '../../local/store/importer.js';
+import { localCodec } from '../../local/store/parquet-codec.js';
+import { localPaths, type LocalPaths } from '../../local/store/paths.js';
 import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
 import { eventColumns } from '../../shared/events/event-columns.js';
 import { readUsage } from '../../shared/limits/limiter.js';
@@ -221,7 +221,7 @@ describe('layout and atomicity', () => {
   });
 });
 
-describe('compression (local/parquet-codec.ts)', () => {
+describe('compression (local/store/parquet-codec.ts)', () => {
   /** The codecs of every column chunk of the Parquet files under `dir`. */
   async function codecsUnder(dir: string): Promise<string[]> {
     const files = parquetFiles(dir).map((f) => sqlPath(join(dir, f)));
@@ -279,7 +279,7 @@ describe('npm run import (child process)', () => {
     const missing = join(tempDir(), 'missing.ndjson');
     const usageBefore = await readUsage('cli.test');
 
-    const result = await runCli('local/import-cli.ts', [good, missing], { ANALYTICS_DATA_DIR: api.paths.dataDir });
+    const result = await runCli('local/cli/import-cli.ts', [good, missing], { ANALYTICS_DATA_DIR: api.paths.dataDir });
     expect(result.code).toBe(1);
     expect(result.stdout).toContain(`${good}:2: not valid JSON`);
     expect(result.stdout).toContain(`${good}: 2 rows written (cli.test 2), 1 rejected`);
@@ -296,8 +296,8 @@ describe('npm run import (child process)', () => {
   it('exits 0 on a clean file and 2 without files', async () => {
     const dataDir = tempDir();
     const [clean, noFiles] = await Promise.all([
-      runCli('local/import-cli.ts', [writeNdjson([pageview, revenue])], { ANALYTICS_DATA_DIR: dataDir }),
-      runCli('local/import-cli.ts', [], { ANALYTICS_DATA_DIR: dataDir }),
+      runCli('local/cli/import-cli.ts', [writeNdjson([pageview, revenue])], { ANALYTICS_DATA_DIR: dataDir }),
+      runCli('local/cli/import-cli.ts', [], { ANALYTICS_DATA_DIR: dataDir }),
     ]);
     expect(clean).toMatchObject({ code: 0, stderr: '' });
     expect(clean.stdout).toMatch(/: 2 rows written \(shop.test 2\), 0 rejected\n$/);

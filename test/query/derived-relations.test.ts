@@ -2,9 +2,9 @@ import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync }
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { backfillDerived, backfillWhenFree } from '../../local/backfill-derived.js';
-import { importEvents } from '../../local/importer.js';
-import { StoreBusyError } from '../../local/store-lock.js';
+import { backfillDerived, backfillWhenFree } from '../../local/store/backfill.js';
+import { importEvents } from '../../local/store/importer.js';
+import { StoreBusyError } from '../../local/store/store-lock.js';
 import { derivedRelations } from '../../shared/events/derived-relations.js';
 import type { ColumnType } from '../../shared/events/event-columns.js';
 import type { AnalyticsQuery, Dimension, Metric } from '../../shared/requests/query.js';

@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startLocalApi, type LocalApi } from '../../local/local-api.js';
-import type { ImportReport } from '../../local/importer.js';
+import { startLocalApi, type LocalApi } from '../../local/server/local-api.js';
+import type { ImportReport } from '../../local/store/importer.js';
 import { createCredential, type NewCredential, type CreatedCredential } from '../../shared/services/credentials.js';
 
 // A real local API for a test file: its own data folder, dynalite and DuckDB, the real HTTP server.
@@ -29,7 +29,7 @@ export async function startTestApi(): Promise<TestApi> {
       rmSync(dataDir, { recursive: true, force: true });
     },
     createKey: (input) => createCredential(input),
-    importEvents: async (events) => (await import('../../local/importer.js')).importEvents(events, api.paths),
+    importEvents: async (events) => (await import('../../local/store/importer.js')).importEvents(events, api.paths),
     request: async (method, path, options = {}) => {
       const url = new URL(path, api.url);
       for (const [k, v] of Object.entries(options.query ?? {})) url.searchParams.set(k, v);

@@ -34,7 +34,7 @@ export function bucketRelationFor(columns: string[]): BucketRelation | null {
 /**
  * `SELECT` of the buckets of `rows` (a relation of event rows), ordered by visitor so a count of distinct
  * visitors meets each one in runs. DuckDB only: the importer and the backfill write them, Athena reads them.
- * Written without visitor keys: keyVisitors (local/visitor-keys.ts) sets them from the store's own keys.
+ * Written without visitor keys: keyVisitors (local/store/visitor-keys.ts) sets them from the store's own keys.
  */
 export function bucketsOf(rows: Sql, relation: BucketRelation): Sql {
   const keys = [

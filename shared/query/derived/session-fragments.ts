@@ -28,7 +28,7 @@ export function fragmentsOf(rows: Sql, dialect: Dialect): Sql {
     ...sessionAttributeColumns.map(first),
     // Sorted only so that a file's bytes depend on its rows alone.
     sql`list(DISTINCT url_path ORDER BY url_path) AS url_paths`,
-    // Written as not whole; markWholeFragments (local/whole-fragments.ts) sets it once the store is known.
+    // Written as not whole; markWholeFragments (local/store/whole-fragments.ts) sets it once the store is known.
     sql`false AS whole`,
   ])}
 FROM ${rows} WHERE session_id <> '' GROUP BY session_id, is_dev ORDER BY first_ts`;

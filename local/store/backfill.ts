@@ -1,28 +1,33 @@
 import { existsSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { pathLiteral } from '../shared/engines/duckdb-engine.js';
-import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { openScratchDuckDb } from './scratch-duckdb.js';
+import { pathLiteral } from '../../shared/engines/duckdb-engine.js';
+import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
 import { localCodec } from './parquet-codec.js';
 import { writeDerived } from './derived-writer.js';
-import { localPaths, parquetFilesUnder, type LocalPaths } from './paths.js';
+import { parquetFilesUnder, type LocalPaths } from './paths.js';
 import { StoreBusyError } from './store-lock.js';
-import { stagingName, withStoreTransaction } from './store/local-store.js';
+import { stagingName, withStoreTransaction } from './local-store.js';
 import { keyVisitors } from './visitor-keys.js';
-import { COMPACT_FROM_FILES, compactPartitions } from './compact-partitions.js';
+import { COMPACT_FROM_FILES, compactPartitions } from './compaction.js';
 import { markWholeFragments } from './whole-fragments.js';
 
 // Brings a local store up to date: partitions of many small files are compacted; every event file without one
 // of its derived files (data imported before that relation existed), or with one lacking a column added since,
 // gets it, staged, keyed and then renamed into place; then the whole fragments are marked. All of it in one store
 // transaction (store/local-store.ts): published whole, or not at all.
-//   ANALYTICS_DATA_DIR=./.data npx tsx local/backfill-derived.ts
+//   by hand: ANALYTICS_DATA_DIR=./.data npx tsx local/cli/backfill-cli.ts
 
-/** Returns the number of derived files written. */
+/**
+ * Returns the number of derived files written. Partitions are compacted from `compactFrom` event files on: by default
+ * ANALYTICS_COMPACT_FROM_FILES, else COMPACT_FROM_FILES.
+ */
 export async function backfillDerived(paths: LocalPaths, options: { compactFrom?: number } = {}): Promise<number> {
+  const compactFrom = options.compactFrom ?? Number(process.env.ANALYTICS_COMPACT_FROM_FILES ?? COMPACT_FROM_FILES);
   return withStoreTransaction(paths, async (snapshot) => {
-    const compacted = await compactPartitions(snapshot, options.compactFrom);
+    const compacted = await compactPartitions(snapshot, compactFrom);
     const written = await deriveMissing(snapshot);
     // deriveMissing keys stored files only when it wrote some: files written without keys are keyed here.
     const keyed = written === 0 ? await keyVisitors(snapshot) : 0;
@@ -72,8 +77,8 @@ export async function backfillWhenFree(paths: LocalPaths, retryMs = 5_000, onErr
  * `url_paths` (StoreCatalog.wholeFragmentsHavePaths).
  */
 export async function deriveMissing(paths: LocalPaths): Promise<number> {
-  const instance = await DuckDBInstance.create(':memory:', { threads: String(process.env.DUCKDB_THREADS ?? 2) });
-  const connection = await instance.connect();
+  const scratch = await openScratchDuckDb();
+  const { connection } = scratch;
   const staging = join(paths.stagingDir, stagingName('backfill'));
   const stagingDirs = Object.fromEntries(derivedRelations.map((r) => [r.folder, join(staging, r.folder)])) as Record<DerivedFolder, string>;
   try {
@@ -106,8 +111,7 @@ export async function deriveMissing(paths: LocalPaths): Promise<number> {
     }
     return written;
   } finally {
-    connection.closeSync();
-    instance.closeSync();
+    scratch.close();
     await rm(staging, { recursive: true, force: true });
   }
 }
@@ -129,11 +133,4 @@ async function filesLackingColumns(connection: DuckDBConnection, paths: LocalPat
     }
   }
   return lacking;
-}
-
-if (import.meta.url === `file://${process.argv[1]}`) {
-  // ANALYTICS_COMPACT_FROM_FILES: compact partitions from this many event files on (default COMPACT_FROM_FILES).
-  const compactFrom = Number(process.env.ANALYTICS_COMPACT_FROM_FILES ?? COMPACT_FROM_FILES);
-  const written = await backfillDerived(localPaths(), { compactFrom });
-  console.log(`${written} derived files written`);
 }

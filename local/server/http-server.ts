@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { routeList, type Route } from '../shared/routes.js';
-import { ApiError, MethodNotAllowedError, NotFoundError, ValidationError, internalError } from '../shared/errors.js';
-import { MAX_BODY_BYTES } from '../shared/http/handler.js';
-import { jsonResponse } from '../shared/http/response.js';
+import { routeList, type Route } from '../../shared/routes.js';
+import { ApiError, MethodNotAllowedError, NotFoundError, ValidationError, internalError } from '../../shared/errors.js';
+import { MAX_BODY_BYTES } from '../../shared/http/handler.js';
+import { jsonResponse } from '../../shared/http/response.js';
 
 // The local stand-in for API Gateway: each request becomes an HTTP API payload v2 event for the very handler
 // module Lambda runs, and the handler's result is written back.
@@ -32,7 +32,7 @@ const handlers = new Map<string, Promise<LambdaHandler>>();
 function loadHandler(route: Route): Promise<LambdaHandler> {
   let handler = handlers.get(route.handler);
   if (!handler) {
-    handler = import(`../functions/${route.handler}.ts`).then((m: { handler: LambdaHandler }) => m.handler);
+    handler = import(`../../functions/${route.handler}.ts`).then((m: { handler: LambdaHandler }) => m.handler);
     // A failed load is not remembered, so the next request tries again (e.g. after the file is fixed).
     const loading = handler;
     loading.catch(() => {

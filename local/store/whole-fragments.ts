@@ -1,11 +1,11 @@
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
-import { pathLiteral } from '../shared/engines/duckdb-engine.js';
-import { sessionFragmentColumns } from '../shared/events/event-columns.js';
+import { openScratchDuckDb } from './scratch-duckdb.js';
+import { pathLiteral } from '../../shared/engines/duckdb-engine.js';
+import { sessionFragmentColumns } from '../../shared/events/event-columns.js';
 import { domainsUnder, parquetFilesUnder, type LocalPaths } from './paths.js';
 import { localCodec, parquetCopyOptions } from './parquet-codec.js';
-import { stagingName } from './store/local-store.js';
+import { stagingName } from './local-store.js';
 
 // Marks each stored session fragment `whole` exactly when it is its session's only fragment in the store
 // (docs/STORAGE.md): queries read whole fragments as sessions without merging, and merge only the others.
@@ -29,8 +29,8 @@ export async function markWholeFragments(paths: LocalPaths, options: { pendingDi
     .map((d) => join(sessionsDir, `domain=${d}`))
     .filter((dir) => parquetFilesUnder(dir).length > 0);
   if (domainDirs.length === 0) return 0;
-  const instance = await DuckDBInstance.create(':memory:', { threads: String(process.env.DUCKDB_THREADS ?? 2) });
-  const connection = await instance.connect();
+  const scratch = await openScratchDuckDb();
+  const { connection } = scratch;
   const staging = join(paths.stagingDir, stagingName('whole'));
   try {
     const scan = (globs: string[]) =>
@@ -58,8 +58,7 @@ export async function markWholeFragments(paths: LocalPaths, options: { pendingDi
     }
     return wrong.length;
   } finally {
-    connection.closeSync();
-    instance.closeSync();
+    scratch.close();
     await rm(staging, { recursive: true, force: true });
   }
 }

@@ -1,15 +1,15 @@
 import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { DuckDbEngine } from '../shared/engines/duckdb-engine.js';
-import { installEngine } from '../shared/engines/registry.js';
-import { jsonResponse } from '../shared/http/response.js';
-import { logger } from '../shared/log.js';
+import { DuckDbEngine } from '../../shared/engines/duckdb-engine.js';
+import { installEngine } from '../../shared/engines/registry.js';
+import { jsonResponse } from '../../shared/http/response.js';
+import { logger } from '../../shared/log.js';
 import { createLocalServer, type ExtraRoutes } from './http-server.js';
 import { openApiJson } from './openapi-document.js';
 import { openLocalDynamo, type LocalDynamo } from './local-dynamo.js';
-import { backfillWhenFree } from './backfill-derived.js';
-import { localCodec } from './parquet-codec.js';
-import { localPaths, type LocalPaths } from './paths.js';
+import { backfillWhenFree } from '../store/backfill.js';
+import { localCodec } from '../store/parquet-codec.js';
+import { localPaths, type LocalPaths } from '../store/paths.js';
 
 export interface LocalApi {
   url: string;

@@ -3,10 +3,10 @@ import { createConnection } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { CreateTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
-import { tableNames } from '../shared/config.js';
-import { resetDocumentClient } from '../shared/store/dynamo-client.js';
-import { tableDefinitions } from '../shared/store/table-schemas.js';
-import type { LocalPaths } from './paths.js';
+import { tableNames } from '../../shared/config.js';
+import { resetDocumentClient } from '../../shared/store/dynamo-client.js';
+import { tableDefinitions } from '../../shared/store/table-schemas.js';
+import type { LocalPaths } from '../store/paths.js';
 
 // DynamoDB for local use: dynalite serves the real protocol from ANALYTICS_DATA_DIR. Its files can be opened
 // by one process only, so the first process to need them serves them on a loopback port and writes the

@@ -1,13 +1,13 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { pathLiteral } from '../shared/engines/duckdb-engine.js';
-import type { DerivedFolder } from '../shared/events/derived-relations.js';
-import { duckdbDialect } from '../shared/query/sql/dialects.js';
-import { bucketsOf } from '../shared/query/derived/pageview-buckets.js';
-import { fragmentsOf } from '../shared/query/derived/session-fragments.js';
-import { visitorDaysOf } from '../shared/query/derived/visitor-days.js';
-import { print, trusted, type Sql } from '../shared/query/sql/sql.js';
+import { pathLiteral } from '../../shared/engines/duckdb-engine.js';
+import type { DerivedFolder } from '../../shared/events/derived-relations.js';
+import { duckdbDialect } from '../../shared/query/sql/dialects.js';
+import { bucketsOf } from '../../shared/query/derived/pageview-buckets.js';
+import { fragmentsOf } from '../../shared/query/derived/session-fragments.js';
+import { visitorDaysOf } from '../../shared/query/derived/visitor-days.js';
+import { print, trusted, type Sql } from '../../shared/query/sql/sql.js';
 import { parquetCopyOptions, type ParquetCodec } from './parquet-codec.js';
 
 // Writes the derived files of a relation of event rows (a table of one import batch, or an event file read back

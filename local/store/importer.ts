@@ -1,24 +1,20 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import {
-  DuckDBInstance,
-  DuckDBTimestampValue,
-  type DuckDBAppender,
-  type DuckDBConnection,
-} from '@duckdb/node-api';
-import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
-import { pathLiteral } from '../shared/engines/duckdb-engine.js';
-import { duckdbTypes, eventColumns } from '../shared/events/event-columns.js';
-import { checkEvent, checkEventLine, type CheckedEvent, type StoredEvent } from '../shared/events/event-validation.js';
-import { recordImportedEvents } from '../shared/limits/limiter.js';
+import { DuckDBTimestampValue, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
+import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
+import { openScratchDuckDb, type ScratchDuckDb } from './scratch-duckdb.js';
+import { pathLiteral } from '../../shared/engines/duckdb-engine.js';
+import { duckdbTypes, eventColumns } from '../../shared/events/event-columns.js';
+import { checkEvent, checkEventLine, type CheckedEvent, type StoredEvent } from '../../shared/events/event-validation.js';
+import { recordImportedEvents } from '../../shared/limits/limiter.js';
 import { parquetFilesUnder, type LocalPaths } from './paths.js';
 import { localCodec, parquetCopyOptions, S3_CODEC, type ParquetCodec } from './parquet-codec.js';
 import { writeDerived } from './derived-writer.js';
-import { deriveMissing } from './backfill-derived.js';
-import { fileDigest, readLines, type LineError } from './store/ndjson-lines.js';
-import { hasImportRecord, recordUsage, wasImported, writeImportRecord, type ImportRecord } from './store/imports.js';
-import { stagingName, withStoreTransaction } from './store/local-store.js';
+import { deriveMissing } from './backfill.js';
+import { fileDigest, readLines, type LineError } from './ndjson-lines.js';
+import { hasImportRecord, recordUsage, wasImported, writeImportRecord, type ImportRecord } from './imports.js';
+import { stagingName, withStoreTransaction } from './local-store.js';
 import { keyVisitors } from './visitor-keys.js';
 import { markWholeFragments } from './whole-fragments.js';
 
@@ -174,21 +170,24 @@ class PartitionWriter {
   private appender: DuckDBAppender | undefined;
 
   private constructor(
-    private readonly instance: DuckDBInstance,
-    private readonly connection: DuckDBConnection,
+    private readonly scratch: ScratchDuckDb,
     private readonly spillDir: string,
     private readonly codec: ParquetCodec,
   ) {}
 
+  private get connection(): DuckDBConnection {
+    return this.scratch.connection;
+  }
+
   static async open(spillDir: string, codec: ParquetCodec): Promise<PartitionWriter> {
-    const instance = await DuckDBInstance.create(':memory:', { threads: String(process.env.DUCKDB_THREADS ?? 2) });
+    const scratch = await openScratchDuckDb();
     try {
-      const writer = new PartitionWriter(instance, await instance.connect(), spillDir, codec);
+      const writer = new PartitionWriter(scratch, spillDir, codec);
       await writer.connection.run(`CREATE TABLE buffer (domain VARCHAR, dt VARCHAR, ${eventColumns.map(([name, type]) => `${name} ${duckdbTypes[type]}`).join(', ')})`);
       await mkdir(spillDir, { recursive: true });
       return writer;
     } catch (error) {
-      instance.closeSync();
+      scratch.close();
       throw error;
     }
   }
@@ -257,8 +256,7 @@ class PartitionWriter {
 
   close(): void {
     this.closeAppender();
-    this.connection.closeSync();
-    this.instance.closeSync();
+    this.scratch.close();
   }
 }
 

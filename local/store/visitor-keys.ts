@@ -1,8 +1,9 @@
 import { rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { pathLiteral } from '../shared/engines/duckdb-engine.js';
-import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { openScratchDuckDb } from './scratch-duckdb.js';
+import { pathLiteral } from '../../shared/engines/duckdb-engine.js';
+import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
 import { domainsUnder, parquetFilesUnder, type LocalPaths } from './paths.js';
 import { localCodec, parquetCopyOptions } from './parquet-codec.js';
 
@@ -31,8 +32,8 @@ export async function keyVisitors(paths: LocalPaths, options: { pending?: Partia
   const roots = keyed.flatMap((r) => [{ relation: r, dir: paths.derivedDirs[r.folder], stored: true }, ...(pending[r.folder] ? [{ relation: r, dir: pending[r.folder]!, stored: false }] : [])]);
   const domains = options.domains ?? [...new Set(roots.flatMap(({ dir }) => domainsUnder(dir)))];
   if (domains.length === 0) return 0;
-  const instance = await DuckDBInstance.create(':memory:', { threads: String(process.env.DUCKDB_THREADS ?? 2) });
-  const connection = await instance.connect();
+  const scratch = await openScratchDuckDb();
+  const { connection } = scratch;
   try {
     let rewritten = 0;
     for (const domain of domains) {
@@ -42,8 +43,7 @@ export async function keyVisitors(paths: LocalPaths, options: { pending?: Partia
     }
     return rewritten;
   } finally {
-    connection.closeSync();
-    instance.closeSync();
+    scratch.close();
   }
 }
 

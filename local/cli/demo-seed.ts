@@ -1,7 +1,7 @@
-import { createCredential } from '../shared/services/credentials.js';
-import { importEvents } from './importer.js';
+import { createCredential } from '../../shared/services/credentials.js';
+import { importEvents } from '../store/importer.js';
 import { newKeyMessage } from './new-key-message.js';
-import type { LocalPaths } from './paths.js';
+import type { LocalPaths } from '../store/paths.js';
 import { seededRandom, type Weighted } from './seeded-random.js';
 
 // The demo site of `npm start`'s first run: a deterministic (seeded) but lifelike product site over the 90 days

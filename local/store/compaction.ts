@@ -1,13 +1,13 @@
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
-import { pathLiteral } from '../shared/engines/duckdb-engine.js';
-import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
+import { openScratchDuckDb } from './scratch-duckdb.js';
+import { pathLiteral } from '../../shared/engines/duckdb-engine.js';
+import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
 import { writeDerived } from './derived-writer.js';
 import { localCodec, parquetCopyOptions } from './parquet-codec.js';
 import { parquetFilesUnder, type LocalPaths } from './paths.js';
 import { keyVisitors } from './visitor-keys.js';
-import { stagingName } from './store/local-store.js';
+import { stagingName } from './local-store.js';
 
 // Compaction (docs/STORAGE.md): a partition that many imports wrote in many small files is rewritten as one event
 // file ordered by ts, with its derived files made from it. Many files cost every query: per-file work, and
@@ -31,8 +31,8 @@ export async function compactPartitions(paths: LocalPaths, minFiles = COMPACT_FR
   const crowded = [...byPartition].filter(([, names]) => names.length >= minFiles);
   if (crowded.length === 0) return 0;
   const staging = join(paths.stagingDir, stagingName('compact'));
-  const instance = await DuckDBInstance.create(':memory:', { threads: String(process.env.DUCKDB_THREADS ?? 2) });
-  const connection = await instance.connect();
+  const scratch = await openScratchDuckDb();
+  const { connection } = scratch;
   try {
     for (const [i, [partition, names]] of crowded.entries()) {
       const fresh = join(staging, `new-${i}`);
@@ -55,8 +55,7 @@ export async function compactPartitions(paths: LocalPaths, minFiles = COMPACT_FR
     }
     return crowded.length;
   } finally {
-    connection.closeSync();
-    instance.closeSync();
+    scratch.close();
     await rm(staging, { recursive: true, force: true });
   }
 }

@@ -1,10 +1,10 @@
 import { basename, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { derivedUrlOf, requireAwsTables, s3Publisher } from './aws-target.js';
-import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
-import { importNdjson } from './importer.js';
-import { openLocalDynamo } from './local-dynamo.js';
-import { localPaths } from './paths.js';
+import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
+import { importNdjson } from '../store/importer.js';
+import { openLocalDynamo } from '../server/local-dynamo.js';
+import { localPaths } from '../store/paths.js';
 
 // `npm run import -- FILE.ndjson [...]`: imports each file on its own (one file's fatal error leaves the others
 // imported), prints what was written and every rejected line as FILE:LINE: reason. Exit 1 when anything was

@@ -1,6 +1,6 @@
 // The compression of the Parquet files our own code writes. Two readers, two costs:
-// - the local store is read by DuckDB on this machine, where decompressing is the cost: on the 10M bench set the
-//   dashboard mix ran 16% faster from uncompressed files than from ZSTD ones, for 3.2x the disk (docs/STORAGE.md);
+// - the local store is read by DuckDB on this machine, where decompressing is the cost: uncompressed files answer
+//   the dashboard mix faster than ZSTD ones, for about three times the disk (docs/STORAGE.md, "Compression");
 // - files for S3 are read by Athena, which bills the compressed bytes it scans: ZSTD, always.
 // ANALYTICS_PARQUET_COMPRESSION picks the local codec for a store where disk matters more than speed.
 

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync } from 'node:fs';
-import { startLocalApi } from './local-api.js';
-import { localPaths } from './paths.js';
+import { startLocalApi } from '../server/local-api.js';
+import { localPaths } from '../store/paths.js';
 import { seedDemo } from './demo-seed.js';
 
 // `npm start`: the API on http://127.0.0.1:$PORT with the embedded engines, and demo data on first start.

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { resolve, join } from 'node:path';
-import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
+import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
 
 /**
  * The folders of ANALYTICS_DATA_DIR: every local command derives its paths here so they see one another. The

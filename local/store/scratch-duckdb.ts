@@ -1,0 +1,26 @@
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+
+// An in-memory DuckDB for a writer's work on Parquet files (import, backfill, compaction, keys, whole marks):
+// DUCKDB_THREADS threads (default 2, this machine's cores), closed by its owner when done.
+
+export interface ScratchDuckDb {
+  connection: DuckDBConnection;
+  close(): void;
+}
+
+export async function openScratchDuckDb(): Promise<ScratchDuckDb> {
+  const instance = await DuckDBInstance.create(':memory:', { threads: String(process.env.DUCKDB_THREADS ?? 2) });
+  try {
+    const connection = await instance.connect();
+    return {
+      connection,
+      close: () => {
+        connection.closeSync();
+        instance.closeSync();
+      },
+    };
+  } catch (error) {
+    instance.closeSync();
+    throw error;
+  }
+}
