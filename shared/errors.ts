@@ -78,10 +78,10 @@ export class RateLimitedError extends ApiError {
   }
 }
 
-/** More requests of one key in flight at once than the limit (shared/limits/concurrency.ts). */
+/** More requests of one key running and waiting at once than the limit (shared/limits/concurrency.ts). */
 export class ConcurrencyLimitedError extends ApiError {
   constructor(limit: number) {
-    super(429, 'rate_limited', `At most ${limit} requests of one key may run at once; retry when one has finished`, { 'retry-after': '1' });
+    super(429, 'rate_limited', `At most ${limit} requests of one key may be under way at once; retry when some have finished`, { 'retry-after': '1' });
   }
 }
 

@@ -141,7 +141,7 @@ function authentication(route: Route): Middleware {
       state.admission = admitRequest(credential);
       state.admission.catch(() => undefined); // awaited later; never an unhandled rejection
       if (route.scope) requireScope(credential, route.scope);
-      state.release = enterRequest(credential.keyId);
+      state.release = await enterRequest(credential.keyId);
     },
   };
 }

@@ -2,7 +2,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeF
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { importEvents, importNdjson } from '../../local/store/importer.js';
 import { openLocalDynamo } from '../../local/server/local-dynamo.js';
 import { localPaths, parquetFilesUnder } from '../../local/store/paths.js';
@@ -12,7 +12,7 @@ import { EngineTimeoutError } from '../../shared/engines/engine-errors.js';
 import type { QueryEngine } from '../../shared/engines/engine.js';
 import { installEngine } from '../../shared/engines/registry.js';
 import { readUsage } from '../../shared/limits/limiter.js';
-import { MAX_CONCURRENT_PER_KEY } from '../../shared/limits/concurrency.js';
+import { enterRequest, MAX_RUNNING_PER_KEY, MAX_WAITING_PER_KEY } from '../../shared/limits/concurrency.js';
 import { timeZoneCacheSize } from '../../shared/time/time-zone.js';
 import { expectErrorResponse } from '../support/http-assertions.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
@@ -192,19 +192,30 @@ describe('requests', () => {
     expect((await totals()).status).toBe(200);
   });
 
-  it(`one key gets at most ${MAX_CONCURRENT_PER_KEY} requests at once; another key is not held up`, async () => {
+  it(`one key runs at most ${MAX_RUNNING_PER_KEY} requests at once, the rest wait their turn; another key is not held up`, async () => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    const held: QueryEngine = { target: api.engine.target, run: async (q) => (await gate, api.engine.run(q)) };
+    let started = 0;
+    const held: QueryEngine = {
+      target: api.engine.target,
+      run: async (q) => {
+        started += 1;
+        await gate;
+        return api.engine.run(q);
+      },
+    };
     installEngine(held);
     try {
-      const pending = Array.from({ length: MAX_CONCURRENT_PER_KEY }, () => totals());
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      const refused = await totals();
-      expectErrorResponse(refused, 429, 'rate_limited');
-      expect(refused.headers.get('retry-after')).toBe('1');
+      const { token } = await api.createKey({ domains: [DOMAIN] });
+      const body = { domain: DOMAIN, date_range: ['2026-03-01', '2026-03-01'], metrics: ['pageviews'] };
+      const pending = Array.from({ length: MAX_RUNNING_PER_KEY + 6 }, () => api.request('POST', '/v1/query', { token, body }));
+      await vi.waitFor(() => expect(started).toBe(MAX_RUNNING_PER_KEY));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(started).toBe(MAX_RUNNING_PER_KEY);
+      // Another key's request reaches the engine while the first key's wait.
       const other = (await api.createKey({ domains: [DOMAIN] })).token;
-      const otherRequest = api.request('POST', '/v1/query', { token: other, body: { domain: DOMAIN, date_range: ['2026-03-01', '2026-03-01'] } });
+      const otherRequest = api.request('POST', '/v1/query', { token: other, body });
+      await vi.waitFor(() => expect(started).toBe(MAX_RUNNING_PER_KEY + 1));
       release();
       expect((await otherRequest).status).toBe(200);
       for (const res of await Promise.all(pending)) expect(res.status).toBe(200);
@@ -212,6 +223,20 @@ describe('requests', () => {
       release();
       installEngine(api.engine);
     }
+  });
+});
+
+describe('the per-key queue', () => {
+  it(`refuses with a 429 past ${MAX_WAITING_PER_KEY} waiting requests, and hands each released slot to the next`, async () => {
+    const releases = await Promise.all(Array.from({ length: MAX_RUNNING_PER_KEY }, () => enterRequest('queue-test')));
+    const waiting = Array.from({ length: MAX_WAITING_PER_KEY }, () => enterRequest('queue-test'));
+    await expect(enterRequest('queue-test')).rejects.toMatchObject({ status: 429, headers: { 'retry-after': '1' } });
+    releases[0]!();
+    const next = await waiting[0]!;
+    expect(typeof next).toBe('function');
+    for (const release of [...releases.slice(1), next]) release();
+    // Each released slot goes to the next waiting request in turn, until none waits.
+    for (const turn of waiting.slice(1)) (await turn)();
   });
 });
 
