@@ -10,10 +10,10 @@ import {
   type Row,
 } from '@aws-sdk/client-athena';
 import { EngineBusyError, EngineScanLimitError, EngineTimeoutError } from './engine-errors.js';
-import { requestLogger } from '../log.js';
+import { requestDeadline, requestLogger } from '../log.js';
 import type { DerivedTableNames } from '../query/sql/catalog.js';
 import { athenaTarget, type SqlTarget } from '../query/sql/target.js';
-import { bindParameters } from './athena-literals.js';
+import { inlineParameters } from './athena-literals.js';
 import type { QueryEngine, QueryStats, SqlRow, SqlValue } from './engine.js';
 import type { SqlQuery } from '../query/sql/sql.js';
 
@@ -65,15 +65,22 @@ export class AthenaEngine implements QueryEngine {
     this.now = options.now ?? Date.now;
   }
 
+  /**
+   * Runs one statement with every value inlined by the audited literal function, so no `?` reaches Athena (which
+   * takes parameters in WHERE only) and every statement's text names its domain (result reuse matches on the text).
+   * The statement ends by the earlier of the engine's timeout and the request's deadline (shared by all its
+   * statements); any failure after the start stops the query.
+   */
   async run(query: SqlQuery): Promise<{ rows: SqlRow[]; stats: QueryStats }> {
-    const statement = bindParameters(query.sql, query.params);
-    const deadline = this.now() + this.settings.timeoutMs;
+    const queryString = inlineParameters(query.sql, query.params);
+    const deadline = Math.min(this.now() + this.settings.timeoutMs, requestDeadline() ?? Infinity);
+    // A statement with less than one poll interval left could not be waited for: it is not started (nor billed).
+    if (deadline - this.now() < MAX_POLL_MS) throw new EngineTimeoutError();
     const id = await this.call(() =>
       this.client.send(
         new StartQueryExecutionCommand({
           WorkGroup: this.settings.workgroup,
-          QueryString: statement.queryString,
-          ExecutionParameters: statement.executionParameters,
+          QueryString: queryString,
           QueryExecutionContext: { Database: this.settings.database },
           // A retried StartQueryExecution (the SDK retries throttling) must not start a second query.
           ClientRequestToken: randomUUID(),
@@ -87,8 +94,16 @@ export class AthenaEngine implements QueryEngine {
       ),
     ).then((out) => out.QueryExecutionId!);
 
-    const execution = await this.waitForEnd(id, deadline, statement.queryString);
-    const rows = await this.readRows(id);
+    let execution: QueryExecution;
+    let rows: SqlRow[];
+    try {
+      execution = await this.waitForEnd(id, deadline);
+      rows = await this.readRows(id);
+    } catch (error) {
+      // A query that ended (FAILED, CANCELLED) needs no stop; one still running must not go on, billed, for nobody.
+      if (!(error instanceof QueryEndedError)) await this.stop(id);
+      throw error instanceof QueryEndedError ? error.cause : error;
+    }
     const bytesScanned = execution.Statistics?.DataScannedInBytes;
     requestLogger().info('athena query', {
       query_execution_id: id,
@@ -101,12 +116,11 @@ export class AthenaEngine implements QueryEngine {
   }
 
   /** Polls with doubling waits (100 ms up to 1 s) until the query ends; stops it once the deadline passes. */
-  private async waitForEnd(id: string, deadline: number, sql: string): Promise<QueryExecution> {
+  private async waitForEnd(id: string, deadline: number): Promise<QueryExecution> {
     let wait = FIRST_POLL_MS;
     for (;;) {
       if (this.now() + wait > deadline) {
-        await this.stop(id);
-        requestLogger().warn('athena query timed out', { query_execution_id: id, sql });
+        requestLogger().warn('athena query timed out', { query_execution_id: id });
         throw new EngineTimeoutError();
       }
       await this.sleep(wait);
@@ -116,7 +130,7 @@ export class AthenaEngine implements QueryEngine {
       );
       const state = execution?.Status?.State;
       if (state === 'SUCCEEDED') return execution!;
-      if (state === 'FAILED' || state === 'CANCELLED') throw failure(id, execution!, sql);
+      if (state === 'FAILED' || state === 'CANCELLED') throw new QueryEndedError(failure(id, execution!));
     }
   }
 
@@ -190,7 +204,14 @@ function wholeNumber(env: NodeJS.ProcessEnv, name: string, min: number, max: num
   return value;
 }
 
-function failure(id: string, execution: QueryExecution, sql: string): Error {
+/** A query Athena ended itself: nothing to stop. */
+class QueryEndedError extends Error {
+  constructor(override readonly cause: Error) {
+    super(cause.message);
+  }
+}
+
+function failure(id: string, execution: QueryExecution): Error {
   const status = execution.Status ?? {};
   const reason = status.StateChangeReason ?? status.AthenaError?.ErrorMessage ?? '';
   requestLogger().error('athena query did not succeed', {
@@ -199,8 +220,6 @@ function failure(id: string, execution: QueryExecution, sql: string): Error {
     reason,
     error_category: status.AthenaError?.ErrorCategory,
     error_type: status.AthenaError?.ErrorType,
-    // The statement text, not the parameter values: those are request data and stay out of the logs.
-    sql,
   });
   // The workgroup's BytesScannedCutoffPerQuery cancels (engine v3) or fails the query with this reason.
   if (/bytes scanned limit was exceeded/i.test(reason)) {

@@ -1,12 +1,12 @@
 import { EngineValueError } from './engine-errors.js';
 import type { SqlParam } from '../query/sql/sql.js';
 
-// The one place a value becomes Trino SQL text. Athena takes execution parameters as literal *text* (what you
-// would write after EXECUTE ... USING), so every bound value passes through `trinoLiteral`, and nothing else
-// in the project writes a quoted value. Keep this file small enough to audit at a glance.
-
-/** Athena rejects an execution parameter longer than this (StartQueryExecution API limit). */
-export const MAX_EXECUTION_PARAMETER_LENGTH = 1024;
+// The one place a value becomes Trino SQL text: every value of an Athena statement passes through `trinoLiteral`
+// and is written into the statement in place of its `?`, and nothing else in the project writes a quoted value.
+// Athena's execution parameters are not used: Athena takes them in WHERE clauses only, while our statements
+// carry values in SELECT lists, FILTER and HAVING clauses too; and with every value in the text, result reuse
+// (which matches on the text) can never answer one domain with another's rows. Keep this file small enough to
+// audit at a glance.
 
 const datePattern = /^\d{4}-\d{2}-\d{2}$/;
 // In a `u` regex a surrogate pair is one code point, so this matches only the unpaired halves.
@@ -54,39 +54,20 @@ export function trinoLiteral(param: SqlParam): string {
   }
 }
 
-export interface AthenaStatement {
-  queryString: string;
-  /** Absent when every value was inlined (Athena rejects an empty list). */
-  executionParameters?: string[];
-}
-
-/**
- * Binds `params` to the `?` placeholders of `sql`. Each literal goes to ExecutionParameters, except one longer
- * than Athena's 1024-character parameter limit (a long `contains` filter, say): that one is written into the
- * query text in place of its `?`. The literal is the same audited text either way, so inlining is as safe as
- * binding, and a long value is served instead of failing deep inside Athena.
- */
-export function bindParameters(sql: string, params: readonly SqlParam[]): AthenaStatement {
+/** `sql` with each `?` placeholder replaced by the literal of its parameter, in order. */
+export function inlineParameters(sql: string, params: readonly SqlParam[]): string {
   const literals = params.map(trinoLiteral);
   const placeholders = findPlaceholders(sql);
   if (placeholders.length !== literals.length) {
     throw new Error(`query has ${placeholders.length} placeholders but ${literals.length} parameters`);
   }
-  if (literals.every((literal) => literal.length <= MAX_EXECUTION_PARAMETER_LENGTH)) {
-    return literals.length ? { queryString: sql, executionParameters: literals } : { queryString: sql };
-  }
-  let queryString = '';
+  let text = '';
   let from = 0;
-  const executionParameters: string[] = [];
   placeholders.forEach((at, i) => {
-    const literal = literals[i]!;
-    const inline = literal.length > MAX_EXECUTION_PARAMETER_LENGTH;
-    queryString += sql.slice(from, at) + (inline ? literal : '?');
-    if (!inline) executionParameters.push(literal);
+    text += sql.slice(from, at) + literals[i]!;
     from = at + 1;
   });
-  queryString += sql.slice(from);
-  return executionParameters.length ? { queryString, executionParameters } : { queryString };
+  return text + sql.slice(from);
 }
 
 /**

@@ -11,6 +11,7 @@ import { derivedRelations } from '../events/derived-relations.js';
 import { duckdbTypes, eventColumns, partitionColumns, type ColumnType } from '../events/event-columns.js';
 import type { QueryEngine, SqlRow, SqlValue } from './engine.js';
 import { EngineTimeoutError } from './engine-errors.js';
+import { requestDeadline } from '../log.js';
 import type { SqlParam, SqlQuery } from '../query/sql/sql.js';
 
 // Local engine: one in-process DuckDB per process over the Parquet layout (docs/EVENT-FORMAT.md), a connection
@@ -56,8 +57,9 @@ export class DuckDbEngine implements QueryEngine {
   }
 
   /**
-   * Runs one query. One that runs past the time limit (DUCKDB_QUERY_TIMEOUT_MS, default 30 s) is interrupted, so
-   * its threads are free for the next, and fails with EngineTimeoutError.
+   * Runs one query. One that runs past the time limit (DUCKDB_QUERY_TIMEOUT_MS, default 30 s, or the request's
+   * deadline if that comes first) is interrupted, so its threads are free for the next, and fails with
+   * EngineTimeoutError.
    */
   async run(query: SqlQuery): Promise<{ rows: SqlRow[]; stats: Record<string, never> }> {
     await this.refreshViews();
@@ -66,7 +68,7 @@ export class DuckDbEngine implements QueryEngine {
     const timer = setTimeout(() => {
       timedOut = true;
       connection.interrupt();
-    }, queryTimeoutMs());
+    }, Math.max(0, Math.min(queryTimeoutMs(), (requestDeadline() ?? Infinity) - Date.now())));
     try {
       const statement = await connection.prepare(query.sql);
       bindAll(statement, query.params);

@@ -77,7 +77,9 @@ export function httpHandler<B extends z.ZodType = z.ZodUnknown, Q extends z.ZodT
         return domain;
       },
     };
-    const result = await withRequestLogger(state.log, () => run(input));
+    // The request's engine calls share one deadline, early enough to answer 504 before Lambda ends the invocation.
+    const deadline = typeof context.getRemainingTimeInMillis === 'function' ? Date.now() + context.getRemainingTimeInMillis() - RESPONSE_MARGIN_MS : undefined;
+    const result = await withRequestLogger(state.log, () => run(input), deadline);
     Object.assign(state.headers, await state.admission);
     return jsonResponse(result.status ?? 200, result.body, { ...state.headers, ...result.headers });
   };
@@ -145,6 +147,9 @@ function authentication(route: Route): Middleware {
     },
   };
 }
+
+/** Time kept back from the Lambda's remaining time to shape and send a 504. */
+export const RESPONSE_MARGIN_MS = 1_500;
 
 /** Request bodies are small JSON documents; API Gateway itself would let up to 10 MB through. */
 export const MAX_BODY_BYTES = 1024 * 1024;

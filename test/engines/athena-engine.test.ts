@@ -15,6 +15,7 @@ import {
 import { AthenaEngine, athenaSettingsFromEnv, decodeValue, type AthenaSettings } from '../../shared/engines/athena-engine.js';
 import { EngineBusyError, EngineScanLimitError, EngineTimeoutError } from '../../shared/engines/engine-errors.js';
 import { apiErrorOfEngine } from '../../shared/http/engine-errors.js';
+import { logger, withRequestLogger } from '../../shared/log.js';
 import { analyticsEngine, installEngine, registerEngineFactory } from '../../shared/engines/registry.js';
 import { int, print, sql, str, date, timestamp, bool } from '../../shared/query/sql/sql.js';
 
@@ -84,21 +85,55 @@ describe('AthenaEngine.run', () => {
     const [start] = athena.commandCalls(StartQueryExecutionCommand);
     const input = start!.args[0].input;
     expect(input.WorkGroup).toBe('analytics-wg');
-    expect(input.QueryString).toBe('SELECT 1 WHERE a = ? AND b = ? AND c = ? AND d = ?');
-    expect(input.ExecutionParameters).toEqual(["'it''s'", '3', 'true', "TIMESTAMP '2026-03-01 10:00:00.000'"]);
+    expect(input.QueryString).toBe("SELECT 1 WHERE a = 'it''s' AND b = 3 AND c = true AND d = TIMESTAMP '2026-03-01 10:00:00.000'");
+    // Athena takes execution parameters in WHERE only; every value is in the text instead.
+    expect(input.ExecutionParameters).toBeUndefined();
     expect(input.QueryExecutionContext).toEqual({ Database: 'analytics_db' });
     expect(input.ResultReuseConfiguration).toEqual({ ResultReuseByAgeConfiguration: { Enabled: true, MaxAgeInMinutes: 15 } });
     expect(input.ClientRequestToken).toMatch(/^[0-9a-f-]{36}$/);
   });
 
-  it('writes a string literal over Athena\'s 1024-character parameter limit into the query text', async () => {
+  it('gives two domains\' statements different texts, so result reuse (matched on the text) never crosses domains', async () => {
     athena.on(GetQueryExecutionCommand).resolves(execution('SUCCEEDED'));
     athena.on(GetQueryResultsCommand).resolves(page([], [], undefined, true));
-    const long = `${"'".repeat(3)}${'x'.repeat(1100)}`;
-    await engine().run(print(sql`SELECT 1 WHERE d = ${str('shop.example.com')} AND p LIKE ${str(long)}`));
-    const input = athena.commandCalls(StartQueryExecutionCommand)[0]!.args[0].input;
-    expect(input.QueryString).toBe(`SELECT 1 WHERE d = ? AND p LIKE '${"''".repeat(3)}${'x'.repeat(1100)}'`);
-    expect(input.ExecutionParameters).toEqual(["'shop.example.com'"]);
+    const forDomain = (domain: string) => print(sql`SELECT count(*) AS n FROM events WHERE domain = ${str(domain)}`);
+    await engine().run(forDomain('a.example'));
+    await engine().run(forDomain('b.example'));
+    const [a, b] = athena.commandCalls(StartQueryExecutionCommand).map((c) => c.args[0].input.QueryString);
+    expect(a).toContain("domain = 'a.example'");
+    expect(b).toContain("domain = 'b.example'");
+    expect(a).not.toBe(b);
+  });
+
+  it('ends each statement by the request\'s deadline, shared by all its statements: 504 without starting past it', async () => {
+    athena.on(GetQueryExecutionCommand).resolves(execution('RUNNING'));
+    athena.on(StopQueryExecutionCommand).resolves({});
+    const clock = fakeClock();
+    const e = engine(clock, { timeoutMs: 20_000 });
+    const deadline = clock.now() + 3_000;
+    await withRequestLogger(logger, async () => {
+      await expect(e.run(query)).rejects.toBeInstanceOf(EngineTimeoutError);
+      expect(clock.waits.reduce((x, y) => x + y, 0)).toBeLessThanOrEqual(3_000);
+      // The request's second statement has no time left: it is not started at all.
+      await expect(e.run(query)).rejects.toBeInstanceOf(EngineTimeoutError);
+    }, deadline);
+    expect(athena.commandCalls(StartQueryExecutionCommand)).toHaveLength(1);
+    expect(athena.commandCalls(StopQueryExecutionCommand)).toHaveLength(1);
+  });
+
+  it('stops the query when reading its results fails', async () => {
+    athena.on(GetQueryExecutionCommand).resolves(execution('SUCCEEDED'));
+    athena.on(GetQueryResultsCommand).rejects(new Error('connection reset'));
+    athena.on(StopQueryExecutionCommand).resolves({});
+    await expect(engine().run(query)).rejects.toThrow('connection reset');
+    expect(athena.commandCalls(StopQueryExecutionCommand)).toHaveLength(1);
+  });
+
+  it('stops the query when polling it is throttled, and answers 503', async () => {
+    athena.on(GetQueryExecutionCommand).rejects(new TooManyRequestsException({ message: 'Rate exceeded', $metadata: {} }));
+    athena.on(StopQueryExecutionCommand).resolves({});
+    await expect(engine().run(query)).rejects.toBeInstanceOf(EngineBusyError);
+    expect(athena.commandCalls(StopQueryExecutionCommand)).toHaveLength(1);
   });
 
   it('refuses a NUL in a value with a 400 before calling Athena', async () => {

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import {
-  MAX_EXECUTION_PARAMETER_LENGTH,
-  bindParameters,
+  inlineParameters,
   findPlaceholders,
   trinoLiteral,
 } from '../../shared/engines/athena-literals.js';
@@ -119,46 +118,29 @@ describe('findPlaceholders', () => {
   });
 });
 
-describe('bindParameters', () => {
-  it('sends every literal as an execution parameter in order', () => {
-    const bound = bindParameters('SELECT * FROM t WHERE domain = ? AND dt >= ? AND n > ?', [
+describe('inlineParameters', () => {
+  it('writes every literal in place of its own ?, in order, and no ? is left', () => {
+    const text = inlineParameters("SELECT '?' AS q, ? AS a FROM t WHERE domain = ? AND dt >= ? AND n > ? -- ?", [
+      s("it's"),
       s('shop.example.com'),
       { type: 'date', value: '2026-03-01' },
       { type: 'int', value: 3 },
     ]);
-    expect(bound).toEqual({
-      queryString: 'SELECT * FROM t WHERE domain = ? AND dt >= ? AND n > ?',
-      executionParameters: ["'shop.example.com'", "DATE '2026-03-01'", '3'],
-    });
+    expect(text).toBe("SELECT '?' AS q, 'it''s' AS a FROM t WHERE domain = 'shop.example.com' AND dt >= DATE '2026-03-01' AND n > 3 -- ?");
+    expect(findPlaceholders(text)).toEqual([]);
   });
 
-  it('leaves ExecutionParameters out when there are none (Athena rejects an empty list)', () => {
-    expect(bindParameters('SELECT 1', [])).toEqual({ queryString: 'SELECT 1' });
-  });
-
-  it('keeps a literal of exactly the limit as a parameter', () => {
-    const value = 'a'.repeat(MAX_EXECUTION_PARAMETER_LENGTH - 2);
-    expect(bindParameters('SELECT ?', [s(value)]).executionParameters).toEqual([`'${value}'`]);
-  });
-
-  it('inlines only the literals over the limit, in place of their own ?', () => {
-    const long = `${"'".repeat(10)}${'x'.repeat(MAX_EXECUTION_PARAMETER_LENGTH)}`;
-    const bound = bindParameters("SELECT '?' AS q, ? AS a, ? AS b, ? AS c -- ?", [s('first'), s(long), { type: 'int', value: 7 }]);
-    expect(bound.queryString).toBe(`SELECT '?' AS q, ? AS a, ${trinoLiteral(s(long))} AS b, ? AS c -- ?`);
-    expect(bound.executionParameters).toEqual(["'first'", '7']);
-  });
-
-  it('omits ExecutionParameters when every literal was inlined', () => {
-    const long = 'y'.repeat(2000);
-    expect(bindParameters('SELECT ?', [s(long)])).toEqual({ queryString: `SELECT '${long}'` });
+  it('inlines literals of any length (Athena\'s 1,024-character parameter limit does not apply)', () => {
+    const long = 'y'.repeat(5000);
+    expect(inlineParameters('SELECT ?', [s(long)])).toBe(`SELECT '${long}'`);
   });
 
   it('refuses a count mismatch between ? and parameters', () => {
-    expect(() => bindParameters('SELECT ?, ?', [s('a')])).toThrow(/2 placeholders but 1 parameters/);
-    expect(() => bindParameters("SELECT '?'", [s('a')])).toThrow(/0 placeholders but 1 parameters/);
+    expect(() => inlineParameters('SELECT ?, ?', [s('a')])).toThrow(/2 placeholders but 1 parameters/);
+    expect(() => inlineParameters("SELECT '?'", [s('a')])).toThrow(/0 placeholders but 1 parameters/);
   });
 
-  it('validates every value even when nothing is inlined', () => {
-    expect(() => bindParameters('SELECT ?', [s('\u0000')])).toThrow(EngineValueError);
+  it('validates every value', () => {
+    expect(() => inlineParameters('SELECT ?', [s('\u0000')])).toThrow(EngineValueError);
   });
 });
