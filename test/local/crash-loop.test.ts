@@ -140,17 +140,23 @@ describe('the store under SIGKILL', () => {
     let expectedUsage = 0;
     const imported = new Set<string>();
     let interruptedAfter = 0;
+    // Kills land anywhere in an operation's life, however fast this machine runs it: the delay is a random share
+    // (up to 1.2) of how long the same kind of operation last took to complete.
+    const lasted = new Map<string, number>();
     for (let round = 0; round < ROUNDS; round++) {
       const op = operation(round, imported.size);
+      const kind = op.args[0]!;
       const before = await answers();
       const child = start(op.args, op.env);
-      await new Promise((resolve) => setTimeout(resolve, 150 + random() * 2_500));
+      await new Promise((resolve) => setTimeout(resolve, random() * 1.2 * (lasted.get(kind) ?? 2_500)));
       child.kill('SIGKILL');
       await finished(child);
       const interrupted = await answers();
 
       // Done again, to completion: the natural recovery.
+      const started = Date.now();
       const code = await complete(op);
+      lasted.set(kind, Date.now() - started);
       expect(code, `round ${round}: ${op.name} after the kill`).toBe(0);
       const after = await answers();
       expect([before, after], `round ${round}: ${op.name}`).toContain(interrupted);
