@@ -13,7 +13,7 @@ import { localCodec, parquetCopyOptions, S3_CODEC, type ParquetCodec } from './p
 import { writeDerived } from './derived-writer.js';
 import { deriveMissing } from './backfill.js';
 import { fileDigest, readLines, type LineError } from './ndjson-lines.js';
-import { hasImportRecord, recordUsage, wasImported, writeImportRecord, type ImportRecord } from './imports.js';
+import { hasImportRecord, recordUsage, writeImportRecord, type ImportRecord } from './imports.js';
 import { stagingName, withStoreTransaction } from './local-store.js';
 import { keyVisitors } from './visitor-keys.js';
 import { markWholeFragments } from './whole-fragments.js';
@@ -52,7 +52,8 @@ const DEFAULT_BATCH_ROWS = 100_000;
 export async function importNdjson(file: string, paths: LocalPaths, options: ImportOptions = {}): Promise<ImportReport> {
   const totalBytes = (await stat(file)).size;
   const digest = await fileDigest(file);
-  if (!options.publish && (await wasImported(paths, digest))) {
+  // The current snapshot's paths: a record there means the same input was imported before.
+  if (!options.publish && hasImportRecord(paths, digest)) {
     await recordUsage(paths);
     return alreadyImportedReport();
   }

@@ -23,11 +23,6 @@ export function hasImportRecord(snapshot: LocalPaths, digest: string): boolean {
   return existsSync(recordFile(snapshot, digest));
 }
 
-/** Whether the current snapshot holds the input's record. */
-export async function wasImported(paths: LocalPaths, digest: string): Promise<boolean> {
-  return hasImportRecord(paths, digest);
-}
-
 export function writeImportRecord(snapshot: LocalPaths, record: ImportRecord): void {
   mkdirSync(snapshot.importsDir, { recursive: true });
   writeFileSync(recordFile(snapshot, record.digest), JSON.stringify(record));

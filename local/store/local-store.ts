@@ -39,12 +39,6 @@ export async function withStoreTransaction<T>(paths: LocalPaths, work: (snapshot
   });
 }
 
-/** The store as readers see it, made if it does not exist yet (an empty first snapshot, or a legacy layout moved in). */
-export async function openStore(paths: LocalPaths): Promise<void> {
-  if (existsSync(paths.currentLink)) return;
-  await withStoreLock(paths, async () => ensureCurrent(snapshotLayout(paths.dataDir)));
-}
-
 /**
  * Removes what stopped writers left in the staging folder: every entry is named `<pid>-...` by the process that
  * made it, and one whose process no longer runs is nobody's. Entries of other living processes (an import staging

@@ -19,11 +19,11 @@ import { stagingName } from './local-store.js';
 const flagged = sessionFragmentColumns.map(([name]) => name).filter((name) => name !== 'whole');
 
 /**
- * Rewrites the fragment files whose `whole` flags are wrong or missing; returns the files rewritten.
- * `pendingDir` holds fragments about to be published; `domains` limits the pass to the domains an import wrote
- * (a session belongs to one domain, so no other domain's flags can change). Default: every domain.
+ * Rewrites the fragment files of the snapshot at `paths` whose `whole` flags are wrong or missing; returns the
+ * files rewritten. `domains` limits the pass to the domains an import wrote (a session belongs to one domain, so no
+ * other domain's flags can change). Default: every domain.
  */
-export async function markWholeFragments(paths: LocalPaths, options: { pendingDir?: string; domains?: string[] } = {}): Promise<number> {
+export async function markWholeFragments(paths: LocalPaths, options: { domains?: string[] } = {}): Promise<number> {
   const sessionsDir = paths.derivedDirs.sessions;
   const domainDirs = (options.domains ?? domainsUnder(sessionsDir))
     .map((d) => join(sessionsDir, `domain=${d}`))
@@ -40,9 +40,7 @@ export async function markWholeFragments(paths: LocalPaths, options: { pendingDi
     const described = (await connection.runAndReadAll(`DESCRIBE SELECT * FROM ${stored}`)).getRowObjectsJS();
     const whole = described.some((c) => c.column_name === 'whole') ? 'whole' : 'CAST(NULL AS BOOLEAN) AS whole';
     await connection.run(`CREATE TABLE stored AS SELECT filename AS file, domain, session_id, ${whole} FROM ${stored}`);
-    const { pendingDir } = options;
-    const pending = pendingDir && parquetFilesUnder(pendingDir).length ? `UNION ALL SELECT domain, session_id FROM ${scan([join(pendingDir, '*', '*', '*.parquet')])}` : '';
-    await connection.run(`CREATE TABLE counts AS SELECT domain, session_id, count(*) AS n FROM (SELECT domain, session_id FROM stored ${pending}) GROUP BY ALL`);
+    await connection.run(`CREATE TABLE counts AS SELECT domain, session_id, count(*) AS n FROM stored GROUP BY ALL`);
     const wrong = (await connection.runAndReadAll(
       `SELECT DISTINCT s.file FROM stored s JOIN counts c USING (domain, session_id) WHERE s.whole IS DISTINCT FROM (c.n = 1) ORDER BY 1`,
     )).getRowObjectsJS() as { file: string }[];

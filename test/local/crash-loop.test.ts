@@ -12,7 +12,7 @@ import { localCatalog } from '../../shared/query/sql/catalog.js';
 import { localTarget } from '../../shared/query/sql/target.js';
 import { openLocalDynamo } from '../../local/server/local-dynamo.js';
 import { localPaths, type LocalPaths } from '../../local/store/paths.js';
-import { domain, generatedEvents, queryOf } from '../support/generated-sessions.js';
+import { domain, generatedEvents, queryOf, random as seededRandom } from '../support/generated-sessions.js';
 
 // The store's failure model (docs/SECURITY.md): whatever moment a process dies, what readers see is the store before
 // or after the interrupted operation, never a state in between, and nothing is counted twice. Each round starts an
@@ -22,17 +22,6 @@ import { domain, generatedEvents, queryOf } from '../support/generated-sessions.
 
 const ROUNDS = Number(process.env.CRASH_ROUNDS ?? 12);
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
-
-/** Deterministic delays, so a failing round reproduces. */
-function delays(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 let dataDir: string;
 let paths: LocalPaths;
@@ -136,7 +125,8 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 describe('the store under SIGKILL', () => {
   it(`answers as before or after every interrupted operation, and counts nothing twice (${ROUNDS} rounds)`, async () => {
-    const random = delays(31);
+    // Deterministic delays, so a failing round reproduces.
+    const random = seededRandom(31);
     let expectedUsage = 0;
     const imported = new Set<string>();
     let interruptedAfter = 0;

@@ -11,7 +11,7 @@ export const domain = 'frag.test';
 const DAY0 = Date.parse('2026-03-01T00:00:00Z');
 
 /** Deterministic generator (mulberry32), so a failure reproduces. */
-function random(seed: number): () => number {
+export function random(seed: number): () => number {
   let a = seed;
   return () => {
     a = (a + 0x6d2b79f5) | 0;
