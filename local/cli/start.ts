@@ -1,5 +1,5 @@
 import { existsSync, readdirSync } from 'node:fs';
-import { startLocalApi } from '../server/local-api.js';
+import { startLocalApi, type LocalApi } from '../server/local-api.js';
 import { localPaths } from '../store/paths.js';
 import { seedDemo } from './demo-seed.js';
 
@@ -9,27 +9,31 @@ const paths = localPaths();
 const firstStart = !existsSync(paths.eventsDir) || readdirSync(paths.eventsDir).length === 0;
 const port = Number(process.env.PORT ?? 3000);
 
-// A start that cannot happen (a misspelt setting, a port in use) says why in one line, without a stack.
-const api = await startLocalApi({ port }).catch((error: Error) => {
-  console.error(`npm start: ${error.message}`);
-  process.exit(1);
-});
-console.log(`Analytics API listening on ${api.url} (data in ${paths.dataDir})`);
-if (firstStart && process.env.ANALYTICS_DEMO !== '0') {
-  await seedDemo(api.paths, api.url);
-} else if (firstStart) {
-  console.log('No events yet: import some with `npm run import -- FILE.ndjson` and create a key with `npm run keys -- create --domain DOMAIN`.');
-}
-
+// Ctrl-C stops cleanly at any moment, also while the store is brought up to date or the demo is written: every
+// change to the store is one transaction (local/store/local-store.ts), so stopping midway leaves it as it was.
+const running: { api?: LocalApi } = {};
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     if (stopping) return;
     stopping = true;
     console.log('\nStopping...');
-    api.close().then(
+    (running.api?.close() ?? Promise.resolve()).then(
       () => process.exit(0),
       () => process.exit(1),
     );
   });
+}
+
+// A start that cannot happen (a misspelt setting, a port in use) says why in one line, without a stack.
+const api = await startLocalApi({ port }).catch((error: Error) => {
+  console.error(`npm start: ${error.message}`);
+  process.exit(1);
+});
+running.api = api;
+console.log(`Analytics API listening on ${api.url} (data in ${paths.dataDir})`);
+if (firstStart && process.env.ANALYTICS_DEMO !== '0') {
+  await seedDemo(api.paths, api.url);
+} else if (firstStart) {
+  console.log('No events yet: import some with `npm run import -- FILE.ndjson` and create a key with `npm run keys -- create --domain DOMAIN`.');
 }

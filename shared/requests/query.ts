@@ -25,13 +25,11 @@ export const queryRequestSchema = z
       .array(z.enum(metrics, { error: `must be one of ${metrics.join(', ')}` }))
       .min(1, 'must name at least one metric')
       .max(metrics.length, `at most ${metrics.length} metrics`)
-      .refine(uniqueItems, 'must not name a metric twice')
       .optional(),
     date_range: dateRangeSchema.optional(),
     dimensions: z
       .array(z.enum(dimensions, { error: `must be one of ${dimensions.join(', ')}` }))
       .max(2, 'at most 2 dimensions')
-      .refine(uniqueItems, 'must not name a dimension twice')
       .optional(),
     filters: z.array(filterSchema(queryFilterFields)).max(20, 'at most 20 filters').refine(uniqueItems, 'must not hold the same filter twice').optional(),
     sort: z

@@ -143,7 +143,7 @@ describe('requests', () => {
     expect(JSON.stringify(res.body).length).toBeLessThan(10_000);
     const twice = await api.request('POST', '/v1/query', { token, body: { domain: DOMAIN, metrics: ['visitors', 'visitors'] } });
     expectErrorResponse(twice, 400, 'invalid_request');
-    expect(twice.body.message).toMatch(/twice/);
+    expect(twice.body.message).toMatch(/must not repeat a metric/);
   });
 
   it('time-zone spellings and junk tokens cannot grow the caches', async () => {
