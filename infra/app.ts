@@ -2,10 +2,9 @@ import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { AnalyticsApiStack } from './analytics-api-stack.js';
 import { settingsFromContext } from './settings.js';
+import { STACK_NAME } from './stack-name.js';
 
 // `npx cdk synth` / `cdk deploy` entry (cdk.json). No env: the stack synthesizes offline, for any account.
-
-export const STACK_NAME = 'AnalyticsQueryApi';
 
 const app = new App();
 new AnalyticsApiStack(app, STACK_NAME, {

@@ -1,5 +1,5 @@
 import { existsSync, readdirSync } from 'node:fs';
-import { startLocalApi, type LocalApi } from '../server/local-api.js';
+import { engineFromEnv, startLocalApi, type LocalApi } from '../server/local-api.js';
 import { localPaths } from '../store/paths.js';
 import { seedDemo } from './demo-seed.js';
 
@@ -26,11 +26,14 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 }
 
 // A start that cannot happen (a misspelt setting, a port in use) says why in one line, without a stack.
-const api = await startLocalApi({ port }).catch((error: Error) => {
-  console.error(`npm start: ${error.message}`);
-  process.exit(1);
-});
+const api = await Promise.resolve()
+  .then(() => startLocalApi({ port, engine: engineFromEnv() }))
+  .catch((error: Error) => {
+    console.error(`npm start: ${error.message}`);
+    process.exit(1);
+  });
 running.api = api;
+if (api.trino) console.log(`Queries run on the Athena engine through ${api.trino.report}`);
 console.log(`Analytics API listening on ${api.url} (data in ${paths.dataDir})`);
 if (firstStart && process.env.ANALYTICS_DEMO !== '0') {
   await seedDemo(api.paths, api.url);

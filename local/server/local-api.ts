@@ -7,6 +7,7 @@ import { logger } from '../../shared/log.js';
 import { createLocalServer, type ExtraRoutes } from './http-server.js';
 import { openApiJson } from './openapi-document.js';
 import { openLocalDynamo, type LocalDynamo } from './local-dynamo.js';
+import { startTrinoAthena, type TrinoAthena } from '../trino/trino-athena.js';
 import { backfillWhenFree } from '../store/backfill.js';
 import { localCodec } from '../store/parquet-codec.js';
 import { localPaths, type LocalPaths } from '../store/paths.js';
@@ -15,12 +16,36 @@ export interface LocalApi {
   url: string;
   paths: LocalPaths;
   dynamo: LocalDynamo;
+  /** DuckDB over the store: the engine of `npm start`, and of the store's own upkeep in every mode. */
   engine: DuckDbEngine;
+  /** With `engine: 'trino'`: the Athena engine running on Trino, which then answers the queries. */
+  trino?: TrinoAthena;
   close(): Promise<void>;
 }
 
-/** Everything `npm start` runs, in-process: DynamoDB (dynalite), DuckDB over the Parquet files, the HTTP server. */
-export async function startLocalApi(options: { dataDir?: string; port?: number; extraRoutes?: ExtraRoutes; backfillRetryMs?: number } = {}): Promise<LocalApi> {
+/** Which engine answers analytics queries: DuckDB in-process, or the Lambdas' Athena engine on a local Trino. */
+export type LocalEngineName = 'duckdb' | 'trino';
+
+export interface LocalApiOptions {
+  dataDir?: string;
+  port?: number;
+  extraRoutes?: ExtraRoutes;
+  backfillRetryMs?: number;
+  engine?: LocalEngineName;
+}
+
+/** ANALYTICS_ENGINE, checked: `duckdb` (the default) or `trino`. */
+export function engineFromEnv(env: NodeJS.ProcessEnv = process.env): LocalEngineName {
+  const value = env.ANALYTICS_ENGINE ?? 'duckdb';
+  if (value !== 'duckdb' && value !== 'trino') throw new Error(`ANALYTICS_ENGINE must be duckdb or trino, not "${value}"`);
+  return value;
+}
+
+/**
+ * Everything `npm start` runs, in-process: DynamoDB (dynalite), DuckDB over the Parquet files, the HTTP server;
+ * with `engine: 'trino'` also a Trino server and the Athena emulator in front of it (local/trino/trino-athena.ts).
+ */
+export async function startLocalApi(options: LocalApiOptions = {}): Promise<LocalApi> {
   const paths = localPaths(options.dataDir);
   mkdirSync(paths.dataDir, { recursive: true });
   localCodec(); // a misspelt ANALYTICS_PARQUET_COMPRESSION stops the start, not a later import or backfill
@@ -29,7 +54,8 @@ export async function startLocalApi(options: { dataDir?: string; port?: number; 
   const backfill = await backfillWhenFree(paths, options.backfillRetryMs, (error) => logger.error('backfill of the derived files failed', { error }));
   const dynamo = await openLocalDynamo(paths, { publish: true });
   const engine = await DuckDbEngine.open(paths.eventsDir);
-  installEngine(engine);
+  const trino = options.engine === 'trino' ? await startTrinoAthena({ bucketDir: paths.currentLink }) : undefined;
+  installEngine(trino?.engine ?? engine);
   let openApi: Promise<string> | undefined;
   const server = createLocalServer({
     'GET /openapi.json': async () => jsonResponse(200, JSON.parse(await (openApi ??= openApiJson()))),
@@ -45,11 +71,13 @@ export async function startLocalApi(options: { dataDir?: string; port?: number; 
     paths,
     dynamo,
     engine,
+    ...(trino ? { trino } : {}),
     close: async () => {
       backfill.stop();
       server.closeAllConnections();
       await new Promise<void>((done) => server.close(() => done()));
       engine.close();
+      await trino?.close();
       await dynamo.close();
     },
   };

@@ -1,0 +1,82 @@
+import { mkdirSync } from 'node:fs';
+import { AthenaClient } from '@aws-sdk/client-athena';
+import { AthenaEngine, type AthenaSettings } from '../../shared/engines/athena-engine.js';
+import { PAGE_BUCKETS_TABLE, PAGEVIEW_BUCKETS_TABLE, SESSION_FRAGMENTS_TABLE, VISITOR_DAYS_TABLE } from '../../shared/events/derived-relations.js';
+import { EVENTS_TABLE } from '../../infra/event-lake.js';
+import { startAthenaEmulator, type AthenaEmulator } from '../athena-emulator/athena-emulator.js';
+import { EVENTS_BUCKET, synthesizedGlueTables } from './glue-tables.js';
+import { createTableStatements } from './trino-catalog.js';
+import { provisionTrino } from './trino-install.js';
+import { runToCompletion } from './trino-statements.js';
+import { startTrino, type TrinoServer } from './trino-server.js';
+
+// The cloud query path on this machine: the Athena engine the Lambdas run, unchanged, with the real Athena SDK,
+// talking to the Athena emulator, which runs each statement on a real Trino over the store's current snapshot
+// (laid out as the events bucket is: `events/`, `sessions/`, ... each `domain=<d>/dt=<day>/*.parquet`), in tables
+// created from the stack's own Glue definitions.
+
+export interface TrinoAthena {
+  engine: AthenaEngine;
+  /** What was provisioned and how long each step took, for the start-up message. */
+  report: string;
+  close(): Promise<void>;
+}
+
+/** The Athena settings the stack gives its functions, less what only AWS has. */
+export interface TrinoAthenaOptions {
+  /** The folder standing for the events bucket: the store's `current` snapshot link. */
+  bucketDir: string;
+  resultReuseMinutes?: number;
+  timeoutMs?: number;
+}
+
+export async function startTrinoAthena(options: TrinoAthenaOptions): Promise<TrinoAthena> {
+  const started = performance.now();
+  const step = () => Math.round(performance.now() - started);
+  const install = await provisionTrino();
+  const provisionedMs = step();
+  let trino: TrinoServer | undefined;
+  let emulator: AthenaEmulator | undefined;
+  try {
+    trino = await startTrino(install);
+    const serverMs = step();
+    const tables = synthesizedGlueTables();
+    for (const table of tables) {
+      // Trino requires a table's location to exist; a store without events yet lacks the folders. An empty folder
+      // holds no rows, so adding it changes no snapshot's content.
+      mkdirSync(table.location.replace(`s3://${EVENTS_BUCKET}`, options.bucketDir), { recursive: true });
+      for (const statement of createTableStatements(table, options.bucketDir)) await runToCompletion(trino.url, statement);
+    }
+    const tablesMs = step();
+    emulator = await startAthenaEmulator({ trinoUrl: trino.url });
+    const settings: AthenaSettings = {
+      workgroup: 'primary',
+      database: tables[0]!.database,
+      table: EVENTS_TABLE,
+      sessionsTable: SESSION_FRAGMENTS_TABLE,
+      bucketsTable: PAGEVIEW_BUCKETS_TABLE,
+      pagesTable: PAGE_BUCKETS_TABLE,
+      visitorsTable: VISITOR_DAYS_TABLE,
+      resultReuseMinutes: options.resultReuseMinutes ?? 5,
+      timeoutMs: options.timeoutMs ?? 25_000,
+    };
+    // The client the Lambdas build, pointed at the emulator as AWS_ENDPOINT_URL would point it; nothing leaves the machine.
+    const client = new AthenaClient({ endpoint: emulator.url, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 3 });
+    const stopEmulator = emulator;
+    const stopTrino = trino;
+    return {
+      engine: new AthenaEngine(settings, { client }),
+      report:
+        `Trino ${install.provisioned === 'cached' ? 'from the cache' : install.provisioned} (${install.home}) in ${provisionedMs} ms, ` +
+        `server up in ${serverMs - provisionedMs} ms, ${tables.length} Glue tables created in ${tablesMs - serverMs} ms; Athena emulator on ${emulator.url}, Trino on ${trino.url}`,
+      close: async () => {
+        await stopEmulator.close();
+        await stopTrino.stop();
+      },
+    };
+  } catch (error) {
+    await emulator?.close();
+    await trino?.stop();
+    throw error;
+  }
+}
