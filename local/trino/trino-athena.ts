@@ -6,7 +6,7 @@ import { EVENTS_TABLE } from '../../infra/event-lake.js';
 import { startAthenaEmulator, type AthenaEmulator } from '../athena-emulator/athena-emulator.js';
 import { EVENTS_BUCKET, synthesizedGlueTables } from './glue-tables.js';
 import { createTableStatements } from './trino-catalog.js';
-import { provisionTrino } from './trino-install.js';
+import { provisionTrino } from '../tools/trino-install.js';
 import { runToCompletion } from './trino-statements.js';
 import { startTrino, type TrinoServer } from './trino-server.js';
 

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync }
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TrinoInstall } from './trino-install.js';
+import type { TrinoInstall } from '../tools/trino-install.js';
 
 // One Trino server on 127.0.0.1 for this process: a coordinator that also runs the work, with one catalog,
 // `hive`, over a file metastore and the local file system (absolute paths, `local:///...`). Its configuration,

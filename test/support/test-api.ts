@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startLocalApi, type LocalApi } from '../../local/server/local-api.js';
+import { startLocalApi, type LocalApi, type LocalApiOptions } from '../../local/server/local-api.js';
 import type { ImportReport } from '../../local/store/importer.js';
 import { createCredential, type NewCredential, type CreatedCredential } from '../../shared/services/credentials.js';
 
@@ -19,9 +19,9 @@ export interface TestApi extends LocalApi {
   request<T = any>(method: string, path: string, options?: { token?: string; body?: unknown; rawBody?: string; query?: Record<string, string> }): Promise<TestResponse<T>>;
 }
 
-export async function startTestApi(): Promise<TestApi> {
+export async function startTestApi(options: Pick<LocalApiOptions, 'engine'> = {}): Promise<TestApi> {
   const dataDir = mkdtempSync(join(tmpdir(), 'analytics-test-'));
-  const api = await startLocalApi({ dataDir });
+  const api = await startLocalApi({ dataDir, ...options });
   return {
     ...api,
     close: async () => {
