@@ -1,0 +1,141 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  AthenaClient,
+  GetQueryExecutionCommand,
+  GetQueryResultsCommand,
+  StartQueryExecutionCommand,
+  StopQueryExecutionCommand,
+  type QueryExecution,
+} from '@aws-sdk/client-athena';
+import { placeholderClauses, substituteParameters } from '../../local/athena-emulator/execution-parameters.js';
+import { startAthenaEmulator, type AthenaEmulator } from '../../local/athena-emulator/athena-emulator.js';
+import { findJava, provisionTrino } from '../../local/tools/trino-install.js';
+import { startTrino, type TrinoServer } from '../../local/trino/trino-server.js';
+import { AthenaEngine } from '../../shared/engines/athena-engine.js';
+import { print, sql, str } from '../../shared/query/sql/sql.js';
+
+// The Athena emulator's rules, each as Athena documents it, checked through the real SDK against a real Trino;
+// and the rule the engine relies on: result reuse, matching on the text alone, never answers one domain with
+// another's rows, because every statement names its domain in its text.
+
+describe('where Athena takes execution parameters', () => {
+  it('accepts a ? in WHERE, also inside functions, IN lists and subqueries of WHERE', () => {
+    expect(placeholderClauses("SELECT a FROM t WHERE x = ? AND lower(y) IN (?, 'q?') AND z IN (SELECT z FROM u WHERE w = ?)").map((p) => p.clause)).toEqual(['WHERE', 'WHERE', 'WHERE']);
+  });
+
+  it('refuses a ? in a SELECT list, HAVING, an aggregate FILTER, a JOIN ... ON, ORDER BY and LIMIT', () => {
+    for (const [statement, clause] of [
+      ['SELECT coalesce(a, ?) FROM t', 'SELECT'],
+      ['SELECT a FROM t GROUP BY a HAVING count(*) > ?', 'HAVING'],
+      ['SELECT count(*) FILTER (WHERE a = ?) FROM t', 'FILTER'],
+      ['SELECT a FROM t JOIN u ON t.k = u.k AND u.x = ?', 'ON'],
+      ['SELECT a FROM t WHERE b = 1 ORDER BY a LIMIT ?', 'LIMIT'],
+    ] as const) {
+      expect(placeholderClauses(statement).map((p) => p.clause), statement).toEqual([clause]);
+      expect(() => substituteParameters(statement, ["'x'"]), statement).toThrow(/only in WHERE/);
+    }
+  });
+
+  it('ignores a ? in quotes and comments, counts the values, and limits each to 1024 characters', () => {
+    expect(placeholderClauses(`SELECT '?', "?" FROM t -- ?\nWHERE /* ? */ a = ?`)).toHaveLength(1);
+    expect(substituteParameters('SELECT 1 FROM t WHERE a = ? AND b = ?', ["'x'", '2'])).toBe("SELECT 1 FROM t WHERE a = 'x' AND b = 2");
+    expect(() => substituteParameters('SELECT 1 FROM t WHERE a = ?', [])).toThrow(/1 parameter placeholders but 0/);
+    expect(() => substituteParameters('SELECT 1 FROM t WHERE a = ?', [`'${'x'.repeat(1023)}'`])).toThrow(/1 to 1024 characters/);
+    expect(substituteParameters('SELECT 1 FROM t WHERE a = ?', [`'${'x'.repeat(1022)}'`])).toHaveLength(1050);
+  });
+});
+
+const java = findJava();
+if ('missing' in java && process.env.TRINO_REQUIRED === '1') throw new Error(`TRINO_REQUIRED=1 but ${java.missing}`);
+
+describe.skipIf('missing' in java)('the Athena emulator on Trino, through the SDK', () => {
+  let trino: TrinoServer;
+  let emulator: AthenaEmulator;
+  let client: AthenaClient;
+
+  beforeAll(async () => {
+    trino = await startTrino(await provisionTrino());
+    emulator = await startAthenaEmulator({ trinoUrl: trino.url });
+    client = new AthenaClient({ endpoint: emulator.url, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  }, 300_000);
+  afterAll(async () => {
+    await emulator?.close();
+    await trino?.stop();
+  });
+
+  async function start(query: string, extra: Record<string, unknown> = {}): Promise<string> {
+    const out = await client.send(new StartQueryExecutionCommand({ QueryString: query, WorkGroup: 'primary', ...extra }));
+    return out.QueryExecutionId!;
+  }
+
+  async function finished(id: string): Promise<QueryExecution> {
+    for (;;) {
+      const { QueryExecution: e } = await client.send(new GetQueryExecutionCommand({ QueryExecutionId: id }));
+      if (!['QUEUED', 'RUNNING'].includes(e!.Status!.State!)) return e!;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  it('pages results by at most 1000 rows, the names first, every value as text and NULL without a value', async () => {
+    const id = await start('SELECT n, IF(n % 2 = 0, NULL, CAST(n AS varchar)) AS odd, n / 4.0e0 AS q, ARRAY[\'a\', \'b\'] AS xs, DATE \'2026-01-02\' AS d FROM UNNEST(sequence(1, 2500)) AS t(n)');
+    expect((await finished(id)).Status!.State).toBe('SUCCEEDED');
+    const first = await client.send(new GetQueryResultsCommand({ QueryExecutionId: id, MaxResults: 1000 }));
+    expect(first.ResultSet!.ResultSetMetadata!.ColumnInfo!.map((c) => [c.Name, c.Type])).toEqual([['n', 'bigint'], ['odd', 'varchar'], ['q', 'double'], ['xs', 'array'], ['d', 'date']]);
+    const rows = first.ResultSet!.Rows!;
+    expect(rows).toHaveLength(1000);
+    expect(rows[0]!.Data!.map((d) => d.VarCharValue)).toEqual(['n', 'odd', 'q', 'xs', 'd']);
+    expect(rows[1]!.Data).toEqual([{ VarCharValue: '1' }, { VarCharValue: '1' }, { VarCharValue: '0.25' }, { VarCharValue: '[a, b]' }, { VarCharValue: '2026-01-02' }]);
+    expect(rows[2]!.Data![1]).toEqual({});
+    let count = rows.length - 1;
+    let token = first.NextToken;
+    while (token) {
+      const next = await client.send(new GetQueryResultsCommand({ QueryExecutionId: id, MaxResults: 1000, NextToken: token }));
+      expect(next.ResultSet!.Rows!.length).toBeLessThanOrEqual(1000);
+      count += next.ResultSet!.Rows!.length;
+      token = next.NextToken;
+    }
+    expect(count).toBe(2500);
+    await expect(client.send(new GetQueryResultsCommand({ QueryExecutionId: id, MaxResults: 1001 }))).rejects.toThrow(/MaxResults/);
+  });
+
+  it('refuses what Athena refuses: a ? outside WHERE, a parameter over 1024 characters', async () => {
+    await expect(start('SELECT ? AS x', { ExecutionParameters: ["'a'"] })).rejects.toMatchObject({ name: 'InvalidRequestException' });
+    await expect(start('SELECT 1 WHERE 1 = ?', { ExecutionParameters: [`'${'a'.repeat(1100)}'`] })).rejects.toMatchObject({ name: 'InvalidRequestException' });
+    const id = await start("SELECT 1 AS one WHERE 'a' = ?", { ExecutionParameters: ["'a'"] });
+    expect((await finished(id)).Status!.State).toBe('SUCCEEDED');
+  });
+
+  it('reports a failed statement with its reason, and a stopped one as cancelled', async () => {
+    const failed = await finished(await start('SELECT * FROM no_such_table', { QueryExecutionContext: { Database: 'default' } }));
+    expect(failed.Status).toMatchObject({ State: 'FAILED', AthenaError: { ErrorCategory: 2 } });
+    expect(failed.Status!.StateChangeReason).toMatch(/no_such_table|default/);
+    const slow = await start('SELECT count(*) FROM UNNEST(sequence(1, 10000)) a(x) CROSS JOIN UNNEST(sequence(1, 100000)) b(y) CROSS JOIN UNNEST(sequence(1, 1000)) c(z)');
+    await client.send(new StopQueryExecutionCommand({ QueryExecutionId: slow }));
+    expect((await finished(slow)).Status!.State).toBe('CANCELLED');
+  });
+
+  it('reuses a result for the same text alone, so statements differing only by a parameter value would share rows', async () => {
+    const reuse = { ResultReuseConfiguration: { ResultReuseByAgeConfiguration: { Enabled: true, MaxAgeInMinutes: 5 } } };
+    const text = 'SELECT x FROM (VALUES 1, 2) AS t(x) WHERE x = ?';
+    const first = await start(text, { ...reuse, ExecutionParameters: ['1'] });
+    await finished(first);
+    const second = await start(text, { ...reuse, ExecutionParameters: ['2'] });
+    const e = await finished(second);
+    expect(e.Statistics!.ResultReuseInformation!.ReusedPreviousResult).toBe(true);
+    const rows = (await client.send(new GetQueryResultsCommand({ QueryExecutionId: second }))).ResultSet!.Rows!;
+    // The worst case Athena's documentation allows: the first statement's rows for the second's question.
+    expect(rows[1]!.Data![0]!.VarCharValue).toBe('1');
+  });
+
+  it('never serves one domain another domain`s rows through the engine: its statements name their domain', async () => {
+    const engine = new AthenaEngine(
+      { workgroup: 'primary', database: 'default', table: 'events', resultReuseMinutes: 60, timeoutMs: 20_000 },
+      { client },
+    );
+    const byDomain = (domain: string) => print(sql`SELECT d FROM (VALUES 'a.test', 'b.test') AS t(d) WHERE d = ${str(domain)}`);
+    const a = await engine.run(byDomain('a.test'));
+    const b = await engine.run(byDomain('b.test'));
+    const again = await engine.run(byDomain('b.test'));
+    expect([a.rows, b.rows, again.rows]).toEqual([[{ d: 'a.test' }], [{ d: 'b.test' }], [{ d: 'b.test' }]]);
+  });
+});
