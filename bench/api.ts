@@ -1,4 +1,6 @@
 import { startLocalApi, type LocalApi } from '../local/server/local-api.js';
+import { installEngine } from '../shared/engines/registry.js';
+import type { QueryEngine } from '../shared/engines/engine.js';
 import { createCredential } from '../shared/services/credentials.js';
 import type { Dataset } from './dataset.js';
 import type { MixQuery } from './query-mix.js';
@@ -8,25 +10,33 @@ import { journeyFields, value, type BenchEngine, type ResultRow, type RunResult 
 // (a) The API over HTTP: the real local server (startLocalApi: dynalite, DuckDB, the handlers) on the data set's
 // folder, called with real project keys, so every request pays what a caller pays: HTTP, authentication, the
 // rate and usage counters in DynamoDB, validation, the engine and the JSON answer.
+// (b) With `trino`, the same server with the Lambdas' Athena engine installed instead of DuckDB for its runs: the
+// real Athena SDK, the Athena emulator and Trino reading the store as Athena reads the bucket.
 
 /** The rate limit is 100 requests per key and minute; a fresh key every 90 requests keeps the bench under it. */
 const REQUESTS_PER_KEY = 90;
 
 export class ApiEngine implements BenchEngine {
-  readonly name = 'api';
   private token = '';
   private used = REQUESTS_PER_KEY;
 
   private constructor(
+    readonly name: 'api' | 'athena',
     private readonly api: LocalApi,
+    private readonly engine: QueryEngine,
     private readonly domain: string,
   ) {}
 
-  static async start(dataset: Dataset): Promise<ApiEngine> {
-    return new ApiEngine(await startLocalApi({ dataDir: dataset.paths.dataDir }), dataset.spec.domain);
+  /** The API on DuckDB and, with `trino`, the API on the Athena path; closing the first closes both. */
+  static async start(dataset: Dataset, options: { trino: boolean }): Promise<ApiEngine[]> {
+    const api = await startLocalApi({ dataDir: dataset.paths.dataDir, engine: options.trino ? 'trino' : 'duckdb' });
+    const engines = [new ApiEngine('api', api, api.engine, dataset.spec.domain)];
+    if (api.trino) engines.push(new ApiEngine('athena', api, api.trino.engine, dataset.spec.domain));
+    return engines;
   }
 
   async run(query: MixQuery): Promise<RunResult> {
+    installEngine(this.engine);
     const token = await this.nextToken();
     const started = performance.now();
     const res = await fetch(`${this.api.url}${query.path}`, {
@@ -37,7 +47,7 @@ export class ApiEngine implements BenchEngine {
     const body = (await res.json()) as ApiAnswer;
     const ms = performance.now() - started;
     if (res.status !== 200) throw new Error(`${query.path} answered ${res.status}: ${JSON.stringify(body)}`);
-    return { ms, engineMs: body.meta.query_ms, ...rowsOf(query, body) };
+    return { ms, engineMs: body.meta.query_ms, ...(body.meta.bytes_scanned === undefined ? {} : { bytesScanned: body.meta.bytes_scanned }), ...rowsOf(query, body) };
   }
 
   close(): Promise<void> {
@@ -56,7 +66,7 @@ export class ApiEngine implements BenchEngine {
 
 interface ApiAnswer {
   data: Record<string, unknown>[];
-  meta: { query_ms: number };
+  meta: { query_ms: number; bytes_scanned?: number };
   pagination: { total?: number };
 }
 

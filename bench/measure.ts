@@ -19,6 +19,8 @@ export interface Cell {
   p95: number;
   /** API only: p50 of the engine time the API itself reports (meta.query_ms). */
   engineP50?: number;
+  /** The Athena path only: the bytes the first timed run read. */
+  bytes?: number;
   result?: RunResult;
   error?: string;
 }
@@ -51,6 +53,7 @@ export async function measureQuery(engines: BenchEngine[], query: MixQuery, opti
       const engineTimes = done.flatMap((r) => (r.engineMs === undefined ? [] : [r.engineMs]));
       const cell: Cell = { times, p50: percentile(times, 50), p95: percentile(times, 95), result: done[0] };
       if (engineTimes.length) cell.engineP50 = percentile(engineTimes, 50);
+      if (done[0]?.bytesScanned !== undefined) cell.bytes = done[0].bytesScanned;
       return [engine, cell];
     }),
   );

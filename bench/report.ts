@@ -14,6 +14,7 @@ export type EngineName = BenchEngine['name'];
 
 export const engineLabels: Record<EngineName, string> = {
   api: 'API (HTTP)',
+  athena: 'Athena path (Trino)',
   duckdb: 'DuckDB direct',
   clickhouse: 'ClickHouse',
   postgres: 'PostgreSQL',
@@ -48,7 +49,7 @@ const TARGET = { apiOverDuckdb: 1.5, apiOverClickhouse: 2, postgresOverApi: 20, 
 
 /** The `## ` sections this report writes; any other section of the file is kept as it is. */
 const ownSections = [
-  'Machine and data', 'Dashboard mix: latency', 'Targets', 'Where the time goes', 'Partition pruning and Athena cost',
+  'Machine and data', 'Dashboard mix: latency', 'The Athena path on Trino', 'Targets', 'Where the time goes', 'Partition pruning and Athena cost',
   'Lambda bundles', 'How each engine is measured',
 ];
 
@@ -60,7 +61,7 @@ export function mergeReport(existing: string, report: string): string {
 }
 
 export function renderReport(f: BenchFigures): string {
-  const ran = (['api', 'duckdb', 'clickhouse', 'postgres'] as EngineName[]).filter((e) => f.queries.some((q) => q.cells[e]));
+  const ran = (['api', 'athena', 'duckdb', 'clickhouse', 'postgres'] as EngineName[]).filter((e) => f.queries.some((q) => q.cells[e]));
   const out: string[] = [];
   const mib = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`;
   const p50 = (q: QueryFigures, e: EngineName) => q.cells[e]?.p50 ?? NaN;
@@ -136,6 +137,31 @@ export function renderReport(f: BenchFigures): string {
   );
   if (errors.length) out.push('Errors:', '', ...errors, '');
   if (mismatches.length) out.push('Answers that differ from the API:', '', ...mismatches, '');
+
+  if (ran.includes('athena')) {
+    out.push('## The Athena path on Trino', '');
+    out.push(
+      `The API with the Lambdas' Athena engine installed instead of DuckDB (\`ANALYTICS_ENGINE=trino\`): the real Athena SDK, the ` +
+        `Athena emulator and ${f.versions.athena ?? 'Trino'} over the same files, in tables created from the stack's Glue definitions. ` +
+        'Bytes are what Trino reports it read from the files (`physicalInputBytes`, the figure Athena bills as DataScannedInBytes) for ' +
+        'the statements of one request; billing counts at least 10 MB per statement, at $5 per TB (2^40 bytes). A statement that reads a ' +
+        'relation twice (a CTE referenced twice, a self-join) is billed for both reads. The local files are in the codec of Machine and ' +
+        'data; ZSTD files on S3 are smaller, so S3 bills less than these bytes suggest.',
+      '',
+    );
+    out.push('| query | p50 | bytes read | billed (≥ 10 MB per statement) | $ per 1,000 loads |', '|---|---:|---:|---:|---:|');
+    let total = 0;
+    for (const q of f.queries) {
+      const cell = q.cells.athena;
+      const bytes = cell?.bytes ?? NaN;
+      // One statement per request in the mix; the 10 MB minimum applies to each.
+      const billed = Math.max(bytes, 10 * 1000 ** 2);
+      const dollars = (billed / 2 ** 40) * 5 * 1000;
+      if (Number.isFinite(bytes)) total += dollars;
+      out.push(`| ${q.query.id} | ${cell?.error ? 'error' : formatMs(cell?.p50 ?? NaN)} | ${mib(bytes)} | ${mib(billed)} | ${Number.isFinite(bytes) ? dollars.toFixed(3) : '–'} |`);
+    }
+    out.push(`| **one load of the whole mix** | | | | **${total.toFixed(3)}** |`, '');
+  }
 
   out.push('## Targets', '');
   out.push('| target | measured | met |', '|---|---|---|');

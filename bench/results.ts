@@ -18,10 +18,12 @@ export interface RunResult {
   total?: number;
   /** API only: the engine time the API reports (`meta.query_ms`). */
   engineMs?: number;
+  /** The Athena path only: the bytes the engine read (`meta.bytes_scanned`). */
+  bytesScanned?: number;
 }
 
 export interface BenchEngine {
-  readonly name: 'api' | 'duckdb' | 'clickhouse' | 'postgres';
+  readonly name: 'api' | 'athena' | 'duckdb' | 'clickhouse' | 'postgres';
   run(query: MixQuery): Promise<RunResult>;
 }
 

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { arch, cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { findJava, TRINO_VERSION } from '../local/tools/trino-install.js';
 import { ApiEngine } from './api.js';
 import { chartSvg, formatMs, writeChart } from './chart.js';
 import { ClickHouse } from './clickhouse.js';
@@ -17,13 +18,14 @@ import { differences, type BenchEngine } from './results.js';
 
 // `npm run bench`: how fast and how cheap the API is next to its peers, in one run on this machine.
 //   npm run bench -- [--rows 10M | --100m] [--peers] [--repeat 10] [--warmup 1] [--budget 60] [--only totals,journeys]
-//                    [--seed 42] [--end-date 2026-11-20] [--no-lambda] [--no-write]
-// Generates (or reuses) the data set, times the dashboard mix on the API over HTTP, on its SQL in DuckDB directly,
+//                    [--seed 42] [--end-date 2026-11-20] [--no-lambda] [--no-trino] [--no-write]
+// Generates (or reuses) the data set, times the dashboard mix on the API over HTTP, on the API's Athena path on a
+// local Trino (where Java 24+ is found; not with --no-trino), on its SQL in DuckDB directly,
 // and with --peers on ClickHouse and PostgreSQL (installed and started here, stopped at the end), then writes its
 // sections of docs/BENCHMARKS.md (other sections are kept) and docs/benchmarks.png (with --no-write: under .bench/).
 
 const usage = `usage: npm run bench -- [--rows N|--100m] [--peers] [--repeat N] [--warmup N] [--min-runs N] [--budget SECONDS]
-                     [--only ID,ID] [--seed N] [--end-date YYYY-MM-DD] [--days N] [--no-lambda] [--no-write]`;
+                     [--only ID,ID] [--seed N] [--end-date YYYY-MM-DD] [--days N] [--no-lambda] [--no-trino] [--no-write]`;
 
 const { values: flags } = parseArgs({
   options: {
@@ -40,6 +42,7 @@ const { values: flags } = parseArgs({
     days: { type: 'string', default: '90' },
     'no-lambda': { type: 'boolean', default: false },
     'no-write': { type: 'boolean', default: false },
+    'no-trino': { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
 });
@@ -99,9 +102,13 @@ try {
   stops.push(() => twin!.close());
   versions.duckdb = await twin.version();
   storage = await twin.storage();
-  const api = await ApiEngine.start(dataset);
-  stops.push(() => api.close());
-  engines.push(api, twin);
+  const java = findJava();
+  const trino = !flags['no-trino'] && !('missing' in java);
+  if (!trino) skipped.push({ engine: 'athena', reason: flags['no-trino'] ? 'not asked (--no-trino)' : (java as { missing: string }).missing });
+  const [api, ...athena] = await ApiEngine.start(dataset, { trino });
+  stops.push(() => api!.close());
+  if (athena.length) versions.athena = `Trino ${TRINO_VERSION} behind the Athena emulator`;
+  engines.push(api!, ...athena, twin);
 
   if (flags.peers) {
     const peersDir = join(benchDir, 'peers');
@@ -191,7 +198,7 @@ console.log(markdown);
 const outDir = flags['no-write'] ? benchDir : join(projectRoot, 'docs');
 const reportFile = join(outDir, 'BENCHMARKS.md');
 writeFileSync(reportFile, mergeReport(existsSync(reportFile) ? readFileSync(reportFile, 'utf8') : '', markdown));
-const colors: Record<EngineName, string> = { api: '#2563eb', duckdb: '#93c5fd', clickhouse: '#f59e0b', postgres: '#6b7280' };
+const colors: Record<EngineName, string> = { api: '#2563eb', athena: '#7c3aed', duckdb: '#93c5fd', clickhouse: '#f59e0b', postgres: '#6b7280' };
 const ran = (Object.keys(engineLabels) as EngineName[]).filter((e) => queries.some((q) => q.cells[e]));
 const svg = chartSvg(
   `Dashboard mix, p50 per query: ${(dataset.rows / 1e6).toFixed(dataset.rows < 1e6 ? 1 : 0)}M events, ${figures.machine.cpus} cores, ${startedAt.toISOString().slice(0, 10)}`,
