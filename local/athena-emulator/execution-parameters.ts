@@ -1,3 +1,5 @@
+import { endOfQuoted } from '../../shared/engines/athena-literals.js';
+
 // Athena's documented rules for execution parameters, as the emulator enforces them: each `?` of a statement
 // must sit in a WHERE clause (not in a SELECT list, a HAVING clause, an aggregate's FILTER, a JOIN's ON, ...),
 // there must be exactly one value per `?`, and no value may be longer than 1024 characters. Values are SQL text
@@ -9,7 +11,12 @@ export class ParameterError extends Error {}
 
 /** `sql` with its `?`s replaced by `values`, or a ParameterError saying which of Athena's rules it breaks. */
 export function substituteParameters(sql: string, values: readonly string[]): string {
-  const placeholders = placeholderClauses(sql);
+  let placeholders: ReturnType<typeof placeholderClauses>;
+  try {
+    placeholders = placeholderClauses(sql);
+  } catch (error) {
+    throw new ParameterError(`The query cannot be read: ${(error as Error).message}`);
+  }
   if (placeholders.length !== values.length) {
     throw new ParameterError(`The query has ${placeholders.length} parameter placeholders but ${values.length} execution parameters were given`);
   }
@@ -50,7 +57,8 @@ export function placeholderClauses(sql: string): { at: number; clause: string | 
       i = newline === -1 ? sql.length : newline + 1;
     } else if (c === '/' && sql[i + 1] === '*') {
       const close = sql.indexOf('*/', i + 2);
-      i = close === -1 ? sql.length : close + 2;
+      if (close === -1) throw new Error('unterminated block comment');
+      i = close + 2;
     } else if (/[A-Za-z_]/.test(c)) {
       const word = /^[A-Za-z_][A-Za-z0-9_]*/.exec(sql.slice(i))![0];
       const upper = word.toUpperCase();
@@ -67,14 +75,4 @@ export function placeholderClauses(sql: string): { at: number; clause: string | 
     }
   }
   return found;
-}
-
-function endOfQuoted(sql: string, start: number, quote: string): number {
-  let i = start + 1;
-  for (;;) {
-    const close = sql.indexOf(quote, i);
-    if (close === -1) return sql.length;
-    if (sql[close + 1] !== quote) return close + 1;
-    i = close + 2;
-  }
 }

@@ -98,7 +98,7 @@ export function findPlaceholders(sql: string): number[] {
 }
 
 /** Index just past the quoted run that opens at `start`; a doubled quote is an escaped quote, not the end. */
-function endOfQuoted(sql: string, start: number, quote: string): number {
+export function endOfQuoted(sql: string, start: number, quote: string): number {
   let i = start + 1;
   for (;;) {
     const close = sql.indexOf(quote, i);
