@@ -82,7 +82,7 @@ async function main(): Promise<void> {
       for (const id of sample) {
         const range = rangeOfDates(FIRST_DAY, addDays(FIRST_DAY, days - 1), 'UTC');
         timings.timeline.push(await timed(() => engine.run(printTimeline(planTimeline({ domain: DOMAIN, isDev: false, visitorId: id, range, includeAutoEvents: false, limit: 100, offset: 0 }), engine.target))));
-        timings.stats.push(await timed(() => engine.run(printVisitorStats(visitorScope(DOMAIN, id, false), engine.target))));
+        timings.stats.push(await timed(() => engine.run(printVisitorStats(visitorScope(DOMAIN, id, false, undefined), engine.target))));
       }
       const explain = await engine.runRaw(`EXPLAIN ANALYZE SELECT count(*) FROM events WHERE domain = '${DOMAIN}' AND visitor_id = '${sample[0]}'`);
       engine.close();

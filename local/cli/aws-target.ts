@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { DomainDays } from '../../shared/store/domain-days-repo.js';
 
 // The local commands against a deployed stack instead of ./.data: DynamoDB tables named by the environment
 // (the stack's outputs), credentials and region from the AWS SDK's default chain, events written to S3.
@@ -35,6 +36,26 @@ export function s3Publisher(url: string, client = new S3Client({})): (stagingDir
       }
     };
     await Promise.all(Array.from({ length: Math.min(8, files.length) }, upload));
+  };
+}
+
+/** The first and last `dt=` folder of a domain's events already at `url` (one listing of its day folders). */
+export function s3StoredDays(url: string, client = new S3Client({})): (domain: string) => Promise<DomainDays | undefined> {
+  const { bucket, prefix } = parseS3Url(url);
+  return async (domain) => {
+    const under = `${[prefix, `domain=${domain}`].filter(Boolean).join('/')}/`;
+    const days: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: under, Delimiter: '/', ContinuationToken: token }));
+      for (const p of page.CommonPrefixes ?? []) {
+        const day = /dt=(\d{4}-\d{2}-\d{2})\/$/.exec(p.Prefix ?? '')?.[1];
+        if (day) days.push(day);
+      }
+      token = page.NextContinuationToken;
+    } while (token);
+    days.sort();
+    return days.length ? { firstDay: days[0]!, lastDay: days[days.length - 1]! } : undefined;
   };
 }
 

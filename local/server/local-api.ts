@@ -11,6 +11,7 @@ import { startTrinoAthena, type TrinoAthena } from '../trino/trino-athena.js';
 import { backfillWhenFree } from '../store/backfill.js';
 import { localCodec } from '../store/parquet-codec.js';
 import { localPaths, type LocalPaths } from '../store/paths.js';
+import { recordStoreDays } from '../store/store-days.js';
 
 export interface LocalApi {
   url: string;
@@ -53,6 +54,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
   // or, while another process imports, as soon as it is done.
   const backfill = await backfillWhenFree(paths, options.backfillRetryMs, (error) => logger.error('backfill of the derived files failed', { error }));
   const dynamo = await openLocalDynamo(paths, { publish: true });
+  await recordStoreDays(paths);
   const engine = await DuckDbEngine.open(paths.eventsDir);
   const trino = options.engine === 'trino' ? await startTrinoAthena({ bucketDir: paths.currentLink }) : undefined;
   installEngine(trino?.engine ?? engine);

@@ -14,6 +14,8 @@ import { writeDerived } from './derived-writer.js';
 import { deriveMissing } from './backfill.js';
 import { fileDigest, readLines, type LineError } from './ndjson-lines.js';
 import { hasImportRecord, recordUsage, writeImportRecord, type ImportRecord } from './imports.js';
+import { daysOfFiles, readDomainDays, widenDomainDays, type DomainDays } from '../../shared/store/domain-days-repo.js';
+import { storedDaysOf } from './store-days.js';
 import { stagingName, withStoreTransaction } from './local-store.js';
 import { keyVisitors } from './visitor-keys.js';
 import { markWholeFragments } from './whole-fragments.js';
@@ -40,6 +42,8 @@ export interface ImportOptions {
   publish?: Publisher;
   /** Where the staged derived files of each folder go, after the events; required with `publish`. */
   publishDerived?: Record<DerivedFolder, Publisher>;
+  /** With `publish`: the days a domain already has files in at the destination (written before days were recorded). */
+  storedDays?: (domain: string) => Promise<DomainDays | undefined>;
   /** Rows buffered in memory before they are spilled to a staging file; bounds memory, not the files written. */
   batchRows?: number;
 }
@@ -122,6 +126,16 @@ async function importChecked(
       if (writer.bufferedRows >= (options.batchRows ?? DEFAULT_BATCH_ROWS)) await writer.spill();
     }
     const files = await writer.writePartitions(eventsStaging, derivedStaging);
+    // The days of every file are recorded before any file is published, so all-time reads bounded by them
+    // (shared/store/domain-days-repo.ts) always cover what they can see. A domain without a record may have files
+    // from before records existed: their days are recorded first.
+    for (const [domain, days] of daysOfFiles(files)) {
+      if (!(await readDomainDays(domain))) {
+        const stored = options.publish ? await options.storedDays?.(domain) : storedDaysOf(paths, domain);
+        if (stored) await widenDomainDays(domain, stored.firstDay, stored.lastDay);
+      }
+      await widenDomainDays(domain, days.firstDay, days.lastDay);
+    }
     const digest = typeof identity.digest === 'string' ? identity.digest : identity.digest();
     if (options.publish) {
       await options.publish(eventsStaging, files);

@@ -78,6 +78,8 @@ export interface VisitorListQuery {
   sort: { field: VisitorSortField; order: SortOrder };
   limit: number;
   offset: number;
+  /** The domain's days, read only for the first-purchase check (all the domain's history before the range). */
+  days?: { firstDay: string; lastDay: string };
 }
 
 export interface TimelineQuery {

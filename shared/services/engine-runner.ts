@@ -3,6 +3,7 @@ import type { SqlQuery } from '../query/sql/sql.js';
 import { analyticsEngine } from '../engines/registry.js';
 import { requestLogger } from '../log.js';
 import { printFirstEvent } from '../query/scope/first-event.js';
+import { readDomainDays } from '../store/domain-days-repo.js';
 import type { SqlTarget } from '../query/sql/target.js';
 
 // Runs printed queries on the installed engine and keeps the figures `meta` reports: the time spent in the
@@ -45,9 +46,9 @@ export class EngineRunner {
     }
   }
 
-  /** The domain's first event as a Date (UTC), or null when it has none. */
+  /** The domain's first event as a Date (UTC), or null when it has none; read within the domain's days. */
   async firstEventAt(domain: string, isDev: boolean): Promise<Date | null> {
-    const [row] = await this.rows(printFirstEvent(domain, isDev, this.target));
+    const [row] = await this.rows(printFirstEvent(domain, isDev, await readDomainDays(domain), this.target));
     const first = row?.first_ts;
     return typeof first === 'string' ? new Date(`${first.replace(' ', 'T')}Z`) : null;
   }

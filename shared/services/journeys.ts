@@ -3,6 +3,7 @@ import { NotFoundError } from '../errors.js';
 import type { EventScope } from '../query/scope/event-scope.js';
 import { printVisitorCount, printVisitorList } from '../query/journeys/print-list.js';
 import { planTimeline, planVisitorList, visitorScope } from '../query/journeys/plan.js';
+import { readDomainDays } from '../store/domain-days-repo.js';
 import {
   boundsOf,
   JOURNEYS_DEFAULTS,
@@ -54,6 +55,7 @@ export async function listVisitors(request: VisitorListRequest, domain: string, 
     bounds: boundsOf(request),
     hasRevenue: request.has_revenue ?? false,
     firstPurchase: request.first_purchase ?? false,
+    ...(request.first_purchase ? { days: await readDomainDays(domain) } : {}),
     sort: { field: request.sort_by ?? 'last_seen', order: request.sort_order ?? 'desc' },
   });
   const rows = await runner.rows(printVisitorList(plan, runner.target));
@@ -139,7 +141,7 @@ function timelineItem(row: SqlRow) {
 
 export async function visitorStats(request: VisitorRequest, domain: string) {
   const runner = new EngineRunner();
-  const scope = visitorScope(domain, request.visitor_id, request.is_dev ?? false);
+  const scope = visitorScope(domain, request.visitor_id, request.is_dev ?? false, await readDomainDays(domain));
   const [row] = await runner.rows(printVisitorStats(scope, runner.target));
   if (!row || Number(row.row_count) === 0) throw new NotFoundError('Visitor not found');
   const texts = ['country', 'region', 'city', 'browser', 'os', 'device', 'entry_page', 'source', 'utm_source', 'utm_medium', 'utm_campaign'];
@@ -162,7 +164,7 @@ export async function visitorStats(request: VisitorRequest, domain: string) {
 
 export async function visitorActivity(request: VisitorRequest, domain: string) {
   const runner = new EngineRunner();
-  const scope = visitorScope(domain, request.visitor_id, request.is_dev ?? false);
+  const scope = visitorScope(domain, request.visitor_id, request.is_dev ?? false, await readDomainDays(domain));
   const rows = await runner.rows(printVisitorActivity(scope, runner.target));
   if (rows.length === 0) await requireVisitor(runner, scope);
   return {

@@ -1,10 +1,10 @@
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseS3Url, requireAwsTables, s3Publisher } from '../../local/cli/aws-target.js';
+import { parseS3Url, requireAwsTables, s3Publisher, s3StoredDays } from '../../local/cli/aws-target.js';
 import { runCli } from '../support/run-cli.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
 
@@ -34,6 +34,23 @@ describe('S3 upload of an import', () => {
     );
     s3.restore();
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('finds the days a domain already has in the bucket from its dt= folders, over every page of the listing', async () => {
+    const s3 = mockClient(S3Client);
+    s3.on(ListObjectsV2Command, { Prefix: 'events/domain=a.test/', ContinuationToken: undefined }).resolves({
+      CommonPrefixes: [{ Prefix: 'events/domain=a.test/dt=2024-05-02/' }, { Prefix: 'events/domain=a.test/dt=2023-01-09/' }],
+      NextContinuationToken: 'more',
+    });
+    s3.on(ListObjectsV2Command, { Prefix: 'events/domain=a.test/', ContinuationToken: 'more' }).resolves({
+      CommonPrefixes: [{ Prefix: 'events/domain=a.test/dt=2025-11-30/' }, { Prefix: 'events/domain=a.test/not-a-day/' }],
+    });
+    s3.on(ListObjectsV2Command, { Prefix: 'events/domain=b.test/' }).resolves({});
+    const storedDays = s3StoredDays('s3://events-bucket/events', new S3Client({ region: 'eu-west-1' }));
+    expect(await storedDays('a.test')).toEqual({ firstDay: '2023-01-09', lastDay: '2025-11-30' });
+    expect(await storedDays('b.test')).toBeUndefined();
+    expect(s3.commandCalls(ListObjectsV2Command).every((c) => c.args[0].input.Bucket === 'events-bucket' && c.args[0].input.Delimiter === '/')).toBe(true);
+    s3.restore();
   });
 
   it('names the stack outputs when the table variables are missing', () => {

@@ -61,7 +61,7 @@ const fromVisitorDays = listQuery({
 function everyQuery(target: SqlTarget): [string, SqlQuery][] {
   const range = rangeOfDates('2026-05-04', '2026-05-06', 'Asia/Kolkata');
   const timeline = { domain: 'journeys.test', isDev: false, visitorId: 'alice', range, limit: 100, offset: 0 };
-  const scope = visitorScope('journeys.test', 'alice', false);
+  const scope = visitorScope('journeys.test', 'alice', false, { firstDay: '2026-05-01', lastDay: '2026-05-09' });
   return [
     ['list, defaults', printVisitorList(planVisitorList(listQuery()), target)],
     ['list, every option across a DST change', printVisitorList(planVisitorList(everyOption), target)],
@@ -97,9 +97,9 @@ describe('every journeys query', () => {
     await expect(api.engine.run(query)).resolves.toBeDefined();
   });
 
-  it('names the domain, the visitor and is_dev, and the range partitions, in every one-visitor query', () => {
+  it('names the domain, the visitor and is_dev, and its partitions (the range, or all-time: the domain`s days), in every one-visitor query', () => {
     for (const [name, query] of everyQuery(athena).filter(([n]) => !n.startsWith('list'))) {
-      expect(query.sql, name).toMatch(/WHERE domain = \? AND (dt BETWEEN \? AND \? AND ts >= \? AND ts < \? AND )?visitor_id = \? AND is_dev = \?/);
+      expect(query.sql, name).toMatch(/WHERE domain = \? AND dt BETWEEN \? AND \? AND (ts >= \? AND ts < \? AND )?visitor_id = \? AND is_dev = \?/);
       expect(query.params.slice(0, 1), name).toEqual([{ type: 'string', value: 'journeys.test' }]);
     }
   });

@@ -165,7 +165,7 @@ describe('generated journeys plans', () => {
           limit: request.limit ?? 100,
           offset: request.offset ?? 0,
         });
-        const scope = visitorScope('shop.test', request.visitor_id, isDev);
+        const scope = visitorScope('shop.test', request.visitor_id, isDev, undefined);
         const queries = (target: SqlTarget) => [
           printTimeline(plan, target),
           printVisitorExists(scope, target),

@@ -54,7 +54,7 @@ const shapes: [string, AnalyticsQuery][] = [
 function otherQueries(target: SqlTarget): [string, SqlQuery][] {
   const scope = { domain: 'shop.test', isDev: false, range: rangeOfDates('2026-03-01', '2026-03-03', 'UTC') };
   return [
-    ['first event', printFirstEvent('shop.test', false, target)],
+    ['first event', printFirstEvent('shop.test', false, { firstDay: '2026-02-27', lastDay: '2026-03-03' }, target)],
     ['event list', printEventList(scope, 100, target)],
     ['event property keys', printEventPropertyKeys(scope, 'signup', 100, target)],
     ['event property values with revenue', printEventPropertyValues(scope, 'signup', 'plan', 100, true, target)],

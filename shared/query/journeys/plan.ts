@@ -92,7 +92,8 @@ export function planVisitorList(query: VisitorListQuery, options: VisitorListPla
   const daysExact = (options.visitorDays ?? true) && !query.filters.length && !sessionCounts;
   const partitions = daysExact ? fullPartitions(range) : null;
   return {
-    scope: { domain: query.domain, isDev: query.isDev, range },
+    // The domain's days bound the first-purchase check, which reads before the range.
+    scope: { domain: query.domain, isDev: query.isDev, range, ...(query.days ? { days: query.days } : {}) },
     segments: offsetSegments(query.range.timeZone, range.from, range.to),
     columns: [...columns],
     rankColumns: [...rankColumns],
@@ -121,6 +122,7 @@ export function planTimeline(query: TimelineQuery): TimelinePlan {
 }
 
 /** journeys/stats and journeys/activity read one visitor over all time: every partition of the domain. */
-export function visitorScope(domain: string, visitorId: string, isDev: boolean): EventScope {
-  return { domain, isDev, visitorId };
+/** One visitor over all time: within the domain's days when they are known. */
+export function visitorScope(domain: string, visitorId: string, isDev: boolean, days: EventScope['days']): EventScope {
+  return { domain, isDev, visitorId, ...(days ? { days } : {}) };
 }

@@ -80,7 +80,7 @@ function earlierBuyers(plan: VisitorListPlan, target: SqlTarget): Sql {
   const { domain, isDev, range } = plan.scope;
   return sql`earlier_buyers AS (
     SELECT DISTINCT visitor_id FROM ${target.catalog.tables.events}
-    WHERE ${scopeCondition({ domain, isDev })} AND dt <= ${date(range.dtFrom)} AND ts < ${timestamp(range.from)} AND ${revenue} AND visitor_id IS NOT NULL)`;
+    WHERE ${scopeCondition({ domain, isDev, ...(plan.scope.days ? { days: plan.scope.days } : {}) })} AND dt <= ${date(range.dtFrom)} AND ts < ${timestamp(range.from)} AND ${revenue} AND visitor_id IS NOT NULL)`;
 }
 
 /** The list's page of visitors with their details. */

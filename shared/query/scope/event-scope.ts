@@ -11,6 +11,8 @@ export interface EventScope {
   isDev: boolean;
   /** Absent for all-time reads (journeys stats and activity). */
   range?: { from: Date; to: Date; dtFrom: string; dtTo: string };
+  /** For all-time reads: the domain's days (store/domain-days-repo.ts), the partitions that can hold its rows. */
+  days?: { firstDay: string; lastDay: string };
   visitorId?: string;
 }
 
@@ -19,6 +21,8 @@ export function scopeCondition(scope: EventScope): Sql {
   if (scope.range) {
     const { dtFrom, dtTo, from, to } = scope.range;
     conditions.push(sql`dt BETWEEN ${date(dtFrom)} AND ${date(dtTo)}`, sql`ts >= ${timestamp(from)}`, sql`ts < ${timestamp(to)}`);
+  } else if (scope.days) {
+    conditions.push(sql`dt BETWEEN ${date(scope.days.firstDay)} AND ${date(scope.days.lastDay)}`);
   }
   if (scope.visitorId !== undefined) conditions.push(sql`visitor_id = ${str(scope.visitorId)}`);
   conditions.push(sql`is_dev = ${bool(scope.isDev)}`);
