@@ -93,6 +93,8 @@ export async function provisionTrino(env: NodeJS.ProcessEnv = process.env): Prom
     rmSync(unpacking, { recursive: true, force: true });
     if (!existsSync(join(home, '.complete'))) throw error;
   }
+  // The unpacked server is all that is used; the archive would only take 800 MB more.
+  rmSync(archive, { force: true });
   return { home, java: found.java, provisioned };
 }
 
