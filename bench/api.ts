@@ -29,7 +29,8 @@ export class ApiEngine implements BenchEngine {
 
   /** The API on DuckDB and, with `trino`, the API on the Athena path; closing the first closes both. */
   static async start(dataset: Dataset, options: { trino: boolean }): Promise<ApiEngine[]> {
-    const api = await startLocalApi({ dataDir: dataset.paths.dataDir, engine: options.trino ? 'trino' : 'duckdb' });
+    // Result reuse off: every run is timed and billed as a first run would be.
+    const api = await startLocalApi({ dataDir: dataset.paths.dataDir, engine: options.trino ? 'trino' : 'duckdb', resultReuseMinutes: 0 });
     const engines = [new ApiEngine('api', api, api.engine, dataset.spec.domain)];
     if (api.trino) engines.push(new ApiEngine('athena', api, api.trino.engine, dataset.spec.domain));
     return engines;

@@ -33,6 +33,8 @@ export interface LocalApiOptions {
   extraRoutes?: ExtraRoutes;
   backfillRetryMs?: number;
   engine?: LocalEngineName;
+  /** With `engine: 'trino'`: how old a reused result may be, in minutes (5, as the stack sets; 0 turns reuse off). */
+  resultReuseMinutes?: number;
 }
 
 /** ANALYTICS_ENGINE, checked: `duckdb` (the default) or `trino`. */
@@ -56,7 +58,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
   const dynamo = await openLocalDynamo(paths, { publish: true });
   await recordStoreDays(paths);
   const engine = await DuckDbEngine.open(paths.eventsDir);
-  const trino = options.engine === 'trino' ? await startTrinoAthena({ bucketDir: paths.currentLink }) : undefined;
+  const trino = options.engine === 'trino' ? await startTrinoAthena({ bucketDir: paths.currentLink, ...(options.resultReuseMinutes === undefined ? {} : { resultReuseMinutes: options.resultReuseMinutes }) }) : undefined;
   installEngine(trino?.engine ?? engine);
   let openApi: Promise<string> | undefined;
   const server = createLocalServer({
