@@ -162,7 +162,7 @@ export function renderReport(f: BenchFigures): string {
       if (Number.isFinite(bytes)) total += dollars;
       out.push(`| ${q.query.id} | ${cell?.error ? 'error' : formatMs(cell?.p50 ?? NaN)} | ${mib(bytes)} | ${mib(billed)} | ${Number.isFinite(bytes) ? dollars.toFixed(3) : '–'} |`);
     }
-    out.push(`| **one load of the whole mix** | | | | **${total.toFixed(3)}** |`, '');
+    out.push(`| **1,000 loads of the whole mix** | | | | **${total.toFixed(3)}** |`, '');
   }
 
   out.push('## Targets', '');

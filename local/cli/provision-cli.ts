@@ -1,7 +1,7 @@
-import { provisionCfnLint } from '../tools/cfn-lint.js';
+import { provisionPythonTool, pythonTools, type PythonTool } from '../tools/python-tools.js';
 import { findJava, provisionTrino } from '../tools/trino-install.js';
 
-// `npm run provision`: installs what the Trino and cfn-lint tests need into the cache (outside the repository),
+// `npm run provision`: installs what the Trino, cfn-lint and S3 tests need into the cache (outside the repository),
 // so a test run never starts with a download. `.ci/run` calls it; tests provision on first use too.
 
 const started = performance.now();
@@ -12,6 +12,8 @@ if ('missing' in java) {
 }
 const trino = await provisionTrino();
 console.log(`Trino: ${trino.provisioned} at ${trino.home} (Java ${java.version}: ${java.java})`);
-const cfnLint = provisionCfnLint();
-console.log(`cfn-lint: ${cfnLint.provisioned ? 'installed' : 'cached'} at ${cfnLint.bin}`);
+for (const tool of Object.keys(pythonTools) as PythonTool[]) {
+  const installed = provisionPythonTool(tool);
+  console.log(`${tool}: ${installed.provisioned ? 'installed' : 'cached'} at ${installed.bin}`);
+}
 console.log(`provisioned in ${Math.round(performance.now() - started)} ms`);

@@ -58,7 +58,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
   const dynamo = await openLocalDynamo(paths, { publish: true });
   await recordStoreDays(paths);
   const engine = await DuckDbEngine.open(paths.eventsDir);
-  const trino = options.engine === 'trino' ? await startTrinoAthena({ bucketDir: paths.currentLink, ...(options.resultReuseMinutes === undefined ? {} : { resultReuseMinutes: options.resultReuseMinutes }) }) : undefined;
+  const trino = options.engine === 'trino' ? await startTrinoAthena({ bucket: { dir: paths.currentLink }, ...(options.resultReuseMinutes === undefined ? {} : { resultReuseMinutes: options.resultReuseMinutes }) }) : undefined;
   installEngine(trino?.engine ?? engine);
   let openApi: Promise<string> | undefined;
   const server = createLocalServer({

@@ -8,7 +8,7 @@ import { EVENTS_BUCKET, synthesizedGlueTables } from './glue-tables.js';
 import { createTableStatements } from './trino-catalog.js';
 import { provisionTrino } from '../tools/trino-install.js';
 import { runToCompletion } from './trino-statements.js';
-import { startTrino, type TrinoServer } from './trino-server.js';
+import { startTrino, type TrinoServer, type TrinoServerOptions } from './trino-server.js';
 
 // The cloud query path on this machine: the Athena engine the Lambdas run, unchanged, with the real Athena SDK,
 // talking to the Athena emulator, which runs each statement on a real Trino over the store's current snapshot
@@ -22,10 +22,13 @@ export interface TrinoAthena {
   close(): Promise<void>;
 }
 
+/** Where the events bucket is: a local folder laid out like it, or a bucket of an S3-compatible server. */
+export type BucketLocation = { dir: string } | { s3: NonNullable<TrinoServerOptions['s3']> & { bucket: string } };
+
 /** The Athena settings the stack gives its functions, less what only AWS has. */
 export interface TrinoAthenaOptions {
-  /** The folder standing for the events bucket: the store's `current` snapshot link. */
-  bucketDir: string;
+  /** The events bucket: for `npm start`, the store's `current` snapshot link. */
+  bucket: BucketLocation;
   resultReuseMinutes?: number;
   timeoutMs?: number;
 }
@@ -38,14 +41,16 @@ export async function startTrinoAthena(options: TrinoAthenaOptions): Promise<Tri
   let trino: TrinoServer | undefined;
   let emulator: AthenaEmulator | undefined;
   try {
-    trino = await startTrino(install);
+    trino = await startTrino(install, 's3' in options.bucket ? { s3: options.bucket.s3 } : {});
     const serverMs = step();
     const tables = synthesizedGlueTables();
+    const bucket = options.bucket;
     for (const table of tables) {
       // Trino requires a table's location to exist; a store without events yet lacks the folders. An empty folder
-      // holds no rows, so adding it changes no snapshot's content.
-      mkdirSync(table.location.replace(`s3://${EVENTS_BUCKET}`, options.bucketDir), { recursive: true });
-      for (const statement of createTableStatements(table, options.bucketDir)) await runToCompletion(trino.url, statement);
+      // holds no rows, so adding it changes no snapshot's content. (On S3 any prefix exists.)
+      if ('dir' in bucket) mkdirSync(table.location.replace(`s3://${EVENTS_BUCKET}`, bucket.dir), { recursive: true });
+      const bucketUrl = 'dir' in bucket ? `local://${bucket.dir}` : `s3://${bucket.s3.bucket}`;
+      for (const statement of createTableStatements(table, bucketUrl)) await runToCompletion(trino.url, statement);
     }
     const tablesMs = step();
     emulator = await startAthenaEmulator({ trinoUrl: trino.url });

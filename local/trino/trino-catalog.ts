@@ -31,11 +31,12 @@ const columnProjection: Record<string, (value: string) => string> = {
 const ignoredParameters = new Set(['EXTERNAL', 'classification']);
 
 /**
- * The statements creating `table` in catalog `hive`, the events bucket standing at the local folder `bucketDir`
- * (absolute): `CREATE SCHEMA IF NOT EXISTS` and `CREATE TABLE`.
+ * The statements creating `table` in catalog `hive`, the events bucket standing at `bucketUrl`: a local folder
+ * (`local:///abs/path`) or a bucket of an S3-compatible server (`s3://name`). `CREATE SCHEMA IF NOT EXISTS`, then
+ * `CREATE TABLE`.
  */
-export function createTableStatements(table: GlueTable, bucketDir: string): string[] {
-  const location = (value: string) => value.replace(`s3://${EVENTS_BUCKET}`, `local://${bucketDir}`);
+export function createTableStatements(table: GlueTable, bucketUrl: string): string[] {
+  const location = (value: string) => value.replace(`s3://${EVENTS_BUCKET}`, bucketUrl);
   const columnProperties = new Map<string, string[]>();
   let enabled = false;
   let template: string | undefined;

@@ -1,8 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort, stopProcess, waitUntil } from '../tools/local-process.js';
 import type { TrinoInstall } from '../tools/trino-install.js';
 
 // One Trino server on 127.0.0.1 for this process: a coordinator that also runs the work, with one catalog,
@@ -22,6 +22,8 @@ export interface TrinoServerOptions {
   heap?: string;
   /** How long to wait for the server to accept queries. */
   startTimeoutMs?: number;
+  /** An S3-compatible server the catalog also reads `s3://` locations from (path-style, as moto serves them). */
+  s3?: { endpoint: string; region: string; accessKeyId: string; secretAccessKey: string };
 }
 
 export async function startTrino(install: TrinoInstall, options: TrinoServerOptions = {}): Promise<TrinoServer> {
@@ -62,6 +64,16 @@ export async function startTrino(install: TrinoInstall, options: TrinoServerOpti
       // On S3 a projected partition with no objects is an empty listing; a local folder that does not exist is
       // the same thing, not an error.
       'hive.ignore-absent-partitions': true,
+      ...(options.s3
+        ? {
+            'fs.native-s3.enabled': true,
+            's3.endpoint': options.s3.endpoint,
+            's3.region': options.s3.region,
+            's3.path-style-access': true,
+            's3.aws-access-key': options.s3.accessKeyId,
+            's3.aws-secret-key': options.s3.secretAccessKey,
+          }
+        : {}),
     }),
   );
   writeFileSync(join(dir, 'etc', 'log.properties'), properties({ io: 'WARN', 'io.trino.server.TrinoServer': 'INFO' }));
@@ -87,60 +99,19 @@ export async function startTrino(install: TrinoInstall, options: TrinoServerOpti
     ],
     { stdio: ['ignore', log, log] },
   );
-  const stopChild = stopper(child, dir);
+  let stopped: Promise<void> | undefined;
+  // A JVM that does not stop in time is killed; nothing it holds needs a clean shutdown.
+  const stopChild = () => (stopped ??= stopProcess(child).then(() => rmSync(dir, { recursive: true, force: true })));
   process.once('exit', () => child.kill('SIGKILL'));
 
   const url = `http://127.0.0.1:${port}`;
+  const ready = async () => ((await (await fetch(`${url}/v1/info`)).json()) as { starting?: boolean }).starting === false;
   try {
-    await waitUntilReady(url, child, options.startTimeoutMs ?? 120_000);
+    await waitUntil('Trino', child, ready, options.startTimeoutMs ?? 120_000);
   } catch (error) {
     const tail = readFileSync(join(dir, 'server.log'), 'utf8').split('\n').slice(-20).join('\n');
     await stopChild();
     throw new Error(`${(error as Error).message}\n${tail}`, { cause: error });
   }
   return { url, metastoreDir, stop: stopChild };
-}
-
-function stopper(child: ChildProcess, dir: string): () => Promise<void> {
-  let stopped: Promise<void> | undefined;
-  return () => {
-    stopped ??= new Promise<void>((resolve) => {
-      const done = () => {
-        rmSync(dir, { recursive: true, force: true });
-        resolve();
-      };
-      if (child.exitCode !== null || child.signalCode !== null) return done();
-      child.once('exit', done);
-      child.kill('SIGTERM');
-      // A JVM that does not stop in time is killed; nothing it holds needs a clean shutdown.
-      setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
-    });
-    return stopped;
-  };
-}
-
-async function waitUntilReady(url: string, child: ChildProcess, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`Trino exited with code ${child.exitCode} while starting`);
-    try {
-      const info = (await (await fetch(`${url}/v1/info`)).json()) as { starting?: boolean };
-      if (info.starting === false) return;
-    } catch {
-      // Not listening yet.
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`Trino did not start within ${timeoutMs} ms`);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }

@@ -9,10 +9,11 @@ import {
 } from '@aws-sdk/client-athena';
 import { placeholderClauses, substituteParameters } from '../../local/athena-emulator/execution-parameters.js';
 import { startAthenaEmulator, type AthenaEmulator } from '../../local/athena-emulator/athena-emulator.js';
-import { findJava, provisionTrino } from '../../local/tools/trino-install.js';
+import { provisionTrino } from '../../local/tools/trino-install.js';
 import { startTrino, type TrinoServer } from '../../local/trino/trino-server.js';
 import { AthenaEngine } from '../../shared/engines/athena-engine.js';
 import { print, sql, str } from '../../shared/query/sql/sql.js';
+import { trinoAvailable } from '../support/trino-available.js';
 
 // The Athena emulator's rules, each as Athena documents it, checked through the real SDK against a real Trino;
 // and the rule the engine relies on: result reuse, matching on the text alone, never answers one domain with
@@ -45,10 +46,7 @@ describe('where Athena takes execution parameters', () => {
   });
 });
 
-const java = findJava();
-if ('missing' in java && process.env.TRINO_REQUIRED === '1') throw new Error(`TRINO_REQUIRED=1 but ${java.missing}`);
-
-describe.skipIf('missing' in java)('the Athena emulator on Trino, through the SDK', () => {
+describe.skipIf(!trinoAvailable('Athena emulator suite'))('the Athena emulator on Trino, through the SDK', () => {
   let trino: TrinoServer;
   let emulator: AthenaEmulator;
   let client: AthenaClient;

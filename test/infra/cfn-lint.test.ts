@@ -8,7 +8,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { AnalyticsApiStack } from '../../infra/analytics-api-stack.js';
 import { defaultSettings } from '../../infra/settings.js';
 import { STACK_NAME } from '../../infra/stack-name.js';
-import { provisionCfnLint } from '../../local/tools/cfn-lint.js';
+import { provisionPythonTool } from '../../local/tools/python-tools.js';
 
 // The synthesized template passes cfn-lint, the linter `sam validate --lint` runs, with every rule on but these,
 // each for its reason:
@@ -29,7 +29,7 @@ it('the stack template passes cfn-lint', { timeout: 300_000 }, () => {
   const file = join(dir, 'template.json');
   writeFileSync(file, JSON.stringify(template, null, 2));
 
-  const { bin } = provisionCfnLint();
+  const { bin } = provisionPythonTool('cfn-lint');
   const run = spawnSync(bin, ['--format', 'json', '--ignore-checks', ...Object.keys(suppressed), '--', file], { encoding: 'utf8' });
   expect(run.error).toBeUndefined();
   const findings = JSON.parse(run.stdout || '[]') as { Rule: { Id: string }; Message: string; Location: { Path: string[] } }[];

@@ -1,0 +1,30 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { cacheDir } from './trino-install.js';
+
+// Tools from PyPI, pinned, each installed into its own virtual environment in the cache (never into the
+// repository or the system Python): cfn-lint, the CloudFormation linter `sam validate --lint` runs, and moto,
+// whose server mode is a real S3 implementation for the tests.
+
+export const pythonTools = {
+  'cfn-lint': { requirement: 'cfn-lint==1.58.0', bin: 'cfn-lint' },
+  moto: { requirement: 'moto[server]==5.2.5', bin: 'moto_server' },
+} as const;
+
+export type PythonTool = keyof typeof pythonTools;
+
+/** The tool's executable, installed first when the cache lacks it. Needs `python3` with the venv module. */
+export function provisionPythonTool(tool: PythonTool, env: NodeJS.ProcessEnv = process.env): { bin: string; provisioned: boolean } {
+  const { requirement, bin } = pythonTools[tool];
+  const venv = join(cacheDir(env), requirement.replace(/\[.*\]/, '').replace('==', '-'));
+  const executable = join(venv, 'bin', bin);
+  const complete = join(venv, '.complete');
+  if (existsSync(complete)) return { bin: executable, provisioned: false };
+  // A virtual environment records its own path, so it is built in place; the marker says it was finished.
+  rmSync(venv, { recursive: true, force: true });
+  execFileSync('python3', ['-m', 'venv', venv], { stdio: 'inherit' });
+  execFileSync(join(venv, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', requirement], { stdio: 'inherit' });
+  writeFileSync(complete, `${requirement}\n`);
+  return { bin: executable, provisioned: true };
+}
