@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { HeadObjectCommand, ListObjectsV2Command, NotFound, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { ImportRecord } from '../store/imports.js';
 import type { DomainDays } from '../../shared/store/domain-days-repo.js';
 
 // The local commands against a deployed stack instead of ./.data: DynamoDB tables named by the environment
@@ -56,6 +57,33 @@ export function s3StoredDays(url: string, client = new S3Client({})): (domain: s
     } while (token);
     days.sort();
     return days.length ? { firstDay: days[0]!, lastDay: days[days.length - 1]! } : undefined;
+  };
+}
+
+/**
+ * The import records of the bucket of `url`: `imports/<digest>.json` beside the events prefix, outside every Glue
+ * table's location.
+ */
+export function s3ImportRecords(url: string, client = new S3Client({})): { has(digest: string): Promise<boolean>; record(record: ImportRecord): Promise<void> } {
+  const { bucket, prefix } = parseS3Url(url);
+  const parent = prefix.split('/').slice(0, -1).join('/');
+  const key = (digest: string) => {
+    if (!/^[0-9a-f]{64}$/.test(digest)) throw new Error('an import digest is 64 hex digits');
+    return [parent, 'imports', `${digest}.json`].filter(Boolean).join('/');
+  };
+  return {
+    has: async (digest) => {
+      try {
+        await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key(digest) }));
+        return true;
+      } catch (error) {
+        if (error instanceof NotFound || (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return false;
+        throw error;
+      }
+    },
+    record: async (record) => {
+      await client.send(new PutObjectCommand({ Bucket: bucket, Key: key(record.digest), Body: JSON.stringify(record), ContentType: 'application/json' }));
+    },
   };
 }
 

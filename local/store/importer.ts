@@ -7,7 +7,7 @@ import { openScratchDuckDb, type ScratchDuckDb } from './scratch-duckdb.js';
 import { pathLiteral } from '../../shared/engines/duckdb-engine.js';
 import { duckdbTypes, eventColumns } from '../../shared/events/event-columns.js';
 import { checkEvent, checkEventLine, type CheckedEvent, type StoredEvent } from '../../shared/events/event-validation.js';
-import { recordImportedEvents } from '../../shared/limits/limiter.js';
+import { recordImportedEventsOnce } from '../../shared/limits/limiter.js';
 import { parquetFilesUnder, type LocalPaths } from './paths.js';
 import { localCodec, parquetCopyOptions, S3_CODEC, type ParquetCodec } from './parquet-codec.js';
 import { writeDerived } from './derived-writer.js';
@@ -42,6 +42,12 @@ export interface ImportOptions {
   publish?: Publisher;
   /** Where the staged derived files of each folder go, after the events; required with `publish`. */
   publishDerived?: Record<DerivedFolder, Publisher>;
+  /**
+   * With `publish`: the destination's import records. An input whose record exists is not written again; files
+   * are named after the input's digest, so a retry after a crash midway overwrites what it had written rather
+   * than adding copies, and the record is written last, once every file is up and the usage counted.
+   */
+  publishedImports?: { has(digest: string): Promise<boolean>; record(record: ImportRecord): Promise<void> };
   /** With `publish`: the days a domain already has files in at the destination (written before days were recorded). */
   storedDays?: (domain: string) => Promise<DomainDays | undefined>;
   /** Rows buffered in memory before they are spilled to a staging file; bounds memory, not the files written. */
@@ -125,7 +131,9 @@ async function importChecked(
       report.rowsWritten += 1;
       if (writer.bufferedRows >= (options.batchRows ?? DEFAULT_BATCH_ROWS)) await writer.spill();
     }
-    const files = await writer.writePartitions(eventsStaging, derivedStaging);
+    const digest = typeof identity.digest === 'string' ? identity.digest : identity.digest();
+    if (options.publish && (await options.publishedImports?.has(digest))) return alreadyImportedReport(report.rejected);
+    const files = await writer.writePartitions(eventsStaging, derivedStaging, options.publish ? `${digest.slice(0, 32)}.parquet` : undefined);
     // The days of every file are recorded before any file is published, so all-time reads bounded by them
     // (shared/store/domain-days-repo.ts) always cover what they can see. A domain without a record may have files
     // from before records existed: their days are recorded first.
@@ -136,15 +144,16 @@ async function importChecked(
       }
       await widenDomainDays(domain, days.firstDay, days.lastDay);
     }
-    const digest = typeof identity.digest === 'string' ? identity.digest : identity.digest();
+    const record: ImportRecord = { digest, source: identity.source, at: new Date().toISOString(), rows: report.rowsWritten, domains: report.domains };
     if (options.publish) {
       await options.publish(eventsStaging, files);
       for (const { folder } of derivedRelations) await options.publishDerived![folder](derivedStaging[folder], parquetFilesUnder(derivedStaging[folder]));
       report.files = files.length;
-      for (const [domain, count] of Object.entries(report.domains)) await recordImportedEvents(domain, count);
+      // Counted once per input whatever the retries, then recorded: a record means rows and usage are both in.
+      for (const [domain, count] of Object.entries(report.domains)) await recordImportedEventsOnce(domain, count, digest);
+      await options.publishedImports?.record(record);
       return report;
     }
-    const record: ImportRecord = { digest, source: identity.source, at: new Date().toISOString(), rows: report.rowsWritten, domains: report.domains };
     const published = await withStoreTransaction(paths, async (snapshot) => {
       if (hasImportRecord(snapshot, digest)) return { value: false, changed: false };
       // A store written by an older version is brought up to date first, as the backfill would (once: then it
@@ -242,11 +251,10 @@ class PartitionWriter {
    * Writes one ts-ordered event file per partition under `eventsDir` and its derived files under `derivedDirs`,
    * all named `domain=<d>/dt=<day>/<import name>.parquet`; returns the event files' relative names.
    */
-  async writePartitions(eventsDir: string, derivedDirs: Record<DerivedFolder, string>): Promise<string[]> {
+  async writePartitions(eventsDir: string, derivedDirs: Record<DerivedFolder, string>, fileName = `${stagingNameStamp()}.parquet`): Promise<string[]> {
     this.closeAppender();
     if (this.spills.length > 0) await this.spill();
     const source = this.spills.length > 0 ? `read_parquet([${this.spills.map(pathLiteral).join(', ')}])` : 'buffer';
-    const fileName = `${stagingNameStamp()}.parquet`;
     const select = await this.connection.prepare(
       `CREATE OR REPLACE TEMP TABLE part AS SELECT ${eventColumns.map(([name]) => name).join(', ')} FROM ${source} WHERE domain = $1 AND dt = $2 ORDER BY ts`,
     );
