@@ -40,7 +40,7 @@ export interface ImportOptions {
   onProgress?: (bytesRead: number, totalBytes: number) => void;
   /** Where the staged files go once the whole input was read; by default, the local store. */
   publish?: Publisher;
-  /** Where the staged derived files of each folder go, after the events; required with `publish`. */
+  /** Where the staged derived files of each folder go, before the events; required with `publish`. */
   publishDerived?: Record<DerivedFolder, Publisher>;
   /**
    * With `publish`: the destination's import records. An input whose record exists is not written again; files
@@ -146,8 +146,9 @@ async function importChecked(
     }
     const record: ImportRecord = { digest, source: identity.source, at: new Date().toISOString(), rows: report.rowsWritten, domains: report.domains };
     if (options.publish) {
-      await options.publish(eventsStaging, files);
+      // Derived files first: an event file readers can see always has its derived files beside it.
       for (const { folder } of derivedRelations) await options.publishDerived![folder](derivedStaging[folder], parquetFilesUnder(derivedStaging[folder]));
+      await options.publish(eventsStaging, files);
       report.files = files.length;
       // Counted once per input whatever the retries, then recorded: a record means rows and usage are both in.
       for (const [domain, count] of Object.entries(report.domains)) await recordImportedEventsOnce(domain, count, digest);

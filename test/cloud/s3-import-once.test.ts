@@ -91,7 +91,11 @@ describe('import --s3 is exactly once', () => {
     const days = new Set(events.map((e) => (e as { timestamp: string }).timestamp.slice(0, 10)));
     const dying = await target({ afterUploads: 3 });
     await expect(importEvents(events, api.paths, dying.options)).rejects.toThrow('process died');
-    expect((await keysOf(dying.bucket)).filter((k) => k.startsWith('events/'))).toHaveLength(3);
+    const visible = await keysOf(dying.bucket);
+    const eventFiles = visible.filter((k) => k.startsWith('events/'));
+    expect(eventFiles).toHaveLength(3);
+    // Every event file readers can see already has its derived files: they are uploaded first.
+    for (const file of eventFiles) for (const r of derivedRelations) expect(visible).toContain(file.replace(/^events\//, `${r.folder}/`));
     expect(await readUsage('midway.test')).toBe(0);
     const retry = await importEvents(events, api.paths, { ...dying.options, publish: s3Publisher(`s3://${dying.bucket}/events`, s3) });
     expect(retry.rowsWritten).toBe(events.length);
