@@ -1,6 +1,11 @@
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { openApiJson } from '../local/server/openapi-document.js';
+import { openApiTypes } from '../local/server/openapi-types.js';
 
-// `npm run openapi`: writes docs/openapi.json (test/openapi.test.ts fails when the committed file is stale).
-writeFileSync(new URL('../docs/openapi.json', import.meta.url), await openApiJson());
-console.log('wrote docs/openapi.json');
+// `npm run openapi`: writes docs/openapi.json and the client types generated from it, test/client/api-types.ts
+// (test/api/openapi.test.ts fails when either committed file is stale).
+const json = await openApiJson();
+writeFileSync(new URL('../docs/openapi.json', import.meta.url), json);
+mkdirSync(new URL('../test/client/', import.meta.url), { recursive: true });
+writeFileSync(new URL('../test/client/api-types.ts', import.meta.url), await openApiTypes(json));
+console.log('wrote docs/openapi.json and test/client/api-types.ts');

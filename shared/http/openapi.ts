@@ -1,6 +1,6 @@
-import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
-import type { z } from 'zod';
-import { routes, type RouteKey } from '../routes.js';
+import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig } from '@asteasolutions/zod-to-openapi';
+import type * as z from 'zod';
+import { routes, type Route, type RouteKey } from '../routes.js';
 import type { HandlerSpec } from './handler.js';
 import { errorSchema, responseSchemas } from './response-schemas.js';
 
@@ -9,30 +9,86 @@ import { errorSchema, responseSchemas } from './response-schemas.js';
 
 export type RouteSpecs = Record<RouteKey, HandlerSpec<z.ZodType, z.ZodType, z.ZodType>>;
 
-const errorStatuses: Record<string, string> = {
-  '400': 'Invalid request; `details` names each bad field',
-  '401': 'Missing, unknown or revoked API key',
-  '403': 'No access to the domain, missing scope, or usage limit exceeded (`usage_limit_exceeded`)',
-  '404': 'Not found',
-  '429': 'Rate limit exceeded; see Retry-After',
+/** Per route: its one-line summary and its tag; a new route does not compile until it is described here. */
+const described: Record<RouteKey, { summary: string; tag: Tag }> = {
+  query: { summary: 'Metrics by up to two dimensions, filtered, sorted and paged', tag: 'Query' },
+  journeysList: { summary: 'Visitors of a range, filtered and bounded, with their totals', tag: 'Journeys' },
+  journeysTimeline: { summary: "One visitor's rows in a range, most recent first", tag: 'Journeys' },
+  journeysStats: { summary: 'One visitor over all time: first and last seen, totals, attribution', tag: 'Journeys' },
+  journeysActivity: { summary: "One visitor's pageviews by weekday and hour (UTC)", tag: 'Journeys' },
+  annotationsList: { summary: 'Chart annotations of a domain, optionally in a date range', tag: 'Annotations' },
+  annotationsCreate: { summary: 'Add a chart annotation', tag: 'Annotations' },
+  annotationsDelete: { summary: 'Delete a chart annotation', tag: 'Annotations' },
+  eventsList: { summary: 'Custom events of a period with their counts', tag: 'Custom events' },
+  eventProperties: { summary: 'Property keys seen on a custom event', tag: 'Custom events' },
+  eventPropertyValues: { summary: 'Values of one property of a custom event, with counts (and revenue)', tag: 'Custom events' },
 };
+
+type Tag = 'Query' | 'Journeys' | 'Annotations' | 'Custom events';
+const tags: { name: Tag; description: string }[] = [
+  { name: 'Query', description: 'The general query: metrics × up to two dimensions, filters, sort, pages, revenue in cents.' },
+  { name: 'Journeys', description: 'Visitors and their paths: the list, one visitor\'s timeline, stats and activity.' },
+  { name: 'Annotations', description: 'Notes on a date, shown on charts.' },
+  { name: 'Custom events', description: 'Rows of type `event`: names, property keys and values.' },
+];
+
+type Headers = Record<string, { description: string; required?: boolean; schema: { type: 'string' | 'integer' } }>;
+const header = (description: string, type: 'string' | 'integer' = 'string', required = false) => ({ description, required, schema: { type } });
+const requestId: Headers = { 'X-Request-Id': header('Identifies the request in the logs; quote it when reporting a problem', 'string', true) };
+/** Sent on every answer to a request whose key was accepted (so not on a 401). */
+const rateLimit: Headers = {
+  'X-RateLimit-Limit': header('Requests allowed per key and minute', 'integer'),
+  'X-RateLimit-Remaining': header('Requests left in the current minute', 'integer'),
+  'X-RateLimit-Reset': header('When the current minute ends, in epoch seconds', 'integer'),
+};
+const retryAfter: Headers = { 'Retry-After': header('Seconds to wait before retrying', 'integer', true) };
+
+/** The error answers a route can give, with what each means for it. */
+function errorResponses(key: RouteKey, route: Route): Record<string, ResponseConfig> {
+  const analytics = route.uses.includes('analytics');
+  const visitor = key === 'journeysTimeline' || key === 'journeysStats' || key === 'journeysActivity';
+  const statuses: [string, string, Headers][] = [
+    ['400', 'Invalid request: `details` names each bad field (`invalid_request`)', rateLimit],
+    ['401', 'Missing, unknown or revoked API key (`unauthorized`)', { 'WWW-Authenticate': header('`Bearer`', 'string', true) }],
+    ['403', 'The key may not read this domain, lacks the scope, or the domain used its monthly event limit (`forbidden`, `usage_limit_exceeded`)', rateLimit],
+    ...(visitor ? [['404', 'No row of this visitor in the domain (`not_found`)', rateLimit] as [string, string, Headers]] : []),
+    ...(key === 'annotationsDelete' ? [['404', 'No annotation with this id in the domain (`not_found`)', rateLimit] as [string, string, Headers]] : []),
+    ...(route.method === 'POST' ? [['413', 'The body is over 1 MiB (`payload_too_large`)', rateLimit] as [string, string, Headers]] : []),
+    ['429', 'Over 100 requests this minute, or too many of this key under way at once (`rate_limited`)', { ...rateLimit, ...retryAfter }],
+    ['500', 'A fault of the service (`internal_error`); nothing about the request or the SQL is disclosed', {}],
+    ...(analytics
+      ? [
+          ['503', 'The query engine is busy or throttled; retry after Retry-After (`service_unavailable`)', { ...rateLimit, ...retryAfter }] as [string, string, Headers],
+          ['504', 'The query ran out of time; narrow the range or filters (`query_timeout`)', rateLimit] as [string, string, Headers],
+        ]
+      : []),
+  ];
+  return Object.fromEntries(
+    statuses.map(([status, description, headers]) => [status, { description, headers: { ...requestId, ...headers }, content: { 'application/json': { schema: errorSchema } } }]),
+  );
+}
 
 export function buildOpenApiDocument(specs: RouteSpecs): object {
   const registry = new OpenAPIRegistry();
-  registry.registerComponent('securitySchemes', 'bearerAuth', { type: 'http', scheme: 'bearer' });
-  const error = errorSchema;
+  registry.registerComponent('securitySchemes', 'bearerAuth', {
+    type: 'http',
+    scheme: 'bearer',
+    description:
+      'An API key (`aqk_...`). Each operation lists the scope its key needs. A project key reads its own domain, so `domain` ' +
+      'may be left out; a personal token may read several domains and must name `domain` in every request.',
+  });
 
   for (const [key, route] of Object.entries(routes) as [RouteKey, (typeof routes)[RouteKey]][]) {
     const spec = specs[key];
-    const errors = Object.fromEntries(
-      Object.entries(errorStatuses).map(([status, description]) => [status, { description, content: { 'application/json': { schema: error } } }]),
-    );
     registry.registerPath({
       method: route.method.toLowerCase() as 'get' | 'post' | 'delete',
       path: route.path,
       operationId: route.name,
-      security: [{ bearerAuth: [] }],
-      ...(route.scope ? { description: `Needs scope ${route.scope}.` } : {}),
+      summary: described[key].summary,
+      tags: [described[key].tag],
+      // OpenAPI 3.1 lets a bearer requirement list roles: here, the scope the key needs.
+      security: [{ bearerAuth: route.scope ? [route.scope] : [] }],
+      description: `Needs a key with scope \`${route.scope}\`. With a personal token, \`domain\` is required.`,
       request: {
         ...(spec.body ? { body: { content: { 'application/json': { schema: spec.body } }, required: true } } : {}),
         ...(spec.query ? { query: spec.query as z.ZodObject } : {}),
@@ -41,9 +97,10 @@ export function buildOpenApiDocument(specs: RouteSpecs): object {
       responses: {
         [route.name === 'AnnotationsCreate' ? '201' : '200']: {
           description: 'Success',
+          headers: { ...requestId, ...rateLimit },
           content: { 'application/json': { schema: responseSchemas[key] } },
         },
-        ...errors,
+        ...errorResponses(key, route),
       },
     });
   }
@@ -53,9 +110,13 @@ export function buildOpenApiDocument(specs: RouteSpecs): object {
     info: {
       title: 'Analytics Query API',
       version: '1.0.0',
-      description: 'Read and query API over a website\'s tracked events. Every response to an authenticated request carries X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset.',
+      description:
+        "Read and query API over a website's tracked events. Every answer is JSON; every error is `{error, message}` " +
+        '(with `details` on a 400). 100 requests per key and minute.',
+      license: { name: 'UNLICENSED', identifier: 'LicenseRef-Proprietary' },
     },
     servers: [{ url: 'http://127.0.0.1:3000', description: 'local (npm start)' }],
+    tags,
   });
 }
 

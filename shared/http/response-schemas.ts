@@ -2,14 +2,15 @@ import * as z from 'zod';
 import type { RouteKey } from '../routes.js';
 
 // The success bodies of every route, for the OpenAPI document and for tests that check real responses
-// against them (so the document cannot drift from what the handlers send).
+// against them (so the document cannot drift from what the handlers send). Schemas a client names in its own code
+// carry an `id`: the document lists them as components, and generated clients get a type of that name.
 
 const timestamp = z.string().regex(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/).describe('YYYY-MM-DD HH:MM:SS in the request time zone');
 const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/);
 const count = z.number().int().min(0);
 const queryMs = z.number().min(0).describe('time spent in the query engine, measured');
 const bytesScanned = z.number().int().min(0).optional().describe('bytes Athena scanned (AWS only)');
-const page = z.object({ limit: count, offset: count, has_more: z.boolean() });
+const page = z.object({ limit: count, offset: count, has_more: z.boolean() }).meta({ id: 'Pagination' });
 const nullableString = z.string().nullable();
 
 const annotation = z.object({
@@ -19,7 +20,7 @@ const annotation = z.object({
   created_by: z.string(),
   created_at: z.string().datetime(),
   updated_at: z.string().datetime(),
-});
+}).meta({ id: 'Annotation' });
 
 const visitor = z.object({
   visitor_id: z.string(),
@@ -37,16 +38,41 @@ const visitor = z.object({
   entry_page: nullableString,
   latest_revenue_date: timestamp.nullable(),
   revenue_event_count: count,
-});
+}).meta({ id: 'Visitor', description: 'One visitor of the journeys list, over the requested range.' });
 
-const timelineItem = z
+const pageviewItem = z
   .object({
     timestamp,
-    type: z.enum(['pageview', 'event', 'revenue', 'auto']),
+    type: z.literal('pageview'),
     session_id: z.string(),
+    url_path: z.string(),
+    is_entry_page: z.union([z.literal(0), z.literal(1)]),
+    referrer: nullableString.optional().describe('entry pages only'),
+    utm_source: nullableString.optional().describe('entry pages only'),
+    scroll_depth: z.number().optional().describe('entry pages only, when known'),
+    country: nullableString.optional().describe('entry pages only'),
+    browser: nullableString.optional().describe('entry pages only'),
+    os: nullableString.optional().describe('entry pages only'),
+    device: nullableString.optional().describe('entry pages only'),
   })
-  .catchall(z.unknown())
-  .describe('pageview: url_path, is_entry_page (+ referrer, utm_source, scroll_depth, country, browser, os, device on entry pages); event/auto: event_name, event_properties (JSON text); revenue: transaction_id, amount_cents, currency, revenue_event');
+  .meta({ id: 'TimelinePageview', description: 'A pageview; the first of its session (is_entry_page 1) also carries the attribution.' });
+
+const customEventFields = { timestamp, session_id: z.literal(''), event_name: nullableString, event_properties: z.string().describe('the properties as JSON text') };
+const eventItem = z.object({ ...customEventFields, type: z.literal('event') }).meta({ id: 'TimelineEvent', description: 'A custom event.' });
+const autoItem = z.object({ ...customEventFields, type: z.literal('auto') }).meta({ id: 'TimelineAutoEvent', description: 'An automatically tracked event (exit link, download, ...); with include_auto_events.' });
+const revenueItem = z
+  .object({
+    timestamp,
+    type: z.literal('revenue'),
+    session_id: z.literal(''),
+    transaction_id: nullableString,
+    amount_cents: z.number().int(),
+    currency: nullableString,
+    revenue_event: nullableString,
+  })
+  .meta({ id: 'TimelineRevenue', description: 'A revenue row: a payment (positive) or a refund (negative), in cents.' });
+
+const timelineItem = z.discriminatedUnion('type', [pageviewItem, eventItem, autoItem, revenueItem]).meta({ id: 'TimelineItem' });
 
 const visitorStats = z.object({
   visitor_id: z.string(),
@@ -69,7 +95,7 @@ const visitorStats = z.object({
   utm_source: nullableString,
   utm_medium: nullableString,
   utm_campaign: nullableString,
-});
+}).meta({ id: 'VisitorStats' });
 
 const visitorMeta = z.object({ domain: z.string(), visitor_id: z.string(), query_ms: queryMs, bytes_scanned: bytesScanned });
 const eventsMeta = { domain: z.string(), date_range: z.tuple([day, day]), query_ms: queryMs, bytes_scanned: bytesScanned };
@@ -87,23 +113,27 @@ export const responseSchemas: Record<RouteKey, z.ZodType> = {
   }),
   journeysStats: z.object({ data: visitorStats, meta: visitorMeta }),
   journeysActivity: z.object({
-    data: z.array(z.object({ day_of_week: z.number().int().min(1).max(7), hour_of_day: z.number().int().min(0).max(23), pageviews: count, unique_visitors: count })),
+    data: z.array(z.object({ day_of_week: z.number().int().min(1).max(7).describe('1 = Monday .. 7 = Sunday'), hour_of_day: z.number().int().min(0).max(23), pageviews: count, unique_visitors: count }).meta({ id: 'ActivityBucket', description: 'Pageviews of one weekday and hour, in UTC.' })),
     meta: visitorMeta,
   }),
   annotationsList: z.object({ data: z.array(annotation), meta: z.object({ domain: z.string(), date_range: z.tuple([day.nullable(), day.nullable()]) }) }),
   annotationsCreate: annotation,
   annotationsDelete: z.object({ success: z.literal(true) }),
   eventsList: z.object({
-    data: z.array(z.object({ name: z.string(), count, visitors: count, has_properties: z.boolean() })),
+    data: z.array(z.object({ name: z.string(), count, visitors: count, has_properties: z.boolean() }).meta({ id: 'CustomEvent' })),
     meta: z.object(eventsMeta),
   }),
   eventProperties: z.object({ data: z.array(z.string()), meta: z.object({ ...eventsMeta, event: z.string() }) }),
   eventPropertyValues: z.object({
-    data: z.array(z.object({ value: z.string(), count, visitors: count, revenue: z.number().int().optional() })),
+    data: z.array(z.object({ value: z.string(), count, visitors: count, revenue: z.number().int().optional().describe('cents; with include_revenue=true') }).meta({ id: 'PropertyValue' })),
     meta: z.object({ ...eventsMeta, event: z.string(), property: z.string() }),
   }),
   query: z.object({
-    data: z.array(z.object({ dimensions: z.record(z.string(), z.string()), metrics: z.record(z.string(), z.number()) })),
+    data: z.array(
+      z
+        .object({ dimensions: z.record(z.string(), z.string()).describe('each requested dimension and its value'), metrics: z.record(z.string(), z.number()).describe('each requested metric and its value') })
+        .meta({ id: 'QueryRow' }),
+    ),
     meta: z.object({ domain: z.string(), date_range: z.tuple([day, day]), timezone: z.string(), query_ms: queryMs, bytes_scanned: bytesScanned }),
     pagination: page,
     query: z.object({
@@ -121,4 +151,4 @@ export const errorSchema = z.object({
   error: z.string().describe('machine-readable code'),
   message: z.string().describe('human-readable explanation'),
   details: z.array(z.object({ path: z.string(), message: z.string() })).optional().describe('on 400: each bad field'),
-});
+}).meta({ id: 'Error', description: 'Every 4xx and 5xx answer.' });

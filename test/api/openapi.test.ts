@@ -1,13 +1,18 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { responseSchemas } from '../../shared/http/response-schemas.js';
 import { routes, type RouteKey } from '../../shared/routes.js';
 import { openApiJson } from '../../local/server/openapi-document.js';
+import { openApiTypes } from '../../local/server/openapi-types.js';
 import { SHOP_RANGE, shopEvents } from '../fixtures/shop-events.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
 
 // The OpenAPI document is generated from the schemas the handlers enforce; these tests keep the committed copy
 // fresh and prove that real answers match the documented response shapes.
+
+const projectRoot = new URL('../..', import.meta.url).pathname;
 
 let api: TestApi;
 let token: string;
@@ -19,8 +24,41 @@ beforeAll(async () => {
 afterAll(() => api?.close());
 
 describe('the OpenAPI document', () => {
-  it('docs/openapi.json is what `npm run openapi` generates now', async () => {
-    expect(readFileSync(new URL('../../docs/openapi.json', import.meta.url), 'utf8')).toBe(await openApiJson());
+  it('docs/openapi.json and the client types are what `npm run openapi` generates now', async () => {
+    const json = await openApiJson();
+    expect(readFileSync(new URL('../../docs/openapi.json', import.meta.url), 'utf8')).toBe(json);
+    expect(readFileSync(new URL('../client/api-types.ts', import.meta.url), 'utf8')).toBe(await openApiTypes(json));
+  });
+
+  it("passes Redocly's recommended rules with no error and no warning", () => {
+    const run = spawnSync(join(projectRoot, 'node_modules', '.bin', 'redocly'), ['lint', 'docs/openapi.json', '--format=json'], { cwd: projectRoot, encoding: 'utf8' });
+    const report = JSON.parse(run.stdout) as { totals: { errors: number; warnings: number }; problems: { ruleId: string; message: string }[] };
+    expect(report.problems.map((p) => `${p.ruleId}: ${p.message}`)).toEqual([]);
+    expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
+  });
+
+  it('names the shapes clients use as components, and the timeline items as a union on `type`', async () => {
+    const doc = JSON.parse(await openApiJson());
+    expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(['Error', 'QueryRow', 'Visitor', 'VisitorStats', 'TimelineItem', 'Annotation', 'Pagination']));
+    expect(doc.components.schemas.TimelineItem.discriminator.propertyName).toBe('type');
+    expect(Object.keys(doc.components.schemas.TimelineItem.discriminator.mapping).sort()).toEqual(['auto', 'event', 'pageview', 'revenue']);
+  });
+
+  it('lists per operation the statuses it can answer, each with the error body and its headers', async () => {
+    const doc = JSON.parse(await openApiJson());
+    for (const route of Object.values(routes)) {
+      const responses = doc.paths[route.path][route.method.toLowerCase()].responses;
+      const expected = ['400', '401', '403', '429', '500'];
+      if (route.method === 'POST') expected.push('413');
+      if ((route.uses as readonly string[]).includes('analytics')) expected.push('503', '504');
+      expect(Object.keys(responses), route.name).toEqual(expect.arrayContaining(expected));
+      for (const status of expected) {
+        expect(responses[status].content['application/json'].schema.$ref, `${route.name} ${status}`).toBe('#/components/schemas/Error');
+        expect(responses[status].headers['X-Request-Id'].required).toBe(true);
+      }
+      expect(responses['401'].headers['WWW-Authenticate'].required).toBe(true);
+      expect(responses['429'].headers['Retry-After'].required).toBe(true);
+    }
   });
 
   it('is served at GET /openapi.json and names every route of the route table', async () => {
