@@ -23,6 +23,18 @@ export function tableNames(): TableNames {
 
 export const RATE_LIMIT_PER_MINUTE = 100;
 
+/**
+ * Requests per key and minute: 100, the contract's limit. ANALYTICS_RATE_LIMIT_PER_MINUTE raises it for a local
+ * server under a contract fuzzer, which sends thousands of requests with one key; the stack never sets it.
+ */
+export function rateLimitPerMinute(env: NodeJS.ProcessEnv = process.env): number {
+  const text = env.ANALYTICS_RATE_LIMIT_PER_MINUTE;
+  if (text === undefined || text === '') return RATE_LIMIT_PER_MINUTE;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1 || value > 1_000_000) throw new Error('ANALYTICS_RATE_LIMIT_PER_MINUTE must be a whole number from 1 to 1000000');
+  return value;
+}
+
 /** Default plan event limit for credentials created without `--event-limit`. */
 export const DEFAULT_EVENT_LIMIT = 1_000_000_000;
 

@@ -4,12 +4,14 @@ import { join } from 'node:path';
 import { cacheDir } from './trino-install.js';
 
 // Tools from PyPI, pinned, each installed into its own virtual environment in the cache (never into the
-// repository or the system Python): cfn-lint, the CloudFormation linter `sam validate --lint` runs, and moto,
-// whose server mode is a real S3 implementation for the tests.
+// repository or the system Python): cfn-lint, the CloudFormation linter `sam validate --lint` runs; moto, whose
+// server mode is a real S3 implementation for the tests; schemathesis, which tests the server against its OpenAPI
+// document.
 
 export const pythonTools = {
   'cfn-lint': { requirement: 'cfn-lint==1.58.0', bin: 'cfn-lint' },
   moto: { requirement: 'moto[server]==5.2.5', bin: 'moto_server' },
+  schemathesis: { requirement: 'schemathesis==4.32.5', bin: 'schemathesis' },
 } as const;
 
 export type PythonTool = keyof typeof pythonTools;

@@ -12,6 +12,8 @@ const queryMs = z.number().min(0).describe('time spent in the query engine, meas
 const bytesScanned = z.number().int().min(0).optional().describe('bytes Athena scanned (AWS only)');
 const page = z.object({ limit: count, offset: count, has_more: z.boolean() }).meta({ id: 'Pagination' });
 const nullableString = z.string().nullable();
+/** `[start, end]`: arrays of two, which JSON Schema states as minItems and maxItems. */
+const pair = (item: z.ZodType) => z.array(item).length(2);
 
 const annotation = z.object({
   id: z.string(),
@@ -98,17 +100,17 @@ const visitorStats = z.object({
 }).meta({ id: 'VisitorStats' });
 
 const visitorMeta = z.object({ domain: z.string(), visitor_id: z.string(), query_ms: queryMs, bytes_scanned: bytesScanned });
-const eventsMeta = { domain: z.string(), date_range: z.tuple([day, day]), query_ms: queryMs, bytes_scanned: bytesScanned };
+const eventsMeta = { domain: z.string(), date_range: pair(day), query_ms: queryMs, bytes_scanned: bytesScanned };
 
 export const responseSchemas: Record<RouteKey, z.ZodType> = {
   journeysList: z.object({
     data: z.array(visitor),
-    meta: z.object({ domain: z.string(), date_range: z.tuple([timestamp, timestamp]), timezone: z.string(), query_ms: queryMs, bytes_scanned: bytesScanned }),
+    meta: z.object({ domain: z.string(), date_range: pair(timestamp), timezone: z.string(), query_ms: queryMs, bytes_scanned: bytesScanned }),
     pagination: page.extend({ total: count }),
   }),
   journeysTimeline: z.object({
     data: z.array(timelineItem),
-    meta: visitorMeta.extend({ date_range: z.tuple([timestamp, timestamp]), timezone: z.string() }),
+    meta: visitorMeta.extend({ date_range: pair(timestamp), timezone: z.string() }),
     pagination: page,
   }),
   journeysStats: z.object({ data: visitorStats, meta: visitorMeta }),
@@ -116,7 +118,7 @@ export const responseSchemas: Record<RouteKey, z.ZodType> = {
     data: z.array(z.object({ day_of_week: z.number().int().min(1).max(7).describe('1 = Monday .. 7 = Sunday'), hour_of_day: z.number().int().min(0).max(23), pageviews: count, unique_visitors: count }).meta({ id: 'ActivityBucket', description: 'Pageviews of one weekday and hour, in UTC.' })),
     meta: visitorMeta,
   }),
-  annotationsList: z.object({ data: z.array(annotation), meta: z.object({ domain: z.string(), date_range: z.tuple([day.nullable(), day.nullable()]) }) }),
+  annotationsList: z.object({ data: z.array(annotation), meta: z.object({ domain: z.string(), date_range: pair(day.nullable()) }) }),
   annotationsCreate: annotation,
   annotationsDelete: z.object({ success: z.literal(true) }),
   eventsList: z.object({
@@ -134,13 +136,13 @@ export const responseSchemas: Record<RouteKey, z.ZodType> = {
         .object({ dimensions: z.record(z.string(), z.string()).describe('each requested dimension and its value'), metrics: z.record(z.string(), z.number()).describe('each requested metric and its value') })
         .meta({ id: 'QueryRow' }),
     ),
-    meta: z.object({ domain: z.string(), date_range: z.tuple([day, day]), timezone: z.string(), query_ms: queryMs, bytes_scanned: bytesScanned }),
+    meta: z.object({ domain: z.string(), date_range: pair(day), timezone: z.string(), query_ms: queryMs, bytes_scanned: bytesScanned }),
     pagination: page,
     query: z.object({
       metrics: z.array(z.string()),
       dimensions: z.array(z.string()),
-      date_range: z.tuple([day, day]),
-      filters: z.array(z.tuple([z.string(), z.string(), z.string()])),
+      date_range: pair(day),
+      filters: z.array(z.array(z.string()).length(3)),
       sort: z.object({ field: z.string(), order: z.enum(['asc', 'desc']) }).nullable(),
       timezone: z.string(),
     }),

@@ -1,4 +1,4 @@
-import { RATE_LIMIT_PER_MINUTE } from '../config.js';
+import { rateLimitPerMinute } from '../config.js';
 import { RateLimitedError, UsageLimitError } from '../errors.js';
 import type { Credential } from '../store/credentials-repo.js';
 import { add, addBelowLimit, addOnce, read } from '../store/counters-repo.js';
@@ -21,10 +21,11 @@ export async function admitRequest(credential: Credential, nowMs = Date.now()): 
   const now = Math.floor(nowMs / 1000);
   const windowStart = now - (now % WINDOW_SECONDS);
   const reset = windowStart + WINDOW_SECONDS;
-  const result = await addBelowLimit(rateLimitKey(credential.keyId, windowStart), 1, RATE_LIMIT_PER_MINUTE, reset + WINDOW_SECONDS);
+  const limit = rateLimitPerMinute();
+  const result = await addBelowLimit(rateLimitKey(credential.keyId, windowStart), 1, limit, reset + WINDOW_SECONDS);
   const headers = {
-    'x-ratelimit-limit': String(RATE_LIMIT_PER_MINUTE),
-    'x-ratelimit-remaining': String(result.admitted ? Math.max(0, RATE_LIMIT_PER_MINUTE - result.count) : 0),
+    'x-ratelimit-limit': String(limit),
+    'x-ratelimit-remaining': String(result.admitted ? Math.max(0, limit - result.count) : 0),
     'x-ratelimit-reset': String(reset),
   };
   if (!result.admitted) {

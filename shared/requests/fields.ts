@@ -10,9 +10,19 @@ export const domainSchema = z
   .max(253)
   .regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/, 'must be a lower-case domain name');
 
-export const calendarDateSchema = z.string().max(10, 'must be a date in the form YYYY-MM-DD').refine(isCalendarDate, 'must be a real date in the form YYYY-MM-DD');
+// `.meta()` adds what a refinement checks but zod cannot express to the OpenAPI document (shared/http/openapi.ts),
+// as far as JSON Schema can say it; the rest (a real calendar date, a known zone) is in the descriptions.
+export const calendarDateSchema = z
+  .string()
+  .max(10, 'must be a date in the form YYYY-MM-DD')
+  .refine(isCalendarDate, 'must be a real date in the form YYYY-MM-DD')
+  .meta({ format: 'date', pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'a real calendar date, YYYY-MM-DD' });
 
-export const timeZoneSchema = z.string().max(64, 'must be an IANA time zone name, e.g. Europe/Berlin').refine(isValidTimeZone, 'must be an IANA time zone name, e.g. Europe/Berlin');
+export const timeZoneSchema = z
+  .string()
+  .max(64, 'must be an IANA time zone name, e.g. Europe/Berlin')
+  .refine(isValidTimeZone, 'must be an IANA time zone name, e.g. Europe/Berlin')
+  .meta({ minLength: 1, description: 'an IANA time zone name, e.g. Europe/Berlin; default UTC' });
 
 export const presetSchema = z.enum(presets, { error: `must be one of ${presets.join(', ')}` });
 
@@ -28,7 +38,7 @@ const rangeDateSchema = calendarDateSchema.refine(
   `must lie between ${RANGE_DATE_BOUNDS[0]} and ${RANGE_DATE_BOUNDS[1]}`,
 );
 
-export const dateRangeSchema = z.union([presetSchema, z.tuple([rangeDateSchema, rangeDateSchema])], {
+export const dateRangeSchema = z.union([presetSchema, z.tuple([rangeDateSchema, rangeDateSchema]).meta({ minItems: 2, maxItems: 2, description: `[start, end], both days included, start not after end, between ${RANGE_DATE_BOUNDS[0]} and ${RANGE_DATE_BOUNDS[1]}` })], {
   error: `must be one of ${presets.join(', ')} or [start, end] dates`,
 }).refine((r) => typeof r === 'string' || r[0] <= r[1], 'start must not be after end');
 
@@ -54,7 +64,8 @@ export function queryInt(min: number, max: number) {
     .string()
     .regex(/^\d+$/, 'must be a whole number')
     .transform(Number)
-    .pipe(z.number().int().min(min).max(max));
+    .pipe(z.number().int().min(min).max(max))
+    .meta({ type: 'integer', minimum: min, maximum: max });
 }
 
 /** `true`/`false` (also `1`/`0`) in a query string. */

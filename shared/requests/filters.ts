@@ -40,6 +40,7 @@ export function filterSchema<F extends readonly [FilterField, ...FilterField[]]>
       z.enum(filterOperators, { error: `must be one of ${filterOperators.join(', ')}` }),
       filterValueSchema,
     ])
+    .meta({ minItems: 3, maxItems: 3, description: '[field, operator, value]' })
     .superRefine(([field, operator, value], ctx) => {
       if (field === 'event_property' && !/^[^:]+:/.test(value)) {
         ctx.addIssue({ code: 'custom', path: [2], message: 'must have the form key:value' });

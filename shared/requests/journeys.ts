@@ -19,7 +19,7 @@ const offset = z.number().int().min(0).max(1_000_000);
 export const visitorListRequestSchema = z.strictObject({
   domain: domainSchema,
   date_range: dateRangeSchema.optional(),
-  filters: z.array(filterSchema(journeyFilterFields)).max(20, 'at most 20 filters').refine(uniqueItems, 'must not hold the same filter twice').optional(),
+  filters: z.array(filterSchema(journeyFilterFields)).max(20, 'at most 20 filters').refine(uniqueItems, 'must not hold the same filter twice').meta({ uniqueItems: true }).optional(),
   pageviews_gt: count.optional(),
   pageviews_lt: count.optional(),
   sessions_gt: count.optional(),

@@ -25,13 +25,15 @@ export const queryRequestSchema = z
       .array(z.enum(metrics, { error: `must be one of ${metrics.join(', ')}` }))
       .min(1, 'must name at least one metric')
       .max(metrics.length, `at most ${metrics.length} metrics`)
+      .meta({ uniqueItems: true })
       .optional(),
     date_range: dateRangeSchema.optional(),
     dimensions: z
       .array(z.enum(dimensions, { error: `must be one of ${dimensions.join(', ')}` }))
       .max(2, 'at most 2 dimensions')
+      .meta({ uniqueItems: true })
       .optional(),
-    filters: z.array(filterSchema(queryFilterFields)).max(20, 'at most 20 filters').refine(uniqueItems, 'must not hold the same filter twice').optional(),
+    filters: z.array(filterSchema(queryFilterFields)).max(20, 'at most 20 filters').refine(uniqueItems, 'must not hold the same filter twice').meta({ uniqueItems: true }).optional(),
     sort: z
       .strictObject({
         field: z.enum(sortFields, { error: `must be one of ${sortFields.join(', ')}` }),

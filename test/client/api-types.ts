@@ -429,6 +429,7 @@ export interface operations {
                     sort_order?: "asc" | "desc";
                     limit?: number;
                     offset?: number;
+                    /** @description an IANA time zone name, e.g. Europe/Berlin; default UTC */
                     timezone?: string;
                     is_dev?: boolean;
                 };
@@ -453,10 +454,7 @@ export interface operations {
                         data: components["schemas"]["Visitor"][];
                         meta: {
                             domain: string;
-                            date_range: [
-                                string,
-                                string
-                            ];
+                            date_range: string[];
                             timezone: string;
                             /** @description time spent in the query engine, measured */
                             query_ms: number;
@@ -622,6 +620,7 @@ export interface operations {
                     ];
                     limit?: number;
                     offset?: number;
+                    /** @description an IANA time zone name, e.g. Europe/Berlin; default UTC */
                     timezone?: string;
                     is_dev?: boolean;
                     include_auto_events?: boolean;
@@ -652,10 +651,7 @@ export interface operations {
                             query_ms: number;
                             /** @description bytes Athena scanned (AWS only) */
                             bytes_scanned?: number;
-                            date_range: [
-                                string,
-                                string
-                            ];
+                            date_range: string[];
                             timezone: string;
                         };
                         pagination: components["schemas"]["Pagination"];
@@ -1201,7 +1197,9 @@ export interface operations {
         parameters: {
             query: {
                 domain: string;
+                /** @description a real calendar date, YYYY-MM-DD */
                 start_date?: string;
+                /** @description a real calendar date, YYYY-MM-DD */
                 end_date?: string;
             };
             header?: never;
@@ -1228,10 +1226,7 @@ export interface operations {
                         data: components["schemas"]["Annotation"][];
                         meta: {
                             domain: string;
-                            date_range: [
-                                string | null,
-                                string | null
-                            ];
+                            date_range: (string | null)[];
                         };
                     };
                 };
@@ -1326,6 +1321,10 @@ export interface operations {
             content: {
                 "application/json": {
                     domain: string;
+                    /**
+                     * Format: date
+                     * @description a real calendar date, YYYY-MM-DD
+                     */
                     date: string;
                     title: string;
                 };
@@ -1579,9 +1578,11 @@ export interface operations {
             query?: {
                 domain?: string;
                 period?: "7d" | "14d" | "30d" | "90d" | "12mo" | "all";
+                /** @description a real calendar date, YYYY-MM-DD */
                 start?: string;
+                /** @description a real calendar date, YYYY-MM-DD */
                 end?: string;
-                limit?: string;
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -1607,10 +1608,7 @@ export interface operations {
                         data: components["schemas"]["CustomEvent"][];
                         meta: {
                             domain: string;
-                            date_range: [
-                                string,
-                                string
-                            ];
+                            date_range: string[];
                             /** @description time spent in the query engine, measured */
                             query_ms: number;
                             /** @description bytes Athena scanned (AWS only) */
@@ -1739,9 +1737,11 @@ export interface operations {
             query?: {
                 domain?: string;
                 period?: "7d" | "14d" | "30d" | "90d" | "12mo" | "all";
+                /** @description a real calendar date, YYYY-MM-DD */
                 start?: string;
+                /** @description a real calendar date, YYYY-MM-DD */
                 end?: string;
-                limit?: string;
+                limit?: number;
             };
             header?: never;
             path: {
@@ -1769,10 +1769,7 @@ export interface operations {
                         data: string[];
                         meta: {
                             domain: string;
-                            date_range: [
-                                string,
-                                string
-                            ];
+                            date_range: string[];
                             /** @description time spent in the query engine, measured */
                             query_ms: number;
                             /** @description bytes Athena scanned (AWS only) */
@@ -1902,9 +1899,11 @@ export interface operations {
             query?: {
                 domain?: string;
                 period?: "7d" | "14d" | "30d" | "90d" | "12mo" | "all";
+                /** @description a real calendar date, YYYY-MM-DD */
                 start?: string;
+                /** @description a real calendar date, YYYY-MM-DD */
                 end?: string;
-                limit?: string;
+                limit?: number;
                 include_revenue?: "0" | "1" | "true" | "false";
             };
             header?: never;
@@ -1934,10 +1933,7 @@ export interface operations {
                         data: components["schemas"]["PropertyValue"][];
                         meta: {
                             domain: string;
-                            date_range: [
-                                string,
-                                string
-                            ];
+                            date_range: string[];
                             /** @description time spent in the query engine, measured */
                             query_ms: number;
                             /** @description bytes Athena scanned (AWS only) */
@@ -2091,6 +2087,7 @@ export interface operations {
                         /** @enum {string} */
                         order?: "asc" | "desc";
                     };
+                    /** @description an IANA time zone name, e.g. Europe/Berlin; default UTC */
                     timezone?: string;
                     limit?: number;
                     offset?: number;
@@ -2117,10 +2114,7 @@ export interface operations {
                         data: components["schemas"]["QueryRow"][];
                         meta: {
                             domain: string;
-                            date_range: [
-                                string,
-                                string
-                            ];
+                            date_range: string[];
                             timezone: string;
                             /** @description time spent in the query engine, measured */
                             query_ms: number;
@@ -2131,15 +2125,8 @@ export interface operations {
                         query: {
                             metrics: string[];
                             dimensions: string[];
-                            date_range: [
-                                string,
-                                string
-                            ];
-                            filters: [
-                                string,
-                                string,
-                                string
-                            ][];
+                            date_range: string[];
+                            filters: string[][];
                             sort: {
                                 field: string;
                                 /** @enum {string} */

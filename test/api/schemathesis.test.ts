@@ -1,0 +1,49 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { provisionPythonTool } from '../../local/tools/python-tools.js';
+import { shopEvents } from '../fixtures/shop-events.js';
+import { startTestApi, type TestApi } from '../support/test-api.js';
+
+// schemathesis (PyPI) generates requests from the served OpenAPI document, valid and invalid, for every operation,
+// and checks every answer: no server error, every status, header and body as the document says, invalid requests
+// refused. One check is left out: `positive_data_acceptance`, which expects every schema-valid request to succeed;
+// some rules are not JSON Schema (a real calendar date, a known time zone, start and end together, a domain the key
+// may read), and requests breaking them get the documented 400 or 403.
+
+let api: TestApi;
+let token: string;
+
+beforeAll(async () => {
+  // The fuzzer sends well over 100 requests a minute with one key.
+  process.env.ANALYTICS_RATE_LIMIT_PER_MINUTE = '1000000';
+  api = await startTestApi();
+  await api.importEvents(shopEvents);
+  token = (await api.createKey({ domains: ['shop.test'], scopes: ['analytics:read', 'analytics:write'] })).token;
+});
+afterAll(async () => {
+  delete process.env.ANALYTICS_RATE_LIMIT_PER_MINUTE;
+  await api?.close();
+});
+
+it('every operation answers as the OpenAPI document says, whatever schemathesis sends', { timeout: 600_000 }, async () => {
+  const { bin } = provisionPythonTool('schemathesis');
+  // Asynchronously: the server answering it runs in this process.
+  const run = await promisify(execFile)(
+    bin,
+    [
+      'run', `${api.url}/openapi.json`,
+      '--header', `Authorization: Bearer ${token}`,
+      '--checks', 'all',
+      '--exclude-checks', 'positive_data_acceptance',
+      '--max-examples', '20',
+      '--workers', '2',
+      '--seed', '1',
+      '--no-color',
+    ],
+    { encoding: 'utf8', env: { ...process.env, SCHEMATHESIS_TELEMETRY: 'false' }, maxBuffer: 64 * 1024 * 1024 },
+  ).catch((error: { code?: number; stdout?: string; stderr?: string }) => {
+    throw new Error(`schemathesis exited with ${error.code}:\n${`${error.stdout ?? ''}${error.stderr ?? ''}`.slice(-4000)}`);
+  });
+  expect(`${run.stdout}`).toMatch(/\d+ generated, \d+ passed/);
+});
