@@ -6,6 +6,7 @@ import { jsonResponse } from '../../shared/http/response.js';
 import { logger } from '../../shared/log.js';
 import { createLocalServer, type ExtraRoutes } from './http-server.js';
 import { openApiJson } from './openapi-document.js';
+import { referencePageRoutes } from './reference-page.js';
 import { openLocalDynamo, type LocalDynamo } from './local-dynamo.js';
 import { startTrinoAthena, type TrinoAthena } from '../trino/trino-athena.js';
 import { backfillWhenFree } from '../store/backfill.js';
@@ -63,6 +64,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
   let openApi: Promise<string> | undefined;
   const server = createLocalServer({
     'GET /openapi.json': async () => jsonResponse(200, JSON.parse(await (openApi ??= openApiJson()))),
+    ...referencePageRoutes(),
     ...options.extraRoutes,
   });
   await new Promise<void>((resolveListen, reject) => {

@@ -61,6 +61,21 @@ describe('the OpenAPI document', () => {
     }
   });
 
+  it('is rendered at GET /docs by Swagger UI, served from this server (offline), which loads /openapi.json', async () => {
+    const page = await api.request('GET', '/docs');
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    const scripts = [...String(page.body).matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
+    expect(scripts).toEqual(['/docs/swagger-ui.css', '/docs/swagger-ui-bundle.js']);
+    expect(String(page.body)).toContain("url: '/openapi.json'");
+    const bundle = await api.request('GET', '/docs/swagger-ui-bundle.js');
+    expect(bundle.status).toBe(200);
+    expect(bundle.headers.get('content-type')).toMatch(/^text\/javascript/);
+    expect(String(bundle.body)).toContain('SwaggerUIBundle');
+    const css = await api.request('GET', '/docs/swagger-ui.css');
+    expect(css.headers.get('content-type')).toMatch(/^text\/css/);
+  });
+
   it('is served at GET /openapi.json and names every route of the route table', async () => {
     const res = await api.request('GET', '/openapi.json');
     expect(res.status).toBe(200);
