@@ -1,6 +1,5 @@
 import { spawn, spawnSync, type SpawnOptions } from 'node:child_process';
 import { createReadStream, existsSync, mkdirSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { pathLiteral } from '../shared/engines/duckdb-engine.js';
@@ -38,16 +37,7 @@ export function ensureInstalled(command: string, packages: string[], log: (line:
 }
 
 /** A TCP port that was free on 127.0.0.1 a moment ago. */
-export function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolvePort(port));
-    });
-  });
-}
+export { freePort } from '../local/tools/local-process.js';
 
 /** Runs a command to completion; rejects with its stderr on a non-zero exit. `input` is streamed to stdin. */
 export function run(command: string, args: string[], options: SpawnOptions & { input?: string; inputFile?: string } = {}): Promise<string> {

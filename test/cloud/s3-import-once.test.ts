@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CreateBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { derivedUrlOf, s3ImportRecords, s3Publisher, s3StoredDays } from '../../local/cli/aws-target.js';
 import { importEvents, type ImportOptions } from '../../local/store/importer.js';
 import { startMoto, type MotoServer } from '../../local/tools/moto-server.js';
 import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
 import { readUsage } from '../../shared/limits/limiter.js';
 import { generatedEvents } from '../support/generated-sessions.js';
+import { keysOf } from '../support/s3-keys.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
 
 // `npm run import -- --s3` against a real S3 implementation (moto's server): the same input imported twice, or
@@ -56,17 +57,6 @@ async function target(failures: { afterUploads?: number; atRecord?: boolean } = 
   return { bucket, options };
 }
 
-async function keysOf(bucket: string): Promise<string[]> {
-  const keys: string[] = [];
-  let token: string | undefined;
-  do {
-    const page = await s3.send(new ListObjectsV2Command({ Bucket: bucket, ContinuationToken: token }));
-    keys.push(...(page.Contents ?? []).map((o) => o.Key!));
-    token = page.NextContinuationToken;
-  } while (token);
-  return keys.sort();
-}
-
 /** The events of one domain of its own, so each case reads its own usage. */
 function eventsOf(domain: string): unknown[] {
   return generatedEvents().map((e) => ({ ...(e as object), domain }));
@@ -77,12 +67,12 @@ describe('import --s3 is exactly once', () => {
     const events = eventsOf('twice.test');
     const { bucket, options } = await target();
     const first = await importEvents(events, api.paths, options);
-    const keys = await keysOf(bucket);
+    const keys = await keysOf(s3, bucket);
     expect(first.rowsWritten).toBe(events.length);
     expect(keys.filter((k) => k.startsWith('imports/'))).toHaveLength(1);
     const second = await importEvents(events, api.paths, options);
     expect(second.alreadyImported).toBe(true);
-    expect(await keysOf(bucket)).toEqual(keys);
+    expect(await keysOf(s3, bucket)).toEqual(keys);
     expect(await readUsage('twice.test')).toBe(events.length);
   });
 
@@ -91,7 +81,7 @@ describe('import --s3 is exactly once', () => {
     const days = new Set(events.map((e) => (e as { timestamp: string }).timestamp.slice(0, 10)));
     const dying = await target({ afterUploads: 3 });
     await expect(importEvents(events, api.paths, dying.options)).rejects.toThrow('process died');
-    const visible = await keysOf(dying.bucket);
+    const visible = await keysOf(s3, dying.bucket);
     const eventFiles = visible.filter((k) => k.startsWith('events/'));
     expect(eventFiles).toHaveLength(3);
     // Every event file readers can see already has its derived files: they are uploaded first.
@@ -99,7 +89,7 @@ describe('import --s3 is exactly once', () => {
     expect(await readUsage('midway.test')).toBe(0);
     const retry = await importEvents(events, api.paths, { ...dying.options, publish: s3Publisher(`s3://${dying.bucket}/events`, s3) });
     expect(retry.rowsWritten).toBe(events.length);
-    const keys = await keysOf(dying.bucket);
+    const keys = await keysOf(s3, dying.bucket);
     // One file per partition and relation: the three uploaded before the death were overwritten, not doubled.
     for (const folder of ['events', ...derivedRelations.map((r) => r.folder)]) {
       const partitions = keys.filter((k) => k.startsWith(`${folder}/`)).map((k) => k.split('/').slice(0, 3).join('/'));
@@ -113,11 +103,11 @@ describe('import --s3 is exactly once', () => {
     const events = eventsOf('record.test');
     const dying = await target({ atRecord: true });
     await expect(importEvents(events, api.paths, dying.options)).rejects.toThrow('process died');
-    const before = await keysOf(dying.bucket);
+    const before = await keysOf(s3, dying.bucket);
     expect(before.some((k) => k.startsWith('imports/'))).toBe(false);
     expect(await readUsage('record.test')).toBe(events.length);
     await importEvents(events, api.paths, { ...dying.options, publishedImports: s3ImportRecords(`s3://${dying.bucket}/events`, s3) });
-    const after = await keysOf(dying.bucket);
+    const after = await keysOf(s3, dying.bucket);
     expect(after.filter((k) => !k.startsWith('imports/'))).toEqual(before);
     expect(await readUsage('record.test')).toBe(events.length);
   });

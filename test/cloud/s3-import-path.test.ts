@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CreateBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { derivedUrlOf, s3Publisher, s3StoredDays } from '../../local/cli/aws-target.js';
 import { importEvents } from '../../local/store/importer.js';
 import { startMoto, type MotoServer } from '../../local/tools/moto-server.js';
@@ -9,6 +9,7 @@ import { derivedRelations, type DerivedFolder } from '../../shared/events/derive
 import { engineCallEvents, engineCalls, sendCall, SHOP } from '../support/engine-calls.js';
 import { domain as generatedDomain } from '../support/generated-sessions.js';
 import { rotatingToken } from '../support/rotating-token.js';
+import { keysOf } from '../support/s3-keys.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
 import { trinoAvailable } from '../support/trino-available.js';
 
@@ -53,13 +54,7 @@ describe.skipIf(!trinoAvailable('S3 import path suite'))('events imported to S3 
   });
 
   it('writes every relation in the published layout, one ZSTD file per partition and relation', async () => {
-    const keys: string[] = [];
-    let token: string | undefined;
-    do {
-      const page = await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, ContinuationToken: token }));
-      keys.push(...(page.Contents ?? []).map((o) => o.Key!));
-      token = page.NextContinuationToken;
-    } while (token);
+    const keys = await keysOf(s3, BUCKET);
     const folders = new Set(keys.map((k) => k.split('/')[0]));
     expect([...folders].sort()).toEqual(['events', ...derivedRelations.map((r) => r.folder)].sort());
     for (const key of keys) expect(key).toMatch(/^[a-z]+\/domain=[a-z.]+\/dt=\d{4}-\d{2}-\d{2}\/[^/]+\.parquet$/);
