@@ -8,7 +8,7 @@ import { createLocalServer, type ExtraRoutes } from './http-server.js';
 import { openApiJson } from './openapi-document.js';
 import { referencePageRoutes } from './reference-page.js';
 import { openLocalDynamo, type LocalDynamo } from './local-dynamo.js';
-import { startTrinoAthena, type TrinoAthena } from '../trino/trino-athena.js';
+import type { TrinoAthena } from '../trino/trino-athena.js';
 import { backfillWhenFree } from '../store/backfill.js';
 import { localCodec } from '../store/parquet-codec.js';
 import { localPaths, type LocalPaths } from '../store/paths.js';
@@ -59,7 +59,8 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
   const dynamo = await openLocalDynamo(paths, { publish: true });
   await recordStoreDays(paths);
   const engine = await DuckDbEngine.open(paths.eventsDir);
-  const trino = options.engine === 'trino' ? await startTrinoAthena({ bucket: { dir: paths.currentLink }, ...(options.resultReuseMinutes === undefined ? {} : { resultReuseMinutes: options.resultReuseMinutes }) }) : undefined;
+  // Loaded only in that mode: it synthesizes the CDK stack for its tables, which `npm start` otherwise never needs.
+  const trino = options.engine === 'trino' ? await (await import('../trino/trino-athena.js')).startTrinoAthena({ bucket: { dir: paths.currentLink }, ...(options.resultReuseMinutes === undefined ? {} : { resultReuseMinutes: options.resultReuseMinutes }) }) : undefined;
   installEngine(trino?.engine ?? engine);
   let openApi: Promise<string> | undefined;
   const server = createLocalServer({
