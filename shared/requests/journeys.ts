@@ -34,7 +34,7 @@ export const visitorListRequestSchema = z.strictObject({
   offset: offset.optional(),
   timezone: timeZoneSchema.optional(),
   is_dev: z.boolean().optional(),
-});
+}).meta({ example: { domain: 'demo.example.com', date_range: '30d', sort_by: 'last_seen', limit: 10 } });
 
 export const timelineRequestSchema = z.strictObject({
   domain: domainSchema,
@@ -45,14 +45,14 @@ export const timelineRequestSchema = z.strictObject({
   timezone: timeZoneSchema.optional(),
   is_dev: z.boolean().optional(),
   include_auto_events: z.boolean().optional(),
-});
+}).meta({ example: { domain: 'demo.example.com', visitor_id: 'v_9e3779b1', date_range: '30d', limit: 50 } });
 
 /** journeys/stats and journeys/activity: one visitor, all time. */
 export const visitorRequestSchema = z.strictObject({
   domain: domainSchema,
   visitor_id: visitorIdSchema,
   is_dev: z.boolean().optional(),
-});
+}).meta({ example: { domain: 'demo.example.com', visitor_id: 'v_9e3779b1' } });
 
 export type VisitorListRequest = z.output<typeof visitorListRequestSchema>;
 export type TimelineRequest = z.output<typeof timelineRequestSchema>;

@@ -63,7 +63,9 @@ export const queryRequestSchema = z
         ctx.addIssue({ code: 'custom', path: ['sort', 'field'], message: 'sorting by revenue needs include_revenue: true' });
       }
     }
-  });
+  })
+  // The example the reference page's "Try it out" starts from: the top pages of the demo site.
+  .meta({ example: { domain: 'demo.example.com', metrics: ['visitors', 'pageviews', 'bounce_rate'], dimensions: ['page'], date_range: '30d', sort: { field: 'visitors', order: 'desc' }, limit: 10 } });
 
 export type QueryRequest = z.output<typeof queryRequestSchema>;
 

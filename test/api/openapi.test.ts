@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadRouteSpecs } from '../../shared/http/openapi.js';
 import { responseSchemas } from '../../shared/http/response-schemas.js';
 import { routes, type RouteKey } from '../../shared/routes.js';
 import { openApiJson } from '../../local/server/openapi-document.js';
@@ -35,6 +36,19 @@ describe('the OpenAPI document', () => {
     const report = JSON.parse(run.stdout) as { totals: { errors: number; warnings: number }; problems: { ruleId: string; message: string }[] };
     expect(report.problems.map((p) => `${p.ruleId}: ${p.message}`)).toEqual([]);
     expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
+  });
+
+  it('gives each JSON body an example that the handler accepts, which "Try it out" starts from', async () => {
+    const specs = await loadRouteSpecs((module) => import(`../../functions/${module}.ts`));
+    const doc = JSON.parse(await openApiJson());
+    for (const [key, route] of Object.entries(routes) as [RouteKey, (typeof routes)[RouteKey]][]) {
+      const body = specs[key].body;
+      if (!body) continue;
+      const documented = doc.paths[route.path][route.method.toLowerCase()].requestBody.content['application/json'].schema;
+      const schema = documented.$ref ? doc.components.schemas[documented.$ref.split('/').pop()] : documented;
+      expect(schema.example, route.name).toBeDefined();
+      expect(body.safeParse(schema.example).error?.issues ?? [], route.name).toEqual([]);
+    }
   });
 
   it('names the shapes clients use as components, and the timeline items as a union on `type`', async () => {
