@@ -1,4 +1,4 @@
-import { endOfQuoted } from '../../shared/engines/athena-literals.js';
+import { endOfIgnored } from '../../shared/engines/athena-literals.js';
 
 // Athena's documented rules for execution parameters, as the emulator enforces them: each `?` of a statement
 // must sit in a WHERE clause (not in a SELECT list, a HAVING clause, an aggregate's FILTER, a JOIN's ON, ...),
@@ -49,16 +49,11 @@ export function placeholderClauses(sql: string): { at: number; clause: string | 
   let i = 0;
   while (i < sql.length) {
     const c = sql[i]!;
-    if (c === "'" || c === '"') {
-      i = endOfQuoted(sql, i, c);
-      lastWord = '';
-    } else if (c === '-' && sql[i + 1] === '-') {
-      const newline = sql.indexOf('\n', i);
-      i = newline === -1 ? sql.length : newline + 1;
-    } else if (c === '/' && sql[i + 1] === '*') {
-      const close = sql.indexOf('*/', i + 2);
-      if (close === -1) throw new Error('unterminated block comment');
-      i = close + 2;
+    const skipped = endOfIgnored(sql, i);
+    if (skipped !== i) {
+      // A quoted run ends a word (`FILTER` stays the last word across a comment, not across a string).
+      if (c === "'" || c === '"') lastWord = '';
+      i = skipped;
     } else if (/[A-Za-z_]/.test(c)) {
       const word = /^[A-Za-z_][A-Za-z0-9_]*/.exec(sql.slice(i))![0];
       const upper = word.toUpperCase();

@@ -79,26 +79,38 @@ export function findPlaceholders(sql: string): number[] {
   const found: number[] = [];
   let i = 0;
   while (i < sql.length) {
-    const c = sql[i]!;
-    if (c === "'" || c === '"') {
-      i = endOfQuoted(sql, i, c);
-    } else if (c === '-' && sql[i + 1] === '-') {
-      const newline = sql.indexOf('\n', i);
-      i = newline === -1 ? sql.length : newline + 1;
-    } else if (c === '/' && sql[i + 1] === '*') {
-      const close = sql.indexOf('*/', i + 2);
-      if (close === -1) throw new Error('unterminated block comment in SQL');
-      i = close + 2;
-    } else {
-      if (c === '?') found.push(i);
-      i += 1;
+    const next = endOfIgnored(sql, i);
+    if (next !== i) {
+      i = next;
+      continue;
     }
+    if (sql[i] === '?') found.push(i);
+    i += 1;
   }
   return found;
 }
 
+/**
+ * Index just past the 'string literal', "quoted identifier", -- line comment or block comment that starts at `i`,
+ * or `i` itself when none starts there: what every reader of placeholders skips.
+ */
+export function endOfIgnored(sql: string, i: number): number {
+  const c = sql[i];
+  if (c === "'" || c === '"') return endOfQuoted(sql, i, c);
+  if (c === '-' && sql[i + 1] === '-') {
+    const newline = sql.indexOf('\n', i);
+    return newline === -1 ? sql.length : newline + 1;
+  }
+  if (c === '/' && sql[i + 1] === '*') {
+    const close = sql.indexOf('*/', i + 2);
+    if (close === -1) throw new Error('unterminated block comment in SQL');
+    return close + 2;
+  }
+  return i;
+}
+
 /** Index just past the quoted run that opens at `start`; a doubled quote is an escaped quote, not the end. */
-export function endOfQuoted(sql: string, start: number, quote: string): number {
+function endOfQuoted(sql: string, start: number, quote: string): number {
   let i = start + 1;
   for (;;) {
     const close = sql.indexOf(quote, i);
