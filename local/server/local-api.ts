@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { DuckDbEngine } from '../../shared/engines/duckdb-engine.js';
 import { installEngine } from '../../shared/engines/registry.js';
+import { rateLimitPerMinute } from '../../shared/config.js';
 import { jsonResponse } from '../../shared/http/response.js';
 import { logger } from '../../shared/log.js';
 import { createLocalServer, type ExtraRoutes } from './http-server.js';
@@ -53,6 +54,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
   const paths = localPaths(options.dataDir);
   mkdirSync(paths.dataDir, { recursive: true });
   localCodec(); // a misspelt ANALYTICS_PARQUET_COMPRESSION stops the start, not a later import or backfill
+  rateLimitPerMinute(); // likewise a bad ANALYTICS_RATE_LIMIT_PER_MINUTE: not a 500 on every request
   // Queries read the derived relations: a store imported before they existed gets them before the first query,
   // or, while another process imports, as soon as it is done.
   const backfill = await backfillWhenFree(paths, options.backfillRetryMs, (error) => logger.error('backfill of the derived files failed', { error }));

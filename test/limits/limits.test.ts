@@ -71,6 +71,30 @@ describe('rate limit: 100 requests per minute per key', () => {
   });
 });
 
+describe('ANALYTICS_RATE_LIMIT_PER_MINUTE (for a contract fuzzer on a local server)', () => {
+  it('a value that is not a whole number from 1 to 1000000 stops the start with the reason', async () => {
+    for (const value of ['0', '1.5', 'many', '1000001']) {
+      process.env.ANALYTICS_RATE_LIMIT_PER_MINUTE = value;
+      try {
+        await expect(startTestApi(), value).rejects.toThrow('ANALYTICS_RATE_LIMIT_PER_MINUTE must be a whole number from 1 to 1000000');
+      } finally {
+        delete process.env.ANALYTICS_RATE_LIMIT_PER_MINUTE;
+      }
+    }
+  });
+
+  it('raises the limit the headers announce', async () => {
+    const { token } = await api.createKey({ domains: ['rate.test'] });
+    process.env.ANALYTICS_RATE_LIMIT_PER_MINUTE = '250';
+    try {
+      expect((await annotations(token)).headers.get('x-ratelimit-limit')).toBe('250');
+    } finally {
+      delete process.env.ANALYTICS_RATE_LIMIT_PER_MINUTE;
+    }
+    expect((await annotations(token)).headers.get('x-ratelimit-limit')).toBe('100');
+  });
+});
+
 describe('usage limit: the plan event limit per domain and calendar month', () => {
   it('imported events and API calls count; the call past the limit is 403 usage_limit_exceeded', async () => {
     const { token } = await api.createKey({ domains: ['usage.test'], eventLimit: 5 });
