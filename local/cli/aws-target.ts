@@ -1,11 +1,6 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { HeadObjectCommand, ListObjectsV2Command, NotFound, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import type { ImportRecord } from '../store/imports.js';
-import type { DomainDays } from '../../shared/store/domain-days-repo.js';
-
 // The local commands against a deployed stack instead of ./.data: DynamoDB tables named by the environment
-// (the stack's outputs), credentials and region from the AWS SDK's default chain, events written to S3.
+// (the stack's outputs), credentials and region from the AWS SDK's default chain, events written to S3
+// (ingest/s3-store.ts).
 
 /** Checks the table variables a command needs are set, with the fix in the message. */
 export function requireAwsTables(names: ('CREDENTIALS_TABLE' | 'COUNTERS_TABLE')[]): void {
@@ -16,84 +11,4 @@ export function requireAwsTables(names: ('CREDENTIALS_TABLE' | 'COUNTERS_TABLE')
         `${missing[0]}=$(aws cloudformation describe-stacks --stack-name AnalyticsQueryApi --query "Stacks[0].Outputs[?OutputKey=='${missing[0] === 'CREDENTIALS_TABLE' ? 'CredentialsTableName' : 'CountersTableName'}'].OutputValue" --output text)`,
     );
   }
-}
-
-/** `s3://bucket/prefix` → its parts; the prefix is where `domain=.../dt=...` folders go (the stack's `events`). */
-export function parseS3Url(url: string): { bucket: string; prefix: string } {
-  const match = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(url);
-  if (!match) throw new Error(`not an S3 location: ${url} (expected s3://bucket/prefix)`);
-  return { bucket: match[1]!, prefix: (match[2] ?? '').replace(/\/+$/, '') };
-}
-
-/** Uploads staged files to S3 at the same relative keys; each PutObject is atomic, so readers never see half a file. */
-export function s3Publisher(url: string, client = new S3Client({})): (stagingDir: string, files: string[]) => Promise<void> {
-  const { bucket, prefix } = parseS3Url(url);
-  return async (stagingDir, files) => {
-    const queue = [...files];
-    const upload = async () => {
-      for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
-        const key = [prefix, name.split('\\').join('/')].filter(Boolean).join('/');
-        await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: await readFile(join(stagingDir, name)), ContentType: 'application/vnd.apache.parquet' }));
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(8, files.length) }, upload));
-  };
-}
-
-/** The first and last `dt=` folder of a domain's events already at `url` (one listing of its day folders). */
-export function s3StoredDays(url: string, client = new S3Client({})): (domain: string) => Promise<DomainDays | undefined> {
-  const { bucket, prefix } = parseS3Url(url);
-  return async (domain) => {
-    const under = `${[prefix, `domain=${domain}`].filter(Boolean).join('/')}/`;
-    const days: string[] = [];
-    let token: string | undefined;
-    do {
-      const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: under, Delimiter: '/', ContinuationToken: token }));
-      for (const p of page.CommonPrefixes ?? []) {
-        const day = /dt=(\d{4}-\d{2}-\d{2})\/$/.exec(p.Prefix ?? '')?.[1];
-        if (day) days.push(day);
-      }
-      token = page.NextContinuationToken;
-    } while (token);
-    days.sort();
-    return days.length ? { firstDay: days[0]!, lastDay: days[days.length - 1]! } : undefined;
-  };
-}
-
-/**
- * The import records of the bucket of `url`: `imports/<digest>.json` beside the events prefix, outside every Glue
- * table's location.
- */
-export function s3ImportRecords(url: string, client = new S3Client({})): { has(digest: string): Promise<boolean>; record(record: ImportRecord): Promise<void> } {
-  const { bucket, prefix } = parseS3Url(url);
-  const parent = prefix.split('/').slice(0, -1).join('/');
-  const key = (digest: string) => {
-    if (!/^[0-9a-f]{64}$/.test(digest)) throw new Error('an import digest is 64 hex digits');
-    return [parent, 'imports', `${digest}.json`].filter(Boolean).join('/');
-  };
-  return {
-    has: async (digest) => {
-      try {
-        await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key(digest) }));
-        return true;
-      } catch (error) {
-        if (error instanceof NotFound || (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return false;
-        throw error;
-      }
-    },
-    record: async (record) => {
-      await client.send(new PutObjectCommand({ Bucket: bucket, Key: key(record.digest), Body: JSON.stringify(record), ContentType: 'application/json' }));
-    },
-  };
-}
-
-/**
- * Where a derived relation of the events at `url` goes: its folder beside the events prefix (the stack's
- * `s3://bucket/events` → `s3://bucket/sessions`, `s3://bucket/pageviews`: the locations of its Glue tables,
- * infra/event-lake.ts).
- */
-export function derivedUrlOf(url: string, folder: string): string {
-  const { bucket, prefix } = parseS3Url(url);
-  const parent = prefix.split('/').slice(0, -1).join('/');
-  return `s3://${bucket}/${[parent, folder].filter(Boolean).join('/')}`;
 }

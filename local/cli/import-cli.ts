@@ -1,8 +1,8 @@
 import { basename, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { derivedUrlOf, requireAwsTables, s3ImportRecords, s3Publisher, s3StoredDays } from './aws-target.js';
-import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
-import { importNdjson } from '../store/importer.js';
+import { requireAwsTables } from './aws-target.js';
+import { s3Destination } from '../../ingest/s3-store.js';
+import { importNdjson, type ImportOptions } from '../store/importer.js';
 import { openLocalDynamo } from '../server/local-dynamo.js';
 import { localPaths } from '../store/paths.js';
 
@@ -27,18 +27,11 @@ if (files.length === 0 || args.values.help) {
 
 const paths = localPaths();
 let failed = false;
-let publish: ReturnType<typeof s3Publisher> | undefined;
-let publishDerived: Record<DerivedFolder, ReturnType<typeof s3Publisher>> | undefined;
-let storedDays: ReturnType<typeof s3StoredDays> | undefined;
-let publishedImports: ReturnType<typeof s3ImportRecords> | undefined;
+let destination: ImportOptions = {};
 const dynamo = await (async () => {
   if (args.values.s3 === undefined) return openLocalDynamo(paths, { publish: false });
   requireAwsTables(['COUNTERS_TABLE']);
-  publish = s3Publisher(args.values.s3);
-  storedDays = s3StoredDays(args.values.s3);
-  publishedImports = s3ImportRecords(args.values.s3);
-  const url = args.values.s3;
-  publishDerived = Object.fromEntries(derivedRelations.map((r) => [r.folder, s3Publisher(derivedUrlOf(url, r.folder))])) as Record<DerivedFolder, ReturnType<typeof s3Publisher>>;
+  destination = s3Destination(args.values.s3);
   return { close: async () => {} };
 })().catch((error: Error) => {
   console.error(`error: ${error.message}`);
@@ -48,7 +41,7 @@ try {
   for (const file of files) {
     try {
       // npm runs scripts in the package folder; INIT_CWD is where the person typed the command.
-      const report = await importNdjson(resolve(process.env.INIT_CWD ?? '.', file), paths, { onProgress: progressPrinter(file), publish, publishDerived, storedDays, publishedImports });
+      const report = await importNdjson(resolve(process.env.INIT_CWD ?? '.', file), paths, { ...destination, onProgress: progressPrinter(file) });
       clearProgress();
       if (report.alreadyImported) {
         console.log(`${file}: already imported (same SHA-256 as an earlier import), nothing added`);

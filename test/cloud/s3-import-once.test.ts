@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { derivedUrlOf, s3ImportRecords, s3Publisher, s3StoredDays } from '../../local/cli/aws-target.js';
+import { derivedUrlOf, s3ImportRecords, s3Publisher, s3StoredDays } from '../../ingest/s3-store.js';
 import { importEvents, type ImportOptions } from '../../local/store/importer.js';
 import { startMoto, type MotoServer } from '../../local/tools/moto-server.js';
 import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { derivedUrlOf, s3Publisher, s3StoredDays } from '../../local/cli/aws-target.js';
+import { derivedUrlOf, s3Publisher, s3StoredDays } from '../../ingest/s3-store.js';
 import { importEvents } from '../../local/store/importer.js';
 import { startMoto, type MotoServer } from '../../local/tools/moto-server.js';
 import { startTrinoAthena, type TrinoAthena } from '../../local/trino/trino-athena.js';

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseS3Url, requireAwsTables, s3Publisher, s3StoredDays } from '../../local/cli/aws-target.js';
+import { requireAwsTables } from '../../local/cli/aws-target.js';
+import { parseS3Url, s3Publisher, s3StoredDays } from '../../ingest/s3-store.js';
 import { runCli } from '../support/run-cli.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
 

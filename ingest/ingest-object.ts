@@ -1,0 +1,148 @@
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, open, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip } from 'node:zlib';
+import { randomBytes } from 'node:crypto';
+import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { importLines, importNdjson, type ImportReport } from '../local/store/importer.js';
+import { localPaths } from '../local/store/paths.js';
+import { parquetLines, UnreadableObject } from './parquet-lines.js';
+import { s3Destination } from './s3-store.js';
+
+// One object a producer put under `incoming/` in the events bucket, made part of the store (docs/DEPLOY.md,
+// "Feeding the stack"): read with the importer the CLI uses (same rules, same files, same exactly-once record),
+// then its report written and the object moved away. Every step is safe to repeat, so a redelivered or duplicated
+// notification, or a retry after a crash at any step, ends in the state one clean run leaves:
+//   1. the import publishes derived files, then event files, counts usage once per input digest, and writes the
+//      input's record last (a second import of the same bytes writes nothing);
+//   2. a report of the rejected lines, when there are any, goes to `rejected/<name>.report.json` (overwritten whole);
+//   3. the object is copied to `ingested/<name>` (or `rejected/<name>` when it cannot be read at all), then deleted
+//      from `incoming/`. An object no longer there was finished by an earlier delivery.
+// Object keys under `incoming/` must be unique (Firehose's are): a key put again before its first copy was moved
+// is ingested as whatever it holds when it is read.
+
+export const INCOMING_PREFIX = 'incoming/';
+export const INGESTED_PREFIX = 'ingested/';
+export const REJECTED_PREFIX = 'rejected/';
+
+/** The largest object accepted, as stored (compressed or not); a larger one is rejected whole. */
+export const MAX_OBJECT_BYTES = 2 * 1024 ** 3;
+/** The most a gzip object may inflate to; beyond it the object is rejected whole (a gzip bomb stops here). */
+export const MAX_INFLATED_BYTES = 4 * 1024 ** 3;
+
+export interface IngestTarget {
+  client: S3Client;
+  bucket: string;
+  /** A folder for the object and the import's staging files (Lambda: under /tmp). */
+  workDir: string;
+}
+
+export type IngestOutcome =
+  | { key: string; outcome: 'ingested' | 'already-ingested'; rows: number; rejectedLines: number }
+  | { key: string; outcome: 'rejected'; reason: string }
+  /** Moved by an earlier delivery, or deleted by someone else: nothing to do. */
+  | { key: string; outcome: 'absent' }
+  /** Not under `incoming/` (a notification set up wider than the stack's). */
+  | { key: string; outcome: 'ignored' };
+
+export interface IngestReportFile {
+  source: string;
+  rowsWritten: number;
+  rejected: ImportReport['rejected'];
+  /** Set when the object could not be read at all; then nothing of it was written. */
+  error?: string;
+}
+
+
+export async function ingestObject(key: string, target: IngestTarget): Promise<IngestOutcome> {
+  if (!key.startsWith(INCOMING_PREFIX) || key.length === INCOMING_PREFIX.length) return { key, outcome: 'ignored' };
+  const name = key.slice(INCOMING_PREFIX.length);
+  const dir = join(target.workDir, `ingest-${randomBytes(6).toString('hex')}`);
+  await mkdir(dir, { recursive: true });
+  try {
+    let file: string;
+    try {
+      file = await download(target, key, dir);
+    } catch (error) {
+      if (error instanceof NoSuchKey || (error as { name?: string }).name === 'NoSuchKey') return { key, outcome: 'absent' };
+      if (!(error instanceof UnreadableObject)) throw error;
+      await finish(target, key, name, REJECTED_PREFIX, { source: key, rowsWritten: 0, rejected: [], error: error.message });
+      return { key, outcome: 'rejected', reason: error.message };
+    }
+    const options = { ...s3Destination(`s3://${target.bucket}/events`, target.client), batchRows: 50_000 };
+    const paths = localPaths(join(dir, 'store'));
+    let report: ImportReport;
+    try {
+      report = name.endsWith('.parquet') ? await importLines(parquetLines(file), paths, options) : await importNdjson(file, paths, options);
+    } catch (error) {
+      if (!(error instanceof UnreadableObject)) throw error;
+      await finish(target, key, name, REJECTED_PREFIX, { source: key, rowsWritten: 0, rejected: [], error: error.message });
+      return { key, outcome: 'rejected', reason: error.message };
+    }
+    const rowsWritten = report.alreadyImported ? 0 : report.rowsWritten;
+    await finish(target, key, name, INGESTED_PREFIX, report.rejected.length > 0 ? { source: key, rowsWritten, rejected: report.rejected } : undefined);
+    return { key, outcome: report.alreadyImported ? 'already-ingested' : 'ingested', rows: rowsWritten, rejectedLines: report.rejected.length };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Writes the report (when there is one), then moves the object under `prefix`: copy, then delete. */
+async function finish(target: IngestTarget, key: string, name: string, prefix: string, report: IngestReportFile | undefined): Promise<void> {
+  const { client, bucket } = target;
+  if (report) {
+    await client.send(
+      new PutObjectCommand({ Bucket: bucket, Key: `${REJECTED_PREFIX}${name}.report.json`, Body: JSON.stringify(report, null, 1), ContentType: 'application/json' }),
+    );
+  }
+  try {
+    await client.send(new CopyObjectCommand({ Bucket: bucket, Key: `${prefix}${name}`, CopySource: `${bucket}/${encodeURIComponent(key).replace(/%2F/g, '/')}` }));
+  } catch (error) {
+    // Gone meanwhile: a concurrent delivery of the same notification moved it.
+    if ((error as { name?: string }).name === 'NoSuchKey') return;
+    throw error;
+  }
+  await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
+}
+
+/**
+ * The object as an NDJSON or Parquet file in `dir`: gzip (by its magic bytes, whatever the name) is inflated on the
+ * way, bounded by MAX_INFLATED_BYTES.
+ */
+async function download(target: IngestTarget, key: string, dir: string): Promise<string> {
+  const object = await target.client.send(new GetObjectCommand({ Bucket: target.bucket, Key: key }));
+  if ((object.ContentLength ?? 0) > MAX_OBJECT_BYTES) {
+    (object.Body as NodeJS.ReadableStream | undefined)?.resume?.();
+    throw new UnreadableObject(`object of ${object.ContentLength} bytes is larger than ${MAX_OBJECT_BYTES} bytes; split it`);
+  }
+  const raw = join(dir, 'object');
+  await pipeline(object.Body as NodeJS.ReadableStream, createWriteStream(raw));
+  const head = Buffer.alloc(2);
+  const handle = await open(raw);
+  try {
+    await handle.read(head, 0, 2, 0);
+  } finally {
+    await handle.close();
+  }
+  if (head[0] !== 0x1f || head[1] !== 0x8b) return raw;
+  const inflated = join(dir, 'inflated');
+  let bytes = 0;
+  const bounded = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      bytes += chunk.length;
+      if (bytes > MAX_INFLATED_BYTES) done(new UnreadableObject(`gzip object inflates to more than ${MAX_INFLATED_BYTES} bytes; split it`));
+      else done(null, chunk);
+    },
+  });
+  try {
+    await pipeline(createReadStream(raw), createGunzip(), bounded, createWriteStream(inflated));
+  } catch (error) {
+    if (error instanceof UnreadableObject) throw error;
+    throw new UnreadableObject(`not a readable gzip object (${(error as Error).message})`);
+  } finally {
+    await rm(raw, { force: true });
+  }
+  return inflated;
+}

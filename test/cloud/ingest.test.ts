@@ -1,0 +1,270 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync, createGzip } from 'node:zlib';
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { ingestHandler } from '../../functions/ingest-events.js';
+import { startMoto, type MotoServer } from '../../local/tools/moto-server.js';
+import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
+import { importEvents } from '../../local/store/importer.js';
+import { localPaths } from '../../local/store/paths.js';
+import { readUsage } from '../../shared/limits/limiter.js';
+import { generatedEvents } from '../support/generated-sessions.js';
+import { ingestBucket, motoClients, type IngestBucket } from '../support/ingest-bucket.js';
+import { keysOf } from '../support/s3-keys.js';
+import { startTestApi, type TestApi } from '../support/test-api.js';
+
+// The ingest function against real parts: objects put in a bucket on moto's S3 server, announced by S3 to an SQS
+// queue on the same server, handed to the handler as Lambda's SQS event; usage and domain days in dynalite.
+// Exactly once under duplicate and concurrent deliveries and a crash at every write; poison objects rejected with
+// their reasons while the good rows around them land.
+
+let moto: MotoServer;
+let api: TestApi;
+const work = mkdtempSync(join(tmpdir(), 'ingest-test-'));
+
+beforeAll(async () => {
+  moto = await startMoto();
+  api = await startTestApi();
+}, 180_000);
+afterAll(async () => {
+  await api?.close();
+  await moto?.stop();
+});
+
+const handlerFor = (client: S3Client) => ingestHandler(client, work);
+
+/** The generated sessions under a domain of their own, so each case reads its own usage. */
+function eventsOf(domain: string): Record<string, unknown>[] {
+  return generatedEvents().map((e) => ({ ...(e as object), domain }));
+}
+const ndjson = (events: unknown[]) => events.map((e) => JSON.stringify(e)).join('\n') + '\n';
+
+/** The rows of one relation in the bucket, read back with DuckDB, sorted: what a reader of S3 would see. */
+async function rowsOf(target: IngestBucket, folder: string): Promise<string[]> {
+  const keys = (await keysOf(target.s3, target.bucket)).filter((k) => k.startsWith(`${folder}/`) && k.endsWith('.parquet'));
+  const dir = mkdtempSync(join(work, 'read-'));
+  const files: string[] = [];
+  for (const [i, key] of keys.entries()) {
+    const object = await target.s3.send(new GetObjectCommand({ Bucket: target.bucket, Key: key }));
+    const file = join(dir, `${i}.parquet`);
+    writeFileSync(file, await object.Body!.transformToByteArray());
+    files.push(file);
+  }
+  return readRows(`[${files.map((f) => `'${f}'`).join(', ')}]`);
+}
+
+/**
+ * Rows of Parquet files (a DuckDB list or glob literal of test-made paths), sorted. Visitor keys and whole marks
+ * are left out: a local store assigns them, files on S3 cannot (docs/STORAGE.md).
+ */
+async function readRows(files: string): Promise<string[]> {
+  const instance = await DuckDBInstance.create(':memory:');
+  const connection = await instance.connect();
+  try {
+    const rows = (await connection.runAndReadAll(`SELECT COLUMNS(c -> c NOT IN ('visitor_key', 'whole')) FROM read_parquet(${files}, union_by_name = true, hive_partitioning = false)`)).getRowObjectsJson();
+    return rows.map((r) => JSON.stringify(r)).sort();
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
+
+/**
+ * What readers of the bucket see: every key (the store's files, reports, moved objects; import records by name) and
+ * the rows of every relation. (Not the bytes: Parquet files of equal rows may differ in row order within a group.)
+ */
+async function storeState(target: IngestBucket): Promise<{ keys: string[]; rows: Record<string, string[]> }> {
+  const keys = (await keysOf(target.s3, target.bucket)).filter((k) => !k.startsWith('incoming/'));
+  const rows: Record<string, string[]> = {};
+  for (const folder of ['events', ...derivedRelations.map((r) => r.folder)]) rows[folder] = await rowsOf(target, folder);
+  return { keys, rows };
+}
+
+describe('ingest: objects under incoming/ become the store', () => {
+  it('NDJSON, gzip and Parquet objects: every valid row once, every rejected line reported by number, every object moved', async () => {
+    const target = await ingestBucket(moto);
+    const events = eventsOf('formats.test');
+    const thirds = [events.slice(0, 300), events.slice(300, 600), events.slice(600)];
+    const bad = ['{"not json', JSON.stringify({ ...thirds[0]![0]!, domain: 'Not A Domain' })];
+    const plain = [...thirds[0]!.slice(0, 100).map((e) => JSON.stringify(e)), ...bad, ...thirds[0]!.slice(100).map((e) => JSON.stringify(e))].join('\n');
+    await target.put('incoming/2026/11/25/plain.ndjson', plain);
+    await target.put('incoming/2026/11/25/firehose-1', gzipSync(ndjson(thirds[1]!)));
+    await target.put('incoming/2026/11/25/events.parquet', await parquetOf(thirds[2]!));
+    expect(await target.deliver(handlerFor(target.s3))).toEqual([]);
+
+    const keys = await keysOf(target.s3, target.bucket);
+    expect(keys.filter((k) => k.startsWith('incoming/'))).toEqual([]);
+    expect(keys.filter((k) => k.startsWith('ingested/'))).toEqual(['ingested/2026/11/25/events.parquet', 'ingested/2026/11/25/firehose-1', 'ingested/2026/11/25/plain.ndjson']);
+    const report = JSON.parse(await text(target, 'rejected/2026/11/25/plain.ndjson.report.json'));
+    expect(report.rowsWritten).toBe(thirds[0]!.length);
+    expect(report.rejected.map((r: { line: number }) => r.line)).toEqual([101, 102]);
+    expect(report.rejected[0].reason).toMatch(/not valid JSON/);
+    expect(report.rejected[1].reason).toMatch(/domain "Not A Domain"/);
+    expect(keys.filter((k) => k.startsWith('rejected/'))).toEqual(['rejected/2026/11/25/plain.ndjson.report.json']);
+
+    // The bucket holds what a local import of the same valid events holds, relation by relation.
+    const local = await localRows(...thirds);
+    for (const folder of ['events', ...derivedRelations.map((r) => r.folder)]) expect(await rowsOf(target, folder), folder).toEqual(local[folder]);
+    expect(await readUsage('formats.test')).toBe(events.length);
+  });
+
+  it('a notification delivered twice, and the same object put again under a second key: counted once, written once', async () => {
+    const target = await ingestBucket(moto);
+    const events = eventsOf('twice.test');
+    await target.put('incoming/a.ndjson', ndjson(events));
+    expect(await target.deliver(handlerFor(target.s3), { twice: true })).toEqual([]);
+    const once = await storeState(target);
+    await target.put('incoming/copy-of-a.ndjson', ndjson(events));
+    expect(await target.deliver(handlerFor(target.s3))).toEqual([]);
+    const after = await storeState(target);
+    expect(after.rows).toEqual(once.rows);
+    expect(after.keys.filter((k) => !k.startsWith('ingested/'))).toEqual(once.keys.filter((k) => !k.startsWith('ingested/')));
+    expect(await readUsage('twice.test')).toBe(events.length);
+  });
+
+  it('two objects with rows in the same partitions, ingested at the same time: both land whole', async () => {
+    const target = await ingestBucket(moto);
+    const events = eventsOf('together.test');
+    const odd = events.filter((_, i) => i % 2 === 1);
+    const even = events.filter((_, i) => i % 2 === 0);
+    await target.put('incoming/odd.ndjson', ndjson(odd));
+    await target.put('incoming/even.ndjson', ndjson(even));
+    const records = (await target.receive()).filter((r) => r.body.includes('ObjectCreated'));
+    expect(records).toHaveLength(2);
+    const handle = handlerFor(target.s3);
+    const results = await Promise.all(records.map((r) => handle({ Records: [r] })));
+    expect(results.flatMap((r) => r.batchItemFailures)).toEqual([]);
+    expect(await rowsOf(target, 'events')).toEqual((await localRows(odd, even)).events);
+    expect(await readUsage('together.test')).toBe(events.length);
+  });
+
+  it('a crash after every write of the ingest, then the redelivery: the state of one clean run, usage counted once', { timeout: 600_000 }, async () => {
+    // Two days of rows: a dozen writes, each one a crash point.
+    const events = eventsOf('crash.test').filter((e) => /^2026-03-0[12]/.test(e.timestamp as string));
+    const body = gzipSync(ndjson([...events, { type: 'nope' }]));
+    const reference = await ingestBucket(moto);
+    await reference.put('incoming/batch.ndjson.gz', body);
+    const writes = countingClient(moto);
+    expect(await reference.deliver(ingestHandler(writes.client, work))).toEqual([]);
+    const clean = await storeState(reference);
+    expect(writes.count()).toBeGreaterThan(8);
+    for (let crashAt = 0; crashAt < writes.count(); crashAt++) {
+      const target = await ingestBucket(moto);
+      await target.put('incoming/batch.ndjson.gz', body);
+      const dying = countingClient(moto, crashAt);
+      expect(await target.deliver(ingestHandler(dying.client, work)), `crash at write ${crashAt}`).toHaveLength(1);
+      expect(await target.deliver(handlerFor(target.s3)), `redelivery after a crash at write ${crashAt}`).toEqual([]);
+      expect(await storeState(target), `after a crash at write ${crashAt}`).toEqual(clean);
+    }
+    // Every run counted toward one domain; the digest made each count once.
+    expect(await readUsage('crash.test')).toBe(events.length);
+  });
+
+  it('poison: a broken gzip is moved to rejected/ with its reason; a 1 GiB line is rejected by number and the rows around it land', { timeout: 300_000 }, async () => {
+    const target = await ingestBucket(moto);
+    const events = eventsOf('poison.test').slice(0, 50);
+    await target.put('incoming/broken.gz', gzipSync(ndjson(events)).subarray(0, 200));
+    await target.put('incoming/long-line.gz', await gzipOf([ndjson(events.slice(0, 20)), { repeat: 'a', bytes: 1024 ** 3 }, '\n', ndjson(events.slice(20))]));
+    expect(await target.deliver(handlerFor(target.s3))).toEqual([]);
+    const keys = await keysOf(target.s3, target.bucket);
+    expect(keys.filter((k) => /^(incoming|ingested|rejected)\//.test(k))).toEqual([
+      'ingested/long-line.gz',
+      'rejected/broken.gz',
+      'rejected/broken.gz.report.json',
+      'rejected/long-line.gz.report.json',
+    ]);
+    expect(JSON.parse(await text(target, 'rejected/broken.gz.report.json')).error).toMatch(/not a readable gzip object/);
+    const long = JSON.parse(await text(target, 'rejected/long-line.gz.report.json'));
+    expect(long.rejected).toEqual([{ line: 21, reason: 'line longer than 1048576 bytes' }]);
+    expect(long.rowsWritten).toBe(50);
+    expect(await readUsage('poison.test')).toBe(50);
+  });
+
+  it('a message that is not an S3 notification fails alone, so the queue retries it and then dead-letters it', async () => {
+    const target = await ingestBucket(moto);
+    await target.put('incoming/fine.ndjson', ndjson(eventsOf('alone.test').slice(0, 10)));
+    const record = (await target.receive()).find((r) => r.body.includes('ObjectCreated'));
+    const handle = handlerFor(target.s3);
+    const result = await handle({ Records: [{ ...record!, messageId: 'garbage', body: 'not json at all' }, record!] });
+    expect(result.batchItemFailures).toEqual([{ itemIdentifier: 'garbage' }]);
+    expect(await readUsage('alone.test')).toBe(10);
+  });
+});
+
+/** An S3 client on moto that counts its writes (put, copy, delete) and, from write `crashAt` on, fails as a dead process would. */
+function countingClient(server: MotoServer, crashAt = Infinity): { client: S3Client; count(): number } {
+  const { s3: client } = motoClients(server);
+  let writes = 0;
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (/^(Put|Copy|Delete)Object/.test(context.commandName ?? '')) {
+        if (writes >= crashAt) throw new Error('the process died');
+        writes += 1;
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'countWrites' },
+  );
+  return { client, count: () => writes };
+}
+
+async function text(target: IngestBucket, key: string): Promise<string> {
+  return (await target.s3.send(new GetObjectCommand({ Bucket: target.bucket, Key: key }))).Body!.transformToString();
+}
+
+/**
+ * The same events imported into a fresh local store, one import per batch as the objects were: each relation's
+ * rows as rowsOf reads them (a session in two objects is two fragments in both stores).
+ */
+async function localRows(...batches: Record<string, unknown>[][]): Promise<Record<string, string[]>> {
+  const paths = localPaths(mkdtempSync(join(work, 'local-')));
+  // Under a domain of its own, so the local import's usage is not the bucket's (files hold no domain column).
+  for (const events of batches) expect((await importEvents(events.map((e) => ({ ...e, domain: 'local-twin.test' })), paths)).rejected).toEqual([]);
+  {
+    const out: Record<string, string[]> = {};
+    for (const folder of ['events', ...derivedRelations.map((r) => r.folder)]) {
+      const dir = folder === 'events' ? paths.eventsDir : paths.derivedDirs[folder as DerivedFolder];
+      out[folder] = await readRows(`'${dir}/*/*/*.parquet'`);
+    }
+    return out;
+  }
+}
+
+/** Events as an event-format Parquet file: import-format columns, `timestamp` a TIMESTAMPTZ, properties JSON text. */
+async function parquetOf(events: unknown[]): Promise<Uint8Array> {
+  const dir = mkdtempSync(join(work, 'parquet-'));
+  writeFileSync(join(dir, 'in.ndjson'), ndjson(events));
+  const instance = await DuckDBInstance.create(':memory:');
+  const connection = await instance.connect();
+  await connection.run(
+    `COPY (SELECT * REPLACE (CAST("timestamp" AS TIMESTAMPTZ) AS "timestamp") FROM read_json('${dir}/in.ndjson', format = 'newline_delimited', columns = {
+      domain: 'VARCHAR', "timestamp": 'VARCHAR', type: 'VARCHAR', visitor_id: 'VARCHAR', session_id: 'VARCHAR', url_path: 'VARCHAR', referrer: 'VARCHAR',
+      utm_source: 'VARCHAR', utm_medium: 'VARCHAR', utm_campaign: 'VARCHAR', utm_content: 'VARCHAR', utm_term: 'VARCHAR', country: 'VARCHAR', region: 'VARCHAR',
+      city: 'VARCHAR', browser: 'VARCHAR', os: 'VARCHAR', device: 'VARCHAR', scroll_depth: 'DOUBLE', event_name: 'VARCHAR', event_properties: 'JSON',
+      transaction_id: 'VARCHAR', currency: 'VARCHAR', revenue_event: 'VARCHAR', amount_cents: 'BIGINT', is_dev: 'BOOLEAN'})) TO '${dir}/out.parquet' (FORMAT parquet)`,
+  );
+  connection.closeSync();
+  instance.closeSync();
+  return readFile(join(dir, 'out.parquet'));
+}
+
+/** gzip of text parts and long runs of one character, streamed (a 1 GiB run is never held in memory). */
+async function gzipOf(parts: (string | { repeat: string; bytes: number })[]): Promise<Buffer> {
+  async function* source() {
+    for (const part of parts) {
+      if (typeof part === 'string') yield Buffer.from(part);
+      else {
+        const block = Buffer.alloc(1 << 20, part.repeat);
+        for (let left = part.bytes; left > 0; left -= block.length) yield left >= block.length ? block : block.subarray(0, left);
+      }
+    }
+  }
+  const chunks: Buffer[] = [];
+  for await (const chunk of Readable.from(source()).pipe(createGzip({ level: 1 }))) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
