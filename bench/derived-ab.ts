@@ -25,7 +25,7 @@ const totals = { raw: 0, 'text ids': 0, keys: 0 };
 console.log('| query | raw rows p50 | derived, text ids p50 | derived, keys p50 | same answer |\n|---|---:|---:|---:|---|');
 for (const query of dashboardMix('shop.bench.example', '2026-11-20')) {
   // As the API plans it: with the store's shape where it lets visitors be counted by bitmaps.
-  const storeShape = query.path === '/v1/query' ? await storeShapeFor(new EngineRunner(engine), analyticsQueryOf(query)) : undefined;
+  const storeShape = query.path === '/v1/query' ? await storeShapeFor(await EngineRunner.forDomain(query.body.domain, engine), analyticsQueryOf(query)) : undefined;
   const sql = {
     raw: planOf(query, { sessionFragments: false, pageviewBuckets: false, visitorDays: false }).sql,
     'text ids': planOf(query, {}, textIds).sql,

@@ -120,7 +120,7 @@ export class DuckDbTwin implements BenchEngine {
   /** The API's plan options for a mix query: the store's shape where it could choose bitmaps (services/store-shape.ts). */
   async apiOptions(query: MixQuery): Promise<PlanOptions> {
     if (query.path !== '/v1/query') return {};
-    const storeShape = await storeShapeFor(new EngineRunner(this.engine), analyticsQueryOf(query));
+    const storeShape = await storeShapeFor(await EngineRunner.forDomain(query.body.domain, this.engine), analyticsQueryOf(query));
     return storeShape ? { storeShape } : {};
   }
 

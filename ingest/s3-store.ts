@@ -4,6 +4,7 @@ import { HeadObjectCommand, ListObjectsV2Command, NotFound, PutObjectCommand, S3
 import type { ImportOptions } from '../local/store/importer.js';
 import type { ImportRecord } from '../local/store/imports.js';
 import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
+import { hideFiles, showFiles } from '../shared/store/file-states-repo.js';
 import type { DomainDays } from '../shared/store/domain-days-repo.js';
 
 // The events bucket as the store writer sees it (docs/STORAGE.md): where each relation's files go, the import
@@ -92,10 +93,12 @@ export function derivedUrlOf(url: string, folder: string): string {
 
 /**
  * Everything the importer needs to write to the events prefix at `url` (`s3://bucket/events`): the publishers of
- * the events and of each derived relation, the bucket's import records and its stored days.
+ * the events and of each derived relation, the bucket's import records, its stored days, and the file states that
+ * keep an import's files from queries until all are up.
  */
-export function s3Destination(url: string, client = new S3Client({})): Required<Pick<ImportOptions, 'publish' | 'publishDerived' | 'publishedImports' | 'storedDays'>> {
+export function s3Destination(url: string, client = new S3Client({})): Required<Pick<ImportOptions, 'publish' | 'publishDerived' | 'publishedImports' | 'storedDays' | 'visibility'>> {
   return {
+    visibility: { hide: (domain, files) => hideFiles(domain, files), show: showFiles },
     publish: s3Publisher(url, client),
     publishDerived: Object.fromEntries(derivedRelations.map((r) => [r.folder, s3Publisher(derivedUrlOf(url, r.folder), client)])) as Record<DerivedFolder, ReturnType<typeof s3Publisher>>,
     publishedImports: s3ImportRecords(url, client),

@@ -48,6 +48,11 @@ export interface ImportOptions {
    * than adding copies, and the record is written last, once every file is up and the usage counted.
    */
   publishedImports?: { has(digest: string): Promise<boolean>; record(record: ImportRecord): Promise<void> };
+  /**
+   * With `publish`: hides each domain's files (`dt=<day>/<file>`) from queries before the first upload and shows
+   * them after the last, so queries see an import whole or not at all (shared/store/file-states-repo.ts).
+   */
+  visibility?: { hide(domain: string, files: string[]): Promise<void>; show(domain: string, files: string[]): Promise<void> };
   /** With `publish`: the days a domain already has files in at the destination (written before days were recorded). */
   storedDays?: (domain: string) => Promise<DomainDays | undefined>;
   /** Rows buffered in memory before they are spilled to a staging file; bounds memory, not the files written. */
@@ -132,8 +137,13 @@ async function importChecked(
       if (writer.bufferedRows >= (options.batchRows ?? DEFAULT_BATCH_ROWS)) await writer.spill();
     }
     const digest = typeof identity.digest === 'string' ? identity.digest : identity.digest();
-    if (options.publish && (await options.publishedImports?.has(digest))) return alreadyImportedReport(report.rejected);
-    const files = await writer.writePartitions(eventsStaging, derivedStaging, options.publish ? `${digest.slice(0, 32)}.parquet` : undefined);
+    const publishedName = `${digest.slice(0, 32)}.parquet`;
+    if (options.publish && (await options.publishedImports?.has(digest))) {
+      // Recorded, so every file is up; shown again in case the process died between the record and the showing.
+      for (const [domain, names] of byDomain(writer.partitionFiles(publishedName))) await options.visibility?.show(domain, names);
+      return alreadyImportedReport(report.rejected);
+    }
+    const files = await writer.writePartitions(eventsStaging, derivedStaging, options.publish ? publishedName : undefined);
     // The days of every file are recorded before any file is published, so all-time reads bounded by them
     // (shared/store/domain-days-repo.ts) always cover what they can see. A domain without a record may have files
     // from before records existed: their days are recorded first.
@@ -146,6 +156,8 @@ async function importChecked(
     }
     const record: ImportRecord = { digest, source: identity.source, at: new Date().toISOString(), rows: report.rowsWritten, domains: report.domains };
     if (options.publish) {
+      const hidden = byDomain(files);
+      for (const [domain, names] of hidden) await options.visibility?.hide(domain, names);
       // Derived files first: an event file readers can see always has its derived files beside it.
       for (const { folder } of derivedRelations) await options.publishDerived![folder](derivedStaging[folder], parquetFilesUnder(derivedStaging[folder]));
       await options.publish(eventsStaging, files);
@@ -153,6 +165,7 @@ async function importChecked(
       // Counted once per input whatever the retries, then recorded: a record means rows and usage are both in.
       for (const [domain, count] of Object.entries(report.domains)) await recordImportedEventsOnce(domain, count, digest);
       await options.publishedImports?.record(record);
+      for (const [domain, names] of hidden) await options.visibility?.show(domain, names);
       return report;
     }
     const published = await withStoreTransaction(paths, async (snapshot) => {
@@ -177,6 +190,17 @@ async function importChecked(
     writer.close();
     await rm(staging, { recursive: true, force: true });
   }
+}
+
+/** Files named `domain=<d>/dt=<day>/<file>` by domain, each as `dt=<day>/<file>`. */
+function byDomain(files: string[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const file of files) {
+    const [domainPart, ...rest] = file.split(/[\\/]/);
+    const domain = domainPart!.slice('domain='.length);
+    out.set(domain, [...(out.get(domain) ?? []), rest.join('/')]);
+  }
+  return out;
 }
 
 function alreadyImportedReport(rejected: ImportReport['rejected'] = []): ImportReport {
@@ -271,6 +295,11 @@ class PartitionWriter {
       files.push(name);
     }
     return files;
+  }
+
+  /** The relative names writePartitions gives the event files of this import, without writing them. */
+  partitionFiles(fileName: string): string[] {
+    return [...this.partitions.values()].map(({ domain, dt }) => join(`domain=${domain}`, `dt=${dt}`, fileName));
   }
 
   private closeAppender(): void {

@@ -22,7 +22,7 @@ async function scopeOf(runner: EngineRunner, domain: string, window: EventsWindo
 }
 
 export async function listCustomEvents(domain: string, window: EventsWindow, now = new Date()) {
-  const runner = new EngineRunner();
+  const runner = await EngineRunner.forDomain(domain);
   const scope = await scopeOf(runner, domain, window, now);
   const rows = await runner.rows(printEventList(scope, window.limit, runner.target));
   return {
@@ -32,7 +32,7 @@ export async function listCustomEvents(domain: string, window: EventsWindow, now
 }
 
 export async function listEventPropertyKeys(domain: string, event: string, window: EventsWindow, now = new Date()) {
-  const runner = new EngineRunner();
+  const runner = await EngineRunner.forDomain(domain);
   const scope = await scopeOf(runner, domain, window, now);
   const rows = await runner.rows(printEventPropertyKeys(scope, event, window.limit, runner.target));
   return {
@@ -48,7 +48,7 @@ export async function listEventPropertyValues(
   window: EventsWindow & { includeRevenue: boolean },
   now = new Date(),
 ) {
-  const runner = new EngineRunner();
+  const runner = await EngineRunner.forDomain(domain);
   const scope = await scopeOf(runner, domain, window, now);
   const rows = await runner.rows(printEventPropertyValues(scope, event, key, window.limit, window.includeRevenue, runner.target));
   return {

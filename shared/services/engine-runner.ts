@@ -4,6 +4,8 @@ import { analyticsEngine } from '../engines/registry.js';
 import { requestLogger } from '../log.js';
 import { printFirstEvent } from '../query/scope/first-event.js';
 import { readDomainDays } from '../store/domain-days-repo.js';
+import { excludedFiles } from '../store/file-states-repo.js';
+import { withExcludedFiles } from '../query/sql/catalog.js';
 import type { SqlTarget } from '../query/sql/target.js';
 
 // Runs printed queries on the installed engine and keeps the figures `meta` reports: the time spent in the
@@ -13,16 +15,25 @@ export class EngineRunner {
   private elapsedMs = 0;
   private scanned: number | undefined;
 
-  constructor(private readonly engine: QueryEngine = analyticsEngine()) {}
+  private constructor(
+    private readonly engine: QueryEngine,
+    /** What this runner's queries are printed for: the engine's target, less the files upkeep is replacing. */
+    readonly target: SqlTarget,
+  ) {}
 
-  /** What this engine's queries are printed for. */
-  get target(): SqlTarget {
-    return this.engine.target;
+  /**
+   * A runner for queries of `domain`. On a store whose files upkeep replaces in place (S3), it first reads which
+   * files the domain's queries must leave out (one DynamoDB read), so no query sees a partition's rows twice.
+   */
+  static async forDomain(domain: string, engine: QueryEngine = analyticsEngine()): Promise<EngineRunner> {
+    const { target } = engine;
+    if (!target.catalog.filesReplacedInPlace) return new EngineRunner(engine, target);
+    return new EngineRunner(engine, { ...target, catalog: withExcludedFiles(target.catalog, await excludedFiles(domain)) });
   }
 
-  /** A runner of its own on the same engine, for work that outlives the request: its time is not the request's. */
+  /** A runner of its own on the same engine and files, for work that outlives the request: its time is not the request's. */
   fork(): EngineRunner {
-    return new EngineRunner(this.engine);
+    return new EngineRunner(this.engine, this.target);
   }
 
   /** What caches of facts about the engine's store are kept per (services/store-shape.ts). */
@@ -42,7 +53,7 @@ export class EngineRunner {
     } finally {
       const elapsed = performance.now() - started;
       this.elapsedMs += elapsed;
-      requestLogger().info('query', { engine: this.engine.target.dialect.name, query_ms: Math.round(elapsed), ...(outcome ?? { failed: true }) });
+      requestLogger().info('query', { engine: this.target.dialect.name, query_ms: Math.round(elapsed), ...(outcome ?? { failed: true }) });
     }
   }
 

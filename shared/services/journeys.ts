@@ -46,7 +46,7 @@ async function requireVisitor(runner: EngineRunner, scope: EventScope): Promise<
 }
 
 export async function listVisitors(request: VisitorListRequest, domain: string, now = new Date()) {
-  const runner = new EngineRunner();
+  const runner = await EngineRunner.forDomain(domain);
   const page = await pageOf(runner, request, domain, JOURNEYS_DEFAULTS.listLimit, now);
   const { range, limit, offset } = page;
   const plan = planVisitorList({
@@ -93,7 +93,7 @@ function visitorItem(row: SqlRow) {
 }
 
 export async function visitorTimeline(request: TimelineRequest, domain: string, now = new Date()) {
-  const runner = new EngineRunner();
+  const runner = await EngineRunner.forDomain(domain);
   const page = await pageOf(runner, request, domain, JOURNEYS_DEFAULTS.timelineLimit, now);
   const { range, limit, offset } = page;
   const plan = planTimeline({ ...page, visitorId: request.visitor_id, includeAutoEvents: request.include_auto_events ?? false });
@@ -140,7 +140,7 @@ function timelineItem(row: SqlRow) {
 }
 
 export async function visitorStats(request: VisitorRequest, domain: string) {
-  const runner = new EngineRunner();
+  const runner = await EngineRunner.forDomain(domain);
   const scope = visitorScope(domain, request.visitor_id, request.is_dev ?? false, await readDomainDays(domain));
   const [row] = await runner.rows(printVisitorStats(scope, runner.target));
   if (!row || Number(row.row_count) === 0) throw new NotFoundError('Visitor not found');
@@ -163,7 +163,7 @@ export async function visitorStats(request: VisitorRequest, domain: string) {
 }
 
 export async function visitorActivity(request: VisitorRequest, domain: string) {
-  const runner = new EngineRunner();
+  const runner = await EngineRunner.forDomain(domain);
   const scope = visitorScope(domain, request.visitor_id, request.is_dev ?? false, await readDomainDays(domain));
   const rows = await runner.rows(printVisitorActivity(scope, runner.target));
   if (rows.length === 0) await requireVisitor(runner, scope);

@@ -22,7 +22,7 @@ export function normaliseQueryRequest(request: QueryRequest, domain: string, ran
 
 /** POST /v1/query: normalise, read the store's shape where it could decide a source, plan, print, run, shape. */
 export async function runAnalyticsQuery(request: QueryRequest, domain: string, now = new Date()) {
-  const runner = new EngineRunner();
+  const runner = await EngineRunner.forDomain(domain);
   const timeZone = request.timezone ?? 'UTC';
   const range = await resolveDateRange(request.date_range ?? QUERY_DEFAULTS.dateRange, timeZone, now, () => runner.firstEventAt(domain, false));
   const query = normaliseQueryRequest(request, domain, range);

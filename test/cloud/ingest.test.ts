@@ -1,4 +1,6 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { excludedFiles } from '../../shared/store/file-states-repo.js';
+import { crashingWrites, readRows, visibleRows } from '../support/s3-store-view.js';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +16,7 @@ import { importEvents } from '../../local/store/importer.js';
 import { localPaths } from '../../local/store/paths.js';
 import { readUsage } from '../../shared/limits/limiter.js';
 import { generatedEvents } from '../support/generated-sessions.js';
-import { ingestBucket, motoClients, type IngestBucket } from '../support/ingest-bucket.js';
+import { ingestBucket, type IngestBucket } from '../support/ingest-bucket.js';
 import { keysOf } from '../support/s3-keys.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
 
@@ -44,35 +46,8 @@ function eventsOf(domain: string): Record<string, unknown>[] {
 }
 const ndjson = (events: unknown[]) => events.map((e) => JSON.stringify(e)).join('\n') + '\n';
 
-/** The rows of one relation in the bucket, read back with DuckDB, sorted: what a reader of S3 would see. */
-async function rowsOf(target: IngestBucket, folder: string): Promise<string[]> {
-  const keys = (await keysOf(target.s3, target.bucket)).filter((k) => k.startsWith(`${folder}/`) && k.endsWith('.parquet'));
-  const dir = mkdtempSync(join(work, 'read-'));
-  const files: string[] = [];
-  for (const [i, key] of keys.entries()) {
-    const object = await target.s3.send(new GetObjectCommand({ Bucket: target.bucket, Key: key }));
-    const file = join(dir, `${i}.parquet`);
-    writeFileSync(file, await object.Body!.transformToByteArray());
-    files.push(file);
-  }
-  return readRows(`[${files.map((f) => `'${f}'`).join(', ')}]`);
-}
-
-/**
- * Rows of Parquet files (a DuckDB list or glob literal of test-made paths), sorted. Visitor keys and whole marks
- * are left out: a local store assigns them, files on S3 cannot (docs/STORAGE.md).
- */
-async function readRows(files: string): Promise<string[]> {
-  const instance = await DuckDBInstance.create(':memory:');
-  const connection = await instance.connect();
-  try {
-    const rows = (await connection.runAndReadAll(`SELECT COLUMNS(c -> c NOT IN ('visitor_key', 'whole')) FROM read_parquet(${files}, union_by_name = true, hive_partitioning = false)`)).getRowObjectsJson();
-    return rows.map((r) => JSON.stringify(r)).sort();
-  } finally {
-    connection.closeSync();
-    instance.closeSync();
-  }
-}
+/** The rows of one relation in the bucket as queries read them. */
+const rowsOf = (target: IngestBucket, folder: string) => visibleRows(target.s3, target.bucket, folder, work);
 
 /**
  * What readers of the bucket see: every key (the store's files, reports, moved objects; import records by name) and
@@ -149,20 +124,29 @@ describe('ingest: objects under incoming/ become the store', () => {
     const body = gzipSync(ndjson([...events, { type: 'nope' }]));
     const reference = await ingestBucket(moto);
     await reference.put('incoming/batch.ndjson.gz', body);
-    const writes = countingClient(moto);
+    const writes = crashingWrites(moto);
     expect(await reference.deliver(ingestHandler(writes.client, work))).toEqual([]);
+    writes.disarm();
     const clean = await storeState(reference);
     expect(writes.count()).toBeGreaterThan(8);
+    console.info(`ingest crash test: ${writes.count()} writes to S3 and DynamoDB, a crash after each`);
     for (let crashAt = 0; crashAt < writes.count(); crashAt++) {
       const target = await ingestBucket(moto);
       await target.put('incoming/batch.ndjson.gz', body);
-      const dying = countingClient(moto, crashAt);
+      const dying = crashingWrites(moto, crashAt);
       expect(await target.deliver(ingestHandler(dying.client, work)), `crash at write ${crashAt}`).toHaveLength(1);
+      dying.disarm();
+      // Between the crash and the redelivery, queries see the whole import in every relation or none of it.
+      const between = await storeState(target);
+      const seen = Object.entries(between.rows).map(([folder, rows]) => (rows.length === 0 ? 'none' : JSON.stringify(rows) === JSON.stringify(clean.rows[folder]) ? 'all' : `part of ${folder}`));
+      expect(new Set(seen).size, `after a crash at write ${crashAt}: ${seen.join(', ')}`).toBe(1);
+      expect(seen[0]).not.toMatch(/^part/);
       expect(await target.deliver(handlerFor(target.s3)), `redelivery after a crash at write ${crashAt}`).toEqual([]);
       expect(await storeState(target), `after a crash at write ${crashAt}`).toEqual(clean);
     }
-    // Every run counted toward one domain; the digest made each count once.
+    // Every run counted toward one domain; the digest made each count once. Nothing is left hidden.
     expect(await readUsage('crash.test')).toBe(events.length);
+    expect(await excludedFiles('crash.test')).toEqual([]);
   });
 
   it('poison: a broken gzip is moved to rejected/ with its reason; a 1 GiB line is rejected by number and the rows around it land', { timeout: 300_000 }, async () => {
@@ -195,23 +179,6 @@ describe('ingest: objects under incoming/ become the store', () => {
     expect(await readUsage('alone.test')).toBe(10);
   });
 });
-
-/** An S3 client on moto that counts its writes (put, copy, delete) and, from write `crashAt` on, fails as a dead process would. */
-function countingClient(server: MotoServer, crashAt = Infinity): { client: S3Client; count(): number } {
-  const { s3: client } = motoClients(server);
-  let writes = 0;
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      if (/^(Put|Copy|Delete)Object/.test(context.commandName ?? '')) {
-        if (writes >= crashAt) throw new Error('the process died');
-        writes += 1;
-      }
-      return next(args);
-    },
-    { step: 'initialize', name: 'countWrites' },
-  );
-  return { client, count: () => writes };
-}
 
 async function text(target: IngestBucket, key: string): Promise<string> {
   return (await target.s3.send(new GetObjectCommand({ Bucket: target.bucket, Key: key }))).Body!.transformToString();

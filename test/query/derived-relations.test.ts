@@ -325,7 +325,7 @@ describe('pageview buckets', () => {
   });
 
   it('read the store\'s shape for the planner: largest key, rows per day, distinct values', async () => {
-    const runner = new EngineRunner(api.engine);
+    const runner = await EngineRunner.forDomain(domain, api.engine);
     const query = queryOf(['visitors'], { dimensions: ['page'], filters: [], timeZone: 'UTC', range: ['2026-03-02', '2026-03-05'] });
     const shape = await storeShapeFor(runner, query);
     const [facts] = await api.engine.runRaw(
@@ -334,7 +334,7 @@ describe('pageview buckets', () => {
     expect(shape).toEqual({ maxKey: Number(facts!.k), rowsPerDay: Number(facts!.per_day), distinct: { url_path: Number(facts!.pages) } });
     expect(shape!.distinct.url_path).toBe(4);
     // Read once and kept: the second plan asks for no query.
-    const again = new EngineRunner(api.engine);
+    const again = await EngineRunner.forDomain(domain, api.engine);
     expect(await storeShapeFor(again, query)).toEqual(shape);
     expect(again.queryMs).toBe(0);
     // Ten minutes on, the old shape is served once more while one fresh read runs, and only one.
@@ -342,7 +342,7 @@ describe('pageview buckets', () => {
     const reads = vi.spyOn(EngineRunner.prototype, 'rows');
     try {
       vi.setSystemTime(Date.now() + 11 * 60_000);
-      const later = new EngineRunner(api.engine);
+      const later = await EngineRunner.forDomain(domain, api.engine);
       expect(await storeShapeFor(later, query)).toEqual(shape);
       expect(await storeShapeFor(later, query)).toEqual(shape);
       await vi.waitFor(() => expect(reads).toHaveBeenCalledTimes(1));

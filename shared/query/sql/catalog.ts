@@ -1,5 +1,5 @@
 import { PAGE_BUCKETS_TABLE, PAGEVIEW_BUCKETS_TABLE, SESSION_FRAGMENTS_TABLE, VISITOR_DAYS_TABLE } from '../../events/derived-relations.js';
-import { trusted, type Sql } from './sql.js';
+import { join, sql, str, trusted, type Sql } from './sql.js';
 
 // What an engine's store holds, apart from how its SQL is spelled (dialect.ts): the names of the stored
 // relations and the facts about their contents that decide which of them can answer a query. The planners read
@@ -22,6 +22,11 @@ export interface StoreCatalog {
    * older version again before marking any fragment whole; not of a bucket synced from an older local store.
    */
   readonly wholeFragmentsHavePaths: boolean;
+  /**
+   * Whether upkeep may be replacing files under the readers (the S3 store: shared/store/file-states-repo.ts), so a
+   * query must first learn which files to leave out (withExcludedFiles). A local store swaps whole snapshots.
+   */
+  readonly filesReplacedInPlace: boolean;
 }
 
 /** The local store: views named like the Glue tables, integer visitor keys, path lists on every whole fragment. */
@@ -35,6 +40,7 @@ export const localCatalog: StoreCatalog = {
   },
   bucketVisitor: 'visitor_key',
   wholeFragmentsHavePaths: true,
+  filesReplacedInPlace: false,
 };
 
 /** Glue tables of the derived relations, each defaulting to the relation's own name. */
@@ -70,5 +76,19 @@ export function athenaCatalog(database: string, table: string, derived: DerivedT
     },
     bucketVisitor: 'visitor_id',
     wholeFragmentsHavePaths: false,
+    filesReplacedInPlace: true,
   };
+}
+
+/**
+ * The catalog with each relation read without the files named in `files` (`dt=<day>/<file>`, the same names in
+ * every relation's folder, all of one domain). Each table becomes a subquery on the file's path, which Trino
+ * reads per split; the names are bound values in its WHERE, as Athena allows them.
+ */
+export function withExcludedFiles(catalog: StoreCatalog, files: readonly string[]): StoreCatalog {
+  if (files.length === 0) return catalog;
+  const names = join(files.map((f) => sql`${str(f)}`));
+  const without = (table: Sql) => sql`(SELECT * FROM ${table} WHERE regexp_extract("$path", '[^/]+/[^/]+$') NOT IN (${names}))`;
+  const tables = Object.fromEntries(Object.entries(catalog.tables).map(([relation, table]) => [relation, without(table)])) as Record<StoredRelation, Sql>;
+  return { ...catalog, tables };
 }

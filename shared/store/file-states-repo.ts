@@ -1,0 +1,136 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { tableNames } from '../config.js';
+import { documentClient } from './dynamo-client.js';
+
+// Which files of a domain's S3 partitions queries must not read yet, or not any more (docs/STORAGE.md, "Writing to
+// S3"). S3 makes one object visible at a time; this item (one per domain, `files#<domain>` in the counters table,
+// never expiring) makes many appear or disappear at once for readers, who read it before every query:
+//   - pending: files being uploaded (an import's files in every relation and partition, or a compacted file); left
+//     out until the writer shows them all in one write;
+//   - superseded: per partition, the files a compacted file replaced; left out from the write that makes the
+//     compacted file visible until upkeep deletes them, after a grace period longer than any query runs.
+// A file is named `dt=<day>/<file>.parquet`: every relation's files of one partition and one writer share a name.
+
+export interface Compaction {
+  /** The compacted file, `<name>.parquet`. */
+  file: string;
+  /** The files it replaces, `<name>.parquet`. */
+  replaces: string[];
+  /** Epoch ms when it replaced them. */
+  since: number;
+}
+
+export interface FileStates {
+  /** `dt=<day>/<file>` → epoch ms when hidden. */
+  pending: Record<string, number>;
+  /** By partition, `dt=<day>`. */
+  superseded: Record<string, Compaction>;
+}
+
+const key = (domain: string) => ({ pk: `files#${domain}` });
+/** Names per UpdateItem: far below DynamoDB's expression limits. */
+const NAMES_PER_WRITE = 100;
+
+export async function readFileStates(domain: string): Promise<FileStates> {
+  const { Item } = await documentClient().send(new GetCommand({ TableName: tableNames().counters, Key: key(domain), ConsistentRead: true }));
+  return { pending: (Item?.pending as FileStates['pending'] | undefined) ?? {}, superseded: (Item?.superseded as FileStates['superseded'] | undefined) ?? {} };
+}
+
+/** The files queries of `domain` leave out, as `dt=<day>/<file>`; none on a store no writer is changing. */
+export async function excludedFiles(domain: string): Promise<string[]> {
+  const { pending, superseded } = await readFileStates(domain);
+  return [...Object.keys(pending), ...Object.entries(superseded).flatMap(([partition, c]) => c.replaces.map((name) => `${partition}/${name}`))].sort();
+}
+
+/** Hides files from queries before they are uploaded (idempotent). */
+export async function hideFiles(domain: string, files: readonly string[], now = Date.now()): Promise<void> {
+  if (files.length === 0) return;
+  await ensureItem(domain);
+  for (let i = 0; i < files.length; i += NAMES_PER_WRITE) {
+    const part = files.slice(i, i + NAMES_PER_WRITE);
+    await documentClient().send(
+      new UpdateCommand({
+        TableName: tableNames().counters,
+        Key: key(domain),
+        UpdateExpression: `SET ${part.map((_, j) => `pending.#f${j} = if_not_exists(pending.#f${j}, :now)`).join(', ')}`,
+        ExpressionAttributeNames: Object.fromEntries(part.map((f, j) => [`#f${j}`, f])),
+        ExpressionAttributeValues: { ':now': now },
+      }),
+    );
+  }
+}
+
+/**
+ * Shows hidden files to queries once all are uploaded (idempotent). With more than NAMES_PER_WRITE files they
+ * appear in steps of that many: each step shows whole partitions' files of every relation together.
+ */
+export async function showFiles(domain: string, files: readonly string[]): Promise<void> {
+  for (let i = 0; i < files.length; i += NAMES_PER_WRITE) {
+    const part = files.slice(i, i + NAMES_PER_WRITE);
+    await documentClient().send(
+      new UpdateCommand({
+        TableName: tableNames().counters,
+        Key: key(domain),
+        UpdateExpression: `REMOVE ${part.map((_, j) => `pending.#f${j}`).join(', ')}`,
+        ConditionExpression: 'attribute_exists(pending)',
+        ExpressionAttributeNames: Object.fromEntries(part.map((f, j) => [`#f${j}`, f])),
+      }),
+    ).catch((error: unknown) => {
+      // No item, or no pending map: nothing was hidden.
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    });
+  }
+}
+
+/**
+ * In one write: shows the partition's compacted file (hidden while it was uploaded) and hides the files it
+ * replaces. False when the partition already has a compaction waiting for its deletions.
+ */
+export async function supersede(domain: string, partition: string, compaction: Compaction): Promise<boolean> {
+  return conditional(
+    new UpdateCommand({
+      TableName: tableNames().counters,
+      Key: key(domain),
+      UpdateExpression: 'REMOVE pending.#c SET superseded.#p = :c',
+      ConditionExpression: 'attribute_not_exists(superseded.#p)',
+      ExpressionAttributeNames: { '#p': partition, '#c': `${partition}/${compaction.file}` },
+      ExpressionAttributeValues: { ':c': compaction },
+    }),
+  );
+}
+
+/** Forgets a partition's compaction once the files it replaced are deleted. */
+export async function forgetSuperseded(domain: string, partition: string, file: string): Promise<void> {
+  await conditional(
+    new UpdateCommand({
+      TableName: tableNames().counters,
+      Key: key(domain),
+      UpdateExpression: 'REMOVE superseded.#p',
+      ConditionExpression: 'superseded.#p.file = :file',
+      ExpressionAttributeNames: { '#p': partition },
+      ExpressionAttributeValues: { ':file': file },
+    }),
+  );
+}
+
+async function ensureItem(domain: string): Promise<void> {
+  await documentClient().send(
+    new UpdateCommand({
+      TableName: tableNames().counters,
+      Key: key(domain),
+      UpdateExpression: 'SET pending = if_not_exists(pending, :empty), superseded = if_not_exists(superseded, :empty)',
+      ExpressionAttributeValues: { ':empty': {} },
+    }),
+  );
+}
+
+async function conditional(command: UpdateCommand): Promise<boolean> {
+  try {
+    await documentClient().send(command);
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+}
