@@ -107,8 +107,8 @@ export async function forgetSuperseded(domain: string, partition: string, file: 
       TableName: tableNames().counters,
       Key: key(domain),
       UpdateExpression: 'REMOVE superseded.#p',
-      ConditionExpression: 'superseded.#p.file = :file',
-      ExpressionAttributeNames: { '#p': partition },
+      ConditionExpression: 'superseded.#p.#file = :file',
+      ExpressionAttributeNames: { '#p': partition, '#file': 'file' },
       ExpressionAttributeValues: { ':file': file },
     }),
   );

@@ -1,0 +1,177 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ingestHandler } from '../../functions/ingest-events.js';
+import { upkeepHandler } from '../../functions/store-upkeep.js';
+import { upkeepStore, UPKEEP_GRACE_MS } from '../../ingest/s3-upkeep.js';
+import { startMoto, type MotoServer } from '../../local/tools/moto-server.js';
+import { derivedRelations } from '../../shared/events/derived-relations.js';
+import { excludedFiles, readFileStates } from '../../shared/store/file-states-repo.js';
+import { readUsage } from '../../shared/limits/limiter.js';
+import { generatedEvents } from '../support/generated-sessions.js';
+import { ingestBucket, motoClients, type IngestBucket } from '../support/ingest-bucket.js';
+import { crashingWrites, visibleRows } from '../support/s3-store-view.js';
+import { keysOf } from '../support/s3-keys.js';
+import { startTestApi, type TestApi } from '../support/test-api.js';
+
+// Upkeep of the S3 store against moto's S3 server and dynalite: a partition many ingests wrote is compacted into one
+// file per relation; queries see the same rows before, during and after (read through the domain's file states, as
+// every Athena query does), the replaced files stay until the grace period is over, and a crash after any write of
+// upkeep leaves a readable store that the next run finishes. Session fragments merge, so the derived relations'
+// rows change: their answers are compared through Trino in s3-ingest-path.test.ts.
+
+let moto: MotoServer;
+let api: TestApi;
+const work = mkdtempSync(join(tmpdir(), 'upkeep-test-'));
+
+beforeAll(async () => {
+  moto = await startMoto();
+  api = await startTestApi();
+}, 180_000);
+afterAll(async () => {
+  await api?.close();
+  await moto?.stop();
+});
+
+const ndjson = (events: unknown[]) => events.map((e) => JSON.stringify(e)).join('\n') + '\n';
+
+/** `objects` objects (default ten) of one domain's events over the days matched: that many files in each partition of every relation. */
+async function crowdedBucket(domain: string, objects = 10, days = /^2026-03-0[123]/): Promise<{ target: IngestBucket; events: Record<string, unknown>[] }> {
+  const target = await ingestBucket(moto);
+  const events = generatedEvents()
+    .map((e): Record<string, unknown> => ({ ...(e as Record<string, unknown>), domain }))
+    .filter((e) => days.test(String(e.timestamp)));
+  for (let i = 0; i < objects; i++) await target.put(`incoming/part-${i}.ndjson`, ndjson(events.filter((_, j) => j % objects === i)));
+  expect(await target.deliver(ingestHandler(target.s3, work))).toEqual([]);
+  return { target, events };
+}
+
+const eventRows = (target: IngestBucket) => visibleRows(target.s3, target.bucket, 'events', work);
+const fileCount = async (target: IngestBucket) => (await keysOf(target.s3, target.bucket)).filter((k) => /^[a-z]+\/domain=/.test(k)).length;
+
+describe('upkeep of the S3 store', () => {
+  it('compacts every crowded partition; replaced files are left out of queries, then deleted after the grace period', async () => {
+    const { target } = await crowdedBucket('compact.test');
+    const before = await eventRows(target);
+    const filesBefore = await fileCount(target);
+    const start = Date.now();
+    const first = await upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { now: () => start });
+    expect(first.compacted.sort()).toEqual(['compact.test/dt=2026-03-01', 'compact.test/dt=2026-03-02', 'compact.test/dt=2026-03-03']);
+    // Replaced files are still there for queries that started before, but every new query leaves them out.
+    expect(await fileCount(target)).toBe(filesBefore + 3 * (1 + derivedRelations.length));
+    expect(await excludedFiles('compact.test')).toHaveLength(30);
+    expect(await eventRows(target)).toEqual(before);
+    // Within the grace period nothing is deleted; after it, the replaced files go and the states are empty.
+    expect((await upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { now: () => start + 1000 })).cleaned).toEqual([]);
+    const later = await upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { now: () => start + UPKEEP_GRACE_MS + 1 });
+    expect(later.cleaned.sort()).toEqual(first.compacted.sort());
+    expect(later.compacted).toEqual([]);
+    expect(await fileCount(target)).toBe(3 * (1 + derivedRelations.length));
+    expect(await excludedFiles('compact.test')).toEqual([]);
+    expect(await eventRows(target)).toEqual(before);
+    expect(await readUsage('compact.test')).toBe(before.length);
+  });
+
+  it('the scheduled handler runs the same upkeep on the stack\'s bucket', async () => {
+    const { target } = await crowdedBucket('handler.test');
+    const report = await upkeepHandler(target.s3, target.bucket, work)();
+    expect(report.compacted).toHaveLength(3);
+  });
+
+  it('leaves alone the files of an import that is not finished, and a partition whose compaction waits for deletion', async () => {
+    const { target } = await crowdedBucket('busy.test');
+    // An import that died after its uploads: its files are hidden and it has no record.
+    const extra = generatedEvents()
+      .map((e): Record<string, unknown> => ({ ...(e as Record<string, unknown>), domain: 'busy.test', visitor_id: 'late' }))
+      .filter((e) => /^2026-03-01/.test(String(e.timestamp)));
+    await target.put('incoming/unfinished.ndjson', ndjson(extra));
+    const records = await target.receive();
+    let writes = 0;
+    // The import runs up to its record (hide, derived, events, usage), then dies.
+    const { s3: dyingClient } = motoClients(moto);
+    dyingClient.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'PutObjectCommand' && String((args.input as { Key?: string }).Key).startsWith('imports/')) throw new Error('the process died');
+        writes += 1;
+        return next(args);
+      },
+      { step: 'initialize', name: 'dieAtRecord' },
+    );
+    const delivery = { Records: records.filter((r) => r.body.includes('ObjectCreated')) };
+    const result = await ingestHandler(dyingClient, work)(delivery);
+    expect(result.batchItemFailures).toHaveLength(1);
+    expect(writes).toBeGreaterThan(0);
+    const hidden = await excludedFiles('busy.test');
+    expect(hidden.length).toBeGreaterThan(0);
+    const visible = await eventRows(target);
+
+    const report = await upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work });
+    // Its partition holds a hidden import: not compacted; the others are.
+    expect(report.compacted.sort()).toEqual(['busy.test/dt=2026-03-02', 'busy.test/dt=2026-03-03']);
+    expect(await eventRows(target)).toEqual(visible);
+    // The redelivered import finishes; the next run compacts its partition with it.
+    expect((await ingestHandler(target.s3, work)(delivery)).batchItemFailures).toEqual([]);
+    expect((await eventRows(target)).length).toBe(visible.length + extra.length);
+    const next = await upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work });
+    expect(next.compacted).toEqual(['busy.test/dt=2026-03-01']);
+    expect((await eventRows(target)).length).toBe(visible.length + extra.length);
+  });
+
+  it('an ingest into the partitions upkeep is compacting, at the same time: every row once, before and after', async () => {
+    const { target, events } = await crowdedBucket('meanwhile.test');
+    const extra = events.map((e) => ({ ...e, visitor_id: `${String(e.visitor_id)}-again` }));
+    await target.put('incoming/meanwhile.ndjson', ndjson(extra));
+    const start = Date.now();
+    const [failed] = await Promise.all([
+      target.deliver(ingestHandler(target.s3, work)),
+      upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { now: () => start }),
+    ]);
+    expect(failed).toEqual([]);
+    expect((await eventRows(target)).length).toBe(events.length + extra.length);
+    for (const at of [start + UPKEEP_GRACE_MS + 1, start + 2 * UPKEEP_GRACE_MS + 2, start + 3 * UPKEEP_GRACE_MS + 3]) {
+      await upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { now: () => at });
+      expect((await eventRows(target)).length).toBe(events.length + extra.length);
+    }
+    expect(await readUsage('meanwhile.test')).toBe(events.length + extra.length);
+  });
+
+  it('a crash after every write of upkeep: queries read the same rows meanwhile, and later runs finish the work', { timeout: 600_000 }, async () => {
+    // One partition of three files, compacted from three on: every write of a compaction and its clean-up is a crash point.
+    const crowded = (domain: string) => crowdedBucket(domain, 3, /^2026-03-02/);
+    const options = { minFiles: 3 };
+    const reference = await crowded('upkeep-crash.test');
+    const expected = await eventRows(reference.target);
+    const counting = crashingWrites(moto);
+    const start = Date.now();
+    await upkeepStore({ client: counting.client, bucket: reference.target.bucket, workDir: work }, { ...options, now: () => start });
+    await upkeepStore({ client: counting.client, bucket: reference.target.bucket, workDir: work }, { ...options, now: () => start + UPKEEP_GRACE_MS + 1 });
+    counting.disarm();
+    const total = counting.count();
+    // File names carry digests of their contents, which differ by domain: compared as shapes.
+    const shape = (keys: string[], domain: string) => keys.filter((k) => /^[a-z]+\/domain=/.test(k)).map((k) => k.replace(domain, 'D').replace(/[0-9a-f]{32}/, 'X')).sort();
+    const clean = shape(await keysOf(reference.target.s3, reference.target.bucket), 'upkeep-crash.test');
+    console.info(`upkeep crash test: ${total} writes to S3 and DynamoDB, a crash after each`);
+    for (let crashAt = 0; crashAt < total; crashAt++) {
+      const i = crashAt;
+      const { target } = await crowded(`upkeep-crash-${i}.test`);
+      const dying = crashingWrites(moto, crashAt);
+      const run = (client = target.s3, at = start) => upkeepStore({ client, bucket: target.bucket, workDir: work }, { ...options, now: () => at });
+      const died = await run(dying.client).then(() => run(dying.client, start + UPKEEP_GRACE_MS + 1)).then(
+        () => false,
+        () => true,
+      );
+      dying.disarm();
+      expect(died, `write ${crashAt} of ${total}`).toBe(true);
+      expect(await eventRows(target), `rows after a crash at write ${crashAt}`).toEqual(expected);
+      // Runs go on; twice the grace period later every compaction is finished and its replaced files are gone.
+      await run(target.s3, start + UPKEEP_GRACE_MS + 2);
+      await run(target.s3, start + 2 * UPKEEP_GRACE_MS + 3);
+      await run(target.s3, start + 3 * UPKEEP_GRACE_MS + 4);
+      expect(await eventRows(target), `rows once upkeep went on after a crash at write ${crashAt}`).toEqual(expected);
+      const states = await readFileStates(`upkeep-crash-${i}.test`);
+      expect(states, `states after a crash at write ${crashAt}`).toEqual({ pending: {}, superseded: {} });
+      expect(shape(await keysOf(target.s3, target.bucket), `upkeep-crash-${i}.test`), `files after a crash at write ${crashAt}`).toEqual(clean);
+    }
+  });
+});
