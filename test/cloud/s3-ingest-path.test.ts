@@ -1,0 +1,107 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ingestHandler } from '../../functions/ingest-events.js';
+import { upkeepStore, UPKEEP_GRACE_MS } from '../../ingest/s3-upkeep.js';
+import { startMoto, type MotoServer } from '../../local/tools/moto-server.js';
+import { excludedFiles } from '../../shared/store/file-states-repo.js';
+import { startTrinoAthena, type TrinoAthena } from '../../local/trino/trino-athena.js';
+import { installEngine } from '../../shared/engines/registry.js';
+import { derivedRelations } from '../../shared/events/derived-relations.js';
+import { engineCallEvents, engineCalls, sendCall, SHOP } from '../support/engine-calls.js';
+import { domain as generatedDomain } from '../support/generated-sessions.js';
+import { rotatingToken } from '../support/rotating-token.js';
+import { ingestBucket, type IngestBucket } from '../support/ingest-bucket.js';
+import { keysOf } from '../support/s3-keys.js';
+import { startTestApi, type TestApi } from '../support/test-api.js';
+import { trinoAvailable } from '../support/trino-available.js';
+
+// The cloud data path end to end, with the stack's own functions: producers put the events in a bucket on a real
+// S3 implementation (moto's server) under `incoming/`, as NDJSON and gzip objects, eight objects per domain; S3
+// announces each through an SQS queue (moto's); the ingest function imports them; the upkeep function compacts the
+// crowded partitions. Trino reads the bucket through the stack's Glue tables with its S3 file system, and the
+// Lambdas' Athena engine answers through the emulator, leaving out the files the domain's file states hide. Every
+// answer must equal DuckDB's over the same events imported into a local store: while compaction's replaced files
+// are still in the bucket (left out by each query), and after upkeep deleted them.
+
+const OBJECTS_PER_DOMAIN = 8;
+const CALLS = 100;
+const CALLS_AFTER_CLEANUP = 30;
+
+describe.skipIf(!trinoAvailable('S3 ingest path suite'))('events ingested from incoming/ answer as the local store does', () => {
+  let api: TestApi;
+  let moto: MotoServer;
+  let target: IngestBucket;
+  let cloud: TrinoAthena;
+  let tokens: Record<string, () => Promise<string>>;
+  const work = mkdtempSync(join(tmpdir(), 's3-ingest-path-'));
+  const started = Date.now();
+
+  beforeAll(async () => {
+    moto = await startMoto();
+    api = await startTestApi();
+    target = await ingestBucket(moto, 'events-bucket');
+    for (const [name, events] of Object.entries(engineCallEvents)) {
+      expect((await api.importEvents(events)).rejected).toEqual([]);
+      for (let i = 0; i < OBJECTS_PER_DOMAIN; i++) {
+        const lines = events.filter((_, j) => j % OBJECTS_PER_DOMAIN === i).map((e) => JSON.stringify(e)).join('\n');
+        await target.put(`incoming/${name}/${i}.ndjson${i % 2 ? '.gz' : ''}`, i % 2 ? gzipSync(lines) : lines);
+      }
+    }
+    expect(await target.deliver(ingestHandler(target.s3, work), { batchSize: 4 })).toEqual([]);
+    const upkeep = await upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { now: () => started });
+    expect(upkeep.compacted.length).toBeGreaterThan(5);
+    cloud = await startTrinoAthena({ bucket: { s3: { ...moto.credentials, endpoint: moto.endpoint, region: moto.region, bucket: target.bucket } }, resultReuseMinutes: 0 });
+    tokens = Object.fromEntries([generatedDomain, SHOP].map((d) => [d, rotatingToken(api, { owner: 's3-path', domains: [d], scopes: ['analytics:read'] })]));
+  }, 300_000);
+  afterAll(async () => {
+    await cloud?.close();
+    await api?.close();
+    await moto?.stop();
+  });
+
+  it('writes every relation in the published layout, the same files in each relation; every object moved', async () => {
+    const keys = await keysOf(target.s3, target.bucket);
+    const stored = keys.filter((k) => /^[a-z]+\/domain=/.test(k));
+    const folders = new Set(stored.map((k) => k.split('/')[0]));
+    expect([...folders].sort()).toEqual(['events', ...derivedRelations.map((r) => r.folder)].sort());
+    for (const key of stored) expect(key).toMatch(/^[a-z]+\/domain=[a-z.]+\/dt=\d{4}-\d{2}-\d{2}\/[^/]+\.parquet$/);
+    const eventFiles = stored.filter((k) => k.startsWith('events/')).map((k) => k.slice('events/'.length));
+    for (const r of derivedRelations) expect(stored.filter((k) => k.startsWith(`${r.folder}/`)).map((k) => k.slice(r.folder.length + 1))).toEqual(eventFiles);
+    expect(keys.filter((k) => k.startsWith('incoming/'))).toEqual([]);
+    expect(keys.filter((k) => k.startsWith('ingested/'))).toHaveLength(2 * OBJECTS_PER_DOMAIN);
+  });
+
+  const compare = async (calls: number, seed: number) => {
+    let bytes = 0;
+    let withRows = 0;
+    for (const [i, call] of engineCalls(calls, seed).entries()) {
+      installEngine(api.engine);
+      const { bytes: _local, ...local } = await sendCall(api, call, await tokens[call.domain]!());
+      installEngine(cloud.engine);
+      const { bytes: scanned, ...remote } = await sendCall(api, call, await tokens[call.domain]!());
+      expect(remote, `call ${i}: ${call.method} ${call.path} ${JSON.stringify(call.body ?? call.query)}`).toEqual(local);
+      bytes += scanned;
+      const data = (local.body as { data?: unknown }).data;
+      if (Array.isArray(data) && data.length > 0) withRows += 1;
+    }
+    installEngine(api.engine);
+    console.info(`S3 ingest path: ${calls} requests, ${withRows} answers with rows, ${bytes} bytes read from S3 by Trino`);
+    expect(withRows).toBeGreaterThan(calls / 3);
+    expect(bytes).toBeGreaterThan(0);
+  };
+
+  it(`${CALLS} seeded requests over every endpoint while compaction's replaced files are still there: answers as DuckDB's locally`, { timeout: 900_000 }, async () => {
+    expect((await excludedFiles(generatedDomain)).length).toBeGreaterThan(0);
+    await compare(CALLS, 77);
+  });
+
+  it(`once upkeep deleted the replaced files, ${CALLS_AFTER_CLEANUP} more requests answer the same`, { timeout: 900_000 }, async () => {
+    const cleanup = await upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { now: () => started + UPKEEP_GRACE_MS + 1 });
+    expect(cleanup.cleaned.length).toBeGreaterThan(5);
+    expect(await excludedFiles(generatedDomain)).toEqual([]);
+    await compare(CALLS_AFTER_CLEANUP, 78);
+  });
+});
