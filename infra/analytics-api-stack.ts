@@ -8,6 +8,7 @@ import { routeList, type Route } from '../shared/routes.js';
 import { DataTables } from './data-tables.js';
 import { EVENTS_PREFIX, EventLake } from './event-lake.js';
 import { RouteFunction } from './route-function.js';
+import { INCOMING_PREFIX, StoreWriters } from './store-writers.js';
 import type { StackSettings } from './settings.js';
 
 // The whole service on AWS: an HTTP API with one route and one Lambda per entry of the shared route table, the
@@ -21,12 +22,15 @@ export interface AnalyticsApiStackProps extends StackProps {
 
 export class AnalyticsApiStack extends Stack {
   readonly functions = new Map<string, RouteFunction>();
+  readonly writers: StoreWriters;
+  readonly lake: EventLake;
 
   constructor(scope: Construct, id: string, props: AnalyticsApiStackProps) {
     super(scope, id, props);
     const { settings } = props;
     const tables = new DataTables(this, 'Tables');
-    const lake = new EventLake(this, 'Lake', settings);
+    const lake = (this.lake = new EventLake(this, 'Lake', settings));
+    const writers = (this.writers = new StoreWriters(this, 'StoreWriters', { lake, tables, settings }));
 
     const api = new HttpApi(this, 'HttpApi', { apiName: id, createDefaultStage: false });
     const accessLogs = new LogGroup(this, 'ApiAccessLogs', { retention: RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.DESTROY });
@@ -83,7 +87,10 @@ export class AnalyticsApiStack extends Stack {
     });
 
     new CfnOutput(this, 'ApiUrl', { value: stage.url, description: 'Base URL of the API' });
-    new CfnOutput(this, 'EventsBucketName', { value: lake.eventsBucket.bucketName, description: `Upload Parquet under s3://<bucket>/${EVENTS_PREFIX}/` });
+    new CfnOutput(this, 'EventsBucketName', { value: lake.eventsBucket.bucketName, description: `Put NDJSON, gzip NDJSON or Parquet under s3://<bucket>/${INCOMING_PREFIX}` });
+    new CfnOutput(this, 'IncomingLocation', { value: `s3://${lake.eventsBucket.bucketName}/${INCOMING_PREFIX}`, description: 'Where producers put events; the ingest function imports them' });
+    new CfnOutput(this, 'IngestDeadLetterQueueUrl', { value: writers.deadLetters.queueUrl, description: 'Notifications of objects that failed every ingest attempt' });
+    new CfnOutput(this, 'IngestAlarmTopicArn', { value: writers.alarmTopic.topicArn, description: 'Subscribe to hear when an object cannot be ingested' });
     new CfnOutput(this, 'EventsLocation', { value: `s3://${lake.eventsBucket.bucketName}/${EVENTS_PREFIX}` });
     new CfnOutput(this, 'CredentialsTableName', { value: tables.credentials.tableName });
     new CfnOutput(this, 'AnnotationsTableName', { value: tables.annotations.tableName });

@@ -53,6 +53,13 @@ export class DataTables extends Construct {
     );
   }
 
+  /** What the store's writers do in the counters table: usage counted once per import, domain days, file states. */
+  grantStoreWriting(grantee: IGrantable): void {
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({ actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], resources: [this.counters.tableArn] }),
+    );
+  }
+
   /** What the annotation endpoints do: put, query (table and the by_date index) and delete. */
   grantAnnotations(grantee: IGrantable): void {
     const indexArn = `${this.annotations.tableArn}/index/${annotationsKey.dateIndex}`;

@@ -1,9 +1,8 @@
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { PAGE_BUCKETS_TABLE, PAGEVIEW_BUCKETS_TABLE, SESSION_FRAGMENTS_TABLE, VISITOR_DAYS_TABLE } from '../shared/events/derived-relations.js';
@@ -11,15 +10,10 @@ import type { Route } from '../shared/routes.js';
 import type { DataTables } from './data-tables.js';
 import type { EventLake } from './event-lake.js';
 import { ANALYTICS_FUNCTION_TIMEOUT_SECONDS, type StackSettings } from './settings.js';
+import { lambdaCode, projectRoot } from './lambda-code.js';
 
 // One Lambda per route: `functions/<route.handler>.ts`, bundled by esbuild on this machine (no Docker), with
 // its own role that holds exactly the grants of `route.uses` plus what every handler needs.
-
-const projectRoot = fileURLToPath(new URL('..', import.meta.url));
-
-/** ESM has no `require`: a CommonJS dependency that requires a Node built-in would fail at run time without
- *  this (none does today; the bundle test would only notice once a handler runs that code). */
-const requireShim = "import{createRequire as __cr}from'node:module';const require=__cr(import.meta.url);";
 
 export const SERVICE_NAME = 'analytics-api';
 
@@ -77,23 +71,7 @@ export class RouteFunction extends Construct {
       role,
       logGroup,
       environment,
-      projectRoot,
-      depsLockFilePath: `${projectRoot}package-lock.json`,
-      bundling: {
-        forceDockerBundling: false,
-        format: OutputFormat.ESM,
-        target: 'node22',
-        mainFields: ['module', 'main'],
-        minify: true,
-        sourceMap: true,
-        sourcesContent: false,
-        // Bundled rather than taken from the runtime: pinned to our lockfile and tree-shaken to what we call.
-        bundleAwsSDK: true,
-        banner: requireShim,
-        // Lambda sets credentials in the environment; the SDK's full default chain would add ~90 KB.
-        esbuildArgs: { '--alias:@aws-sdk/credential-provider-node': `${projectRoot}infra/lambda/env-credentials.ts` },
-        tsconfig: `${projectRoot}tsconfig.json`,
-      },
+      ...lambdaCode(),
     });
 
     tables.grantRequestAdmission(role);

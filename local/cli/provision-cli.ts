@@ -1,8 +1,9 @@
 import { provisionPythonTool, pythonTools, type PythonTool } from '../tools/python-tools.js';
+import { duckdbLambdaModules } from '../tools/duckdb-lambda-modules.js';
 import { findJava, provisionTrino } from '../tools/trino-install.js';
 
-// `npm run provision`: installs what the Trino, cfn-lint and S3 tests need into the cache (outside the repository),
-// so a test run never starts with a download. `.ci/run` calls it; tests provision on first use too.
+// `npm run provision`: installs what the Trino, cfn-lint and S3 tests and the store writers' Lambda bundles need into
+// the cache (outside the repository), so neither a test run nor `cdk synth` starts with a download. `.ci/run` calls it; tests provision on first use too.
 
 const started = performance.now();
 const java = findJava();
@@ -16,4 +17,6 @@ for (const tool of Object.keys(pythonTools) as PythonTool[]) {
   const installed = provisionPythonTool(tool);
   console.log(`${tool}: ${installed.provisioned ? 'installed' : 'cached'} at ${installed.bin}`);
 }
+const duckdb = duckdbLambdaModules();
+console.log(`DuckDB for Lambda (linux-arm64): ${duckdb.provisioned ? 'fetched' : 'cached'} at ${duckdb.dir}`);
 console.log(`provisioned in ${Math.round(performance.now() - started)} ms`);

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { App, Stack, Validations, type CfnResource, type PolicyValidationPluginReport } from 'aws-cdk-lib';
@@ -18,6 +19,7 @@ import { tableDefinitions } from '../../shared/store/table-schemas.js';
 
 type Json = any;
 
+const projectModules = new URL('../../node_modules/', import.meta.url).pathname;
 const cdkContext = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')).context;
 /** Per bundle, for cold starts: the AWS SDK included but its credential chain cut to the environment. */
 const BUNDLE_LIMIT_BYTES = 400 * 1024;
@@ -59,7 +61,8 @@ const annotationRoutes = routeList.filter((r) => r.uses.includes('annotations'))
 
 describe('API and functions from the route table', () => {
   it('has one Lambda per route, Node.js 22 on arm64', () => {
-    template.resourceCountIs('AWS::Lambda::Function', routeList.length);
+    // Besides the routes: the ingest and upkeep functions, and CDK's handler that sets the bucket notification.
+    template.resourceCountIs('AWS::Lambda::Function', routeList.length + 3);
     for (const route of routeList) {
       expect(functionResource(route).Properties).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'], Handler: 'index.handler' });
     }
@@ -285,16 +288,17 @@ describe('cdk-nag AwsSolutions', () => {
     expect(messages.map((m) => `${m.id}: ${String(m.entry.data)}`)).toEqual([]);
   });
 
-  it('acknowledges only APIG4, IAM5 on object prefixes and L1, each with a specific reason', () => {
+  it('acknowledges only APIG4, IAM4 on CDK\'s notification handler, IAM5 on object prefixes and L1, each with a specific reason', () => {
     // Validations.acknowledge() records `{ [ruleId]: reason }` metadata on the construct it was called on.
     const acknowledged = stack.node
       .findAll()
       .flatMap((c) => c.node.metadata.filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY))
       .flatMap((m) => Object.entries(m.data as Record<string, string>));
     const rules = new Set(acknowledged.map(([id]) => id.replace(/\[.*$/, '').replace(/^.*::/, '')));
-    expect([...rules].sort()).toEqual(['AwsSolutions-APIG4', 'AwsSolutions-IAM5', 'AwsSolutions-L1']);
+    expect([...rules].sort()).toEqual(['AwsSolutions-APIG4', 'AwsSolutions-IAM4', 'AwsSolutions-IAM5', 'AwsSolutions-L1']);
     for (const [id, reason] of acknowledged) {
-      const prefixes = ['events', ...derivedRelations.map((r) => r.folder), 'results'].join('|');
+      const prefixes = ['events', ...derivedRelations.map((r) => r.folder), 'results', 'incoming', 'ingested', 'rejected', 'imports'].join('|');
+      if (id.includes('IAM4')) expect(id).toMatch(/IAM4\[Policy::arn:<AWS::Partition>:iam::aws:policy\/service-role\/AWSLambdaBasicExecutionRole\]$/);
       if (id.includes('IAM5')) expect(id).toMatch(new RegExp(`IAM5\\[Resource::<Lake(EventsBucket|AthenaResults)[0-9A-F]+\\.Arn>/(${prefixes})/\\*\\]$`));
       expect(reason.length, id).toBeGreaterThan(60);
     }
@@ -338,6 +342,61 @@ describe('Lambda bundles', () => {
       expect(response.statusCode, route.name).toBe(401);
       expect(JSON.parse(response.body).error).toBe('unauthorized');
     }
+  });
+});
+
+describe('store writers: ingest from incoming/ and scheduled upkeep', () => {
+  const writerResource = (fn: { node: { defaultChild?: unknown } }) => resources[logicalId(fn)];
+  const assetOf = (fn: { node: { defaultChild?: unknown } }) => join(app.outdir, `asset.${(writerResource(fn).Properties.Code.S3Key as string).replace(/\.zip$/, '')}`);
+
+  it('sends S3 notifications of incoming/ to a queue with a dead-letter queue, and alarms on dead letters', () => {
+    const queues = ofType('AWS::SQS::Queue');
+    expect(queues).toHaveLength(2);
+    const main = queues.find(([, q]) => q.Properties.RedrivePolicy)!;
+    expect(main[1].Properties.RedrivePolicy.maxReceiveCount).toBe(5);
+    expect(main[1].Properties.VisibilityTimeout).toBe(3600);
+    template.hasResourceProperties('Custom::S3BucketNotifications', {
+      NotificationConfiguration: {
+        QueueConfigurations: [{ Events: ['s3:ObjectCreated:*'], Filter: { Key: { FilterRules: [{ Name: 'prefix', Value: 'incoming/' }] } }, QueueArn: { 'Fn::GetAtt': [main[0], 'Arn'] } }],
+      },
+    });
+    const deadLetters = queues.find(([id]) => id !== main[0])![0];
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Namespace: 'AWS/SQS',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [deadLetters, 'QueueName'] } }],
+      Threshold: 1,
+      AlarmActions: [Match.anyValue()],
+    });
+  });
+
+  it('runs the ingest function per object with partial batch failures, and upkeep hourly, one run at a time', () => {
+    const ingest = logicalId(stack.writers.ingest);
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', { FunctionName: { Ref: ingest }, BatchSize: 1, FunctionResponseTypes: ['ReportBatchItemFailures'] });
+    expect(writerResource(stack.writers.upkeep).Properties).toMatchObject({ ReservedConcurrentExecutions: 1, Runtime: 'nodejs22.x', Architectures: ['arm64'] });
+    template.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(1 hour)', Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [logicalId(stack.writers.upkeep), 'Arn'] } })] });
+    for (const fn of [stack.writers.ingest, stack.writers.upkeep]) {
+      expect(writerResource(fn).Properties.Environment.Variables).toMatchObject({ EVENTS_BUCKET: { Ref: logicalId(stack.lake.eventsBucket) }, COUNTERS_TABLE: { Ref: tableId('counters') } });
+    }
+  });
+
+  it('bundles each writer with DuckDB\'s arm64 binding beside it; with this machine\'s binding instead, the bundle loads and handles an S3 test event', () => {
+    for (const fn of [stack.writers.ingest, stack.writers.upkeep]) {
+      const asset = assetOf(fn);
+      expect(existsSync(join(asset, 'node_modules/@duckdb/node-bindings-linux-arm64/duckdb.node')), asset).toBe(true);
+      expect(readFileSync(join(asset, 'index.mjs'), 'utf8')).toMatch(/from"@duckdb\/node-api"/);
+    }
+    const copy = mkdtempSync(join(tmpdir(), 'ingest-bundle-'));
+    cpSync(assetOf(stack.writers.ingest), copy, { recursive: true });
+    cpSync(join(projectModules, '@duckdb/node-bindings-linux-x64'), join(copy, 'node_modules/@duckdb/node-bindings-linux-x64'), { recursive: true });
+    const event = { Records: [{ messageId: 'm1', body: JSON.stringify({ Service: 'Amazon S3', Event: 's3:TestEvent', Bucket: 'b' }) }] };
+    const script = `const m = await import(process.argv[1]); await import('@duckdb/node-api'); console.log(JSON.stringify(await m.handler(${JSON.stringify(event)})));`;
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script, join(copy, 'index.mjs')], {
+      cwd: copy,
+      env: { PATH: process.env.PATH, AWS_REGION: 'eu-west-1', POWERTOOLS_LOG_LEVEL: 'SILENT' },
+      encoding: 'utf8',
+    });
+    expect(JSON.parse(out.trim().split('\n').at(-1)!)).toEqual({ batchItemFailures: [] });
   });
 });
 
