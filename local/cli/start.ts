@@ -34,7 +34,7 @@ const api = await Promise.resolve()
   });
 running.api = api;
 if (api.trino) console.log(`Queries run on the Athena engine through ${api.trino.report}`);
-console.log(`Analytics API listening on ${api.url} (data in ${paths.dataDir})`);
+console.log(`Analytics API listening on ${api.url} (data in ${paths.dataDir}); dashboard at ${api.url}/, reference at ${api.url}/docs`);
 if (firstStart && process.env.ANALYTICS_DEMO !== '0') {
   await seedDemo(api.paths, api.url);
 } else if (firstStart) {

@@ -8,6 +8,7 @@ import { logger } from '../../shared/log.js';
 import { createLocalServer, type ExtraRoutes } from './http-server.js';
 import { openApiJson } from './openapi-document.js';
 import { referencePageRoutes } from './reference-page.js';
+import { dashboardRoutes } from './dashboard-page.js';
 import { openLocalDynamo, type LocalDynamo } from './local-dynamo.js';
 import type { TrinoAthena } from '../trino/trino-athena.js';
 import { backfillWhenFree } from '../store/backfill.js';
@@ -69,6 +70,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     // Served with this server as its server, so clients reading it (the /docs page's "Try it out") call this one.
     'GET /openapi.json': async () => jsonResponse(200, { ...JSON.parse(await (openApi ??= openApiJson())), servers: [{ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, description: 'this server' }] }),
     ...referencePageRoutes(),
+    ...dashboardRoutes(paths),
     ...options.extraRoutes,
   });
   await new Promise<void>((resolveListen, reject) => {

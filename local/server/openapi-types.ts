@@ -2,7 +2,7 @@ import openapiTS, { astToString } from 'openapi-typescript';
 
 /**
  * TypeScript types of the OpenAPI document `json`, as openapi-typescript generates them: what a typed client
- * (openapi-fetch) is built from. Written to test/client/api-types.ts, where a test calls every operation with it.
+ * (openapi-fetch) is built from. Written to dashboard/api-types.ts: the dashboard's client, and a test that calls every operation with it.
  */
 export async function openApiTypes(json: string): Promise<string> {
   const ast = await openapiTS(JSON.parse(json));

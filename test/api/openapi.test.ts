@@ -28,7 +28,7 @@ describe('the OpenAPI document', () => {
   it('docs/openapi.json and the client types are what `npm run openapi` generates now', async () => {
     const json = await openApiJson();
     expect(readFileSync(new URL('../../docs/openapi.json', import.meta.url), 'utf8')).toBe(json);
-    expect(readFileSync(new URL('../client/api-types.ts', import.meta.url), 'utf8')).toBe(await openApiTypes(json));
+    expect(readFileSync(new URL('../../dashboard/api-types.ts', import.meta.url), 'utf8')).toBe(await openApiTypes(json));
   });
 
   it("passes Redocly's recommended rules with no error and no warning", () => {

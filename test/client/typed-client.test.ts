@@ -2,7 +2,7 @@ import createClient from 'openapi-fetch';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { SHOP_RANGE, shopEvents } from '../fixtures/shop-events.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
-import type { components, paths } from './api-types.js';
+import type { components, paths } from '../../dashboard/api-types.js';
 
 // A client generated from the OpenAPI document (openapi-typescript types, openapi-fetch calls) calls every
 // operation of the API. The type check (`npm run typecheck`) proves the document types what a caller writes; the

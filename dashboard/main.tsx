@@ -1,0 +1,183 @@
+import { render } from 'preact';
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { apiClient, type Filter } from './api';
+import { Journeys } from './journeys';
+import { Overview } from './overview';
+import { browserTimeZone, presets, readState, writeState, type Range, type ViewState } from './state';
+import 'uplot/dist/uPlot.min.css';
+import './styles.css';
+
+// The dashboard (README, "Dashboard"): served at `/` by the local server, or from any static host against a deployed
+// API (docs/DEPLOY.md, "Hosting the dashboard"). It holds no data of its own: every number is an API answer for the
+// key pasted here, kept in this browser's localStorage. The local server offers its demo key on first start.
+
+interface Settings {
+  apiUrl: string;
+  key: string;
+  domain: string;
+}
+
+const stored = (): Settings => JSON.parse(localStorage.getItem('analytics-dashboard') ?? 'null') ?? { apiUrl: '', key: '', domain: '' };
+
+function App() {
+  const [settings, setSettings] = useState<Settings>(stored);
+  const [state, setState] = useState<ViewState>(() => readState(location.hash));
+  const [editing, setEditing] = useState(false);
+
+  useEffect(() => {
+    const onHash = () => setState(readState(location.hash));
+    addEventListener('hashchange', onHash);
+    return () => removeEventListener('hashchange', onHash);
+  }, []);
+  useEffect(() => {
+    // The local server offers its demo key until another is saved here.
+    if (settings.key) return;
+    fetch('dashboard/config.json')
+      .then((r) => (r.ok ? (r.json() as Promise<{ demoKey?: string; domain?: string }>) : null))
+      .then((config) => config?.demoKey && save({ apiUrl: '', key: config.demoKey, domain: config.domain ?? '' }))
+      .catch(() => undefined);
+  }, []);
+
+  const save = (next: Settings) => {
+    localStorage.setItem('analytics-dashboard', JSON.stringify(next));
+    setSettings(next);
+  };
+  const go = (next: ViewState) => {
+    location.hash = writeState(next);
+  };
+  const api = useMemo(() => apiClient(settings.apiUrl || location.origin, settings.key), [settings.apiUrl, settings.key]);
+  const addFilter = (filter: Filter) => {
+    if (!state.filters.some((f) => JSON.stringify(f) === JSON.stringify(filter))) go({ ...state, filters: [...state.filters, filter] });
+  };
+  const ready = settings.key && settings.domain && !editing;
+
+  return (
+    <>
+      <header class="top">
+        <h1>Analytics</h1>
+        <nav aria-label="Views">
+          <a href={writeState({ ...state, view: 'overview', visitor: undefined })} aria-current={state.view === 'overview' ? 'page' : undefined}>
+            Overview
+          </a>
+          <a href={writeState({ ...state, view: 'journeys', visitor: undefined })} aria-current={state.view === 'journeys' ? 'page' : undefined}>
+            Journeys
+          </a>
+        </nav>
+        {ready && (
+          <button type="button" class="link site" onClick={() => setEditing(true)} title="Change the site, key or API">
+            {settings.domain}
+          </button>
+        )}
+      </header>
+      {!ready ? (
+        <Connect settings={settings} onSave={(s) => (save(s), setEditing(false))} />
+      ) : (
+        <>
+          <Controls state={state} go={go} />
+          {state.view === 'overview' ? (
+            <Overview api={api} domain={settings.domain} state={state} addFilter={addFilter} />
+          ) : (
+            <Journeys api={api} domain={settings.domain} state={state} openVisitor={(visitor) => go({ ...state, visitor })} />
+          )}
+        </>
+      )}
+    </>
+  );
+}
+
+function Connect({ settings, onSave }: { settings: Settings; onSave: (s: Settings) => void }) {
+  const [draft, setDraft] = useState(settings);
+  const field = (name: keyof Settings) => ({ value: draft[name], onInput: (e: Event) => setDraft({ ...draft, [name]: (e.currentTarget as HTMLInputElement).value.trim() }) });
+  return (
+    <main class="connect">
+      <form
+        class="card"
+        onSubmit={(e) => {
+          e.preventDefault();
+          onSave(draft);
+        }}
+      >
+        <h2>Connect to your analytics</h2>
+        <label>
+          Site (domain) <input required placeholder="shop.example.com" {...field('domain')} />
+        </label>
+        <label>
+          API key <input required type="password" autoComplete="off" placeholder="ak_…" {...field('key')} />
+        </label>
+        <label>
+          API URL <input placeholder={`${location.origin} (this server)`} {...field('apiUrl')} />
+        </label>
+        <p class="muted">The key stays in this browser (localStorage) and is sent only to the API URL.</p>
+        <button type="submit">Open dashboard</button>
+      </form>
+    </main>
+  );
+}
+
+const zones = (() => {
+  const all = (Intl as unknown as { supportedValuesOf?: (k: string) => string[] }).supportedValuesOf?.('timeZone') ?? [];
+  return [...new Set(['UTC', browserTimeZone(), ...all])];
+})();
+
+function Controls({ state, go }: { state: ViewState; go: (s: ViewState) => void }) {
+  const custom = Array.isArray(state.range);
+  const setRange = (range: Range) => go({ ...state, range });
+  return (
+    <section class="controls" aria-label="Range, time zone and filters">
+      <label>
+        Range{' '}
+        <select
+          name="range"
+          value={custom ? 'custom' : (state.range as string)}
+          onChange={(e) => {
+            const value = e.currentTarget.value;
+            const today = new Date().toISOString().slice(0, 10);
+            setRange(value === 'custom' ? [new Date(Date.now() - 6 * 86_400_000).toISOString().slice(0, 10), today] : (value as Range));
+          }}
+        >
+          {presets.map((p) => (
+            <option key={p.value} value={p.value}>
+              {p.label}
+            </option>
+          ))}
+          <option value="custom">Custom…</option>
+        </select>
+      </label>
+      {custom && (
+        <>
+          <label>
+            From <input type="date" value={(state.range as [string, string])[0]} max={(state.range as [string, string])[1]} onChange={(e) => setRange([e.currentTarget.value, (state.range as [string, string])[1]])} />
+          </label>
+          <label>
+            To <input type="date" value={(state.range as [string, string])[1]} min={(state.range as [string, string])[0]} onChange={(e) => setRange([(state.range as [string, string])[0], e.currentTarget.value])} />
+          </label>
+        </>
+      )}
+      <label>
+        Time zone{' '}
+        <select name="timezone" value={state.timezone} onChange={(e) => go({ ...state, timezone: e.currentTarget.value })}>
+          {zones.map((z) => (
+            <option key={z} value={z}>
+              {z}
+            </option>
+          ))}
+        </select>
+      </label>
+      <ul class="filters" aria-label="Filters">
+        {state.filters.map((f, i) => (
+          <li key={JSON.stringify(f)} class="chip">
+            <span>
+              {f[0]} {f[1].replace('_', ' ')} <strong>{f[2]}</strong>
+            </span>
+            <button type="button" aria-label={`Remove filter ${f[0]} ${f[2]}`} onClick={() => go({ ...state, filters: state.filters.filter((_, j) => j !== i) })}>
+              ×
+            </button>
+          </li>
+        ))}
+        {state.filters.length === 0 && <li class="muted">No filters: click a row to add one.</li>}
+      </ul>
+    </section>
+  );
+}
+
+render(<App />, document.getElementById('app')!);

@@ -1,0 +1,279 @@
+import { useState } from 'preact/hooks';
+import { answer, type Annotation, type Api, type Filter, type QueryBody, type QueryRow } from './api';
+import { TrafficChart, type DailyPoint } from './chart';
+import { change, formatCount, formatMetric, metricLabels, type MetricName } from './format';
+import { previousPeriod, type ViewState } from './state';
+import { useAnswer, type Answer } from './use-answer';
+
+// The overview: totals against the previous period, the daily chart with its annotations, and the top lists.
+// Every number is one answer of POST /v1/query (or the custom-event endpoints) for the range, time zone and filters
+// of the view; clicking a row adds it to the filters.
+
+interface Props {
+  api: Api;
+  domain: string;
+  state: ViewState;
+  addFilter: (filter: Filter) => void;
+}
+
+const totals: MetricName[] = ['visitors', 'pageviews', 'bounce_rate', 'avg_session_duration', 'revenue', 'conversion_rate'];
+
+export function Overview({ api, domain, state, addFilter }: Props) {
+  const base = { domain, timezone: state.timezone, filters: state.filters };
+  const query = (body: Omit<QueryBody, 'domain'>) => answer(api.POST('/v1/query', { body: { ...base, ...body } }));
+  const key = JSON.stringify([domain, state.range, state.timezone, state.filters]);
+
+  const [current] = useAnswer(async () => {
+    const now = await query({ metrics: totals, include_revenue: true, date_range: state.range });
+    const range = now.meta.date_range as [string, string];
+    const before = await query({ metrics: totals, include_revenue: true, date_range: previousPeriod(range) });
+    return { range, now: now.data[0]!, before: before.data[0]! };
+  }, [key]);
+
+  return (
+    <main class="overview">
+      <section class="stats" aria-label="Totals" aria-busy={current.state === 'loading'}>
+        {totals.map((metric) => (
+          <Stat key={metric} metric={metric} answer={current} />
+        ))}
+      </section>
+      {current.state === 'failed' && <p class="error" role="alert">{current.message}</p>}
+      {current.state === 'done' && <Traffic api={api} domain={domain} state={state} range={current.data.range} query={query} />}
+      <div class="lists">
+        <TopList title="Pages" dimension="page" field="page" query={query} state={state} addFilter={addFilter} />
+        <TopList title="Referrers" dimension="referrer" field="referrer" query={query} state={state} addFilter={addFilter} />
+        <TopList title="Countries" dimension="country" field="country" query={query} state={state} addFilter={addFilter} />
+        <TopList title="Devices" dimension="device" field="device" query={query} state={state} addFilter={addFilter} />
+        {current.state === 'done' && <CustomEvents api={api} domain={domain} range={current.data.range} addFilter={addFilter} />}
+      </div>
+    </main>
+  );
+}
+
+function Stat({ metric, answer }: { metric: MetricName; answer: Answer<{ now: QueryRow; before: QueryRow }> }) {
+  if (answer.state !== 'done') {
+    return (
+      <div class="stat">
+        <span class="label">{metricLabels[metric]}</span>
+        <strong class="value">…</strong>
+      </div>
+    );
+  }
+  const now = answer.data.now.metrics[metric] ?? 0;
+  const before = answer.data.before.metrics[metric] ?? 0;
+  const delta = change(now, before);
+  // Fewer bounces is better: its arrow is coloured the other way round.
+  const better = delta === null || delta === 0 ? 'same' : (delta > 0) !== (metric === 'bounce_rate') ? 'up' : 'down';
+  return (
+    <div class="stat" data-metric={metric}>
+      <span class="label">{metricLabels[metric]}</span>
+      <strong class="value">{formatMetric(metric, now)}</strong>
+      <span class={`delta ${better}`} title={`previous period: ${formatMetric(metric, before)}`}>
+        {delta === null ? 'new' : `${delta >= 0 ? '▲' : '▼'} ${Math.abs(delta).toFixed(1)}%`}
+      </span>
+    </div>
+  );
+}
+
+type Query = (body: Omit<QueryBody, 'domain'>) => Promise<{ data: QueryRow[]; meta: { date_range: unknown } }>;
+
+function Traffic({ api, domain, state, range, query }: { api: Api; domain: string; state: ViewState; range: [string, string]; query: Query }) {
+  const [daily] = useAnswer(() => query({ metrics: ['visitors', 'pageviews'], dimensions: ['date'], date_range: range, limit: 1000 }), [JSON.stringify([range, state.filters, state.timezone])]);
+  const [notes, reload] = useAnswer(
+    () => answer(api.GET('/v1/annotations', { params: { query: { domain, start_date: range[0], end_date: range[1] } } })).then((a) => a.data),
+    [domain, range[0], range[1]],
+  );
+  const [title, setTitle] = useState('');
+  const [date, setDate] = useState(range[1]);
+  const [problem, setProblem] = useState('');
+  const points = daily.state === 'done' ? fillDays(range, daily.data.data) : [];
+  const annotations: Annotation[] = notes.state === 'done' ? notes.data : [];
+
+  const add = async (event: Event) => {
+    event.preventDefault();
+    setProblem('');
+    try {
+      await answer(api.POST('/v1/annotations', { body: { domain, date, title } }));
+      setTitle('');
+      reload();
+    } catch (error) {
+      setProblem((error as Error).message);
+    }
+  };
+  const remove = async (id: string) => {
+    try {
+      await answer(api.DELETE('/v1/annotations/{id}', { params: { path: { id }, query: { domain } } }));
+      reload();
+    } catch (error) {
+      setProblem((error as Error).message);
+    }
+  };
+
+  return (
+    <section class="card traffic" aria-label="Traffic">
+      <h2>Visitors and pageviews</h2>
+      {daily.state === 'done' ? <TrafficChart points={points} annotations={annotations} /> : <div class="chart placeholder">{daily.state === 'failed' ? daily.message : 'Loading…'}</div>}
+      <details class="annotations">
+        <summary>Annotations ({annotations.length})</summary>
+        <ul>
+          {annotations.map((a) => (
+            <li key={a.id}>
+              <time>{a.date}</time> {a.title}
+              <button type="button" class="link" onClick={() => remove(a.id)} aria-label={`Delete annotation ${a.title}`}>
+                Delete
+              </button>
+            </li>
+          ))}
+        </ul>
+        <form onSubmit={add} class="inline">
+          <label>
+            Date <input type="date" required value={date} min={range[0]} max={range[1]} onInput={(e) => setDate(e.currentTarget.value)} />
+          </label>
+          <label>
+            Title <input required maxLength={250} value={title} onInput={(e) => setTitle(e.currentTarget.value)} placeholder="Launched pricing page" />
+          </label>
+          <button type="submit">Add annotation</button>
+        </form>
+        {problem && <p class="error" role="alert">{problem}</p>}
+      </details>
+    </section>
+  );
+}
+
+/** One point per day of the range: the API returns no row for a day without traffic. */
+function fillDays([start, end]: [string, string], rows: QueryRow[]): DailyPoint[] {
+  const byDate = new Map(rows.map((r) => [r.dimensions.date, r.metrics]));
+  const points: DailyPoint[] = [];
+  for (let ms = Date.parse(`${start}T00:00:00Z`); ms <= Date.parse(`${end}T00:00:00Z`); ms += 86_400_000) {
+    const date = new Date(ms).toISOString().slice(0, 10);
+    const metrics = byDate.get(date);
+    points.push({ date, visitors: metrics?.visitors ?? 0, pageviews: metrics?.pageviews ?? 0 });
+  }
+  return points;
+}
+
+function TopList(props: { title: string; dimension: 'page' | 'referrer' | 'country' | 'device'; field: Filter[0]; query: Query; state: ViewState; addFilter: (f: Filter) => void }) {
+  const { title, dimension, field, query, state, addFilter } = props;
+  const [rows] = useAnswer(
+    () => query({ metrics: ['visitors', 'pageviews'], dimensions: [dimension], date_range: state.range, limit: 10 }),
+    [JSON.stringify([dimension, state.range, state.filters, state.timezone])],
+  );
+  return (
+    <section class="card list" aria-label={title}>
+      <h2>{title}</h2>
+      <Rows answer={rows} name={(r) => r.dimensions[dimension] ?? '(not set)'} onPick={(value) => addFilter([field, 'is', value] as Filter)} />
+    </section>
+  );
+}
+
+function Rows({ answer: rows, name, onPick }: { answer: Answer<{ data: QueryRow[] }>; name: (row: QueryRow) => string; onPick: (value: string) => void }) {
+  if (rows.state === 'loading') return <p class="muted">Loading…</p>;
+  if (rows.state === 'failed') return <p class="error">{rows.message}</p>;
+  if (rows.data.data.length === 0) return <p class="muted">No data in this range.</p>;
+  const top = Math.max(...rows.data.data.map((r) => r.metrics.visitors ?? 0), 1);
+  return (
+    <table>
+      <thead>
+        <tr>
+          <th scope="col">Name</th>
+          <th scope="col" class="number">Visitors</th>
+          <th scope="col" class="number">Pageviews</th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.data.data.map((row) => (
+          <tr key={name(row)}>
+            <td>
+              <button type="button" class="row-filter" onClick={() => onPick(name(row))} title="Filter by this value" style={{ '--share': `${((row.metrics.visitors ?? 0) / top) * 100}%` }}>
+                {name(row)}
+              </button>
+            </td>
+            <td class="number">{formatCount(row.metrics.visitors ?? 0)}</td>
+            <td class="number">{formatCount(row.metrics.pageviews ?? 0)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+function CustomEvents({ api, domain, range, addFilter }: { api: Api; domain: string; range: [string, string]; addFilter: (f: Filter) => void }) {
+  const period = { domain, start: range[0], end: range[1] };
+  const [events] = useAnswer(() => answer(api.GET('/v1/events', { params: { query: { ...period, limit: 10 } } })), [JSON.stringify(period)]);
+  const [open, setOpen] = useState<string | null>(null);
+  return (
+    <section class="card list" aria-label="Custom events">
+      <h2>Custom events</h2>
+      {events.state === 'loading' && <p class="muted">Loading…</p>}
+      {events.state === 'failed' && <p class="error">{events.message}</p>}
+      {events.state === 'done' && events.data.data.length === 0 && <p class="muted">No custom events in this range.</p>}
+      {events.state === 'done' && events.data.data.length > 0 && (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Event</th>
+              <th scope="col" class="number">Visitors</th>
+              <th scope="col" class="number">Count</th>
+            </tr>
+          </thead>
+          <tbody>
+            {events.data.data.map((e) => (
+              <tr key={e.name}>
+                <td>
+                  <button type="button" class="row-filter" onClick={() => addFilter(['event', 'is', e.name] as Filter)} title="Keep visitors who sent this event">
+                    {e.name}
+                  </button>
+                  {e.has_properties && (
+                    <button type="button" class="link" aria-expanded={open === e.name} onClick={() => setOpen(open === e.name ? null : e.name)}>
+                      properties
+                    </button>
+                  )}
+                  {open === e.name && <Properties api={api} period={period} event={e.name} addFilter={addFilter} />}
+                </td>
+                <td class="number">{formatCount(e.visitors)}</td>
+                <td class="number">{formatCount(e.count)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+function Properties({ api, period, event, addFilter }: { api: Api; period: { domain: string; start: string; end: string }; event: string; addFilter: (f: Filter) => void }) {
+  const [keys] = useAnswer(() => answer(api.GET('/v1/events/{name}/properties', { params: { path: { name: event }, query: period } })), [event, JSON.stringify(period)]);
+  const [key, setKey] = useState<string | null>(null);
+  const [values] = useAnswer(
+    () => (key ? answer(api.GET('/v1/events/{name}/properties/{key}', { params: { path: { name: event, key }, query: { ...period, limit: 10 } } })) : Promise.resolve(null)),
+    [event, key, JSON.stringify(period)],
+  );
+  if (keys.state !== 'done') return <p class="muted">{keys.state === 'failed' ? keys.message : 'Loading…'}</p>;
+  return (
+    <div class="properties">
+      <label>
+        Property{' '}
+        <select onChange={(e) => setKey(e.currentTarget.value || null)} value={key ?? ''}>
+          <option value="">choose…</option>
+          {keys.data.data.map((k) => (
+            <option key={k} value={k}>
+              {k}
+            </option>
+          ))}
+        </select>
+      </label>
+      {values.state === 'done' && values.data && (
+        <ul>
+          {values.data.data.map((v) => (
+            <li key={v.value}>
+              <button type="button" class="row-filter" onClick={() => addFilter(['event_property', 'is', `${key}:${v.value}`] as Filter)}>
+                {v.value}
+              </button>{' '}
+              <span class="muted">{formatCount(v.visitors)} visitors</span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}
