@@ -24,7 +24,8 @@ export function TrafficChart({ points, annotations }: { points: DailyPoint[]; an
       height: 240,
       tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'UTC'),
       scales: { x: { time: true } },
-      axes: [{}, { size: 56 }],
+      // Days, weeks or months on the x axis, never hours: every point is one day.
+      axes: [{ incrs: [86_400, 7 * 86_400, 30 * 86_400, 365 * 86_400], values: (_plot, splits) => splits.map((s) => new Date(s * 1000).toISOString().slice(5, 10).replace('-', '/')), space: 60 }, { size: 56 }],
       series: [
         {},
         { label: 'Visitors', stroke: '#4f46e5', width: 2, fill: 'rgba(79,70,229,0.08)' },
@@ -47,7 +48,11 @@ export function TrafficChart({ points, annotations }: { points: DailyPoint[]; an
               ctx.moveTo(x, plot.bbox.top);
               ctx.lineTo(x, plot.bbox.top + plot.bbox.height);
               ctx.stroke();
-              ctx.fillText(mark.title.slice(0, 30), x + 4, plot.bbox.top + 14 * devicePixelRatio);
+              // The title goes right of its line, or left of it near the right edge.
+              const label = mark.title.slice(0, 30);
+              const width = ctx.measureText(label).width;
+              const left = x + 4 + width > plot.bbox.left + plot.bbox.width ? x - 4 - width : x + 4;
+              ctx.fillText(label, left, plot.bbox.top + 14 * devicePixelRatio);
             }
             ctx.restore();
           },

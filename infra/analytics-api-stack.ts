@@ -1,6 +1,6 @@
-import { CfnOutput, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
-import { HttpApi, HttpMethod, HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
+import { CorsHttpMethod, HttpApi, HttpMethod, HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
@@ -32,7 +32,22 @@ export class AnalyticsApiStack extends Stack {
     const lake = (this.lake = new EventLake(this, 'Lake', settings));
     const writers = (this.writers = new StoreWriters(this, 'StoreWriters', { lake, tables, settings }));
 
-    const api = new HttpApi(this, 'HttpApi', { apiName: id, createDefaultStage: false });
+    const api = new HttpApi(this, 'HttpApi', {
+      apiName: id,
+      createDefaultStage: false,
+      // Only for the dashboard's origins, when it is hosted apart from the API.
+      ...(settings.dashboardOrigins.length
+        ? {
+            corsPreflight: {
+              allowOrigins: settings.dashboardOrigins,
+              allowHeaders: ['authorization', 'content-type'],
+              allowMethods: [CorsHttpMethod.GET, CorsHttpMethod.POST, CorsHttpMethod.DELETE],
+              exposeHeaders: ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after', 'x-request-id'],
+              maxAge: Duration.hours(1),
+            },
+          }
+        : {}),
+    });
     const accessLogs = new LogGroup(this, 'ApiAccessLogs', { retention: RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.DESTROY });
     const stage = new HttpStage(this, 'DefaultStage', {
       httpApi: api,

@@ -18,6 +18,11 @@ export interface StackSettings {
   /** API Gateway stage throttling, requests per second and burst, across all keys. */
   apiRateLimit: number;
   apiBurstLimit: number;
+  /**
+   * Origins (`https://host[:port]`) whose pages may call the API from a browser: where the dashboard is hosted
+   * (docs/DEPLOY.md, "Hosting the dashboard"). None by default: no CORS headers at all.
+   */
+  dashboardOrigins: string[];
 }
 
 /** The Lambda timeout of analytics functions; HTTP APIs cut every integration off at 30 s. */
@@ -32,6 +37,7 @@ export const defaultSettings: StackSettings = {
   logLevel: 'INFO',
   apiRateLimit: 100,
   apiBurstLimit: 200,
+  dashboardOrigins: [],
 };
 
 export function settingsFromContext(node: Node): StackSettings {
@@ -48,6 +54,11 @@ export function settingsFromContext(node: Node): StackSettings {
   if (!/^\d{4}-\d{2}-\d{2}$/.test(eventsStartDate)) throw new Error('context eventsStartDate must be YYYY-MM-DD');
   const logLevel = String(node.tryGetContext('logLevel') ?? defaultSettings.logLevel).toUpperCase();
   if (!['DEBUG', 'INFO', 'WARN', 'ERROR'].includes(logLevel)) throw new Error('context logLevel must be DEBUG, INFO, WARN or ERROR');
+  const origins: unknown = node.tryGetContext('dashboardOrigins') ?? [];
+  const dashboardOrigins = (Array.isArray(origins) ? origins : String(origins).split(',')).map((o) => String(o).trim()).filter(Boolean);
+  for (const origin of dashboardOrigins) {
+    if (!/^https?:\/\/[a-z0-9.-]+(:\d{1,5})?$/i.test(origin)) throw new Error(`context dashboardOrigins must list origins like https://dashboard.example.com, got ${JSON.stringify(origin)}`);
+  }
   return {
     athenaResultReuseMinutes: number('athenaResultReuseMinutes', 0, 10_080),
     // Leaves the handler a few seconds inside its own timeout to read results and answer.
@@ -58,5 +69,6 @@ export function settingsFromContext(node: Node): StackSettings {
     logLevel: logLevel as StackSettings['logLevel'],
     apiRateLimit: number('apiRateLimit', 1, 10_000),
     apiBurstLimit: number('apiBurstLimit', 1, 5_000),
+    dashboardOrigins,
   };
 }

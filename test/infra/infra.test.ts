@@ -414,6 +414,18 @@ describe('settings from CDK context', () => {
     expect(() => settingsWith({ bytesScannedCutoffPerQuery: 1_000 })).toThrow(/bytesScannedCutoffPerQuery/);
     expect(() => settingsWith({ eventsStartDate: '2020/01/01' })).toThrow(/eventsStartDate/);
     expect(() => settingsWith({ logLevel: 'loud' })).toThrow(/logLevel/);
+    expect(() => settingsWith({ dashboardOrigins: 'https://dash.example.com/path' })).toThrow(/dashboardOrigins/);
+    expect(() => settingsWith({ dashboardOrigins: '*' })).toThrow(/dashboardOrigins/);
+  });
+
+  it('answers CORS only for the dashboard origins it is given', () => {
+    expect(template.toJSON().Resources[logicalId(stack.node.findChild('HttpApi') as never)].Properties.CorsConfiguration).toBeUndefined();
+    const settings = settingsWith({ dashboardOrigins: 'https://dash.example.com, http://localhost:5173' });
+    expect(settings.dashboardOrigins).toEqual(['https://dash.example.com', 'http://localhost:5173']);
+    const withCors = new AnalyticsApiStack(new App({ context: { ...cdkContext, 'aws:cdk:bundling-stacks': [] } }), 'WithCors', { settings, routes: [] });
+    Template.fromStack(withCors).hasResourceProperties('AWS::ApiGatewayV2::Api', {
+      CorsConfiguration: { AllowOrigins: ['https://dash.example.com', 'http://localhost:5173'], AllowHeaders: ['authorization', 'content-type'], AllowMethods: ['GET', 'POST', 'DELETE'] },
+    });
   });
 
   it('synthesizes without an account or region (env-agnostic)', () => {
