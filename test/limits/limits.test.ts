@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { freePort } from '../../local/tools/local-process.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admitRequest, readUsage, recordImportedEvents } from '../../shared/limits/limiter.js';
 import { RateLimitedError } from '../../shared/errors.js';
@@ -151,12 +152,14 @@ async function awayFromWindowEdge(): Promise<void> {
 }
 
 async function startSecondServer(dataDir: string): Promise<{ url: string; process: ChildProcess }> {
-  const port = 40_000 + Math.floor(Math.random() * 10_000);
+  const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'local/cli/start.ts'], {
     env: { ...process.env, ANALYTICS_DATA_DIR: dataDir, PORT: String(port), ANALYTICS_DEMO: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   await new Promise<void>((resolve, reject) => {
+    let errors = '';
+    child.stderr!.on('data', (chunk: Buffer) => (errors += chunk.toString()));
     const timer = setTimeout(() => reject(new Error('second server did not start')), 30_000);
     child.stdout!.on('data', (chunk: Buffer) => {
       if (chunk.toString().includes('listening')) {
@@ -164,7 +167,7 @@ async function startSecondServer(dataDir: string): Promise<{ url: string; proces
         resolve();
       }
     });
-    child.once('exit', (code) => reject(new Error(`second server exited with ${code}`)));
+    child.once('exit', (code) => reject(new Error(`second server exited with ${code}: ${errors.slice(-2000)}`)));
   });
   return { url: `http://127.0.0.1:${port}`, process: child };
 }
