@@ -55,11 +55,15 @@ export interface ImportOptions {
   visibility?: { hide(domain: string, files: string[]): Promise<void>; show(domain: string, files: string[]): Promise<void> };
   /** With `publish`: the days a domain already has files in at the destination (written before days were recorded). */
   storedDays?: (domain: string) => Promise<DomainDays | undefined>;
+  /** Told how long each stage took (`npm run bench:import`): read and check, write partitions, publish. */
+  onStage?: (stage: ImportStage, ms: number) => void;
   /** Rows buffered in memory before they are spilled to a staging file; bounds memory, not the files written. */
   batchRows?: number;
 }
 
 export type Publisher = (stagingDir: string, files: string[]) => Promise<void>;
+
+export type ImportStage = 'read and check' | 'write partitions' | 'publish';
 
 const DEFAULT_BATCH_ROWS = 100_000;
 
@@ -122,6 +126,11 @@ async function importChecked(
   const report: ImportReport = { rowsWritten: 0, rejected: [], domains: {}, files: 0, alreadyImported: false };
   await mkdir(staging, { recursive: true });
   const writer = await PartitionWriter.open(join(staging, 'spill'), options.publish ? S3_CODEC : localCodec());
+  let stageStart = performance.now();
+  const stageDone = (stage: ImportStage) => {
+    options.onStage?.(stage, performance.now() - stageStart);
+    stageStart = performance.now();
+  };
   try {
     let line = 0;
     for await (const checked of events) {
@@ -131,7 +140,7 @@ async function importChecked(
         report.rejected.push({ line, reason: checked.reason });
         continue;
       }
-      await writer.append(checked.event);
+      writer.append(checked.event);
       report.domains[checked.event.domain] = (report.domains[checked.event.domain] ?? 0) + 1;
       report.rowsWritten += 1;
       if (writer.bufferedRows >= (options.batchRows ?? DEFAULT_BATCH_ROWS)) await writer.spill();
@@ -143,7 +152,9 @@ async function importChecked(
       for (const [domain, names] of byDomain(writer.partitionFiles(publishedName))) await options.visibility?.show(domain, names);
       return alreadyImportedReport(report.rejected);
     }
+    stageDone('read and check');
     const files = await writer.writePartitions(eventsStaging, derivedStaging, options.publish ? publishedName : undefined);
+    stageDone('write partitions');
     // The days of every file are recorded before any file is published, so all-time reads bounded by them
     // (shared/store/domain-days-repo.ts) always cover what they can see. A domain without a record may have files
     // from before records existed: their days are recorded first.
@@ -183,6 +194,7 @@ async function importChecked(
       return { value: true, changed: true };
     });
     await recordUsage(paths);
+    stageDone('publish');
     if (!published) return alreadyImportedReport(report.rejected);
     report.files = files.length;
     return report;
@@ -234,6 +246,7 @@ class PartitionWriter {
       const writer = new PartitionWriter(scratch, spillDir, codec);
       await writer.connection.run(`CREATE TABLE buffer (domain VARCHAR, dt VARCHAR, ${eventColumns.map(([name, type]) => `${name} ${duckdbTypes[type]}`).join(', ')})`);
       await mkdir(spillDir, { recursive: true });
+      await writer.openAppender();
       return writer;
     } catch (error) {
       scratch.close();
@@ -241,11 +254,12 @@ class PartitionWriter {
     }
   }
 
-  async append(event: StoredEvent): Promise<void> {
+  /** Synchronous, so the read loop adds no await per row. */
+  append(event: StoredEvent): void {
     const dt = new Date(event.ts).toISOString().slice(0, 10);
     const key = `${event.domain}/${dt}`;
     if (!this.partitions.has(key)) this.partitions.set(key, { domain: event.domain, dt });
-    const appender = (this.appender ??= await this.connection.createAppender('buffer'));
+    const appender = this.appender!;
     appender.appendVarchar(event.domain);
     appender.appendVarchar(dt);
     for (const [name, type] of eventColumns) {
@@ -270,6 +284,11 @@ class PartitionWriter {
     await this.connection.run('DELETE FROM buffer');
     this.spills.push(file);
     this.bufferedRows = 0;
+    await this.openAppender();
+  }
+
+  private async openAppender(): Promise<void> {
+    this.appender = await this.connection.createAppender('buffer');
   }
 
   /**

@@ -78,14 +78,13 @@ export function checkEvent(value: unknown): CheckedEvent {
 function toStoredEvent(value: unknown): StoredEvent {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) reject('an event must be a JSON object');
   const input = value as Record<string, unknown>;
-  const field = (name: string) => (input[name] === null ? undefined : input[name]);
 
   const type = requireString(input, 'type');
   if (!(eventTypes as readonly string[]).includes(type)) reject(`unknown type "${type}" (expected ${eventTypes.join(', ')})`);
   const eventType = type as EventType;
 
   const domain = requireString(input, 'domain');
-  if (!domainSchema.safeParse(domain).success) reject(`domain "${domain}" must be a lower-case domain name`);
+  if (!validDomain(domain)) reject(`domain "${domain}" must be a lower-case domain name`);
   const ts = parseTimestamp(requireString(input, 'timestamp'));
   const visitorId = requireString(input, 'visitor_id');
   for (const name of requiredStrings[eventType]) requireString(input, name);
@@ -102,26 +101,26 @@ function toStoredEvent(value: unknown): StoredEvent {
 
   const eventName = optionalString(input, 'event_name');
   if (eventType === 'auto' && !autoEventNames.includes(eventName!)) reject(`an auto event_name must be one of ${autoEventNames.join(', ')}`);
-  const properties = eventProperties(field('event_properties'));
+  const properties = eventProperties(field(input, 'event_properties'));
   if (eventType === 'auto' && eventName === 'exit_link' && typeof properties?.url !== 'string') {
     reject('an exit_link event needs event_properties.url (the link URL)');
   }
 
-  const scrollDepth = field('scroll_depth');
+  const scrollDepth = field(input, 'scroll_depth');
   if (scrollDepth !== undefined) {
     if (typeof scrollDepth !== 'number') reject('scroll_depth must be a number');
     if (scrollDepth < 0 || scrollDepth > 100) reject('scroll_depth must be between 0 and 100');
     if (eventType !== 'pageview') reject('scroll_depth is only allowed on pageview rows');
   }
 
-  const amount = field('amount_cents');
+  const amount = field(input, 'amount_cents');
   if (eventType === 'revenue' && amount === undefined) reject('missing required field amount_cents');
   if (amount !== undefined && !(typeof amount === 'number' && Number.isSafeInteger(amount))) reject('amount_cents must be an integer number of cents');
 
   const currency = optionalString(input, 'currency');
   if (currency !== null && !/^[A-Z]{3}$/.test(currency)) reject('currency must be an upper-case ISO 4217 code, e.g. "USD"');
 
-  const isDev = field('is_dev');
+  const isDev = field(input, 'is_dev');
   if (isDev !== undefined && typeof isDev !== 'boolean') reject('is_dev must be true or false');
 
   return {
@@ -143,6 +142,26 @@ function toStoredEvent(value: unknown): StoredEvent {
     revenue_event: optionalString(input, 'revenue_event'),
     is_dev: isDev ?? false,
   };
+}
+
+/** A field's value, null read as absent. */
+function field(input: Record<string, unknown>, name: string): unknown {
+  return input[name] === null ? undefined : input[name];
+}
+
+// An import names few domains and referrers many times over: each distinct value is checked or parsed once, in
+// bounded caches (emptied when full), so the rules stay those of domainSchema and the URL parser.
+const CACHE_LIMIT = 10_000;
+const domainsChecked = new Map<string, boolean>();
+const referrerHosts = new Map<string, string>();
+
+function validDomain(domain: string): boolean {
+  let valid = domainsChecked.get(domain);
+  if (valid === undefined) {
+    if (domainsChecked.size >= CACHE_LIMIT) domainsChecked.clear();
+    domainsChecked.set(domain, (valid = domainSchema.safeParse(domain).success));
+  }
+  return valid;
 }
 
 function requireString(input: Record<string, unknown>, name: string): string {
@@ -222,6 +241,15 @@ export function parseTimestamp(text: string): number {
 /** Host of the referrer URL, lower case, without a leading `www.`; '' for direct traffic or an unparseable URL. */
 export function referrerDomain(referrer: string | null): string {
   if (referrer === null) return '';
+  let host = referrerHosts.get(referrer);
+  if (host === undefined) {
+    if (referrerHosts.size >= CACHE_LIMIT) referrerHosts.clear();
+    referrerHosts.set(referrer, (host = hostOf(referrer)));
+  }
+  return host;
+}
+
+function hostOf(referrer: string): string {
   try {
     return new URL(referrer).hostname.toLowerCase().replace(/^www\./, '');
   } catch {

@@ -1,0 +1,53 @@
+// `npm run bench:import [-- --rows 1000000]`: where an import's time goes (docs/STORAGE.md, "Import: where the time
+// goes"). The bench generator's NDJSON (cached in .bench/import/) is read four ways: lines only; lines and
+// JSON.parse; lines and the importer's checks; and a whole import into a fresh store, timed by stage (read and check
+// including the buffer and its spills, writing the partitions and their derived files, publishing), with peak RSS.
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, renameSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { generateEventLines } from './generator.js';
+import { importNdjson } from '../local/store/importer.js';
+import { readLines } from '../local/store/ndjson-lines.js';
+import { localPaths } from '../local/store/paths.js';
+import { checkEventLine } from '../shared/events/event-validation.js';
+import { startTestApi } from '../test/support/test-api.js';
+
+const { values } = parseArgs({ options: { rows: { type: 'string', default: '1000000' } } });
+const rows = Number(values.rows);
+const dir = new URL('../.bench/import/', import.meta.url).pathname;
+const file = join(dir, `events-seed3-${rows}.ndjson`);
+if (!existsSync(file)) {
+  mkdirSync(dir, { recursive: true });
+  const out = createWriteStream(`${file}.tmp`);
+  for await (const line of generateEventLines({ seed: 3, rows, endDate: '2026-11-20', days: 30, domain: 'import.bench.example' })) {
+    if (!out.write(`${line}\n`)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
+  }
+  await new Promise<void>((resolve) => out.end(() => resolve()));
+  renameSync(`${file}.tmp`, file);
+}
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+console.log(`${rows} events, ${(statSync(file).size / 1e6).toFixed(0)} MB of NDJSON over 30 days`);
+
+const timed = async (label: string, pass: (line: string) => void) => {
+  const started = performance.now();
+  for await (const line of readLines(file)) if (typeof line === 'string') pass(line);
+  console.log(`${label.padEnd(28)} ${seconds(performance.now() - started)}`);
+};
+await timed('read lines', () => {});
+await timed('read lines, JSON.parse', (line) => JSON.parse(line));
+await timed('read lines, check events', (line) => checkEventLine(line));
+
+const api = await startTestApi();
+try {
+  const paths = localPaths(mkdtempSync(join(tmpdir(), 'bench-import-')));
+  let peak = 0;
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50);
+  const started = performance.now();
+  const report = await importNdjson(file, paths, { onStage: (stage, ms) => console.log(`import: ${stage.padEnd(20)} ${seconds(ms)}`) });
+  const ms = performance.now() - started;
+  clearInterval(sampler);
+  console.log(`import: ${report.rowsWritten} rows in ${seconds(ms)}, ${Math.round(report.rowsWritten / (ms / 1000))} events/s, peak RSS ${(peak / 2 ** 20).toFixed(0)} MiB`);
+} finally {
+  await api.close();
+}
