@@ -173,13 +173,7 @@ function Rows({ answer: rows, name, onPick }: { answer: Answer<{ data: QueryRow[
   const top = Math.max(...rows.data.data.map((r) => r.metrics.visitors ?? 0), 1);
   return (
     <table>
-      <thead>
-        <tr>
-          <th scope="col">Name</th>
-          <th scope="col" class="number">Visitors</th>
-          <th scope="col" class="number">Pageviews</th>
-        </tr>
-      </thead>
+      <Head columns={['Name', 'Visitors', 'Pageviews']} />
       <tbody>
         {rows.data.data.map((row) => (
           <tr key={name(row)}>
@@ -197,6 +191,22 @@ function Rows({ answer: rows, name, onPick }: { answer: Answer<{ data: QueryRow[
   );
 }
 
+/** A list's header: the name column, then number columns. */
+function Head({ columns: [name, ...numbers] }: { columns: string[] }) {
+  return (
+    <thead>
+      <tr>
+        <th scope="col">{name}</th>
+        {numbers.map((n) => (
+          <th key={n} scope="col" class="number">
+            {n}
+          </th>
+        ))}
+      </tr>
+    </thead>
+  );
+}
+
 function CustomEvents({ api, domain, range, addFilter }: { api: Api; domain: string; range: [string, string]; addFilter: (f: Filter) => void }) {
   const period = { domain, start: range[0], end: range[1] };
   const [events] = useAnswer(() => answer(api.GET('/v1/events', { params: { query: { ...period, limit: 10 } } })), [JSON.stringify(period)]);
@@ -209,13 +219,7 @@ function CustomEvents({ api, domain, range, addFilter }: { api: Api; domain: str
       {events.state === 'done' && events.data.data.length === 0 && <p class="muted">No custom events in this range.</p>}
       {events.state === 'done' && events.data.data.length > 0 && (
         <table>
-          <thead>
-            <tr>
-              <th scope="col">Event</th>
-              <th scope="col" class="number">Visitors</th>
-              <th scope="col" class="number">Count</th>
-            </tr>
-          </thead>
+          <Head columns={['Event', 'Visitors', 'Count']} />
           <tbody>
             {events.data.data.map((e) => (
               <tr key={e.name}>

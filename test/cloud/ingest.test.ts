@@ -6,37 +6,26 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync, createGzip } from 'node:zlib';
 import { Readable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { ingestHandler } from '../../functions/ingest-events.js';
-import { startMoto, type MotoServer } from '../../local/tools/moto-server.js';
 import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
 import { importEvents } from '../../local/store/importer.js';
 import { localPaths } from '../../local/store/paths.js';
 import { readUsage } from '../../shared/limits/limiter.js';
 import { generatedEvents } from '../support/generated-sessions.js';
+import { cloudParts } from '../support/cloud-parts.js';
 import { ingestBucket, type IngestBucket } from '../support/ingest-bucket.js';
 import { keysOf } from '../support/s3-keys.js';
-import { startTestApi, type TestApi } from '../support/test-api.js';
 
 // The ingest function against real parts: objects put in a bucket on moto's S3 server, announced by S3 to an SQS
 // queue on the same server, handed to the handler as Lambda's SQS event; usage and domain days in dynalite.
 // Exactly once under duplicate and concurrent deliveries and a crash at every write; poison objects rejected with
 // their reasons while the good rows around them land.
 
-let moto: MotoServer;
-let api: TestApi;
+const parts = cloudParts();
 const work = mkdtempSync(join(tmpdir(), 'ingest-test-'));
-
-beforeAll(async () => {
-  moto = await startMoto();
-  api = await startTestApi();
-}, 180_000);
-afterAll(async () => {
-  await api?.close();
-  await moto?.stop();
-});
 
 const handlerFor = (client: S3Client) => ingestHandler(client, work);
 
@@ -62,7 +51,7 @@ async function storeState(target: IngestBucket): Promise<{ keys: string[]; rows:
 
 describe('ingest: objects under incoming/ become the store', () => {
   it('NDJSON, gzip and Parquet objects: every valid row once, every rejected line reported by number, every object moved', async () => {
-    const target = await ingestBucket(moto);
+    const target = await ingestBucket(parts.moto);
     const events = eventsOf('formats.test');
     const thirds = [events.slice(0, 300), events.slice(300, 600), events.slice(600)];
     const bad = ['{"not json', JSON.stringify({ ...thirds[0]![0]!, domain: 'Not A Domain' })];
@@ -89,7 +78,7 @@ describe('ingest: objects under incoming/ become the store', () => {
   });
 
   it('a notification delivered twice, and the same object put again under a second key: counted once, written once', async () => {
-    const target = await ingestBucket(moto);
+    const target = await ingestBucket(parts.moto);
     const events = eventsOf('twice.test');
     await target.put('incoming/a.ndjson', ndjson(events));
     expect(await target.deliver(handlerFor(target.s3), { twice: true })).toEqual([]);
@@ -103,7 +92,7 @@ describe('ingest: objects under incoming/ become the store', () => {
   });
 
   it('two objects with rows in the same partitions, ingested at the same time: both land whole', async () => {
-    const target = await ingestBucket(moto);
+    const target = await ingestBucket(parts.moto);
     const events = eventsOf('together.test');
     const odd = events.filter((_, i) => i % 2 === 1);
     const even = events.filter((_, i) => i % 2 === 0);
@@ -122,18 +111,18 @@ describe('ingest: objects under incoming/ become the store', () => {
     // Two days of rows: a dozen writes, each one a crash point.
     const events = eventsOf('crash.test').filter((e) => /^2026-03-0[12]/.test(e.timestamp as string));
     const body = gzipSync(ndjson([...events, { type: 'nope' }]));
-    const reference = await ingestBucket(moto);
+    const reference = await ingestBucket(parts.moto);
     await reference.put('incoming/batch.ndjson.gz', body);
-    const writes = crashingWrites(moto);
+    const writes = crashingWrites(parts.moto);
     expect(await reference.deliver(ingestHandler(writes.client, work))).toEqual([]);
     writes.disarm();
     const clean = await storeState(reference);
     expect(writes.count()).toBeGreaterThan(8);
     console.info(`ingest crash test: ${writes.count()} writes to S3 and DynamoDB, a crash after each`);
     for (let crashAt = 0; crashAt < writes.count(); crashAt++) {
-      const target = await ingestBucket(moto);
+      const target = await ingestBucket(parts.moto);
       await target.put('incoming/batch.ndjson.gz', body);
-      const dying = crashingWrites(moto, crashAt);
+      const dying = crashingWrites(parts.moto, crashAt);
       expect(await target.deliver(ingestHandler(dying.client, work)), `crash at write ${crashAt}`).toHaveLength(1);
       dying.disarm();
       // Between the crash and the redelivery, queries see the whole import in every relation or none of it.
@@ -150,7 +139,7 @@ describe('ingest: objects under incoming/ become the store', () => {
   });
 
   it('poison: a broken gzip is moved to rejected/ with its reason; a 1 GiB line is rejected by number and the rows around it land', { timeout: 300_000 }, async () => {
-    const target = await ingestBucket(moto);
+    const target = await ingestBucket(parts.moto);
     const events = eventsOf('poison.test').slice(0, 50);
     await target.put('incoming/broken.gz', gzipSync(ndjson(events)).subarray(0, 200));
     await target.put('incoming/long-line.gz', await gzipOf([ndjson(events.slice(0, 20)), { repeat: 'a', bytes: 1024 ** 3 }, '\n', ndjson(events.slice(20))]));
@@ -170,7 +159,7 @@ describe('ingest: objects under incoming/ become the store', () => {
   });
 
   it('a message that is not an S3 notification fails alone, so the queue retries it and then dead-letters it', async () => {
-    const target = await ingestBucket(moto);
+    const target = await ingestBucket(parts.moto);
     await target.put('incoming/fine.ndjson', ndjson(eventsOf('alone.test').slice(0, 10)));
     const record = (await target.receive()).find((r) => r.body.includes('ObjectCreated'));
     const handle = handlerFor(target.s3);

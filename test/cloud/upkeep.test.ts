@@ -1,19 +1,18 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ingestHandler } from '../../functions/ingest-events.js';
 import { upkeepHandler } from '../../functions/store-upkeep.js';
 import { upkeepStore, UPKEEP_GRACE_MS } from '../../ingest/s3-upkeep.js';
-import { startMoto, type MotoServer } from '../../local/tools/moto-server.js';
 import { derivedRelations } from '../../shared/events/derived-relations.js';
 import { excludedFiles, readFileStates } from '../../shared/store/file-states-repo.js';
 import { readUsage } from '../../shared/limits/limiter.js';
 import { generatedEvents } from '../support/generated-sessions.js';
+import { cloudParts } from '../support/cloud-parts.js';
 import { ingestBucket, motoClients, type IngestBucket } from '../support/ingest-bucket.js';
 import { crashingWrites, visibleRows } from '../support/s3-store-view.js';
 import { keysOf } from '../support/s3-keys.js';
-import { startTestApi, type TestApi } from '../support/test-api.js';
 
 // Upkeep of the S3 store against moto's S3 server and dynalite: a partition many ingests wrote is compacted into one
 // file per relation; queries see the same rows before, during and after (read through the domain's file states, as
@@ -21,24 +20,14 @@ import { startTestApi, type TestApi } from '../support/test-api.js';
 // upkeep leaves a readable store that the next run finishes. Session fragments merge, so the derived relations'
 // rows change: their answers are compared through Trino in s3-ingest-path.test.ts.
 
-let moto: MotoServer;
-let api: TestApi;
+const parts = cloudParts();
 const work = mkdtempSync(join(tmpdir(), 'upkeep-test-'));
-
-beforeAll(async () => {
-  moto = await startMoto();
-  api = await startTestApi();
-}, 180_000);
-afterAll(async () => {
-  await api?.close();
-  await moto?.stop();
-});
 
 const ndjson = (events: unknown[]) => events.map((e) => JSON.stringify(e)).join('\n') + '\n';
 
 /** `objects` objects (default ten) of one domain's events over the days matched: that many files in each partition of every relation. */
 async function crowdedBucket(domain: string, objects = 10, days = /^2026-03-0[123]/): Promise<{ target: IngestBucket; events: Record<string, unknown>[] }> {
-  const target = await ingestBucket(moto);
+  const target = await ingestBucket(parts.moto);
   const events = generatedEvents()
     .map((e): Record<string, unknown> => ({ ...(e as Record<string, unknown>), domain }))
     .filter((e) => days.test(String(e.timestamp)));
@@ -89,7 +78,7 @@ describe('upkeep of the S3 store', () => {
     const records = await target.receive();
     let writes = 0;
     // The import runs up to its record (hide, derived, events, usage), then dies.
-    const { s3: dyingClient } = motoClients(moto);
+    const { s3: dyingClient } = motoClients(parts.moto);
     dyingClient.middlewareStack.add(
       (next, context) => async (args) => {
         if (context.commandName === 'PutObjectCommand' && String((args.input as { Key?: string }).Key).startsWith('imports/')) throw new Error('the process died');
@@ -142,7 +131,7 @@ describe('upkeep of the S3 store', () => {
     const options = { minFiles: 3 };
     const reference = await crowded('upkeep-crash.test');
     const expected = await eventRows(reference.target);
-    const counting = crashingWrites(moto);
+    const counting = crashingWrites(parts.moto);
     const start = Date.now();
     await upkeepStore({ client: counting.client, bucket: reference.target.bucket, workDir: work }, { ...options, now: () => start });
     await upkeepStore({ client: counting.client, bucket: reference.target.bucket, workDir: work }, { ...options, now: () => start + UPKEEP_GRACE_MS + 1 });
@@ -155,7 +144,7 @@ describe('upkeep of the S3 store', () => {
     for (let crashAt = 0; crashAt < total; crashAt++) {
       const i = crashAt;
       const { target } = await crowded(`upkeep-crash-${i}.test`);
-      const dying = crashingWrites(moto, crashAt);
+      const dying = crashingWrites(parts.moto, crashAt);
       const run = (client = target.s3, at = start) => upkeepStore({ client, bucket: target.bucket, workDir: work }, { ...options, now: () => at });
       const died = await run(dying.client).then(() => run(dying.client, start + UPKEEP_GRACE_MS + 1)).then(
         () => false,
