@@ -9,6 +9,15 @@ import { useAnswer } from './use-answer';
 
 type SortBy = 'last_seen' | 'first_seen' | 'pageviews' | 'sessions' | 'revenue' | 'latest_revenue';
 
+/** The journeys list's visitor conditions the toolbar sets (revenue in currency units here, cents on the wire). */
+interface Bounds {
+  pageviews_gt?: number;
+  sessions_gt?: number;
+  revenue_gt?: number;
+  has_revenue?: boolean;
+  first_purchase?: boolean;
+}
+
 interface Props {
   api: Api;
   domain: string;
@@ -20,18 +29,50 @@ const PAGE = 25;
 
 export function Journeys({ api, domain, state, openVisitor }: Props) {
   const [sortBy, setSortBy] = useState<SortBy>('last_seen');
-  const [hasRevenue, setHasRevenue] = useState(false);
+  const [bounds, setBounds] = useState<Bounds>({});
   const [offset, setOffset] = useState(0);
+  const bound = (name: 'pageviews_gt' | 'sessions_gt' | 'revenue_gt') => ({
+    value: bounds[name] ?? '',
+    onChange: (e: Event) => {
+      const text = (e.currentTarget as HTMLInputElement).value;
+      const next = { ...bounds };
+      if (text === '') delete next[name];
+      else next[name] = name === 'revenue_gt' ? Math.round(Number(text) * 100) / 100 : Math.trunc(Number(text));
+      setBounds(next);
+      setOffset(0);
+    },
+  });
+  const flag = (name: 'has_revenue' | 'first_purchase') => ({
+    checked: bounds[name] ?? false,
+    onChange: (e: Event) => {
+      const next = { ...bounds };
+      if ((e.currentTarget as HTMLInputElement).checked) next[name] = true;
+      else delete next[name];
+      setBounds(next);
+      setOffset(0);
+    },
+  });
   // The journeys list takes the row and visitor filters the query does, but not `exit_link`.
   const filters = state.filters.filter((f) => f[0] !== 'exit_link') as Filter[];
   const [list] = useAnswer(
     () =>
       answer(
         api.POST('/v1/journeys/list', {
-          body: { domain, date_range: state.range, timezone: state.timezone, filters: filters as never, sort_by: sortBy, limit: PAGE, offset, ...(hasRevenue ? { has_revenue: true } : {}) },
+          body: {
+            domain,
+            date_range: state.range,
+            timezone: state.timezone,
+            filters: filters as never,
+            sort_by: sortBy,
+            limit: PAGE,
+            offset,
+            ...bounds,
+            // Revenue is entered in the currency's units and sent in cents.
+            ...(bounds.revenue_gt === undefined ? {} : { revenue_gt: Math.round(bounds.revenue_gt * 100) }),
+          },
         }),
       ),
-    [JSON.stringify([domain, state.range, state.timezone, filters, sortBy, hasRevenue, offset])],
+    [JSON.stringify([domain, state.range, state.timezone, filters, sortBy, bounds, offset])],
   );
   if (state.visitor) return <VisitorJourney api={api} domain={domain} state={state} visitor={state.visitor} close={() => openVisitor(undefined)} />;
   return (
@@ -47,10 +88,23 @@ export function Journeys({ api, domain, state, openVisitor }: Props) {
               <option value="pageviews">pageviews</option>
               <option value="sessions">sessions</option>
               <option value="revenue">revenue</option>
+              <option value="latest_revenue">latest revenue</option>
             </select>
           </label>
           <label>
-            <input type="checkbox" checked={hasRevenue} onChange={(e) => (setHasRevenue(e.currentTarget.checked), setOffset(0))} /> with revenue
+            Pageviews over <input type="number" min="0" class="bound" {...bound('pageviews_gt')} />
+          </label>
+          <label>
+            Sessions over <input type="number" min="0" class="bound" {...bound('sessions_gt')} />
+          </label>
+          <label>
+            Revenue over <input type="number" min="0" step="0.01" class="bound" {...bound('revenue_gt')} />
+          </label>
+          <label>
+            <input type="checkbox" {...flag('has_revenue')} /> with revenue
+          </label>
+          <label>
+            <input type="checkbox" {...flag('first_purchase')} /> first purchase in range
           </label>
         </div>
         {list.state === 'loading' && <p class="muted">Loading…</p>}

@@ -127,6 +127,20 @@ describe.skipIf(!browserPath)('the dashboard', () => {
     expect(await page.locator('section[aria-label=Visitors] h2').textContent()).toContain(new Intl.NumberFormat('en-US').format(list.body.pagination.total));
     await shoot('journeys.png');
 
+    // The journeys conditions: more than 3 pageviews, with revenue.
+    await page.getByLabel('Pageviews over').fill('3');
+    await page.getByLabel('with revenue').check();
+    const narrowed = await api.request('POST', '/v1/journeys/list', { token, body: { domain: DEMO_DOMAIN, date_range: '7d', timezone: 'UTC', limit: 25, pageviews_gt: 3, has_revenue: true } });
+    await expect
+      .poll(() => page.locator('section[aria-label=Visitors] tbody .row-filter').allTextContents(), { timeout: 15_000 })
+      .toEqual(narrowed.body.data.map((v: any) => v.visitor_id));
+    expect(narrowed.body.pagination.total).toBeLessThan(list.body.pagination.total);
+    await page.getByLabel('Pageviews over').fill('');
+    await page.getByLabel('with revenue').uncheck();
+    await expect
+      .poll(() => page.locator('section[aria-label=Visitors] tbody .row-filter').allTextContents(), { timeout: 15_000 })
+      .toEqual(list.body.data.map((v: any) => v.visitor_id));
+
     const visitor = list.body.data[0].visitor_id as string;
     await page.locator('section[aria-label=Visitors] .row-filter', { hasText: visitor }).click();
     const stats = await api.request('POST', '/v1/journeys/stats', { token, body: { domain: DEMO_DOMAIN, visitor_id: visitor } });
