@@ -45,7 +45,7 @@ beforeEach(() => {
 });
 
 describe('routing', () => {
-  it.each(['/', '/v1', '/v1/nothing', '/v2/annotations', '/v1/annotations/a/b', '/v1/annotations/'])(
+  it.each(['/nothing', '/v1', '/v1/nothing', '/v2/annotations', '/v1/annotations/a/b', '/v1/annotations/'])(
     'answers 404 JSON for the unknown path %s',
     async (path) => {
       const res = await api.request('GET', path, { token });
@@ -53,6 +53,20 @@ describe('routing', () => {
       expect(res.headers.get('x-request-id')).toBeTruthy();
     },
   );
+
+  it('serves the dashboard at / with its script and style, built in memory', async () => {
+    const page = await fetch(`${api.url}/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    const html = await page.text();
+    expect(html).toContain('src="dashboard/app.js"');
+    const script = await fetch(`${api.url}/dashboard/app.js`);
+    expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect((await script.text()).length).toBeGreaterThan(10_000);
+    expect((await fetch(`${api.url}/dashboard/app.css`)).headers.get('content-type')).toBe('text/css; charset=utf-8');
+    // No demo key in this store: the page asks for one.
+    expect(await (await fetch(`${api.url}/dashboard/config.json`)).json()).toEqual({});
+  });
 
   it.each([
     ['PUT', '/v1/annotations', 'GET, POST'],
