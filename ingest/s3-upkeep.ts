@@ -40,6 +40,12 @@ export interface UpkeepOptions {
   minFiles?: number;
   /** How long replaced files stay readable by queries that started before the swap; and pending ones are left alone. */
   graceMs?: number;
+  /**
+   * At most this many files of a domain hidden at once: every query of the domain names each hidden file in its
+   * text (for each relation it reads), and the domain's state item holds them. Crowded partitions beyond it wait
+   * for a later run.
+   */
+  maxHiddenFiles?: number;
   now?: () => number;
 }
 
@@ -54,6 +60,7 @@ export interface UpkeepReport {
 
 export const UPKEEP_MIN_FILES = 8;
 export const UPKEEP_GRACE_MS = 60 * 60_000;
+export const UPKEEP_MAX_HIDDEN_FILES = 200;
 
 const EVENTS_FOLDER = 'events';
 const folders = [EVENTS_FOLDER, ...derivedRelations.map((r) => r.folder)];
@@ -81,19 +88,28 @@ export async function upkeepStore(target: UpkeepTarget, options: UpkeepOptions =
       report.abandoned.push(`${domain}/${partition}`);
     }
     const busy = new Set([...Object.keys(states.superseded), ...Object.keys(states.pending).map((f) => f.split('/')[0]!)]);
+    let hidden =
+      Object.keys(states.pending).length +
+      Object.entries(states.superseded).reduce((n, [partition, c]) => n + (report.cleaned.includes(`${domain}/${partition}`) ? 0 : c.replaces.length), 0);
     for (const [partition, names] of await eventFilesOf(target, domain)) {
       if (busy.has(partition)) continue;
       // Files of imports not finished yet stay as they are (see above).
       const compactable = names.filter((n) => !/^[0-9a-f]{32}\.parquet$/.test(n) || recorded.has(n.slice(0, 32)));
       if (compactable.length < minFiles) continue;
-      if (await compact(target, domain, partition, compactable, now())) report.compacted.push(`${domain}/${partition}`);
+      if (hidden + compactable.length + 1 > (options.maxHiddenFiles ?? UPKEEP_MAX_HIDDEN_FILES)) break;
+      if (await compact(target, domain, partition, compactable, now())) {
+        report.compacted.push(`${domain}/${partition}`);
+        hidden += compactable.length;
+      }
     }
   }
   return report;
 }
 
 async function compact(target: UpkeepTarget, domain: string, partition: string, names: string[], now: number): Promise<boolean> {
-  const file = `compacted-${createHash('sha256').update(names.sort().join('\n')).digest('hex').slice(0, 32)}.parquet`;
+  // Named after its partition and the names it replaces: no other partition's compacted file has its name, so
+  // readers may hide it by name alone while it is pending (shared/store/file-states-repo.ts, hiddenFiles).
+  const file = `compacted-${createHash('sha256').update([partition, ...names.sort()].join('\n')).digest('hex').slice(0, 32)}.parquet`;
   const dir = join(target.workDir, `upkeep-${randomBytes(6).toString('hex')}`);
   const scratch = await openScratchDuckDb();
   try {

@@ -4,7 +4,7 @@ import { analyticsEngine } from '../engines/registry.js';
 import { requestLogger } from '../log.js';
 import { printFirstEvent } from '../query/scope/first-event.js';
 import { readDomainDays } from '../store/domain-days-repo.js';
-import { excludedFiles } from '../store/file-states-repo.js';
+import { hiddenFiles } from '../store/file-states-repo.js';
 import { withExcludedFiles } from '../query/sql/catalog.js';
 import type { SqlTarget } from '../query/sql/target.js';
 
@@ -28,7 +28,7 @@ export class EngineRunner {
   static async forDomain(domain: string, engine: QueryEngine = analyticsEngine()): Promise<EngineRunner> {
     const { target } = engine;
     if (!target.catalog.filesReplacedInPlace) return new EngineRunner(engine, target);
-    return new EngineRunner(engine, { ...target, catalog: withExcludedFiles(target.catalog, await excludedFiles(domain)) });
+    return new EngineRunner(engine, { ...target, catalog: withExcludedFiles(target.catalog, await hiddenFiles(domain)) });
   }
 
   /** A runner of its own on the same engine and files, for work that outlives the request: its time is not the request's. */

@@ -43,6 +43,19 @@ export async function excludedFiles(domain: string): Promise<string[]> {
   return [...Object.keys(pending), ...Object.entries(superseded).flatMap(([partition, c]) => c.replaces.map((name) => `${partition}/${name}`))].sort();
 }
 
+/**
+ * What queries of `domain` leave out, in the fewest names: pending files by file name alone (a writer's file name is
+ * its own in every partition: an import's digest, a compaction's hash, so an import of a thousand days is one
+ * name), and replaced files as `dt=<day>/<file>` (a replaced import file may still be visible in other partitions).
+ */
+export async function hiddenFiles(domain: string): Promise<{ names: string[]; files: string[] }> {
+  const { pending, superseded } = await readFileStates(domain);
+  return {
+    names: [...new Set(Object.keys(pending).map((f) => f.slice(f.indexOf('/') + 1)))].sort(),
+    files: Object.entries(superseded).flatMap(([partition, c]) => c.replaces.map((name) => `${partition}/${name}`)).sort(),
+  };
+}
+
 /** Hides files from queries before they are uploaded (idempotent). */
 export async function hideFiles(domain: string, files: readonly string[], now = Date.now()): Promise<void> {
   if (files.length === 0) return;
@@ -62,8 +75,8 @@ export async function hideFiles(domain: string, files: readonly string[], now = 
 }
 
 /**
- * Shows hidden files to queries once all are uploaded (idempotent). With more than NAMES_PER_WRITE files they
- * appear in steps of that many: each step shows whole partitions' files of every relation together.
+ * Shows hidden files to queries once all are uploaded (idempotent), NAMES_PER_WRITE per write. Readers hide pending
+ * files by name alone (hiddenFiles), and one writer's files share their name, so they appear with the last write.
  */
 export async function showFiles(domain: string, files: readonly string[]): Promise<void> {
   for (let i = 0; i < files.length; i += NAMES_PER_WRITE) {

@@ -62,6 +62,21 @@ describe('upkeep of the S3 store', () => {
     expect(await readUsage('compact.test')).toBe(before.length);
   });
 
+  it('hides at most maxHiddenFiles of a domain at once: the other crowded partitions wait for a later run', async () => {
+    const { target } = await crowdedBucket('budget.test');
+    const before = await eventRows(target);
+    const run = (at: number) => upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { now: () => at, maxHiddenFiles: 25 });
+    const start = Date.now();
+    // Ten files per partition: two partitions fit in 25 hidden names, the third waits.
+    expect((await run(start)).compacted).toHaveLength(2);
+    expect((await excludedFiles('budget.test')).length).toBeLessThanOrEqual(25);
+    expect(await eventRows(target)).toEqual(before);
+    const later = await run(start + UPKEEP_GRACE_MS + 1);
+    expect(later.cleaned).toHaveLength(2);
+    expect(later.compacted).toHaveLength(1);
+    expect(await eventRows(target)).toEqual(before);
+  });
+
   it('the scheduled handler runs the same upkeep on the stack\'s bucket', async () => {
     const { target } = await crowdedBucket('handler.test');
     const report = await upkeepHandler(target.s3, target.bucket, work)();
@@ -126,8 +141,9 @@ describe('upkeep of the S3 store', () => {
   });
 
   it('a crash after every write of upkeep: queries read the same rows meanwhile, and later runs finish the work', { timeout: 600_000 }, async () => {
-    // One partition of three files, compacted from three on: every write of a compaction and its clean-up is a crash point.
-    const crowded = (domain: string) => crowdedBucket(domain, 3, /^2026-03-02/);
+    // Two partitions of three files each (the same three import names in both), compacted from three on: every write
+    // of both compactions and their clean-up is a crash point, also while one partition is swapped and the other not.
+    const crowded = (domain: string) => crowdedBucket(domain, 3, /^2026-03-0[23]/);
     const options = { minFiles: 3 };
     const reference = await crowded('upkeep-crash.test');
     const expected = await eventRows(reference.target);

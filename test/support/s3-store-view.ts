@@ -4,12 +4,12 @@ import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { MotoServer } from '../../local/tools/moto-server.js';
 import { documentClient } from '../../shared/store/dynamo-client.js';
-import { excludedFiles } from '../../shared/store/file-states-repo.js';
+import { hiddenFiles } from '../../shared/store/file-states-repo.js';
 import { motoClients } from './ingest-bucket.js';
 import { keysOf } from './s3-keys.js';
 
 // The S3 store as its readers see it, for tests of the ingest and upkeep functions: the rows of each relation's
-// files, less the files the domain's file states hide (what every query leaves out), read back with DuckDB.
+// files, less the files the domain's file states hide, by the rule every Athena query applies, read back with DuckDB.
 // And a crash injector for writers: it counts every write to S3 and DynamoDB and fails from the chosen one on.
 
 /**
@@ -31,14 +31,19 @@ export async function readRows(files: string): Promise<string[]> {
 /** The rows of `folder` (events or a derived relation) a query of the bucket reads, over all domains. */
 export async function visibleRows(s3: S3Client, bucket: string, folder: string, workDir: string): Promise<string[]> {
   const keys = (await keysOf(s3, bucket)).filter((k) => k.startsWith(`${folder}/`) && k.endsWith('.parquet'));
+  // As every Athena query leaves them out (withExcludedFiles): pending files by name, replaced ones by partition.
   const hidden = new Set<string>();
+  const hiddenNames = new Set<string>();
   for (const domain of new Set(keys.map((k) => k.split('/')[1]!.slice('domain='.length)))) {
-    for (const file of await excludedFiles(domain)) hidden.add(`domain=${domain}/${file}`);
+    const { names, files } = await hiddenFiles(domain);
+    for (const file of files) hidden.add(`domain=${domain}/${file}`);
+    for (const name of names) hiddenNames.add(`domain=${domain}/${name}`);
   }
   const dir = mkdtempSync(join(workDir, 'read-'));
   const files: string[] = [];
   for (const [i, key] of keys.entries()) {
-    if (hidden.has(key.split('/').slice(1).join('/'))) continue;
+    const [, domainPart, partition, name] = key.split('/');
+    if (hidden.has(`${domainPart}/${partition}/${name}`) || hiddenNames.has(`${domainPart}/${name}`)) continue;
     const object = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
     const file = join(dir, `${i}.parquet`);
     writeFileSync(file, await object.Body!.transformToByteArray());

@@ -81,14 +81,17 @@ export function athenaCatalog(database: string, table: string, derived: DerivedT
 }
 
 /**
- * The catalog with each relation read without the files named in `files` (`dt=<day>/<file>`, the same names in
- * every relation's folder, all of one domain). Each table becomes a subquery on the file's path, which Trino
- * reads per split; the names are bound values in its WHERE, as Athena allows them.
+ * The catalog with each relation read without the hidden files (shared/store/file-states-repo.ts, `hiddenFiles`):
+ * `names`, file names left out in every partition, and `files`, `dt=<day>/<file>` left out in that partition (the
+ * same names in every relation's folder, all of one domain). Each table becomes a subquery on the file's path,
+ * which Trino reads per split; the names are bound values in its WHERE, as Athena allows them.
  */
-export function withExcludedFiles(catalog: StoreCatalog, files: readonly string[]): StoreCatalog {
-  if (files.length === 0) return catalog;
-  const names = join(files.map((f) => sql`${str(f)}`));
-  const without = (table: Sql) => sql`(SELECT * FROM ${table} WHERE regexp_extract("$path", '[^/]+/[^/]+$') NOT IN (${names}))`;
+export function withExcludedFiles(catalog: StoreCatalog, hidden: { names: readonly string[]; files: readonly string[] }): StoreCatalog {
+  const conditions: Sql[] = [];
+  if (hidden.names.length) conditions.push(sql`regexp_extract("$path", '[^/]+$') NOT IN (${join(hidden.names.map((f) => sql`${str(f)}`))})`);
+  if (hidden.files.length) conditions.push(sql`regexp_extract("$path", '[^/]+/[^/]+$') NOT IN (${join(hidden.files.map((f) => sql`${str(f)}`))})`);
+  if (conditions.length === 0) return catalog;
+  const without = (table: Sql) => sql`(SELECT * FROM ${table} WHERE ${join(conditions, ' AND ')})`;
   const tables = Object.fromEntries(Object.entries(catalog.tables).map(([relation, table]) => [relation, without(table)])) as Record<StoredRelation, Sql>;
   return { ...catalog, tables };
 }
