@@ -49,7 +49,8 @@ export type IngestOutcome =
 
 export interface IngestReportFile {
   source: string;
-  rowsWritten: number;
+  /** The object's valid rows, all in the store (whichever delivery wrote them). */
+  rowsAccepted: number;
   rejected: ImportReport['rejected'];
   /** Set when the object could not be read at all; then nothing of it was written. */
   error?: string;
@@ -68,7 +69,7 @@ export async function ingestObject(key: string, target: IngestTarget): Promise<I
     } catch (error) {
       if (error instanceof NoSuchKey || (error as { name?: string }).name === 'NoSuchKey') return { key, outcome: 'absent' };
       if (!(error instanceof UnreadableObject)) throw error;
-      await finish(target, key, name, REJECTED_PREFIX, { source: key, rowsWritten: 0, rejected: [], error: error.message });
+      await finish(target, key, name, REJECTED_PREFIX, { source: key, rowsAccepted: 0, rejected: [], error: error.message });
       return { key, outcome: 'rejected', reason: error.message };
     }
     const options = { ...s3Destination(`s3://${target.bucket}/events`, target.client), batchRows: 50_000 };
@@ -78,12 +79,12 @@ export async function ingestObject(key: string, target: IngestTarget): Promise<I
       report = name.endsWith('.parquet') ? await importLines(parquetLines(file), paths, options) : await importNdjson(file, paths, options);
     } catch (error) {
       if (!(error instanceof UnreadableObject)) throw error;
-      await finish(target, key, name, REJECTED_PREFIX, { source: key, rowsWritten: 0, rejected: [], error: error.message });
+      await finish(target, key, name, REJECTED_PREFIX, { source: key, rowsAccepted: 0, rejected: [], error: error.message });
       return { key, outcome: 'rejected', reason: error.message };
     }
-    const rowsWritten = report.alreadyImported ? 0 : report.rowsWritten;
-    await finish(target, key, name, INGESTED_PREFIX, report.rejected.length > 0 ? { source: key, rowsWritten, rejected: report.rejected } : undefined);
-    return { key, outcome: report.alreadyImported ? 'already-ingested' : 'ingested', rows: rowsWritten, rejectedLines: report.rejected.length };
+    // The same report whichever delivery writes it: a redelivery after a crash rewrites it identically.
+    await finish(target, key, name, INGESTED_PREFIX, report.rejected.length > 0 ? { source: key, rowsAccepted: report.rowsAccepted, rejected: report.rejected } : undefined);
+    return { key, outcome: report.alreadyImported ? 'already-ingested' : 'ingested', rows: report.rowsWritten, rejectedLines: report.rejected.length };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -29,6 +29,8 @@ import { markWholeFragments } from './whole-fragments.js';
 
 export interface ImportReport {
   rowsWritten: number;
+  /** The valid rows of the input, whether written now or by the earlier import of the same input. */
+  rowsAccepted: number;
   rejected: { line: number; reason: string }[];
   domains: Record<string, number>;
   files: number;
@@ -123,7 +125,7 @@ async function importChecked(
   const staging = join(paths.stagingDir, stagingName(`import-${randomBytes(4).toString('hex')}`));
   const eventsStaging = join(staging, 'events');
   const derivedStaging = Object.fromEntries(derivedRelations.map((r) => [r.folder, join(staging, r.folder)])) as Record<DerivedFolder, string>;
-  const report: ImportReport = { rowsWritten: 0, rejected: [], domains: {}, files: 0, alreadyImported: false };
+  const report: ImportReport = { rowsWritten: 0, rowsAccepted: 0, rejected: [], domains: {}, files: 0, alreadyImported: false };
   await mkdir(staging, { recursive: true });
   const writer = await PartitionWriter.open(join(staging, 'spill'), options.publish ? S3_CODEC : localCodec());
   let stageStart = performance.now();
@@ -143,6 +145,7 @@ async function importChecked(
       writer.append(checked.event);
       report.domains[checked.event.domain] = (report.domains[checked.event.domain] ?? 0) + 1;
       report.rowsWritten += 1;
+      report.rowsAccepted += 1;
       if (writer.bufferedRows >= (options.batchRows ?? DEFAULT_BATCH_ROWS)) await writer.spill();
     }
     const digest = typeof identity.digest === 'string' ? identity.digest : identity.digest();
@@ -150,7 +153,7 @@ async function importChecked(
     if (options.publish && (await options.publishedImports?.has(digest))) {
       // Recorded, so every file is up; shown again in case the process died between the record and the showing.
       for (const [domain, names] of byDomain(writer.partitionFiles(publishedName))) await options.visibility?.show(domain, names);
-      return alreadyImportedReport(report.rejected);
+      return alreadyImportedReport(report.rejected, report.rowsAccepted);
     }
     stageDone('read and check');
     const files = await writer.writePartitions(eventsStaging, derivedStaging, options.publish ? publishedName : undefined);
@@ -195,7 +198,7 @@ async function importChecked(
     });
     await recordUsage(paths);
     stageDone('publish');
-    if (!published) return alreadyImportedReport(report.rejected);
+    if (!published) return alreadyImportedReport(report.rejected, report.rowsAccepted);
     report.files = files.length;
     return report;
   } finally {
@@ -215,8 +218,8 @@ function byDomain(files: string[]): Map<string, string[]> {
   return out;
 }
 
-function alreadyImportedReport(rejected: ImportReport['rejected'] = []): ImportReport {
-  return { rowsWritten: 0, rejected, domains: {}, files: 0, alreadyImported: true };
+function alreadyImportedReport(rejected: ImportReport['rejected'] = [], rowsAccepted = 0): ImportReport {
+  return { rowsWritten: 0, rowsAccepted, rejected, domains: {}, files: 0, alreadyImported: true };
 }
 
 /**

@@ -42,11 +42,12 @@ const rowsOf = (target: IngestBucket, folder: string) => visibleRows(target.s3, 
  * What readers of the bucket see: every key (the store's files, reports, moved objects; import records by name) and
  * the rows of every relation. (Not the bytes: Parquet files of equal rows may differ in row order within a group.)
  */
-async function storeState(target: IngestBucket): Promise<{ keys: string[]; rows: Record<string, string[]> }> {
+async function storeState(target: IngestBucket): Promise<{ keys: string[]; rows: Record<string, string[]>; reports: string[] }> {
   const keys = (await keysOf(target.s3, target.bucket)).filter((k) => !k.startsWith('incoming/'));
   const rows: Record<string, string[]> = {};
   for (const folder of ['events', ...derivedRelations.map((r) => r.folder)]) rows[folder] = await rowsOf(target, folder);
-  return { keys, rows };
+  const reports = await Promise.all(keys.filter((k) => k.endsWith('.report.json')).map((k) => text(target, k)));
+  return { keys, rows, reports };
 }
 
 describe('ingest: objects under incoming/ become the store', () => {
@@ -65,7 +66,7 @@ describe('ingest: objects under incoming/ become the store', () => {
     expect(keys.filter((k) => k.startsWith('incoming/'))).toEqual([]);
     expect(keys.filter((k) => k.startsWith('ingested/'))).toEqual(['ingested/2026/11/25/events.parquet', 'ingested/2026/11/25/firehose-1', 'ingested/2026/11/25/plain.ndjson']);
     const report = JSON.parse(await text(target, 'rejected/2026/11/25/plain.ndjson.report.json'));
-    expect(report.rowsWritten).toBe(thirds[0]!.length);
+    expect(report.rowsAccepted).toBe(thirds[0]!.length);
     expect(report.rejected.map((r: { line: number }) => r.line)).toEqual([101, 102]);
     expect(report.rejected[0].reason).toMatch(/not valid JSON/);
     expect(report.rejected[1].reason).toMatch(/domain "Not A Domain"/);
@@ -154,7 +155,7 @@ describe('ingest: objects under incoming/ become the store', () => {
     expect(JSON.parse(await text(target, 'rejected/broken.gz.report.json')).error).toMatch(/not a readable gzip object/);
     const long = JSON.parse(await text(target, 'rejected/long-line.gz.report.json'));
     expect(long.rejected).toEqual([{ line: 21, reason: 'line longer than 1048576 bytes' }]);
-    expect(long.rowsWritten).toBe(50);
+    expect(long.rowsAccepted).toBe(50);
     expect(await readUsage('poison.test')).toBe(50);
   });
 
