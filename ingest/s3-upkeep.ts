@@ -1,5 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
 import { join } from 'node:path';
 import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { pathLiteral } from '../shared/engines/duckdb-engine.js';
@@ -118,7 +120,8 @@ async function compact(target: UpkeepTarget, domain: string, partition: string, 
       const object = await target.client.send(new GetObjectCommand({ Bucket: target.bucket, Key: keyOf(EVENTS_FOLDER, domain, partition, name) }));
       const local = join(dir, 'sources', `${i}.parquet`);
       await mkdir(join(dir, 'sources'), { recursive: true });
-      await writeFile(local, await object.Body!.transformToByteArray());
+      // Streamed to /tmp: a partition's files need not fit in memory.
+      await pipeline(object.Body as NodeJS.ReadableStream, createWriteStream(local));
       sources.push(local);
     }
     const relative = join(`domain=${domain}`, partition, file);
