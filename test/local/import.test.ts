@@ -137,7 +137,7 @@ describe('stored rows', () => {
       ],
       paths,
     );
-    expect(report).toEqual({ rowsWritten: 4, rejected: [], domains: { 'shop.test': 4 }, files: 2, alreadyImported: false });
+    expect(report).toEqual({ rowsWritten: 4, rowsAccepted: 4, rejected: [], domains: { 'shop.test': 4 }, files: 2, alreadyImported: false });
   });
 
   const glob = () => sqlPath(join(paths.eventsDir, '*', '*', '*.parquet'));
