@@ -4,11 +4,10 @@ import { mkdir, rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { join } from 'node:path';
 import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
-import { pathLiteral } from '../shared/engines/duckdb-engine.js';
 import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
 import { forgetSuperseded, hideFiles, readFileStates, showFiles, supersede } from '../shared/store/file-states-repo.js';
-import { writeDerived } from '../local/store/derived-writer.js';
-import { parquetCopyOptions, S3_CODEC } from '../local/store/parquet-codec.js';
+import { writeCompacted } from '../local/store/compaction.js';
+import { S3_CODEC } from '../local/store/parquet-codec.js';
 import { parquetFilesUnder } from '../local/store/paths.js';
 import { openScratchDuckDb } from '../local/store/scratch-duckdb.js';
 import { s3Publisher } from './s3-store.js';
@@ -75,24 +74,29 @@ export async function upkeepStore(target: UpkeepTarget, options: UpkeepOptions =
   const recorded = await importDigests(target);
   for (const domain of await domainsOf(target)) {
     const states = await readFileStates(domain);
+    // The domain's files still hidden once this run's clean-up is done; compactions add to it, within the budget.
+    let hidden = 0;
     for (const [partition, compaction] of Object.entries(states.superseded)) {
-      if (now() - compaction.since < graceMs) continue;
+      if (now() - compaction.since < graceMs) {
+        hidden += compaction.replaces.length;
+        continue;
+      }
       await deleteEverywhere(target, domain, partition, compaction.replaces);
       await forgetSuperseded(domain, partition, compaction.file);
       report.cleaned.push(`${domain}/${partition}`);
     }
     for (const [file, since] of Object.entries(states.pending)) {
       const [partition, name] = file.split('/') as [string, string];
-      if (!name.startsWith('compacted-') || now() - since < graceMs) continue;
+      if (!name.startsWith('compacted-') || now() - since < graceMs) {
+        hidden += 1;
+        continue;
+      }
       await deleteEverywhere(target, domain, partition, [name]);
       // Its entry goes once the file is gone: there is nothing left to show.
       await showFiles(domain, [file]);
       report.abandoned.push(`${domain}/${partition}`);
     }
     const busy = new Set([...Object.keys(states.superseded), ...Object.keys(states.pending).map((f) => f.split('/')[0]!)]);
-    let hidden =
-      Object.keys(states.pending).length +
-      Object.entries(states.superseded).reduce((n, [partition, c]) => n + (report.cleaned.includes(`${domain}/${partition}`) ? 0 : c.replaces.length), 0);
     for (const [partition, names] of await eventFilesOf(target, domain)) {
       if (busy.has(partition)) continue;
       // Files of imports not finished yet stay as they are (see above).
@@ -124,14 +128,8 @@ async function compact(target: UpkeepTarget, domain: string, partition: string, 
       await pipeline(object.Body as NodeJS.ReadableStream, createWriteStream(local));
       sources.push(local);
     }
-    const relative = join(`domain=${domain}`, partition, file);
     const dirs = Object.fromEntries(folders.map((f) => [f, join(dir, f)])) as Record<'events' | DerivedFolder, string>;
-    await mkdir(join(dirs.events, `domain=${domain}`, partition), { recursive: true });
-    const { connection } = scratch;
-    await connection.run(
-      `COPY (SELECT * FROM read_parquet([${sources.map(pathLiteral).join(', ')}], hive_partitioning = false) ORDER BY ts) TO ${pathLiteral(join(dirs.events, relative))} ${parquetCopyOptions(S3_CODEC)}`,
-    );
-    await writeDerived(connection, `read_parquet(${pathLiteral(join(dirs.events, relative))})`, relative, dirs, S3_CODEC);
+    await writeCompacted(scratch.connection, sources, join(`domain=${domain}`, partition, file), dirs, S3_CODEC);
     await hideFiles(domain, [`${partition}/${file}`], now);
     for (const folder of [...derivedRelations.map((r) => r.folder), EVENTS_FOLDER]) {
       await s3Publisher(`s3://${target.bucket}/${folder}`, target.client)(dirs[folder as 'events' | DerivedFolder], parquetFilesUnder(dirs[folder as 'events' | DerivedFolder]));

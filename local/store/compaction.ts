@@ -1,10 +1,11 @@
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { openScratchDuckDb } from './scratch-duckdb.js';
 import { pathLiteral } from '../../shared/engines/duckdb-engine.js';
 import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
 import { writeDerived } from './derived-writer.js';
-import { localCodec, parquetCopyOptions } from './parquet-codec.js';
+import { localCodec, parquetCopyOptions, type ParquetCodec } from './parquet-codec.js';
 import { parquetFilesUnder, type LocalPaths } from './paths.js';
 import { keyVisitors } from './visitor-keys.js';
 import { stagingName } from './local-store.js';
@@ -17,6 +18,18 @@ import { stagingName } from './local-store.js';
 
 /** A partition is compacted from this many event files on. One import writes one file per partition it touches. */
 export const COMPACT_FROM_FILES = 8;
+
+/**
+ * Writes the event files `sources` as one file ordered by `ts`, `<dirs.events>/<name>`, and its derived files beside
+ * it under `dirs` (the same relative name): the rewrite of one partition, for the local store and for S3's upkeep
+ * (ingest/s3-upkeep.ts) alike.
+ */
+export async function writeCompacted(connection: DuckDBConnection, sources: string[], name: string, dirs: Record<'events' | DerivedFolder, string>, codec: ParquetCodec): Promise<void> {
+  await mkdir(dirname(join(dirs.events, name)), { recursive: true });
+  const files = `[${sources.map(pathLiteral).join(', ')}]`;
+  await connection.run(`COPY (SELECT * FROM read_parquet(${files}, hive_partitioning = false) ORDER BY ts) TO ${pathLiteral(join(dirs.events, name))} ${parquetCopyOptions(codec)}`);
+  await writeDerived(connection, `read_parquet(${pathLiteral(join(dirs.events, name))})`, name, dirs, codec);
+}
 
 /**
  * Compacts every partition (`domain=/dt=` folder) of the snapshot at `paths` holding at least `minFiles` event
@@ -39,10 +52,7 @@ export async function compactPartitions(paths: LocalPaths, minFiles = COMPACT_FR
       const dirs = { events: join(fresh, 'events'), ...Object.fromEntries(derivedRelations.map((r) => [r.folder, join(fresh, r.folder)])) } as Record<'events' | DerivedFolder, string>;
       // One name for the partition's new files, unlike any import's (they start with a timestamp).
       const name = join(partition, `compacted-${Date.now()}.parquet`);
-      await mkdir(join(dirs.events, partition), { recursive: true });
-      const sources = `[${names.map((n) => pathLiteral(join(paths.eventsDir, n))).join(', ')}]`;
-      await connection.run(`COPY (SELECT * FROM read_parquet(${sources}, hive_partitioning = false) ORDER BY ts) TO ${pathLiteral(join(dirs.events, name))} ${parquetCopyOptions(localCodec())}`);
-      await writeDerived(connection, `read_parquet(${pathLiteral(join(dirs.events, name))})`, name, dirs, localCodec());
+      await writeCompacted(connection, names.map((n) => join(paths.eventsDir, n)), name, dirs, localCodec());
       // The partition's visitors keep their keys: the old files are still in place to look them up.
       const domain = partition.split('/')[0]!.slice('domain='.length);
       await keyVisitors(paths, { pending: dirs, domains: [domain] });
