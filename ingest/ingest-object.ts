@@ -56,28 +56,20 @@ export interface IngestReportFile {
   error?: string;
 }
 
-
 export async function ingestObject(key: string, target: IngestTarget): Promise<IngestOutcome> {
   if (!key.startsWith(INCOMING_PREFIX) || key.length === INCOMING_PREFIX.length) return { key, outcome: 'ignored' };
   const name = key.slice(INCOMING_PREFIX.length);
   const dir = join(target.workDir, `ingest-${randomBytes(6).toString('hex')}`);
   await mkdir(dir, { recursive: true });
   try {
-    let file: string;
-    try {
-      file = await download(target, key, dir);
-    } catch (error) {
-      if (error instanceof NoSuchKey || (error as { name?: string }).name === 'NoSuchKey') return { key, outcome: 'absent' };
-      if (!(error instanceof UnreadableObject)) throw error;
-      await finish(target, key, name, REJECTED_PREFIX, { source: key, rowsAccepted: 0, rejected: [], error: error.message });
-      return { key, outcome: 'rejected', reason: error.message };
-    }
     const options = { ...s3Destination(`s3://${target.bucket}/events`, target.client), batchRows: 50_000 };
-    const paths = localPaths(join(dir, 'store'));
     let report: ImportReport;
     try {
+      const file = await download(target, key, dir);
+      const paths = localPaths(join(dir, 'store'));
       report = name.endsWith('.parquet') ? await importLines(parquetLines(file), paths, options) : await importNdjson(file, paths, options);
     } catch (error) {
+      if (error instanceof NoSuchKey || (error as { name?: string }).name === 'NoSuchKey') return { key, outcome: 'absent' };
       if (!(error instanceof UnreadableObject)) throw error;
       await finish(target, key, name, REJECTED_PREFIX, { source: key, rowsAccepted: 0, rejected: [], error: error.message });
       return { key, outcome: 'rejected', reason: error.message };
