@@ -1,12 +1,9 @@
-import { mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_DOMAIN, seedDemo } from '../../local/cli/demo-seed.js';
 import { launchChromium } from '../../local/tools/chromium.js';
 import { formatMetric, type MetricName } from '../../dashboard/format.js';
-import { chromiumPath } from '../support/browser-available.js';
+import { chromiumPath, offlinePage, screenshot } from '../support/browser-available.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
 
 // The dashboard at / in a real browser (Debian's Chromium through playwright-core) on `npm start`'s demo data, with no
@@ -16,7 +13,6 @@ import { startTestApi, type TestApi } from '../support/test-api.js';
 // screenshots of each view to docs/screenshots/ for the README.
 
 const browserPath = chromiumPath('Dashboard browser suite');
-const shots = process.env.UPDATE_SCREENSHOTS === '1' ? new URL('../../docs/screenshots/', import.meta.url).pathname : join(tmpdir(), 'analytics-screenshots');
 const totals: MetricName[] = ['visitors', 'pageviews', 'bounce_rate', 'avg_session_duration', 'revenue', 'conversion_rate'];
 
 describe.skipIf(!browserPath)('the dashboard', () => {
@@ -31,8 +27,7 @@ describe.skipIf(!browserPath)('the dashboard', () => {
     await seedDemo(api.paths, api.url, (text) => (printed += text));
     token = /(aqk_\S+)/.exec(printed)![1]!;
     browser = await launchChromium(browserPath!);
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 }, timezoneId: 'UTC' });
-    await page.route((url) => !url.href.startsWith(api.url), (route) => route.abort());
+    page = await offlinePage(browser, api.url, { viewport: { width: 1280, height: 900 }, timezoneId: 'UTC' });
   }, 180_000);
   afterAll(async () => {
     await browser?.close();
@@ -58,10 +53,7 @@ describe.skipIf(!browserPath)('the dashboard', () => {
     await expect.poll(shownTotals, { timeout: 15_000 }).toEqual(expected);
   }
 
-  async function shoot(name: string) {
-    mkdirSync(shots, { recursive: true });
-    await page.screenshot({ path: join(shots, name), fullPage: true });
-  }
+  const shoot = (name: string) => screenshot(page, name, { fullPage: true });
 
   it('opens on the demo data with the demo key offered, and shows the totals the API gives for the last 30 days', async () => {
     await page.goto(`${api.url}/`);
@@ -157,22 +149,19 @@ describe.skipIf(!browserPath)('the dashboard', () => {
   });
 
   it('reads on a phone: one column, nothing wider than the screen', async () => {
-    const phone = await browser.newPage({ viewport: { width: 390, height: 844 }, timezoneId: 'UTC', isMobile: true, hasTouch: true });
-    await phone.route((url) => !url.href.startsWith(api.url), (route) => route.abort());
+    const phone = await offlinePage(browser, api.url, { viewport: { width: 390, height: 844 }, timezoneId: 'UTC', isMobile: true, hasTouch: true });
     await phone.goto(`${api.url}/`);
     await phone.evaluate((k) => (globalThis as any).localStorage.setItem('analytics-dashboard', JSON.stringify({ apiUrl: '', key: k, domain: 'demo.example.com' })), token);
     await phone.goto(`${api.url}/#view=overview&range=30d&tz=UTC`);
     await phone.locator('.stats[aria-busy=false]').waitFor();
     await phone.locator('section[aria-label=Pages] tbody tr').first().waitFor();
     expect(await phone.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number)).toBeLessThanOrEqual(390);
-    mkdirSync(shots, { recursive: true });
-    await phone.screenshot({ path: join(shots, 'dashboard-phone.png') });
+    await screenshot(phone, 'dashboard-phone.png');
     await phone.close();
   });
 
   it('asks for a key when none is offered, and shows the API\'s refusal of a wrong one', async () => {
-    const fresh = await browser.newPage({ timezoneId: 'UTC' });
-    await fresh.route((url) => !url.href.startsWith(api.url), (route) => route.abort());
+    const fresh = await offlinePage(browser, api.url, { timezoneId: 'UTC' });
     await fresh.route(`${api.url}/dashboard/config.json`, (route) => route.fulfill({ status: 200, contentType: 'application/json', body: '{}' }));
     await fresh.goto(`${api.url}/`);
     await fresh.getByLabel('Site (domain)').fill(DEMO_DOMAIN);

@@ -1,12 +1,9 @@
-import { mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../../local/tools/chromium.js';
 import { routes } from '../../shared/routes.js';
 import { SHOP_RANGE, shopEvents } from '../fixtures/shop-events.js';
-import { chromiumPath } from '../support/browser-available.js';
+import { chromiumPath, offlinePage, screenshot } from '../support/browser-available.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
 
 // The reference page at /docs in a real browser (Debian's Chromium through playwright-core), with no network but the
@@ -14,7 +11,6 @@ import { startTestApi, type TestApi } from '../support/test-api.js';
 // its answer. UPDATE_SCREENSHOTS=1 writes the screenshot to docs/screenshots/ for the README.
 
 const browserPath = chromiumPath('Reference page browser suite');
-const shots = process.env.UPDATE_SCREENSHOTS === '1' ? new URL('../../docs/screenshots/', import.meta.url).pathname : join(tmpdir(), 'analytics-screenshots');
 
 describe.skipIf(!browserPath)('the API reference page', () => {
   let api: TestApi;
@@ -27,9 +23,7 @@ describe.skipIf(!browserPath)('the API reference page', () => {
     await api.importEvents(shopEvents);
     token = (await api.createKey({ domains: ['shop.test'] })).token;
     browser = await launchChromium(browserPath!);
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    // Nothing but the local server: a request elsewhere would mean the page is not self-contained.
-    await page.route((url) => !url.href.startsWith(api.url), (route) => route.abort());
+    page = await offlinePage(browser, api.url, { viewport: { width: 1280, height: 900 } });
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
@@ -43,8 +37,7 @@ describe.skipIf(!browserPath)('the API reference page', () => {
     for (const route of Object.values(routes)) {
       await expect(page.locator(`.opblock-summary-path[data-path="${route.path}"]`).first().isVisible()).resolves.toBe(true);
     }
-    mkdirSync(shots, { recursive: true });
-    await page.screenshot({ path: join(shots, 'reference.png') });
+    await screenshot(page, 'reference.png');
   });
 
   it('"Try it out" with a key calls the server and shows its answer', async () => {
