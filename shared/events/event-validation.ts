@@ -32,8 +32,9 @@ export type CheckedEvent = { ok: true; event: StoredEvent } | { ok: false; reaso
 const eventTypes = ['pageview', 'event', 'revenue', 'auto'] as const;
 type EventType = (typeof eventTypes)[number];
 
-const devices = ['desktop', 'mobile', 'tablet'];
-const autoEventNames = ['click', 'form_submit', 'exit_link'];
+const devices = new Set(['desktop', 'mobile', 'tablet']);
+const autoEventNames = new Set(['click', 'form_submit', 'exit_link']);
+const knownTypes = new Set<string>(eventTypes);
 
 const requiredStrings: Record<EventType, string[]> = {
   pageview: ['session_id', 'url_path'],
@@ -42,11 +43,10 @@ const requiredStrings: Record<EventType, string[]> = {
   revenue: ['transaction_id', 'currency', 'revenue_event'],
 };
 
-/** Optional attribution strings: null, absent and "" all mean "not set" and are stored as NULL. */
-const dimensionFields = [
-  'referrer', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_content', 'utm_term',
-  'country', 'region', 'city', 'browser', 'os', 'device',
-] as const;
+// Optional attribution strings (referrer, utm_*, country, region, city, browser, os, device): null, absent and ""
+// all mean "not set" and are stored as NULL.
+const COUNTRY = /^[A-Z]{2}$/;
+const CURRENCY = /^[A-Z]{3}$/;
 
 class Rejection extends Error {}
 
@@ -80,7 +80,7 @@ function toStoredEvent(value: unknown): StoredEvent {
   const input = value as Record<string, unknown>;
 
   const type = requireString(input, 'type');
-  if (!(eventTypes as readonly string[]).includes(type)) reject(`unknown type "${type}" (expected ${eventTypes.join(', ')})`);
+  if (!knownTypes.has(type)) reject(`unknown type "${type}" (expected ${eventTypes.join(', ')})`);
   const eventType = type as EventType;
 
   const domain = requireString(input, 'domain');
@@ -89,18 +89,27 @@ function toStoredEvent(value: unknown): StoredEvent {
   const visitorId = requireString(input, 'visitor_id');
   for (const name of requiredStrings[eventType]) requireString(input, name);
 
-  const dimensions = Object.fromEntries(dimensionFields.map((name) => [name, optionalString(input, name)])) as Record<
-    (typeof dimensionFields)[number],
-    string | null
-  >;
-  if (dimensions.country !== null && !/^[A-Z]{2}$/.test(dimensions.country)) reject('country must be an upper-case ISO 3166-1 alpha-2 code, e.g. "US"');
-  if (dimensions.device !== null && !devices.includes(dimensions.device)) reject(`device must be one of ${devices.join(', ')}`);
+  // Read one by one in a fixed order, so the first bad one is the one reported.
+  const referrer = optionalString(input, 'referrer');
+  const utmSource = optionalString(input, 'utm_source');
+  const utmMedium = optionalString(input, 'utm_medium');
+  const utmCampaign = optionalString(input, 'utm_campaign');
+  const utmContent = optionalString(input, 'utm_content');
+  const utmTerm = optionalString(input, 'utm_term');
+  const country = optionalString(input, 'country');
+  const region = optionalString(input, 'region');
+  const city = optionalString(input, 'city');
+  const browser = optionalString(input, 'browser');
+  const os = optionalString(input, 'os');
+  const device = optionalString(input, 'device');
+  if (country !== null && !COUNTRY.test(country)) reject('country must be an upper-case ISO 3166-1 alpha-2 code, e.g. "US"');
+  if (device !== null && !devices.has(device)) reject(`device must be one of ${[...devices].join(', ')}`);
 
   const urlPath = optionalString(input, 'url_path');
   if (urlPath !== null && !urlPath.startsWith('/')) reject('url_path must be a path starting with "/"');
 
   const eventName = optionalString(input, 'event_name');
-  if (eventType === 'auto' && !autoEventNames.includes(eventName!)) reject(`an auto event_name must be one of ${autoEventNames.join(', ')}`);
+  if (eventType === 'auto' && !autoEventNames.has(eventName!)) reject(`an auto event_name must be one of ${[...autoEventNames].join(', ')}`);
   const properties = eventProperties(field(input, 'event_properties'));
   if (eventType === 'auto' && eventName === 'exit_link' && typeof properties?.url !== 'string') {
     reject('an exit_link event needs event_properties.url (the link URL)');
@@ -118,7 +127,7 @@ function toStoredEvent(value: unknown): StoredEvent {
   if (amount !== undefined && !(typeof amount === 'number' && Number.isSafeInteger(amount))) reject('amount_cents must be an integer number of cents');
 
   const currency = optionalString(input, 'currency');
-  if (currency !== null && !/^[A-Z]{3}$/.test(currency)) reject('currency must be an upper-case ISO 4217 code, e.g. "USD"');
+  if (currency !== null && !CURRENCY.test(currency)) reject('currency must be an upper-case ISO 4217 code, e.g. "USD"');
 
   const isDev = field(input, 'is_dev');
   if (isDev !== undefined && typeof isDev !== 'boolean') reject('is_dev must be true or false');
@@ -131,8 +140,19 @@ function toStoredEvent(value: unknown): StoredEvent {
     // Server-side revenue rows belong to no session; '' (not NULL) keeps "no session" one value for queries.
     session_id: optionalString(input, 'session_id') ?? '',
     url_path: urlPath,
-    ...dimensions,
-    referrer_domain: referrerDomain(dimensions.referrer),
+    referrer,
+    referrer_domain: referrerDomain(referrer),
+    utm_source: utmSource,
+    utm_medium: utmMedium,
+    utm_campaign: utmCampaign,
+    utm_content: utmContent,
+    utm_term: utmTerm,
+    country,
+    region,
+    city,
+    browser,
+    os,
+    device,
     scroll_depth: (scrollDepth as number | undefined) ?? null,
     event_name: eventName,
     event_properties: properties ? JSON.stringify(properties) : null,
@@ -179,8 +199,6 @@ function optionalString(input: Record<string, unknown>, name: string): string | 
   return storableText(value, name);
 }
 
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
 function isControlOrColon(char: string): boolean {
   const code = char.codePointAt(0)!;
   return code < 0x20 || code === 0x7f || char === ':';
@@ -188,7 +206,7 @@ function isControlOrColon(char: string): boolean {
 
 /** Text the store keeps exactly: well-formed Unicode (so valid UTF-8 once written) without NUL. */
 function storableText(value: string, name: string): string {
-  if (LONE_SURROGATE.test(value)) reject(`${name} must be valid Unicode (it holds an unpaired surrogate)`);
+  if (!value.isWellFormed()) reject(`${name} must be valid Unicode (it holds an unpaired surrogate)`);
   if (value.includes('\u0000')) reject(`${name} must not contain NUL characters`);
   return value;
 }
@@ -220,22 +238,35 @@ const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+)
 export function parseTimestamp(text: string): number {
   const match = TIMESTAMP.exec(text);
   if (!match) reject(`timestamp "${text}" must be an ISO 8601 instant with Z or an offset, e.g. 2026-03-01T14:05:09.120Z`);
-  const [year, month, day, hour, minute, second, offsetHours, offsetMinutes] = [1, 2, 3, 4, 5, 6, 9, 10].map((i) => Number(match[i] ?? 0)) as [
-    number, number, number, number, number, number, number, number,
-  ];
-  const outside = () => reject(`timestamp "${text}" lies outside ${EVENT_DAYS.first} to ${EVENT_DAYS.last} (UTC), the days the API can query`);
+  const year = Number(match[1]);
+  const month = Number(match[2]);
+  const day = Number(match[3]);
+  const hour = Number(match[4]);
+  const minute = Number(match[5]);
+  const second = Number(match[6] ?? 0);
+  const offsetHours = Number(match[9] ?? 0);
+  const offsetMinutes = Number(match[10] ?? 0);
   // Checked before Date.UTC, which reads years 0-99 as 1900-1999.
-  if (year < 1969 || year > 2100) outside();
-  const millis = Number((match[7] ?? '').slice(0, 3).padEnd(3, '0'));
-  const local = Date.UTC(year, month - 1, day, hour, minute, second, millis);
-  const date = new Date(local);
+  if (year < 1969 || year > 2100) rejectOutside(text);
+  const fraction = match[7];
+  const millis = fraction === undefined ? 0 : Number(fraction.length >= 3 ? fraction.slice(0, 3) : fraction.padEnd(3, '0'));
   const real =
-    date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day &&
+    month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month) &&
     hour < 24 && minute < 60 && second < 60 && offsetHours < 24 && offsetMinutes < 60;
   if (!real) reject(`timestamp "${text}" is not a real date and time`);
-  const instant = local - (match[8] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes) * 60_000;
-  if (instant < FIRST_INSTANT || instant >= END_INSTANT) outside();
+  const instant = Date.UTC(year, month - 1, day, hour, minute, second, millis) - (match[8] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes) * 60_000;
+  if (instant < FIRST_INSTANT || instant >= END_INSTANT) rejectOutside(text);
   return instant;
+}
+
+function rejectOutside(text: string): never {
+  reject(`timestamp "${text}" lies outside ${EVENT_DAYS.first} to ${EVENT_DAYS.last} (UTC), the days the API can query`);
+}
+
+/** Days in a month of the proleptic Gregorian calendar (month 1-12). */
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 
 /** Host of the referrer URL, lower case, without a leading `www.`; '' for direct traffic or an unparseable URL. */
