@@ -1,4 +1,4 @@
-// `npm run bench:import [-- --rows 1000000]`: where an import's time goes (docs/STORAGE.md, "Import: where the time
+// `npm run bench:import [-- --rows 1000000 --batch-rows N --check-workers N --import-only]`: where an import's time goes (docs/STORAGE.md, "Import: where the time
 // goes"). The bench generator's NDJSON (cached in .bench/import/) is read four ways: lines only; lines and
 // JSON.parse; lines and the importer's checks; and a whole import into a fresh store, timed by stage (read and check
 // including the buffer and its spills, writing the partitions and their derived files, publishing), with peak RSS.
@@ -13,7 +13,9 @@ import { localPaths } from '../local/store/paths.js';
 import { checkEventLine } from '../shared/events/event-validation.js';
 import { startTestApi } from '../test/support/test-api.js';
 
-const { values } = parseArgs({ options: { rows: { type: 'string', default: '1000000' } } });
+const { values } = parseArgs({
+  options: { rows: { type: 'string', default: '1000000' }, 'batch-rows': { type: 'string' }, 'check-workers': { type: 'string' }, 'import-only': { type: 'boolean', default: false } },
+});
 const rows = Number(values.rows);
 const dir = new URL('../.bench/import/', import.meta.url).pathname;
 const file = join(dir, `events-seed3-${rows}.ndjson`);
@@ -34,9 +36,9 @@ const timed = async (label: string, pass: (line: string) => void) => {
   for await (const line of readLines(file)) if (typeof line === 'string') pass(line);
   console.log(`${label.padEnd(28)} ${seconds(performance.now() - started)}`);
 };
-await timed('read lines', () => {});
-await timed('read lines, JSON.parse', (line) => JSON.parse(line));
-await timed('read lines, check events', (line) => checkEventLine(line));
+if (!values['import-only']) await timed('read lines', () => {});
+if (!values['import-only']) await timed('read lines, JSON.parse', (line) => JSON.parse(line));
+if (!values['import-only']) await timed('read lines, check events', (line) => checkEventLine(line));
 
 const api = await startTestApi();
 try {
@@ -44,7 +46,11 @@ try {
   let peak = 0;
   const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50);
   const started = performance.now();
-  const report = await importNdjson(file, paths, { onStage: (stage, ms) => console.log(`import: ${stage.padEnd(20)} ${seconds(ms)}`) });
+  const tuning = {
+    ...(values['batch-rows'] ? { batchRows: Number(values['batch-rows']) } : {}),
+    ...(values['check-workers'] ? { checkWorkers: Number(values['check-workers']) } : {}),
+  };
+  const report = await importNdjson(file, paths, { ...tuning, onStage: (stage, ms) => console.log(`import: ${stage.padEnd(20)} ${seconds(ms)}`) });
   const ms = performance.now() - started;
   clearInterval(sampler);
   console.log(`import: ${report.rowsWritten} rows in ${seconds(ms)}, ${Math.round(report.rowsWritten / (ms / 1000))} events/s, peak RSS ${(peak / 2 ** 20).toFixed(0)} MiB`);

@@ -1,18 +1,18 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { DuckDBTimestampValue, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
 import { openScratchDuckDb, type ScratchDuckDb } from './scratch-duckdb.js';
 import { pathLiteral } from '../../shared/engines/duckdb-engine.js';
 import { duckdbTypes, eventColumns } from '../../shared/events/event-columns.js';
-import { checkEvent, checkEventLine, type CheckedEvent, type StoredEvent } from '../../shared/events/event-validation.js';
 import { recordImportedEventsOnce } from '../../shared/limits/limiter.js';
 import { parquetFilesUnder, type LocalPaths } from './paths.js';
 import { localCodec, parquetCopyOptions, S3_CODEC, type ParquetCodec } from './parquet-codec.js';
 import { writeDerived } from './derived-writer.js';
 import { deriveMissing } from './backfill.js';
-import { fileDigest, readLines, type LineError } from './ndjson-lines.js';
+import { fileDigest, readLineBlocks } from './ndjson-lines.js';
+import { checkedBlocks, checkedLines, checkEventBatch, inThreadChecker, workerChecker, type CheckedBatch } from './checked-batches.js';
 import { hasImportRecord, recordUsage, writeImportRecord, type ImportRecord } from './imports.js';
 import { daysOfFiles, readDomainDays, widenDomainDays, type DomainDays } from '../../shared/store/domain-days-repo.js';
 import { storedDaysOf } from './store-days.js';
@@ -20,8 +20,9 @@ import { stagingName, withStoreTransaction } from './local-store.js';
 import { keyVisitors } from './visitor-keys.js';
 import { markWholeFragments } from './whole-fragments.js';
 
-// Imports events into the store's Parquet layout (docs/EVENT-FORMAT.md). Valid rows are buffered in an in-memory
-// DuckDB table; a full buffer is spilled to a staging file sorted by partition. Once the whole input was read,
+// Imports events into the store's Parquet layout (docs/EVENT-FORMAT.md). Lines are checked in batches (on worker
+// threads for a large input, store/checked-batches.ts); accepted rows are written to a staging NDJSON file, and a
+// full one is turned by DuckDB into a Parquet spill sorted by partition. Once the whole input was read,
 // each (domain, dt) partition the import touched is written as one ts-ordered event file with its derived files
 // (docs/STORAGE.md), so the files an import writes grow with its partitions whatever the order of its lines. The
 // files are then published in one store transaction (store/local-store.ts): visible whole or not at all. An
@@ -59,15 +60,18 @@ export interface ImportOptions {
   storedDays?: (domain: string) => Promise<DomainDays | undefined>;
   /** Told how long each stage took (`npm run bench:import`): read and check, write partitions, publish. */
   onStage?: (stage: ImportStage, ms: number) => void;
-  /** Rows buffered in memory before they are spilled to a staging file; bounds memory, not the files written. */
+  /** Rows per sorted spill file (reached at a batch's end); bounds the memory of sorting, not the files written. */
   batchRows?: number;
+  /** Threads checking lines (importNdjson): by default one per core for an input of 8 MB or more, else none. */
+  checkWorkers?: number;
 }
 
 export type Publisher = (stagingDir: string, files: string[]) => Promise<void>;
 
 export type ImportStage = 'read and check' | 'write partitions' | 'publish';
 
-const DEFAULT_BATCH_ROWS = 100_000;
+const DEFAULT_BATCH_ROWS = 250_000;
+const WORKERS_FROM_BYTES = 8 * 2 ** 20;
 
 /** Imports an NDJSON file, streamed line by line. Rejected lines are reported; unreadable input is a fatal error. */
 export async function importNdjson(file: string, paths: LocalPaths, options: ImportOptions = {}): Promise<ImportReport> {
@@ -78,7 +82,13 @@ export async function importNdjson(file: string, paths: LocalPaths, options: Imp
     await recordUsage(paths);
     return alreadyImportedReport();
   }
-  return importChecked(checkLines(readLines(file, (bytesRead) => options.onProgress?.(bytesRead, totalBytes))), paths, options, { digest, source: basename(file) });
+  const checker = (options.checkWorkers ?? (totalBytes >= WORKERS_FROM_BYTES ? undefined : 0)) === 0 ? undefined : workerChecker(options.checkWorkers);
+  try {
+    const blocks = readLineBlocks(file, (bytesRead) => options.onProgress?.(bytesRead, totalBytes));
+    return await importChecked(checkedBlocks(blocks, checker ?? inThreadChecker), paths, options, { digest, source: basename(file) });
+  } finally {
+    await checker?.close();
+  }
 }
 
 /** Imports NDJSON lines from any source; an error thrown by the source aborts the import with nothing written. */
@@ -90,23 +100,21 @@ export async function importLines(lines: AsyncIterable<string>, paths: LocalPath
       yield line;
     }
   }
-  return importChecked(checkLines(hashed()), paths, options, { digest: () => hash.digest('hex'), source: 'lines' });
+  return importChecked(checkedLines(hashed(), batchLines(options)), paths, options, { digest: () => hash.digest('hex'), source: 'lines' });
 }
 
 /** Imports events given as objects (tests, the demo); the line of event i is i + 1. */
 export async function importEvents(events: unknown[], paths: LocalPaths, options: ImportOptions = {}): Promise<ImportReport> {
   const hash = createHash('sha256');
   for (const event of events) hash.update(JSON.stringify(event) ?? 'undefined').update('\n');
-  return importChecked(events.map(checkEvent), paths, options, { digest: hash.digest('hex'), source: 'events' });
+  const size = batchLines(options);
+  const batches = Array.from({ length: Math.ceil(events.length / size) }, (_, i) => checkEventBatch(events.slice(i * size, (i + 1) * size)));
+  return importChecked(batches, paths, options, { digest: hash.digest('hex'), source: 'events' });
 }
 
-async function* checkLines(lines: AsyncIterable<string | LineError>): AsyncGenerator<CheckedEvent | null> {
-  let first = true;
-  for await (const line of lines) {
-    if (typeof line !== 'string') yield { ok: false, reason: line.reason };
-    else yield checkEventLine(first ? line.replace(/^\uFEFF/, '') : line);
-    first = false;
-  }
+/** Lines per checked batch of lines or events: never more than a spill holds, so a small `batchRows` spills often. */
+function batchLines(options: ImportOptions): number {
+  return Math.max(1, Math.min(4096, options.batchRows ?? DEFAULT_BATCH_ROWS));
 }
 
 interface InputIdentity {
@@ -116,7 +124,7 @@ interface InputIdentity {
 }
 
 async function importChecked(
-  events: AsyncIterable<CheckedEvent | null> | Iterable<CheckedEvent | null>,
+  batches: AsyncIterable<CheckedBatch> | Iterable<CheckedBatch>,
   paths: LocalPaths,
   options: ImportOptions,
   identity: InputIdentity,
@@ -127,26 +135,21 @@ async function importChecked(
   const derivedStaging = Object.fromEntries(derivedRelations.map((r) => [r.folder, join(staging, r.folder)])) as Record<DerivedFolder, string>;
   const report: ImportReport = { rowsWritten: 0, rowsAccepted: 0, rejected: [], domains: {}, files: 0, alreadyImported: false };
   await mkdir(staging, { recursive: true });
-  const writer = await PartitionWriter.open(join(staging, 'spill'), options.publish ? S3_CODEC : localCodec());
+  const writer = await PartitionWriter.open(join(staging, 'spill'), options.publish ? S3_CODEC : localCodec(), options.batchRows ?? DEFAULT_BATCH_ROWS);
   let stageStart = performance.now();
   const stageDone = (stage: ImportStage) => {
     options.onStage?.(stage, performance.now() - stageStart);
     stageStart = performance.now();
   };
   try {
-    let line = 0;
-    for await (const checked of events) {
-      line += 1;
-      if (checked === null) continue;
-      if (!checked.ok) {
-        report.rejected.push({ line, reason: checked.reason });
-        continue;
-      }
-      writer.append(checked.event);
-      report.domains[checked.event.domain] = (report.domains[checked.event.domain] ?? 0) + 1;
-      report.rowsWritten += 1;
-      report.rowsAccepted += 1;
-      if (writer.bufferedRows >= (options.batchRows ?? DEFAULT_BATCH_ROWS)) await writer.spill();
+    let linesBefore = 0;
+    for await (const batch of batches) {
+      for (const { line, reason } of batch.rejected) report.rejected.push({ line: linesBefore + line, reason });
+      linesBefore += batch.lines;
+      for (const [domain, rows] of Object.entries(batch.domains)) report.domains[domain] = (report.domains[domain] ?? 0) + rows;
+      report.rowsWritten += batch.accepted;
+      report.rowsAccepted += batch.accepted;
+      await writer.add(batch);
     }
     const digest = typeof identity.digest === 'string' ? identity.digest : identity.digest();
     const publishedName = `${digest.slice(0, 32)}.parquet`;
@@ -202,7 +205,7 @@ async function importChecked(
     report.files = files.length;
     return report;
   } finally {
-    writer.close();
+    await writer.close();
     await rm(staging, { recursive: true, force: true });
   }
 }
@@ -223,75 +226,60 @@ function alreadyImportedReport(rejected: ImportReport['rejected'] = [], rowsAcce
 }
 
 /**
- * Buffers rows in one DuckDB table with their partition; spills a full buffer to a Parquet file sorted by
- * partition, and at the end writes each partition once, from the buffer or from the spills (their row groups'
- * statistics let each partition's read skip the others').
+ * Collects accepted rows in a staging NDJSON file; once it holds `spillRows` rows, DuckDB reads it into a
+ * Parquet spill sorted by partition and time (while the next rows are checked). At the end each partition is
+ * written once from the spills (their row groups' statistics let each partition's read skip the others').
  */
 class PartitionWriter {
-  bufferedRows = 0;
   private readonly partitions = new Map<string, { domain: string; dt: string }>();
   private readonly spills: string[] = [];
-  private appender: DuckDBAppender | undefined;
+  private staged: { file: string; handle: FileHandle; rows: number } | undefined;
+  private sorting: Promise<void> = Promise.resolve();
 
   private constructor(
     private readonly scratch: ScratchDuckDb,
     private readonly spillDir: string,
     private readonly codec: ParquetCodec,
+    private readonly spillRows: number,
   ) {}
 
   private get connection(): DuckDBConnection {
     return this.scratch.connection;
   }
 
-  static async open(spillDir: string, codec: ParquetCodec): Promise<PartitionWriter> {
-    const scratch = await openScratchDuckDb();
-    try {
-      const writer = new PartitionWriter(scratch, spillDir, codec);
-      await writer.connection.run(`CREATE TABLE buffer (domain VARCHAR, dt VARCHAR, ${eventColumns.map(([name, type]) => `${name} ${duckdbTypes[type]}`).join(', ')})`);
-      await mkdir(spillDir, { recursive: true });
-      await writer.openAppender();
-      return writer;
-    } catch (error) {
-      scratch.close();
-      throw error;
+  static async open(spillDir: string, codec: ParquetCodec, spillRows: number): Promise<PartitionWriter> {
+    await mkdir(spillDir, { recursive: true });
+    return new PartitionWriter(await openScratchDuckDb(), spillDir, codec, spillRows);
+  }
+
+  async add(batch: CheckedBatch): Promise<void> {
+    for (const key of batch.partitions) {
+      if (!this.partitions.has(key)) this.partitions.set(key, { domain: key.slice(0, key.indexOf('/')), dt: key.slice(key.indexOf('/') + 1) });
     }
-  }
-
-  /** Synchronous, so the read loop adds no await per row. */
-  append(event: StoredEvent): void {
-    const dt = new Date(event.ts).toISOString().slice(0, 10);
-    const key = `${event.domain}/${dt}`;
-    if (!this.partitions.has(key)) this.partitions.set(key, { domain: event.domain, dt });
-    const appender = this.appender!;
-    appender.appendVarchar(event.domain);
-    appender.appendVarchar(dt);
-    for (const [name, type] of eventColumns) {
-      const value = event[name];
-      if (value === null) appender.appendNull();
-      else if (type === 'timestamp') appender.appendTimestamp(new DuckDBTimestampValue(BigInt(value as number) * 1000n));
-      else if (type === 'string') appender.appendVarchar(value as string);
-      else if (type === 'double') appender.appendDouble(value as number);
-      else if (type === 'bigint') appender.appendBigInt(BigInt(value as number));
-      else appender.appendBoolean(value as boolean);
+    if (batch.accepted === 0) return;
+    if (!this.staged) {
+      const file = join(this.spillDir, `${this.spills.length}.ndjson`);
+      this.staged = { file, handle: await open(file, 'w'), rows: 0 };
     }
-    appender.endRow();
-    this.bufferedRows += 1;
+    await this.staged.handle.write(batch.rows);
+    this.staged.rows += batch.accepted;
+    if (this.staged.rows >= this.spillRows) await this.sortStaged();
   }
 
-  /** Moves the buffered rows to a spill file sorted by partition and time, and empties the buffer. */
-  async spill(): Promise<void> {
-    this.closeAppender();
-    if (this.bufferedRows === 0) return;
-    const file = join(this.spillDir, `${this.spills.length}.parquet`);
-    await this.connection.run(`COPY (SELECT * FROM buffer ORDER BY domain, dt, ts) TO ${pathLiteral(file)} (FORMAT parquet, COMPRESSION uncompressed, ROW_GROUP_SIZE 16384)`);
-    await this.connection.run('DELETE FROM buffer');
-    this.spills.push(file);
-    this.bufferedRows = 0;
-    await this.openAppender();
-  }
-
-  private async openAppender(): Promise<void> {
-    this.appender = await this.connection.createAppender('buffer');
+  /** Starts sorting the staged file into a spill; one sort runs at a time, the next rows are checked meanwhile. */
+  private async sortStaged(): Promise<void> {
+    const staged = this.staged;
+    if (!staged) return;
+    this.staged = undefined;
+    await staged.handle.close();
+    await this.sorting;
+    const spill = join(this.spillDir, `${this.spills.length}.parquet`);
+    this.spills.push(spill);
+    this.sorting = (async () => {
+      await this.connection.run(`COPY (${storedRowsOf(staged.file)} ORDER BY domain, dt, ts) TO ${pathLiteral(spill)} (FORMAT parquet, COMPRESSION uncompressed, ROW_GROUP_SIZE 16384)`);
+      await rm(staged.file);
+    })();
+    this.sorting.catch(() => {}); // awaited by the next sort or by writePartitions
   }
 
   /**
@@ -299,11 +287,11 @@ class PartitionWriter {
    * all named `domain=<d>/dt=<day>/<import name>.parquet`; returns the event files' relative names.
    */
   async writePartitions(eventsDir: string, derivedDirs: Record<DerivedFolder, string>, fileName = `${stagingNameStamp()}.parquet`): Promise<string[]> {
-    this.closeAppender();
-    if (this.spills.length > 0) await this.spill();
-    const source = this.spills.length > 0 ? `read_parquet([${this.spills.map(pathLiteral).join(', ')}])` : 'buffer';
+    await this.sortStaged();
+    await this.sorting;
+    if (this.spills.length === 0) return [];
     const select = await this.connection.prepare(
-      `CREATE OR REPLACE TEMP TABLE part AS SELECT ${eventColumns.map(([name]) => name).join(', ')} FROM ${source} WHERE domain = $1 AND dt = $2 ORDER BY ts`,
+      `CREATE OR REPLACE TEMP TABLE part AS SELECT ${eventColumns.map(([name]) => name).join(', ')} FROM read_parquet([${this.spills.map(pathLiteral).join(', ')}]) WHERE domain = $1 AND dt = $2 ORDER BY ts`,
     );
     const files: string[] = [];
     for (const { domain, dt } of [...this.partitions.values()].sort((a, b) => (a.domain + a.dt < b.domain + b.dt ? -1 : 1))) {
@@ -324,15 +312,22 @@ class PartitionWriter {
     return [...this.partitions.values()].map(({ domain, dt }) => join(`domain=${domain}`, `dt=${dt}`, fileName));
   }
 
-  private closeAppender(): void {
-    this.appender?.closeSync();
-    this.appender = undefined;
-  }
-
-  close(): void {
-    this.closeAppender();
+  async close(): Promise<void> {
+    await this.staged?.handle.close();
+    await this.sorting.catch(() => {});
     this.scratch.close();
   }
+}
+
+/**
+ * The stored rows of a staging NDJSON file (CheckedBatch.rows) with their partition columns. Every key is read
+ * with its exact type; `ts` comes as epoch milliseconds.
+ */
+function storedRowsOf(file: string): string {
+  const columns = [['domain', 'VARCHAR'], ...eventColumns.map(([name, type]) => [name, name === 'ts' ? 'BIGINT' : duckdbTypes[type]])];
+  const read = `read_json(${pathLiteral(file)}, format = 'newline_delimited', maximum_object_size = 67108864, columns = {${columns.map(([name, type]) => `${name}: '${type}'`).join(', ')}})`;
+  const values = eventColumns.map(([name]) => (name === 'ts' ? 'epoch_ms(ts) AS ts' : name));
+  return `SELECT domain, strftime(epoch_ms(ts), '%Y-%m-%d') AS dt, ${values.join(', ')} FROM ${read}`;
 }
 
 /** A file name no other import's can equal: its time, then random bits. */

@@ -1,0 +1,164 @@
+import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { checkEvent, checkEventLine, type CheckedEvent } from '../../shared/events/event-validation.js';
+import { linesOfBlock, type LineBlock, type LineError } from './ndjson-lines.js';
+
+// Input lines checked in batches, each batch turned into what the importer keeps of it: the accepted rows as
+// NDJSON of stored rows (read back in bulk by DuckDB, docs/STORAGE.md "Import"), the rejected lines with their
+// numbers and reasons, and the rows per domain and partition. The blocks of a large file are checked on worker
+// threads when the code runs from its TypeScript source; either way the same functions run, and batches come
+// back in input order.
+
+export interface CheckedBatch {
+  /** The lines the batch held, blank ones included: the next batch's first line is this one's plus `lines`. */
+  lines: number;
+  /** The accepted rows, one JSON object per line (a StoredEvent: `ts` in epoch milliseconds), UTF-8, each ending in LF. */
+  rows: Uint8Array;
+  accepted: number;
+  /** Rejected lines, numbered from 1 within the batch. */
+  rejected: { line: number; reason: string }[];
+  /** Accepted rows per domain. */
+  domains: Record<string, number>;
+  /** The partitions of the accepted rows, as `<domain>/<yyyy-mm-dd>` (UTC day of `ts`). */
+  partitions: string[];
+}
+
+const DAY_MS = 86_400_000;
+const utf8 = new TextEncoder();
+
+/** Checks lines as read (a LineError where the reader refused one); blank lines are skipped but counted. */
+export function checkLines(lines: (string | LineError)[]): CheckedBatch {
+  return keptOf(lines.map((line) => (typeof line === 'string' ? checkEventLine(line) : { ok: false, reason: line.reason })));
+}
+
+/** Checks events given as values (tests, the demo); event i is line i + 1. */
+export function checkEventBatch(events: unknown[]): CheckedBatch {
+  return keptOf(events.map(checkEvent));
+}
+
+function keptOf(checked: (CheckedEvent | null)[]): CheckedBatch {
+  const rows: string[] = [];
+  const rejected: CheckedBatch['rejected'] = [];
+  const domains: Record<string, number> = {};
+  const partitions = new Set<string>();
+  const dayNames = new Map<number, string>();
+  checked.forEach((result, i) => {
+    if (result === null) return;
+    if (!result.ok) {
+      rejected.push({ line: i + 1, reason: result.reason });
+      return;
+    }
+    const { event } = result;
+    const dayNumber = Math.floor(event.ts / DAY_MS);
+    let day = dayNames.get(dayNumber);
+    if (day === undefined) dayNames.set(dayNumber, (day = new Date(dayNumber * DAY_MS).toISOString().slice(0, 10)));
+    partitions.add(`${event.domain}/${day}`);
+    domains[event.domain] = (domains[event.domain] ?? 0) + 1;
+    rows.push(JSON.stringify(event));
+  });
+  return { lines: checked.length, rows: utf8.encode(rows.length ? `${rows.join('\n')}\n` : ''), accepted: rows.length, rejected, domains, partitions: [...partitions] };
+}
+
+/** Checks blocks of a file; `check` resolves in the order blocks were given, whatever thread ran them. */
+export interface BlockChecker {
+  check(block: LineBlock): Promise<CheckedBatch>;
+  close(): Promise<void>;
+}
+
+export const inThreadChecker: BlockChecker = {
+  check: async (block) => checkLines(linesOfBlock(block)),
+  close: async () => {},
+};
+
+/**
+ * `count` worker threads (default: one per core), or undefined where workers cannot load this module's source
+ * (a bundle, or no tsx to load TypeScript with): the caller then checks on its own thread.
+ */
+export function workerChecker(count = availableParallelism()): BlockChecker | undefined {
+  const entry = new URL('./check-worker.ts', import.meta.url);
+  const tsxApi = tsxEsmApi();
+  if (!import.meta.url.endsWith('.ts') || !tsxApi || count < 1) return undefined;
+  const boot = `import { register } from ${JSON.stringify(tsxApi)}; register(); await import(${JSON.stringify(entry.href)});`;
+  const workers = Array.from({ length: count }, () => new Worker(new URL(`data:text/javascript,${encodeURIComponent(boot)}`)));
+  const waiting = new Map<number, { resolve: (batch: CheckedBatch) => void; reject: (error: Error) => void }>();
+  let failure: Error | undefined;
+  const fail = (error: Error) => {
+    failure ??= error;
+    for (const { reject } of waiting.values()) reject(error);
+    waiting.clear();
+  };
+  for (const worker of workers) {
+    worker.on('message', ({ id, batch }: { id: number; batch: CheckedBatch }) => {
+      waiting.get(id)?.resolve(batch);
+      waiting.delete(id);
+    });
+    worker.on('error', fail);
+    worker.on('exit', (code) => code !== 0 && fail(new Error(`an import check worker stopped with code ${code}`)));
+  }
+  let next = 0;
+  return {
+    check(block) {
+      if (failure) return Promise.reject(failure);
+      const id = next++;
+      return new Promise<CheckedBatch>((resolve, reject) => {
+        waiting.set(id, { resolve, reject });
+        workers[id % workers.length]!.postMessage({ id, block } satisfies BlockMessage);
+      });
+    },
+    async close() {
+      await Promise.all(workers.map((worker) => worker.terminate()));
+    },
+  };
+}
+
+/** What a worker is sent (store/check-worker.ts). */
+export interface BlockMessage {
+  id: number;
+  block: LineBlock;
+}
+
+/** The URL of tsx's ESM API (its `register` loads TypeScript in a worker), from its package's exports. */
+function tsxEsmApi(): string | undefined {
+  try {
+    const require = createRequire(import.meta.url);
+    const manifest = require.resolve('tsx/package.json');
+    const exported = (require(manifest) as { exports: Record<string, { import?: { default?: string } }> }).exports['./esm/api']?.import?.default;
+    return exported ? pathToFileURL(join(dirname(manifest), exported)).href : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The checked batches of a file's blocks, in order; up to two blocks per worker are in flight, so reading overlaps checking. */
+export async function* checkedBlocks(blocks: AsyncIterable<LineBlock>, checker: BlockChecker): AsyncGenerator<CheckedBatch> {
+  const inFlight: Promise<CheckedBatch>[] = [];
+  const depth = checker === inThreadChecker ? 1 : 2 * availableParallelism();
+  for await (const block of blocks) {
+    inFlight.push(handled(checker.check(block)));
+    if (inFlight.length >= depth) yield await inFlight.shift()!;
+  }
+  while (inFlight.length) yield await inFlight.shift()!;
+}
+
+/** The checked batches of lines from any source, `batchLines` at a time, on this thread; a byte-order mark opening the first line is dropped. */
+export async function* checkedLines(lines: AsyncIterable<string>, batchLines = 4096): AsyncGenerator<CheckedBatch> {
+  let batch: string[] = [];
+  let first = true;
+  for await (const line of lines) {
+    batch.push(first ? line.replace(/^\uFEFF/, '') : line);
+    first = false;
+    if (batch.length < batchLines) continue;
+    yield checkLines(batch);
+    batch = [];
+  }
+  if (batch.length) yield checkLines(batch);
+}
+
+/** The same promise, marked handled: a failure of a block behind a failed one is not an unhandled rejection. */
+function handled<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => {});
+  return promise;
+}
