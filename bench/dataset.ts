@@ -4,7 +4,7 @@ import { backfillDerived } from '../local/store/backfill.js';
 import { importLines } from '../local/store/importer.js';
 import { openLocalDynamo } from '../local/server/local-dynamo.js';
 import { localPaths, type LocalPaths } from '../local/store/paths.js';
-import { generateEventLines, type GeneratorSpec } from './generator.js';
+import { defaultShape, generateEventLines, type GeneratorSpec } from './generator.js';
 
 // The generated data set, cached: one ANALYTICS_DATA_DIR per (generator version, seed, rows, window) under
 // .bench/data/, filled through the project's own import path (importLines) and reused when it is complete.
@@ -35,7 +35,11 @@ interface DatasetMeta {
 }
 
 export function datasetId(spec: GeneratorSpec): string {
-  return `v${GENERATOR_VERSION}-seed${spec.seed}-rows${spec.rows}-${spec.days}d-to-${spec.endDate}`;
+  const { shape } = spec;
+  const shaped = shape && JSON.stringify(shape) !== JSON.stringify(defaultShape)
+    ? `-pages${shape.blogPosts}-return${shape.returnChance ?? 'own'}-stop${shape.pageviewStop}-max${shape.maxExtraPageviews}-visitors${shape.visitors ?? 'any'}`
+    : '';
+  return `v${GENERATOR_VERSION}-seed${spec.seed}-rows${spec.rows}-${spec.days}d-to-${spec.endDate}${shaped}`;
 }
 
 export async function ensureDataset(spec: GeneratorSpec, root: string, log: (line: string) => void): Promise<Dataset> {

@@ -105,7 +105,7 @@ export interface StoredRelation {
 }
 
 export class DuckDbTwin implements BenchEngine {
-  readonly name = 'duckdb';
+  readonly name: 'duckdb' | 'raw' = 'duckdb';
   private stored: Partial<Record<Relation, StoredFile[]>> = {};
 
   private constructor(
@@ -126,9 +126,21 @@ export class DuckDbTwin implements BenchEngine {
 
   async run(query: MixQuery): Promise<RunResult> {
     const { sql } = planOf(query, await this.apiOptions(query));
+    return this.timed(query, sql);
+  }
+
+  private async timed(query: MixQuery, sql: SqlQuery): Promise<RunResult> {
     const started = performance.now();
     const { rows } = await this.engine.run(sql);
     return { ms: performance.now() - started, ...rowsFromSql(query, rows, pageSizeOf(query)) };
+  }
+
+  /**
+   * The baseline: the same questions as plain SQL over the raw event rows, the statements the planner writes
+   * with every derived relation turned off (no fragments, buckets, visitor days or keys), on the same files.
+   */
+  rawRows(): BenchEngine {
+    return { name: 'raw', run: (query) => this.timed(query, planOf(query, { sessionFragments: false, pageviewBuckets: false, visitorDays: false }).sql) };
   }
 
   /** Files, bytes and codecs of the events and of each derived relation, as stored now. */
@@ -142,6 +154,15 @@ export class DuckDbTwin implements BenchEngine {
       out.push({ folder, files: files.length, bytes: files.reduce((sum, f) => sum + statSync(join(dir, f)).size, 0), codecs: rows.map((r) => String(r.compression)) });
     }
     return out;
+  }
+
+  /** Events, distinct pages, sessions and visitors of the data set (the shape its generator gave it). */
+  async shapeStats(): Promise<{ rows: number; pages: number; sessions: number; visitors: number }> {
+    const files = pathLiteral(join(this.dataset.paths.eventsDir, '*', '*', '*.parquet'));
+    const [row] = await this.engine.runRaw(
+      `SELECT count(*) AS rows, count(DISTINCT url_path) AS pages, count(DISTINCT session_id) FILTER (WHERE session_id <> '') AS sessions, count(DISTINCT visitor_id) AS visitors FROM read_parquet(${files})`,
+    );
+    return { rows: Number(row!.rows), pages: Number(row!.pages), sessions: Number(row!.sessions), visitors: Number(row!.visitors) };
   }
 
   async version(): Promise<string> {

@@ -7,6 +7,8 @@
 // (click, form_submit, exit_link) and, for buyers, a checkout with a payment, monthly renewals sent server-side
 // (no session) and now and then a refund. About 1% of visitors are dev traffic (is_dev).
 // Same spec, same lines: every random choice comes from seeded generators, never from Math.random or the clock.
+// A shape (`GeneratorSpec.shape`) changes how many pages, visitors and sessions the rows spread over; without one
+// the lines are those of the default shape, unchanged.
 
 import { seededRandom, type Weighted } from '../local/cli/seeded-random.js';
 
@@ -17,6 +19,32 @@ export interface GeneratorSpec {
   endDate: string;
   days: number;
   domain: string;
+  /** How the rows spread over pages, visitors and sessions; the default shape when absent. */
+  shape?: GeneratorShape;
+}
+
+export interface GeneratorShape {
+  /** Blog posts: the 8 named ones, then `/blog/post-<n>` (each post also links 3 others when there are more than 8). */
+  blogPosts: number;
+  /** Chance a session leads to a return visit; null: each visitor's own loyalty (15%, 45% or 75%). */
+  returnChance: number | null;
+  /** A non-bounce session has 2 + a geometric number of further pageviews: stop chance per pageview, and the cap. */
+  pageviewStop: number;
+  maxExtraPageviews: number;
+  /** At most this many distinct visitors; once all exist, new sessions come from earlier visitors. Null: no bound. */
+  visitors: number | null;
+}
+
+export const defaultShape: GeneratorShape = { blogPosts: 8, returnChance: null, pageviewStop: 0.3, maxExtraPageviews: 18, visitors: null };
+
+/**
+ * Named shapes for `rows` events. `wide`: hundreds of pages, long sessions and many returning visitors, about a
+ * visitor per 12 events and four events per session (the distributions of another generator's data set).
+ */
+export function namedShape(name: string, rows: number): GeneratorShape {
+  if (name === 'default') return defaultShape;
+  if (name === 'wide') return { blogPosts: 300, returnChance: 0.65, pageviewStop: 0.22, maxExtraPageviews: 60, visitors: Math.max(1, Math.round(rows / 12)) };
+  throw new Error(`unknown shape "${name}" (default, wide)`);
 }
 
 const DAY_MS = 86_400_000;
@@ -105,17 +133,27 @@ const sources: Weighted<Source> = [
 const direct = sources[3]![0];
 
 /** Where a reader goes next from a page: a weighted walk whose funnel runs / -> /pricing -> /signup -> /checkout. */
-const nextPagesByPath = new Map<string, Weighted<string>>();
-function nextPages(path: string): Weighted<string> {
-  let next = nextPagesByPath.get(path);
-  if (!next) nextPagesByPath.set(path, (next = nextPagesOf(path)));
-  return next;
+function pageWalk(blogPosts: number): (path: string) => Weighted<string> {
+  const posts = [...blog, ...Array.from({ length: Math.max(0, blogPosts - blog.length) }, (_, i) => `/blog/post-${blog.length + i + 1}`)];
+  const nextPagesByPath = new Map<string, Weighted<string>>();
+  return (path) => {
+    let next = nextPagesByPath.get(path);
+    if (!next) nextPagesByPath.set(path, (next = nextPagesOf(path, posts)));
+    return next;
+  };
 }
 
-function nextPagesOf(path: string): Weighted<string> {
+function nextPagesOf(path: string, posts: string[]): Weighted<string> {
   if (path === '/pricing') return [['/signup', 4], ['/features', 2], [docs[0]!, 1], ['/', 1], ['/contact', 1]];
-  if (path === '/blog') return blog.map((p) => [p, 1] as const);
-  if (path.startsWith('/blog/')) return [['/blog', 2], ['/', 2], ['/pricing', 1], [blog[0]!, 1], [blog[7]!, 1]];
+  if (path === '/blog') return posts.map((p) => [p, 1] as const);
+  if (path.startsWith('/blog/')) {
+    const base: Weighted<string> = [['/blog', 2], ['/', 2], ['/pricing', 1], [blog[0]!, 1], [blog[7]!, 1]];
+    if (posts.length <= blog.length) return base;
+    let key = 2166136261;
+    for (let i = 0; i < path.length; i++) key = Math.imul(key ^ path.charCodeAt(i), 16777619);
+    const related = [1, 2, 3].map((k) => [posts[hash(key, k) % posts.length]!, 1] as const);
+    return [...base, ...related];
+  }
   if (path === '/docs' || path.startsWith('/docs/')) return [...docs.map((p) => [p, 1] as const), ['/pricing', 1], ['/signup', 1]];
   if (path === '/features' || path.startsWith('/features/')) return [...features.map((p) => [p, 1] as const), ['/pricing', 3]];
   return [['/pricing', 4], ['/features', 2], ['/blog', 2], ['/docs', 2], ['/about', 1], ['/contact', 1], ['/careers', 0.3], ['/login', 1], [blog[1]!, 1]];
@@ -153,6 +191,10 @@ interface Renewal { visitor: number; cents: number; kind: 'subscription' | 'refu
 
 /** The NDJSON lines of the data set, in day order; exactly `spec.rows` lines. */
 export async function* generateEventLines(spec: GeneratorSpec): AsyncGenerator<string> {
+  const shape = spec.shape ?? defaultShape;
+  const nextPages = pageWalk(shape.blogPosts);
+  // With a bound on visitors, each visitor's sessions are numbered in order of creation (ids stay unique).
+  const sessionsOf = shape.visitors === null ? null : new Uint16Array(shape.visitors);
   const lastDay = Date.parse(`${spec.endDate}T00:00:00Z`);
   const firstDay = lastDay - (spec.days - 1) * DAY_MS;
   const windowEnd = lastDay + DAY_MS;
@@ -180,7 +222,8 @@ export async function* generateEventLines(spec: GeneratorSpec): AsyncGenerator<s
     const rows: { ts: number; body: string }[] = [];
     const dayStart = firstDay + day * DAY_MS;
 
-    const session = (visitorIndex: number, sessionNumber: number) => {
+    const session = (visitorIndex: number, scheduledNumber: number) => {
+      const sessionNumber = sessionsOf ? sessionsOf[visitorIndex]!++ : scheduledNumber;
       const visitor = visitorOf(spec.seed, visitorIndex);
       const source = sessionNumber === 0 ? visitor.firstSource : r.chance(0.55) ? direct : r.weighted(sources);
       const localHour = r.weighted(hourWeights);
@@ -207,7 +250,7 @@ export async function* generateEventLines(spec: GeneratorSpec): AsyncGenerator<s
       const later = (minSeconds: number, maxSeconds: number) => (ts += r.int(minSeconds * 1000, maxSeconds * 1000));
 
       const bounce = r.chance(0.4);
-      const pageviews = bounce ? 1 : 2 + r.geometric(0.3, 18);
+      const pageviews = bounce ? 1 : 2 + r.geometric(shape.pageviewStop, shape.maxExtraPageviews);
       let path = r.weighted(source.landing);
       for (let p = 0; p < pageviews; p++) {
         push({ type: 'pageview', session_id: sessionId, url_path: path, scroll_depth: r.int(0, 20) * 5 });
@@ -237,9 +280,9 @@ export async function* generateEventLines(spec: GeneratorSpec): AsyncGenerator<s
         later(8, 240);
         path = r.weighted(nextPages(path));
       }
-      if (sessionNumber < 40 && r.chance(visitor.loyalty)) {
+      if ((sessionsOf || sessionNumber < 40) && r.chance(shape.returnChance ?? visitor.loyalty)) {
         const returnDay = day + 1 + r.geometric(0.2, 20);
-        if (returnDay < spec.days) returns[returnDay]!.push(visitorIndex * 64 + sessionNumber + 1);
+        if (returnDay < spec.days) returns[returnDay]!.push(visitorIndex * 64 + (sessionsOf ? 0 : sessionNumber + 1));
       }
     };
 
@@ -261,7 +304,10 @@ export async function* generateEventLines(spec: GeneratorSpec): AsyncGenerator<s
     for (const scheduled of returns[day]!) session(Math.floor(scheduled / 64), scheduled % 64);
     returns[day] = [];
     renewals[day] = [];
-    while (emitted + rows.length < target) session(nextVisitor++, 0);
+    while (emitted + rows.length < target) {
+      if (shape.visitors !== null && nextVisitor >= shape.visitors) session(r.int(0, shape.visitors - 1), 0);
+      else session(nextVisitor++, 0);
+    }
 
     rows.sort((a, b) => a.ts - b.ts);
     const keep = Math.min(rows.length, spec.rows - emitted);

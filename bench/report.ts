@@ -16,6 +16,7 @@ export const engineLabels: Record<EngineName, string> = {
   api: 'API (HTTP)',
   athena: 'Athena path (Trino)',
   duckdb: 'DuckDB direct',
+  raw: 'DuckDB on raw events',
   clickhouse: 'ClickHouse',
   postgres: 'PostgreSQL',
 };

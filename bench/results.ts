@@ -23,7 +23,7 @@ export interface RunResult {
 }
 
 export interface BenchEngine {
-  readonly name: 'api' | 'athena' | 'duckdb' | 'clickhouse' | 'postgres';
+  readonly name: 'api' | 'athena' | 'duckdb' | 'raw' | 'clickhouse' | 'postgres';
   run(query: MixQuery): Promise<RunResult>;
 }
 

@@ -198,7 +198,7 @@ console.log(markdown);
 const outDir = flags['no-write'] ? benchDir : join(projectRoot, 'docs');
 const reportFile = join(outDir, 'BENCHMARKS.md');
 writeFileSync(reportFile, mergeReport(existsSync(reportFile) ? readFileSync(reportFile, 'utf8') : '', markdown));
-const colors: Record<EngineName, string> = { api: '#2563eb', athena: '#7c3aed', duckdb: '#93c5fd', clickhouse: '#f59e0b', postgres: '#6b7280' };
+const colors: Record<EngineName, string> = { api: '#2563eb', athena: '#7c3aed', duckdb: '#93c5fd', raw: '#10b981', clickhouse: '#f59e0b', postgres: '#6b7280' };
 const ran = (Object.keys(engineLabels) as EngineName[]).filter((e) => queries.some((q) => q.cells[e]));
 const svg = chartSvg(
   `Dashboard mix, p50 per query: ${(dataset.rows / 1e6).toFixed(dataset.rows < 1e6 ? 1 : 0)}M events, ${figures.machine.cpus} cores, ${startedAt.toISOString().slice(0, 10)}`,
