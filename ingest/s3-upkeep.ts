@@ -7,7 +7,7 @@ import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, type S3Cli
 import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
 import { forgetSuperseded, hideFiles, readFileStates, showFiles, supersede } from '../shared/store/file-states-repo.js';
 import { writeCompacted } from '../local/store/compaction.js';
-import { S3_CODEC } from '../local/store/parquet-codec.js';
+import { S3_CODECS } from '../local/store/parquet-codec.js';
 import { parquetFilesUnder } from '../local/store/paths.js';
 import { openScratchDuckDb } from '../local/store/scratch-duckdb.js';
 import { s3Publisher } from './s3-store.js';
@@ -129,7 +129,7 @@ async function compact(target: UpkeepTarget, domain: string, partition: string, 
       sources.push(local);
     }
     const dirs = Object.fromEntries(folders.map((f) => [f, join(dir, f)])) as Record<'events' | DerivedFolder, string>;
-    await writeCompacted(scratch.connection, sources, join(`domain=${domain}`, partition, file), dirs, S3_CODEC);
+    await writeCompacted(scratch.connection, sources, join(`domain=${domain}`, partition, file), dirs, S3_CODECS);
     await hideFiles(domain, [`${partition}/${file}`], now);
     for (const folder of [...derivedRelations.map((r) => r.folder), EVENTS_FOLDER]) {
       await s3Publisher(`s3://${target.bucket}/${folder}`, target.client)(dirs[folder as 'events' | DerivedFolder], parquetFilesUnder(dirs[folder as 'events' | DerivedFolder]));

@@ -12,7 +12,7 @@ import { dashboardRoutes } from './dashboard-page.js';
 import { openLocalDynamo, type LocalDynamo } from './local-dynamo.js';
 import type { TrinoAthena } from '../trino/trino-athena.js';
 import { backfillWhenFree } from '../store/backfill.js';
-import { localCodec } from '../store/parquet-codec.js';
+import { localCodecs } from '../store/parquet-codec.js';
 import { localPaths, type LocalPaths } from '../store/paths.js';
 import { recordStoreDays } from '../store/store-days.js';
 
@@ -54,7 +54,7 @@ export function engineFromEnv(env: NodeJS.ProcessEnv = process.env): LocalEngine
 export async function startLocalApi(options: LocalApiOptions = {}): Promise<LocalApi> {
   const paths = localPaths(options.dataDir);
   mkdirSync(paths.dataDir, { recursive: true });
-  localCodec(); // a misspelt ANALYTICS_PARQUET_COMPRESSION stops the start, not a later import or backfill
+  localCodecs(); // a misspelt ANALYTICS_PARQUET_COMPRESSION stops the start, not a later import or backfill
   rateLimitPerMinute(); // likewise a bad ANALYTICS_RATE_LIMIT_PER_MINUTE: not a 500 on every request
   // Queries read the derived relations: a store imported before they existed gets them before the first query,
   // or, while another process imports, as soon as it is done.

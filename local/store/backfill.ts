@@ -5,7 +5,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { openScratchDuckDb } from './scratch-duckdb.js';
 import { pathLiteral } from '../../shared/engines/duckdb-engine.js';
 import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
-import { localCodec } from './parquet-codec.js';
+import { localCodecs } from './parquet-codec.js';
 import { writeDerived } from './derived-writer.js';
 import { parquetFilesUnder, type LocalPaths } from './paths.js';
 import { StoreBusyError } from './store-lock.js';
@@ -97,7 +97,7 @@ export async function deriveMissing(paths: LocalPaths): Promise<number> {
       .filter((m) => m.folders.length > 0);
     if (missing.length === 0) return 0;
     for (const { name, folders } of missing) {
-      await writeDerived(connection, `read_parquet(${pathLiteral(join(paths.eventsDir, name))})`, name, stagingDirs, localCodec(), folders);
+      await writeDerived(connection, `read_parquet(${pathLiteral(join(paths.eventsDir, name))})`, name, stagingDirs, localCodecs(), folders);
     }
     // One keying pass over the staged buckets (before any reader sees them) and the stored files without keys.
     await keyVisitors(paths, { pending: stagingDirs });

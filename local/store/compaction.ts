@@ -5,7 +5,7 @@ import { openScratchDuckDb } from './scratch-duckdb.js';
 import { pathLiteral } from '../../shared/engines/duckdb-engine.js';
 import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
 import { writeDerived } from './derived-writer.js';
-import { localCodec, parquetCopyOptions, type ParquetCodec } from './parquet-codec.js';
+import { localCodecs, parquetCopyOptions, type StoreCodecs } from './parquet-codec.js';
 import { parquetFilesUnder, type LocalPaths } from './paths.js';
 import { keyVisitors } from './visitor-keys.js';
 import { stagingName } from './local-store.js';
@@ -24,11 +24,11 @@ export const COMPACT_FROM_FILES = 8;
  * it under `dirs` (the same relative name): the rewrite of one partition, for the local store and for S3's upkeep
  * (ingest/s3-upkeep.ts) alike.
  */
-export async function writeCompacted(connection: DuckDBConnection, sources: string[], name: string, dirs: Record<'events' | DerivedFolder, string>, codec: ParquetCodec): Promise<void> {
+export async function writeCompacted(connection: DuckDBConnection, sources: string[], name: string, dirs: Record<'events' | DerivedFolder, string>, codecs: StoreCodecs): Promise<void> {
   await mkdir(dirname(join(dirs.events, name)), { recursive: true });
   const files = `[${sources.map(pathLiteral).join(', ')}]`;
-  await connection.run(`COPY (SELECT * FROM read_parquet(${files}, hive_partitioning = false) ORDER BY ts) TO ${pathLiteral(join(dirs.events, name))} ${parquetCopyOptions(codec)}`);
-  await writeDerived(connection, `read_parquet(${pathLiteral(join(dirs.events, name))})`, name, dirs, codec);
+  await connection.run(`COPY (SELECT * FROM read_parquet(${files}, hive_partitioning = false) ORDER BY ts) TO ${pathLiteral(join(dirs.events, name))} ${parquetCopyOptions(codecs.events)}`);
+  await writeDerived(connection, `read_parquet(${pathLiteral(join(dirs.events, name))})`, name, dirs, codecs);
 }
 
 /**
@@ -52,7 +52,7 @@ export async function compactPartitions(paths: LocalPaths, minFiles = COMPACT_FR
       const dirs = { events: join(fresh, 'events'), ...Object.fromEntries(derivedRelations.map((r) => [r.folder, join(fresh, r.folder)])) } as Record<'events' | DerivedFolder, string>;
       // One name for the partition's new files, unlike any import's (they start with a timestamp).
       const name = join(partition, `compacted-${Date.now()}.parquet`);
-      await writeCompacted(connection, names.map((n) => join(paths.eventsDir, n)), name, dirs, localCodec());
+      await writeCompacted(connection, names.map((n) => join(paths.eventsDir, n)), name, dirs, localCodecs());
       // The partition's visitors keep their keys: the old files are still in place to look them up.
       const domain = partition.split('/')[0]!.slice('domain='.length);
       await keyVisitors(paths, { pending: dirs, domains: [domain] });

@@ -8,7 +8,7 @@ import { bucketsOf } from '../../shared/query/derived/pageview-buckets.js';
 import { fragmentsOf } from '../../shared/query/derived/session-fragments.js';
 import { visitorDaysOf } from '../../shared/query/derived/visitor-days.js';
 import { print, trusted, type Sql } from '../../shared/query/sql/sql.js';
-import { parquetCopyOptions, type ParquetCodec } from './parquet-codec.js';
+import { parquetCopyOptions, type StoreCodecs } from './parquet-codec.js';
 
 // Writes the derived files of a relation of event rows (a table of one import batch, or an event file read back
 // by the backfill): one Parquet file per derived relation (docs/STORAGE.md). Every derived file comes from here.
@@ -29,13 +29,13 @@ export async function writeDerived(
   relation: string,
   name: string,
   dirs: Record<DerivedFolder, string>,
-  codec: ParquetCodec,
+  codecs: StoreCodecs,
   only?: DerivedFolder[],
 ): Promise<void> {
   for (const folder of only ?? (Object.keys(selects) as DerivedFolder[])) {
     const file = join(dirs[folder], name);
     await mkdir(dirname(file), { recursive: true });
     const select = print(selects[folder](trusted(relation))).sql;
-    await connection.run(`COPY (${select}) TO ${pathLiteral(file)} ${parquetCopyOptions(codec)}`);
+    await connection.run(`COPY (${select}) TO ${pathLiteral(file)} ${parquetCopyOptions(codecs[folder])}`);
   }
 }

@@ -8,7 +8,7 @@ import { pathLiteral } from '../../shared/engines/duckdb-engine.js';
 import { duckdbTypes, eventColumns } from '../../shared/events/event-columns.js';
 import { recordImportedEventsOnce } from '../../shared/limits/limiter.js';
 import { parquetFilesUnder, type LocalPaths } from './paths.js';
-import { localCodec, parquetCopyOptions, S3_CODEC, type ParquetCodec } from './parquet-codec.js';
+import { localCodecs, parquetCopyOptions, S3_CODECS, type StoreCodecs } from './parquet-codec.js';
 import { writeDerived } from './derived-writer.js';
 import { deriveMissing } from './backfill.js';
 import { fileDigest, readLineBlocks } from './ndjson-lines.js';
@@ -135,7 +135,7 @@ async function importChecked(
   const derivedStaging = Object.fromEntries(derivedRelations.map((r) => [r.folder, join(staging, r.folder)])) as Record<DerivedFolder, string>;
   const report: ImportReport = { rowsWritten: 0, rowsAccepted: 0, rejected: [], domains: {}, files: 0, alreadyImported: false };
   await mkdir(staging, { recursive: true });
-  const writer = await PartitionWriter.open(join(staging, 'spill'), options.publish ? S3_CODEC : localCodec(), options.batchRows ?? DEFAULT_BATCH_ROWS);
+  const writer = await PartitionWriter.open(join(staging, 'spill'), options.publish ? S3_CODECS : localCodecs(), options.batchRows ?? DEFAULT_BATCH_ROWS);
   let stageStart = performance.now();
   const stageDone = (stage: ImportStage) => {
     options.onStage?.(stage, performance.now() - stageStart);
@@ -239,7 +239,7 @@ class PartitionWriter {
   private constructor(
     private readonly scratch: ScratchDuckDb,
     private readonly spillDir: string,
-    private readonly codec: ParquetCodec,
+    private readonly codecs: StoreCodecs,
     private readonly spillRows: number,
   ) {}
 
@@ -247,9 +247,9 @@ class PartitionWriter {
     return this.scratch.connection;
   }
 
-  static async open(spillDir: string, codec: ParquetCodec, spillRows: number): Promise<PartitionWriter> {
+  static async open(spillDir: string, codecs: StoreCodecs, spillRows: number): Promise<PartitionWriter> {
     await mkdir(spillDir, { recursive: true });
-    return new PartitionWriter(await openScratchDuckDb(), spillDir, codec, spillRows);
+    return new PartitionWriter(await openScratchDuckDb(), spillDir, codecs, spillRows);
   }
 
   async add(batch: CheckedBatch): Promise<void> {
@@ -300,8 +300,8 @@ class PartitionWriter {
       await select.run();
       const name = join(`domain=${domain}`, `dt=${dt}`, fileName);
       await mkdir(dirname(join(eventsDir, name)), { recursive: true });
-      await this.connection.run(`COPY part TO ${pathLiteral(join(eventsDir, name))} ${parquetCopyOptions(this.codec)}`);
-      await writeDerived(this.connection, 'part', name, derivedDirs, this.codec);
+      await this.connection.run(`COPY part TO ${pathLiteral(join(eventsDir, name))} ${parquetCopyOptions(this.codecs.events)}`);
+      await writeDerived(this.connection, 'part', name, derivedDirs, this.codecs);
       files.push(name);
     }
     return files;

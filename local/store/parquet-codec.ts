@@ -1,22 +1,33 @@
-// The compression of the Parquet files our own code writes. Two readers, two costs:
-// - the local store is read by DuckDB on this machine, where decompressing is the cost: uncompressed files answer
-//   the dashboard mix faster than ZSTD ones, for about three times the disk (docs/STORAGE.md, "Compression");
-// - files for S3 are read by Athena, which bills the compressed bytes it scans: ZSTD, always.
-// ANALYTICS_PARQUET_COMPRESSION picks the local codec for a store where disk matters more than speed.
+import type { DerivedFolder } from '../../shared/events/derived-relations.js';
 
-export const parquetCodecs = ['uncompressed', 'lz4_raw', 'snappy', 'zstd'] as const;
+// The compression of the Parquet files our own code writes, per relation of the store. Two readers, two costs:
+// - the local store is read by DuckDB on this machine, where decompressing is the cost. Each relation gets the
+//   codec that keeps the dashboard mix fast for its share of the disk (docs/STORAGE.md, "Compression"): Snappy for
+//   the events and the pageview buckets, read by most queries; ZSTD for the relations small once compressed or read
+//   by few queries. ANALYTICS_PARQUET_COMPRESSION sets one codec for every relation instead. Every codec offered is
+//   one Trino reads too (`ANALYTICS_ENGINE=trino`): its Parquet reader cannot decompress DuckDB's LZ4_RAW pages.
+// - files for S3 are read by Athena, which bills the compressed bytes it scans: ZSTD, always.
+
+export const parquetCodecs = ['uncompressed', 'snappy', 'zstd'] as const;
 export type ParquetCodec = (typeof parquetCodecs)[number];
 
-export const S3_CODEC: ParquetCodec = 'zstd';
+/** A codec for each relation a writer produces: the events and every derived relation. */
+export type StoreCodecs = Record<'events' | DerivedFolder, ParquetCodec>;
 
-/** The codec of files written into a local store: ANALYTICS_PARQUET_COMPRESSION, else uncompressed. */
-export function localCodec(env: NodeJS.ProcessEnv = process.env): ParquetCodec {
+const everywhere = (codec: ParquetCodec): StoreCodecs => ({ events: codec, sessions: codec, pageviews: codec, pages: codec, visitors: codec });
+
+export const S3_CODECS: StoreCodecs = everywhere('zstd');
+
+export const DEFAULT_LOCAL_CODECS: StoreCodecs = { events: 'snappy', sessions: 'zstd', pageviews: 'snappy', pages: 'zstd', visitors: 'zstd' };
+
+/** The codecs of files written into a local store: ANALYTICS_PARQUET_COMPRESSION for all, else DEFAULT_LOCAL_CODECS. */
+export function localCodecs(env: NodeJS.ProcessEnv = process.env): StoreCodecs {
   const value = env.ANALYTICS_PARQUET_COMPRESSION?.trim().toLowerCase();
-  if (!value) return 'uncompressed';
+  if (!value) return DEFAULT_LOCAL_CODECS;
   if (!(parquetCodecs as readonly string[]).includes(value)) {
     throw new Error(`ANALYTICS_PARQUET_COMPRESSION must be one of ${parquetCodecs.join(', ')}, not "${env.ANALYTICS_PARQUET_COMPRESSION}"`);
   }
-  return value as ParquetCodec;
+  return everywhere(value as ParquetCodec);
 }
 
 /** The options of a DuckDB `COPY ... TO` writing Parquet with `codec` (one of the allow-listed names above). */

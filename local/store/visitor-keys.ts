@@ -5,7 +5,7 @@ import { openScratchDuckDb } from './scratch-duckdb.js';
 import { pathLiteral } from '../../shared/engines/duckdb-engine.js';
 import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
 import { domainsUnder, parquetFilesUnder, type LocalPaths } from './paths.js';
-import { localCodec, parquetCopyOptions } from './parquet-codec.js';
+import { localCodecs, parquetCopyOptions } from './parquet-codec.js';
 
 // Gives every row of the keyed relations (the pageview and page buckets) of a local store its visitor's integer
 // key (docs/STORAGE.md): one key per (domain, visitor_id), never reused, so `count(DISTINCT visitor_key)` equals
@@ -19,6 +19,7 @@ const keyed = derivedRelations.filter((r) => r.columns.some(([name]) => name ===
 
 interface BucketFile {
   path: string;
+  folder: DerivedFolder;
   /** The relation's stored columns, in file order. */
   columns: readonly (readonly [string, string])[];
 }
@@ -38,7 +39,7 @@ export async function keyVisitors(paths: LocalPaths, options: { pending?: Partia
     let rewritten = 0;
     for (const domain of domains) {
       const filesOf = (stored: boolean) =>
-        roots.filter((r) => r.stored === stored).flatMap(({ relation, dir }) => parquetFilesUnder(join(dir, `domain=${domain}`)).map((name) => ({ path: join(dir, `domain=${domain}`, name), columns: relation.columns })));
+        roots.filter((r) => r.stored === stored).flatMap(({ relation, dir }) => parquetFilesUnder(join(dir, `domain=${domain}`)).map((name) => ({ path: join(dir, `domain=${domain}`, name), folder: relation.folder, columns: relation.columns })));
       rewritten += await keyDomain(connection, filesOf(true), filesOf(false));
     }
     return rewritten;
@@ -71,12 +72,13 @@ async function keyDomain(connection: DuckDBConnection, stored: BucketFile[], pen
   await connection.run(`INSERT INTO keys SELECT visitor_id, ${largest} + row_number() OVER (ORDER BY visitor_id)
     FROM needed WHERE visitor_id NOT IN (SELECT visitor_id FROM keys)`);
 
-  for (const { path, columns } of toKey) {
+  const codecs = localCodecs();
+  for (const { path, folder, columns } of toKey) {
     const select = columns.map(([name]) => (name === 'visitor_key' ? 'k.visitor_key' : `f.${name}`)).join(', ');
     // Staged beside the file and renamed over it: a reader sees the old file or the new one, never half of one.
     const staged = `${path}.keyed`;
     await connection.run(`COPY (SELECT ${select} FROM read_parquet(${pathLiteral(path)}, union_by_name = true) f JOIN keys k USING (visitor_id) ORDER BY f.visitor_id, f.bucket)
-      TO ${pathLiteral(staged)} ${parquetCopyOptions(localCodec())}`);
+      TO ${pathLiteral(staged)} ${parquetCopyOptions(codecs[folder])}`);
     await rename(staged, path).catch(async (error: unknown) => {
       await rm(staged, { force: true });
       throw error;

@@ -4,7 +4,7 @@ import { openScratchDuckDb } from './scratch-duckdb.js';
 import { pathLiteral } from '../../shared/engines/duckdb-engine.js';
 import { sessionFragmentColumns } from '../../shared/events/event-columns.js';
 import { domainsUnder, parquetFilesUnder, type LocalPaths } from './paths.js';
-import { localCodec, parquetCopyOptions } from './parquet-codec.js';
+import { localCodecs, parquetCopyOptions } from './parquet-codec.js';
 import { stagingName } from './local-store.js';
 
 // Marks each stored session fragment `whole` exactly when it is its session's only fragment in the store
@@ -50,7 +50,7 @@ export async function markWholeFragments(paths: LocalPaths, options: { domains?:
       await connection.run(
         `COPY (SELECT ${flagged.map((c) => `f.${c}`).join(', ')}, c.n = 1 AS whole FROM read_parquet(${pathLiteral(file)}, hive_partitioning = true, hive_types = {'domain': VARCHAR, 'dt': DATE}) f
           JOIN counts c ON c.domain = f.domain AND c.session_id = f.session_id ORDER BY f.first_ts)
-         TO ${pathLiteral(staged)} ${parquetCopyOptions(localCodec())}`,
+         TO ${pathLiteral(staged)} ${parquetCopyOptions(localCodecs().sessions)}`,
       );
       await rename(staged, file);
     }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importEvents, importLines, importNdjson, type Publisher } from '../../local/store/importer.js';
-import { localCodec } from '../../local/store/parquet-codec.js';
+import { DEFAULT_LOCAL_CODECS, localCodecs } from '../../local/store/parquet-codec.js';
 import { localPaths, type LocalPaths } from '../../local/store/paths.js';
 import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
 import { eventColumns } from '../../shared/events/event-columns.js';
@@ -230,17 +230,23 @@ describe('compression (local/store/parquet-codec.ts)', () => {
   }
   const twoSessions = [pageview, { ...pageview, session_id: 's2', timestamp: '2026-03-01T12:00:00Z' }, event];
 
-  it('reads the local codec from ANALYTICS_PARQUET_COMPRESSION, uncompressed unless set, and refuses others', () => {
-    expect(localCodec({})).toBe('uncompressed');
-    expect(localCodec({ ANALYTICS_PARQUET_COMPRESSION: ' ZSTD ' })).toBe('zstd');
-    expect(localCodec({ ANALYTICS_PARQUET_COMPRESSION: 'lz4_raw' })).toBe('lz4_raw');
-    expect(() => localCodec({ ANALYTICS_PARQUET_COMPRESSION: 'gzip' })).toThrow(/one of uncompressed, lz4_raw, snappy, zstd, not "gzip"/);
+  it('reads one codec for every relation from ANALYTICS_PARQUET_COMPRESSION, else each relation\'s own, and refuses others', () => {
+    expect(localCodecs({})).toEqual({ events: 'snappy', sessions: 'zstd', pageviews: 'snappy', pages: 'zstd', visitors: 'zstd' });
+    expect(localCodecs({ ANALYTICS_PARQUET_COMPRESSION: ' ZSTD ' })).toEqual({ events: 'zstd', sessions: 'zstd', pageviews: 'zstd', pages: 'zstd', visitors: 'zstd' });
+    expect(new Set(Object.values(localCodecs({ ANALYTICS_PARQUET_COMPRESSION: 'uncompressed' })))).toEqual(new Set(['uncompressed']));
+    expect(() => localCodecs({ ANALYTICS_PARQUET_COMPRESSION: 'gzip' })).toThrow(/one of uncompressed, snappy, zstd, not "gzip"/);
+    expect(() => localCodecs({ ANALYTICS_PARQUET_COMPRESSION: 'lz4_raw' })).toThrow(/not "lz4_raw"/);
   });
 
-  it('writes a local store uncompressed, events and derived files alike, or in the codec asked for', async () => {
+  it('writes each relation of a local store in its codec, also when keys and whole marks rewrite files, or every one in the codec asked for', async () => {
     const paths = localPaths(tempDir());
     await importEvents(twoSessions, paths);
-    for (const dir of [paths.eventsDir, ...Object.values(paths.derivedDirs)]) expect(await codecsUnder(dir)).toEqual(['UNCOMPRESSED']);
+    // A second import touching the same sessions rewrites the first's fragments (whole marks) and keys new buckets.
+    await importEvents([{ ...pageview, timestamp: '2026-03-01T13:00:00Z', visitor_id: 'v9' }, { ...event, timestamp: '2026-03-01T13:30:00Z' }], paths);
+    expect(await codecsUnder(paths.eventsDir)).toEqual([DEFAULT_LOCAL_CODECS.events.toUpperCase()]);
+    for (const [folder, dir] of Object.entries(paths.derivedDirs)) {
+      expect(await codecsUnder(dir), folder).toEqual([DEFAULT_LOCAL_CODECS[folder as DerivedFolder].toUpperCase()]);
+    }
 
     const saved = process.env.ANALYTICS_PARQUET_COMPRESSION;
     process.env.ANALYTICS_PARQUET_COMPRESSION = 'zstd';
