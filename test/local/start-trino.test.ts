@@ -15,7 +15,18 @@ import { trinoAvailable } from '../support/trino-available.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const dataDir = mkdtempSync(join(tmpdir(), 'start-trino-'));
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+// Every server started here, stopped at the end even when an assertion failed first: Ctrl-C (so it stops its
+// Trino), then a kill if it has not exited within 20 s.
+const started: ChildProcessWithoutNullStreams[] = [];
+afterAll(async () => {
+  for (const child of started.filter((c) => c.exitCode === null && c.signalCode === null)) {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGINT');
+    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 20_000))]);
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+  rmSync(dataDir, { recursive: true, force: true });
+}, 60_000);
 
 interface Running {
   child: ChildProcessWithoutNullStreams;
@@ -29,6 +40,7 @@ async function start(env: Record<string, string>, ready: RegExp): Promise<Runnin
     cwd: repoRoot,
     env: { ...process.env, ...env, ANALYTICS_DATA_DIR: dataDir, PORT: String(port), POWERTOOLS_LOG_LEVEL: 'SILENT' },
   });
+  started.push(child);
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
