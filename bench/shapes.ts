@@ -57,7 +57,8 @@ for (const name of flags.shapes!.split(',')) {
       '',
       `${stats.rows.toLocaleString('en-US')} events over 90 days: ${stats.pages} distinct pages, ${stats.sessions.toLocaleString('en-US')} sessions ` +
         `(${(stats.rows / stats.sessions).toFixed(1)} events each), ${stats.visitors.toLocaleString('en-US')} visitors ` +
-        `(${(stats.sessions / stats.visitors).toFixed(2)} sessions each). Generator shape: \`${JSON.stringify(shape)}\`.`,
+        `(${(stats.sessions / stats.visitors).toFixed(2)} sessions each). Generator shape: \`${JSON.stringify(shape)}\`. ` +
+        `Files: ${(await twin.storage()).map((r) => `${r.folder} ${r.codecs.join('+')}`).join(', ')}.`,
       '',
       '| query | API p50 | raw rows p50 | API / raw | same answer |',
       '|---|---:|---:|---:|---|',
