@@ -50,7 +50,16 @@ try {
     ...(values['batch-rows'] ? { batchRows: Number(values['batch-rows']) } : {}),
     ...(values['check-workers'] ? { checkWorkers: Number(values['check-workers']) } : {}),
   };
-  const report = await importNdjson(file, paths, { ...tuning, onStage: (stage, ms) => console.log(`import: ${stage.padEnd(20)} ${seconds(ms)}`) });
+  let stagePeak = 0;
+  const stageSampler = setInterval(() => (stagePeak = Math.max(stagePeak, process.memoryUsage().rss)), 50);
+  const report = await importNdjson(file, paths, {
+    ...tuning,
+    onStage: (stage, ms) => {
+      console.log(`import: ${stage.padEnd(20)} ${seconds(ms)}, peak RSS ${(stagePeak / 2 ** 20).toFixed(0)} MiB`);
+      stagePeak = 0;
+    },
+  });
+  clearInterval(stageSampler);
   const ms = performance.now() - started;
   clearInterval(sampler);
   console.log(`import: ${report.rowsWritten} rows in ${seconds(ms)}, ${Math.round(report.rowsWritten / (ms / 1000))} events/s, peak RSS ${(peak / 2 ** 20).toFixed(0)} MiB`);
