@@ -3,10 +3,7 @@ import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 
 // An in-memory DuckDB for a writer's work on Parquet files (import, backfill, compaction, keys, whole marks):
-// DUCKDB_THREADS threads (default 2, this machine's cores) and at most SCRATCH_MEMORY_LIMIT of memory, closed by its
-// owner when done.
-
-const SCRATCH_MEMORY_LIMIT = '768MB';
+// DUCKDB_THREADS threads (default 2, this machine's cores), closed by its owner when done.
 
 export interface ScratchDuckDb {
   connection: DuckDBConnection;
@@ -16,8 +13,8 @@ export interface ScratchDuckDb {
 export async function openScratchDuckDb(): Promise<ScratchDuckDb> {
   const instance = await DuckDBInstance.create(':memory:', {
     threads: String(process.env.DUCKDB_THREADS ?? 2),
-    // Sorts and joins past this spill to temporary files, so a writer's memory stays bounded whatever its input.
-    memory_limit: SCRATCH_MEMORY_LIMIT,
+    // Where DuckDB spills what does not fit its memory (by default 80% of the machine's). No lower limit is set:
+    // not every statement of an import can spill, and a 768 MB limit failed a 100M-event import (docs/STORAGE.md).
     temp_directory: join(tmpdir(), `analytics-scratch-${process.pid}`),
   });
   try {
