@@ -227,7 +227,7 @@ function sessionsCte(plan: QueryPlan, source: SessionSource, target: SqlTarget, 
   // A whole fragment holds all its session's rows, so its own paths tell whether the session kept a row: no
   // join of a million fragments to the kept rows' session ids.
   const byPaths = source.whole.by === 'paths' ? { match: pathListPredicate(plan.rowFilters, trusted('url_paths'), dialect), unlisted: source.whole.unlistedByRows } : null;
-  const pieces = sessionPieces(target, plan.scope, source.partitions, attributes, byPaths);
+  const pieces = sessionPieces(target, plan.scope, source, attributes, byPaths);
   const asSession = sql`SELECT ${join([trusted('visitor_id'), trusted('pageviews'), sql`date_diff('millisecond', first_ts, last_ts) AS duration_ms`, ...own])}`;
   const unlisted = pieces.unlisted ? sql`${asSession}
       FROM (${pieces.unlisted}) unlisted_fragments${kept}

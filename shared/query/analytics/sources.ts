@@ -43,7 +43,16 @@ export type SessionSource =
   /** Every row of the range grouped by session. */
   | { from: 'rows' }
   /** The stored session fragments of the range's full partitions, plus the partial partitions' rows as pieces. */
-  | { from: 'fragments'; partitions: FullPartitions; whole: WholeFragmentPick };
+  | {
+      from: 'fragments';
+      partitions: FullPartitions;
+      whole: WholeFragmentPick;
+      /**
+       * Whether a fragment marked whole may have gained unmarked fragments of its session since it was marked (the
+       * catalog's wholeMarksExact): such marked fragments are merged with them.
+       */
+      staleMarks: boolean;
+    };
 
 export interface QuerySources {
   /** Null when no requested metric is a row metric. */
@@ -116,6 +125,7 @@ function sessionSource(query: AnalyticsQuery, catalog: StoreCatalog, options: So
     from: 'fragments',
     partitions,
     whole: byPaths ? { by: 'paths', unlistedByRows: !catalog.wholeFragmentsHavePaths } : { by: 'kept-rows' },
+    staleMarks: !catalog.wholeMarksExact,
   };
 }
 

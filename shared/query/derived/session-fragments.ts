@@ -64,6 +64,11 @@ export type FragmentAttribute = 'entry_page' | (typeof sessionAttributeColumns)[
  * outside the range), to be merged per session. Each reads what it needs itself, so neither engine holds a
  * shared intermediate.
  *
+ * With `staleMarks` (the S3 store: StoreCatalog.wholeMarksExact), a marked fragment whose session has an unmarked
+ * fragment in any partition the range touches is merged with the other pieces instead: its mark predates that
+ * fragment. A session never has two marked fragments, and every piece of the partial partitions comes from a
+ * fragment there, so this finds every session whose mark no longer holds within the range.
+ *
  * With `byPaths`, `whole` keeps only the fragments whose path list `byPaths.match` (a predicate on `url_paths`)
  * accepts; with `byPaths.unlisted`, `unlisted` holds the whole fragments without paths, which the caller must pick
  * by their sessions' rows like the merged pieces.
@@ -71,7 +76,7 @@ export type FragmentAttribute = 'entry_page' | (typeof sessionAttributeColumns)[
 export function sessionPieces(
   { catalog }: SqlTarget,
   scope: EventScope & { range: NonNullable<EventScope['range']> },
-  partitions: FullPartitions,
+  { partitions, staleMarks }: { partitions: FullPartitions; staleMarks: boolean },
   attributes: FragmentAttribute[],
   byPaths: { match: Sql; unlisted: boolean } | null = null,
 ): { whole: Sql; unlisted: Sql | null; merged: Sql } {
@@ -80,23 +85,29 @@ export function sessionPieces(
     ...(attributes.includes('entry_page') ? ['first_pageview_ts'] : []),
     ...attributes,
   ];
-  // One column list for every side: UNION ALL pairs columns by position, not by name.
-  const stored = (condition: Sql) => sql`SELECT ${join(columns.map((c) => trusted(c)))} FROM ${catalog.tables.sessionFragments}
-    WHERE domain = ${str(scope.domain)} AND dt BETWEEN ${date(partitions.dtFrom)} AND ${date(partitions.dtTo)} AND is_dev = ${bool(scope.isDev)} AND ${condition}`;
-  const fromRows = columns.map((c) => rowAsFragment[c] ?? trusted(c));
   const { range } = scope;
+  const fragments = (dtFrom: string, dtTo: string, condition: Sql) => sql`FROM ${catalog.tables.sessionFragments}
+    WHERE domain = ${str(scope.domain)} AND dt BETWEEN ${date(dtFrom)} AND ${date(dtTo)} AND is_dev = ${bool(scope.isDev)} AND ${condition}`;
+  // One column list for every side: UNION ALL pairs columns by position, not by name.
+  const stored = (condition: Sql) => sql`SELECT ${join(columns.map((c) => trusted(c)))} ${fragments(partitions.dtFrom, partitions.dtTo, condition)}`;
+  const extended = sql`SELECT session_id ${fragments(range.dtFrom, range.dtTo, notWhole)}`;
+  const marked = staleMarks ? sql`whole AND session_id NOT IN (${extended})` : sql`whole`;
+  const fromRows = columns.map((c) => rowAsFragment[c] ?? trusted(c));
   const partial = range.from < partitions.from || range.to > partitions.to;
+  // Fragments written before `whole` existed read NULL there: merged like any piece.
+  const unmarked = staleMarks ? sql`${stored(notWhole)}
+    UNION ALL
+    ${stored(sql`whole AND session_id IN (${extended})`)}` : stored(notWhole);
   return {
-    whole: stored(byPaths ? sql`whole AND ${byPaths.match}` : sql`whole`),
-    unlisted: byPaths?.unlisted ? stored(sql`whole AND url_paths IS NULL`) : null,
-    // Fragments written before `whole` existed read NULL there: merged like any piece. The partial partitions'
-    // rows are read from those partitions only (none when the range is whole days in UTC).
+    whole: stored(byPaths ? sql`${marked} AND ${byPaths.match}` : marked),
+    unlisted: byPaths?.unlisted ? stored(sql`${marked} AND url_paths IS NULL`) : null,
+    // The partial partitions' rows are read from those partitions only (none when the range is whole days in UTC).
     merged: partial
-      ? sql`${stored(notWhole)}
+      ? sql`${unmarked}
     UNION ALL
     SELECT ${join(fromRows)} FROM ${catalog.tables.events}
     WHERE ${scopeCondition(scope)} AND session_id <> '' AND (dt < ${date(partitions.dtFrom)} OR dt > ${date(partitions.dtTo)})`
-      : stored(notWhole),
+      : unmarked,
   };
 }
 

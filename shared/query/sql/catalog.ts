@@ -23,6 +23,13 @@ export interface StoreCatalog {
    */
   readonly wholeFragmentsHavePaths: boolean;
   /**
+   * Every fragment marked whole is its session's only fragment: true of the local store, whose writers mark again in
+   * the transaction that adds fragments. On S3 a mark holds as of the upkeep run that wrote it: a later ingest may
+   * add unmarked fragments to a marked session (never a second marked one), so a query merges a marked fragment
+   * whose session has an unmarked one in the partitions it reads.
+   */
+  readonly wholeMarksExact: boolean;
+  /**
    * Whether upkeep may be replacing files under the readers (the S3 store: shared/store/file-states-repo.ts), so a
    * query must first learn which files to leave out (withExcludedFiles). A local store swaps whole snapshots.
    */
@@ -40,6 +47,7 @@ export const localCatalog: StoreCatalog = {
   },
   bucketVisitor: 'visitor_key',
   wholeFragmentsHavePaths: true,
+  wholeMarksExact: true,
   filesReplacedInPlace: false,
 };
 
@@ -76,6 +84,7 @@ export function athenaCatalog(database: string, table: string, derived: DerivedT
     },
     bucketVisitor: 'visitor_id',
     wholeFragmentsHavePaths: false,
+    wholeMarksExact: false,
     filesReplacedInPlace: true,
   };
 }
