@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
 import { forgetSuperseded, hideFiles, readFileStates, showFiles, supersede } from '../shared/store/file-states-repo.js';
@@ -10,6 +10,9 @@ import { writeCompacted } from '../local/store/compaction.js';
 import { S3_CODECS } from '../local/store/parquet-codec.js';
 import { parquetFilesUnder } from '../local/store/paths.js';
 import { openScratchDuckDb } from '../local/store/scratch-duckdb.js';
+import { copyMarked } from '../local/store/whole-fragments.js';
+import { pathLiteral } from '../shared/engines/duckdb-engine.js';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { s3Publisher } from './s3-store.js';
 
 // Scheduled upkeep of the S3 store (docs/STORAGE.md, "Upkeep on S3"). Each ingest adds one file per partition it
@@ -26,8 +29,12 @@ import { s3Publisher } from './s3-store.js';
 // retried after a crash never writes again a file upkeep already folded into a compacted one. Runs must not
 // overlap: the stack gives the function a reserved concurrency of one.
 //
-// Whole-fragment marks stay a local-store optimisation: an ingest can add a fragment to any session at any time,
-// and cannot unmark the session's other fragments in the same step, so on S3 every fragment is merged.
+// Whole-fragment marks (docs/STORAGE.md, "Whole marks on S3"): a rewritten partition's fragments are marked whole
+// when their session has no fragment in any other file of the domain listed by the run (listed after the event
+// files, so every file compacted is among them; a file arriving later is unmarked). An ingest may later add an
+// unmarked fragment to a marked session, never a marked one, so a session has at most one marked fragment and
+// Athena's queries merge a marked fragment with its session's unmarked ones (StoreCatalog.wholeMarksExact). A
+// partition is rewritten when crowded, and also once its import files have settled, so every partition gets marks.
 
 export interface UpkeepTarget {
   client: S3Client;
@@ -39,6 +46,11 @@ export interface UpkeepTarget {
 export interface UpkeepOptions {
   /** A partition is compacted from this many event files on. */
   minFiles?: number;
+  /**
+   * A partition holding an import's file is rewritten (and its fragments marked) once its newest event file is this
+   * old, however few its files.
+   */
+  settleMs?: number;
   /** How long replaced files stay readable by queries that started before the swap; and pending ones are left alone. */
   graceMs?: number;
   /**
@@ -62,12 +74,17 @@ export interface UpkeepReport {
 export const UPKEEP_MIN_FILES = 8;
 export const UPKEEP_GRACE_MS = 60 * 60_000;
 export const UPKEEP_MAX_HIDDEN_FILES = 200;
+export const UPKEEP_SETTLE_MS = 60 * 60_000;
+/** Fragment files downloaded at once to learn the domain's sessions. */
+const DOWNLOADS_AT_ONCE = 8;
 
 const EVENTS_FOLDER = 'events';
+const SESSIONS_FOLDER: DerivedFolder = 'sessions';
 const folders = [EVENTS_FOLDER, ...derivedRelations.map((r) => r.folder)];
 
 export async function upkeepStore(target: UpkeepTarget, options: UpkeepOptions = {}): Promise<UpkeepReport> {
   const minFiles = options.minFiles ?? UPKEEP_MIN_FILES;
+  const settleMs = options.settleMs ?? UPKEEP_SETTLE_MS;
   const graceMs = options.graceMs ?? UPKEEP_GRACE_MS;
   const now = options.now ?? Date.now;
   const report: UpkeepReport = { compacted: [], cleaned: [], abandoned: [] };
@@ -97,48 +114,107 @@ export async function upkeepStore(target: UpkeepTarget, options: UpkeepOptions =
       report.abandoned.push(`${domain}/${partition}`);
     }
     const busy = new Set([...Object.keys(states.superseded), ...Object.keys(states.pending).map((f) => f.split('/')[0]!)]);
-    for (const [partition, names] of await eventFilesOf(target, domain)) {
+    const due: [string, string[]][] = [];
+    for (const [partition, files] of await eventFilesOf(target, domain)) {
       if (busy.has(partition)) continue;
       // Files of imports not finished yet stay as they are (see above).
-      const compactable = names.filter((n) => !/^[0-9a-f]{32}\.parquet$/.test(n) || recorded.has(n.slice(0, 32)));
-      if (compactable.length < minFiles) continue;
+      const compactable = files.map((f) => f.name).filter((n) => !/^[0-9a-f]{32}\.parquet$/.test(n) || recorded.has(n.slice(0, 32)));
+      const settled = now() - Math.max(...files.map((f) => f.modified)) >= settleMs && compactable.some((n) => !n.startsWith('compacted-'));
+      if (compactable.length < minFiles && !settled) continue;
       if (hidden + compactable.length + 1 > (options.maxHiddenFiles ?? UPKEEP_MAX_HIDDEN_FILES)) break;
-      if (await compact(target, domain, partition, compactable, now())) {
-        report.compacted.push(`${domain}/${partition}`);
-        hidden += compactable.length;
+      due.push([partition, compactable]);
+      hidden += compactable.length;
+    }
+    if (due.length === 0) continue;
+    const scratch = await openScratchDuckDb();
+    try {
+      const fragmentFiles = await loadFragmentSessions(target, domain, scratch.connection);
+      for (const [partition, names] of due) {
+        const inputs = names.map((name) => fragmentFiles.get(`${partition}/${name}`)).filter((i) => i !== undefined);
+        if (await compact(target, scratch.connection, domain, partition, names, inputs, now())) report.compacted.push(`${domain}/${partition}`);
       }
+    } finally {
+      scratch.close();
     }
   }
   return report;
 }
 
-async function compact(target: UpkeepTarget, domain: string, partition: string, names: string[], now: number): Promise<boolean> {
+/**
+ * Rewrites one partition from its event files `names` and shows the result in place of them. `inputs` are the
+ * indexes of their fragment files in the run's `fragment_sessions` (loadFragmentSessions): a fragment of the result
+ * is marked whole when its session is in no other fragment file of the domain.
+ */
+async function compact(target: UpkeepTarget, connection: DuckDBConnection, domain: string, partition: string, names: string[], inputs: number[], now: number): Promise<boolean> {
   // Named after its partition and the names it replaces: no other partition's compacted file has its name, so
   // readers may hide it by name alone while it is pending (shared/store/file-states-repo.ts, hiddenFiles).
   const file = `compacted-${createHash('sha256').update([partition, ...names.sort()].join('\n')).digest('hex').slice(0, 32)}.parquet`;
   const dir = join(target.workDir, `upkeep-${randomBytes(6).toString('hex')}`);
-  const scratch = await openScratchDuckDb();
   try {
     const sources: string[] = [];
     for (const [i, name] of names.entries()) {
-      const object = await target.client.send(new GetObjectCommand({ Bucket: target.bucket, Key: keyOf(EVENTS_FOLDER, domain, partition, name) }));
       const local = join(dir, 'sources', `${i}.parquet`);
-      await mkdir(join(dir, 'sources'), { recursive: true });
-      // Streamed to /tmp: a partition's files need not fit in memory.
-      await pipeline(object.Body as NodeJS.ReadableStream, createWriteStream(local));
+      await download(target, keyOf(EVENTS_FOLDER, domain, partition, name), local);
       sources.push(local);
     }
     const dirs = Object.fromEntries(folders.map((f) => [f, join(dir, f)])) as Record<'events' | DerivedFolder, string>;
-    await writeCompacted(scratch.connection, sources, join(`domain=${domain}`, partition, file), dirs, S3_CODECS);
+    const name = join(`domain=${domain}`, partition, file);
+    await writeCompacted(connection, sources, name, dirs, S3_CODECS);
+    const fragments = join(dirs.sessions, name);
+    // Integers of our own: the input files' indexes.
+    const elsewhere = `SELECT session_id FROM fragment_sessions${inputs.length ? ` WHERE file NOT IN (${inputs.map((i) => String(Math.trunc(i))).join(', ')})` : ''}`;
+    await copyMarked(connection, fragments, `${fragments}.marked`, `count(*) OVER (PARTITION BY f.session_id) = 1 AND f.session_id NOT IN (${elsewhere})`, S3_CODECS.sessions);
+    await rename(`${fragments}.marked`, fragments);
     await hideFiles(domain, [`${partition}/${file}`], now);
     for (const folder of [...derivedRelations.map((r) => r.folder), EVENTS_FOLDER]) {
       await s3Publisher(`s3://${target.bucket}/${folder}`, target.client)(dirs[folder as 'events' | DerivedFolder], parquetFilesUnder(dirs[folder as 'events' | DerivedFolder]));
     }
     return await supersede(domain, partition, { file, replaces: names, since: now });
   } finally {
-    scratch.close();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Loads the session ids of every fragment file of the domain (each file's sessions once) into `fragment_sessions
+ * (file, session_id)`; returns each file's index by `dt=<day>/<name>`. Every file counts, whatever its state: a
+ * pending or replaced file's sessions only keep marks off.
+ */
+async function loadFragmentSessions(target: UpkeepTarget, domain: string, connection: DuckDBConnection): Promise<Map<string, number>> {
+  await connection.run('CREATE OR REPLACE TABLE fragment_sessions (file INTEGER, session_id VARCHAR)');
+  const indexes = new Map<string, number>();
+  for await (const page of listing(target, `${SESSIONS_FOLDER}/domain=${domain}/`)) {
+    for (const object of page.Contents ?? []) {
+      const match = /\/(dt=\d{4}-\d{2}-\d{2}\/[^/]+\.parquet)$/.exec(object.Key ?? '');
+      if (match) indexes.set(match[1]!, indexes.size);
+    }
+  }
+  const dir = join(target.workDir, `sessions-${randomBytes(6).toString('hex')}`);
+  try {
+    const files = [...indexes];
+    for (let i = 0; i < files.length; i += DOWNLOADS_AT_ONCE) {
+      const batch = files.slice(i, i + DOWNLOADS_AT_ONCE);
+      const locals = await Promise.all(batch.map(async ([file, index]) => {
+        const local = join(dir, `${index}.parquet`);
+        await download(target, `${SESSIONS_FOLDER}/domain=${domain}/${file}`, local);
+        return [index, local] as const;
+      }));
+      for (const [index, local] of locals) {
+        await connection.run(`INSERT INTO fragment_sessions SELECT DISTINCT ${index}, session_id FROM read_parquet(${pathLiteral(local)})`);
+        await rm(local);
+      }
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+  return indexes;
+}
+
+/** Streams an object to a local file (Lambda: under /tmp): a partition's files need not fit in memory. */
+async function download(target: UpkeepTarget, key: string, local: string): Promise<void> {
+  const object = await target.client.send(new GetObjectCommand({ Bucket: target.bucket, Key: key }));
+  await mkdir(dirname(local), { recursive: true });
+  await pipeline(object.Body as NodeJS.ReadableStream, createWriteStream(local));
 }
 
 function keyOf(folder: string, domain: string, partition: string, name: string): string {
@@ -171,13 +247,13 @@ async function domainsOf(target: UpkeepTarget): Promise<string[]> {
   return domains;
 }
 
-/** The event files of each of the domain's partitions (`dt=<day>` → names). */
-async function eventFilesOf(target: UpkeepTarget, domain: string): Promise<Map<string, string[]>> {
-  const byPartition = new Map<string, string[]>();
+/** The event files of each of the domain's partitions (`dt=<day>` → names, with their time of writing). */
+async function eventFilesOf(target: UpkeepTarget, domain: string): Promise<Map<string, { name: string; modified: number }[]>> {
+  const byPartition = new Map<string, { name: string; modified: number }[]>();
   for await (const page of listing(target, `${EVENTS_FOLDER}/domain=${domain}/`)) {
     for (const object of page.Contents ?? []) {
       const match = /\/(dt=\d{4}-\d{2}-\d{2})\/([^/]+\.parquet)$/.exec(object.Key ?? '');
-      if (match) byPartition.set(match[1]!, [...(byPartition.get(match[1]!) ?? []), match[2]!]);
+      if (match) byPartition.set(match[1]!, [...(byPartition.get(match[1]!) ?? []), { name: match[2]!, modified: object.LastModified?.getTime() ?? 0 }]);
     }
   }
   return byPartition;

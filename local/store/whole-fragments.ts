@@ -1,10 +1,11 @@
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { openScratchDuckDb } from './scratch-duckdb.js';
 import { pathLiteral } from '../../shared/engines/duckdb-engine.js';
 import { sessionFragmentColumns } from '../../shared/events/event-columns.js';
 import { domainsUnder, parquetFilesUnder, type LocalPaths } from './paths.js';
-import { localCodecs, parquetCopyOptions } from './parquet-codec.js';
+import { localCodecs, parquetCopyOptions, type ParquetCodec } from './parquet-codec.js';
 import { stagingName } from './local-store.js';
 
 // Marks each stored session fragment `whole` exactly when it is its session's only fragment in the store
@@ -13,8 +14,8 @@ import { stagingName } from './local-store.js';
 //
 // Imports add fragments, so a whole fragment can stop being whole: every writer runs this pass on its snapshot
 // copy after adding its files, and the copy is published whole (store/local-store.ts), so a reader never sees a
-// fragment marked whole beside another of its session. `import --s3` cannot read the store and marks nothing
-// (all merged).
+// fragment marked whole beside another of its session. On S3 the upkeep marks the partitions it rewrites
+// (ingest/s3-upkeep.ts), and a mark there holds only as of its run (StoreCatalog.wholeMarksExact).
 
 const flagged = sessionFragmentColumns.map(([name]) => name).filter((name) => name !== 'whole');
 
@@ -47,11 +48,7 @@ export async function markWholeFragments(paths: LocalPaths, options: { domains?:
     for (const [i, { file }] of wrong.entries()) {
       const staged = join(staging, `${i}.parquet`);
       await mkdir(dirname(staged), { recursive: true });
-      await connection.run(
-        `COPY (SELECT ${flagged.map((c) => `f.${c}`).join(', ')}, c.n = 1 AS whole FROM read_parquet(${pathLiteral(file)}, hive_partitioning = true, hive_types = {'domain': VARCHAR, 'dt': DATE}) f
-          JOIN counts c ON c.domain = f.domain AND c.session_id = f.session_id ORDER BY f.first_ts)
-         TO ${pathLiteral(staged)} ${parquetCopyOptions(localCodecs().sessions)}`,
-      );
+      await copyMarked(connection, file, staged, '(SELECT c.n FROM counts c WHERE c.domain = f.domain AND c.session_id = f.session_id) = 1', localCodecs().sessions);
       await rename(staged, file);
     }
     return wrong.length;
@@ -59,4 +56,17 @@ export async function markWholeFragments(paths: LocalPaths, options: { domains?:
     scratch.close();
     await rm(staging, { recursive: true, force: true });
   }
+}
+
+/**
+ * Copies the fragment file `source` (under a `domain=/dt=` folder) to `target` with `whole` set by `isWhole`, a
+ * condition on its columns (the file read as `f`, its folders as `f.domain` and `f.dt`). Our own SQL: no caller
+ * passes a user's value in it.
+ */
+export async function copyMarked(connection: DuckDBConnection, source: string, target: string, isWhole: string, codec: ParquetCodec): Promise<void> {
+  await connection.run(
+    `COPY (SELECT ${flagged.map((c) => `f.${c}`).join(', ')}, ${isWhole} AS whole
+       FROM read_parquet(${pathLiteral(source)}, hive_partitioning = true, hive_types = {'domain': VARCHAR, 'dt': DATE}) f ORDER BY f.first_ts)
+     TO ${pathLiteral(target)} ${parquetCopyOptions(codec)}`,
+  );
 }

@@ -4,14 +4,14 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ingestHandler } from '../../functions/ingest-events.js';
 import { upkeepHandler } from '../../functions/store-upkeep.js';
-import { upkeepStore, UPKEEP_GRACE_MS } from '../../ingest/s3-upkeep.js';
+import { upkeepStore, UPKEEP_GRACE_MS, UPKEEP_SETTLE_MS } from '../../ingest/s3-upkeep.js';
 import { derivedRelations } from '../../shared/events/derived-relations.js';
 import { excludedFiles, readFileStates } from '../../shared/store/file-states-repo.js';
 import { readUsage } from '../../shared/limits/limiter.js';
 import { generatedEvents } from '../support/generated-sessions.js';
 import { cloudParts } from '../support/cloud-parts.js';
 import { ingestBucket, motoClients, type IngestBucket } from '../support/ingest-bucket.js';
-import { crashingWrites, visibleRows } from '../support/s3-store-view.js';
+import { crashingWrites, visibleMarks, visibleRows } from '../support/s3-store-view.js';
 import { keysOf } from '../support/s3-keys.js';
 
 // Upkeep of the S3 store against moto's S3 server and dynalite: a partition many ingests wrote is compacted into one
@@ -37,6 +37,22 @@ async function crowdedBucket(domain: string, objects = 10, days = /^2026-03-0[12
 }
 
 const eventRows = (target: IngestBucket) => visibleRows(target.s3, target.bucket, 'events', work);
+
+/** Every visible fragment is marked whole exactly when it is its session's only one. */
+async function expectExactMarks(target: IngestBucket): Promise<void> {
+  const marks = await visibleMarks(target.s3, target.bucket, work);
+  expect(marks.filter((m) => m.marked !== (m.fragments === 1 ? 1 : 0))).toEqual([]);
+  // The generated sessions: many in one partition, some across midnight UTC.
+  expect(marks.filter((m) => m.marked === 1).length).toBeGreaterThan(50);
+  expect(marks.filter((m) => m.fragments > 1).length).toBeGreaterThan(5);
+}
+
+/** No session has two fragments marked whole: the rule that keeps Athena's merging of stale marks exact. */
+async function expectOneMarkAtMost(target: IngestBucket): Promise<{ stale: number }> {
+  const marks = await visibleMarks(target.s3, target.bucket, work);
+  expect(marks.filter((m) => m.marked > 1)).toEqual([]);
+  return { stale: marks.filter((m) => m.marked === 1 && m.fragments > 1).length };
+}
 const fileCount = async (target: IngestBucket) => (await keysOf(target.s3, target.bucket)).filter((k) => /^[a-z]+\/domain=/.test(k)).length;
 
 describe('upkeep of the S3 store', () => {
@@ -60,6 +76,52 @@ describe('upkeep of the S3 store', () => {
     expect(await excludedFiles('compact.test')).toEqual([]);
     expect(await eventRows(target)).toEqual(before);
     expect(await readUsage('compact.test')).toBe(before.length);
+  });
+
+  it('marks the fragments of each partition it rewrites whole exactly when their session has no other fragment', async () => {
+    const { target } = await crowdedBucket('marks.test');
+    expect((await visibleMarks(target.s3, target.bucket, work)).filter((m) => m.marked > 0)).toEqual([]);
+    await upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work });
+    await expectExactMarks(target);
+  });
+
+  it('rewrites a partition of few files once they have settled, so that its fragments get marks too', async () => {
+    const { target } = await crowdedBucket('settle.test', 1);
+    const before = await eventRows(target);
+    const run = (at: number) => upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { now: () => at });
+    const start = Date.now();
+    expect((await run(start)).compacted).toEqual([]);
+    const settled = await run(start + UPKEEP_SETTLE_MS + 1);
+    expect(settled.compacted.sort()).toEqual(['settle.test/dt=2026-03-01', 'settle.test/dt=2026-03-02', 'settle.test/dt=2026-03-03']);
+    expect(await eventRows(target)).toEqual(before);
+    await expectExactMarks(target);
+    // Once rewritten, a partition is left alone until an ingest adds to it.
+    await run(start + UPKEEP_SETTLE_MS + UPKEEP_GRACE_MS + 2);
+    expect((await run(start + UPKEEP_SETTLE_MS + 2 * UPKEEP_GRACE_MS + 3)).compacted).toEqual([]);
+  });
+
+  it('an ingest after marking extends marked sessions with unmarked fragments: never two marks on a session, and the next rewrite marks again', async () => {
+    const { target, events } = await crowdedBucket('extend.test');
+    const start = Date.now();
+    const run = (at: number) => upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { now: () => at });
+    await run(start);
+    await expectExactMarks(target);
+    // A third of the sessions go on: the same hour a day later (another partition), and a minute later (the same one).
+    const goOn = events.filter((e) => e.session_id !== '' && Number(String(e.session_id).slice(1)) % 3 === 0);
+    const later = (e: Record<string, unknown>, ms: number) => ({ ...e, timestamp: new Date(Date.parse(String(e.timestamp)) + ms).toISOString() });
+    await target.put('incoming/later.ndjson', ndjson([...goOn.map((e) => later(e, 86_400_000)), ...goOn.map((e) => later(e, 60_000))]));
+    expect(await target.deliver(ingestHandler(target.s3, work))).toEqual([]);
+    const { stale } = await expectOneMarkAtMost(target);
+    expect(stale).toBeGreaterThan(10);
+    const rewritten: string[] = [];
+    for (const at of [start + UPKEEP_GRACE_MS + 1, start + 2 * UPKEEP_GRACE_MS + 2, start + 3 * UPKEEP_GRACE_MS + 3]) {
+      rewritten.push(...(await run(at)).compacted);
+      await expectOneMarkAtMost(target);
+    }
+    // The partitions the later ingest wrote to, settled, are rewritten with marks: a session's only fragment is marked.
+    expect(rewritten.sort()).toEqual(['extend.test/dt=2026-03-01', 'extend.test/dt=2026-03-02', 'extend.test/dt=2026-03-03', 'extend.test/dt=2026-03-04']);
+    expect((await visibleMarks(target.s3, target.bucket, work)).filter((m) => m.fragments === 1 && m.marked === 0)).toEqual([]);
+    expect((await eventRows(target)).length).toBe(events.length + 2 * goOn.length);
   });
 
   it('hides at most maxHiddenFiles of a domain at once: the other crowded partitions wait for a later run', async () => {
@@ -136,6 +198,7 @@ describe('upkeep of the S3 store', () => {
     for (const at of [start + UPKEEP_GRACE_MS + 1, start + 2 * UPKEEP_GRACE_MS + 2, start + 3 * UPKEEP_GRACE_MS + 3]) {
       await upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { now: () => at });
       expect((await eventRows(target)).length).toBe(events.length + extra.length);
+      await expectOneMarkAtMost(target);
     }
     expect(await readUsage('meanwhile.test')).toBe(events.length + extra.length);
   });

@@ -30,6 +30,34 @@ export async function readRows(files: string): Promise<string[]> {
 
 /** The rows of `folder` (events or a derived relation) a query of the bucket reads, over all domains. */
 export async function visibleRows(s3: S3Client, bucket: string, folder: string, workDir: string): Promise<string[]> {
+  const files = await visibleFiles(s3, bucket, folder, workDir);
+  if (files.length === 0) return [];
+  return readRows(`[${files.map((f) => `'${f}'`).join(', ')}]`);
+}
+
+/**
+ * The whole marks of the session fragments a query of the bucket reads: per session, its fragments and how many of
+ * them are marked whole.
+ */
+export async function visibleMarks(s3: S3Client, bucket: string, workDir: string): Promise<{ session_id: string; fragments: number; marked: number }[]> {
+  const files = await visibleFiles(s3, bucket, 'sessions', workDir);
+  if (files.length === 0) return [];
+  const instance = await DuckDBInstance.create(':memory:');
+  const connection = await instance.connect();
+  try {
+    const rows = await connection.runAndReadAll(
+      `SELECT session_id, count(*)::INTEGER AS fragments, count(*) FILTER (WHERE whole)::INTEGER AS marked
+       FROM read_parquet([${files.map((f) => `'${f}'`).join(', ')}], union_by_name = true, hive_partitioning = false) GROUP BY 1 ORDER BY 1`,
+    );
+    return rows.getRowObjectsJS() as { session_id: string; fragments: number; marked: number }[];
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
+
+/** Downloads the files of `folder` a query of the bucket reads; returns their local paths. */
+async function visibleFiles(s3: S3Client, bucket: string, folder: string, workDir: string): Promise<string[]> {
   const keys = (await keysOf(s3, bucket)).filter((k) => k.startsWith(`${folder}/`) && k.endsWith('.parquet'));
   // As every Athena query leaves them out (withExcludedFiles): pending files by name, replaced ones by partition.
   const hidden = new Set<string>();
@@ -49,8 +77,7 @@ export async function visibleRows(s3: S3Client, bucket: string, folder: string, 
     writeFileSync(file, await object.Body!.transformToByteArray());
     files.push(file);
   }
-  if (files.length === 0) return [];
-  return readRows(`[${files.map((f) => `'${f}'`).join(', ')}]`);
+  return files;
 }
 
 let dynamoWrites: { count: number; crashAt: number } | undefined;
