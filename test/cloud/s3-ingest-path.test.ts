@@ -10,11 +10,12 @@ import { excludedFiles } from '../../shared/store/file-states-repo.js';
 import { startTrinoAthena, type TrinoAthena } from '../../local/trino/trino-athena.js';
 import { installEngine } from '../../shared/engines/registry.js';
 import { derivedRelations } from '../../shared/events/derived-relations.js';
-import { engineCallEvents, engineCalls, sendCall, SHOP } from '../support/engine-calls.js';
+import { engineCallEvents, engineCalls, sendCall, SHOP, type Call } from '../support/engine-calls.js';
 import { domain as generatedDomain } from '../support/generated-sessions.js';
 import { rotatingToken } from '../support/rotating-token.js';
 import { ingestBucket, type IngestBucket } from '../support/ingest-bucket.js';
 import { keysOf } from '../support/s3-keys.js';
+import { visibleMarks } from '../support/s3-store-view.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
 import { trinoAvailable } from '../support/trino-available.js';
 
@@ -24,11 +25,13 @@ import { trinoAvailable } from '../support/trino-available.js';
 // crowded partitions. Trino reads the bucket through the stack's Glue tables with its S3 file system, and the
 // Lambdas' Athena engine answers through the emulator, leaving out the files the domain's file states hide. Every
 // answer must equal DuckDB's over the same events imported into a local store: while compaction's replaced files
-// are still in the bucket (left out by each query), and after upkeep deleted them.
+// are still in the bucket (left out by each query), after upkeep deleted them, and after a later ingest extended
+// sessions whose fragments upkeep had marked whole (Athena merges those: StoreCatalog.wholeMarksExact).
 
 const OBJECTS_PER_DOMAIN = 8;
 const CALLS = 100;
 const CALLS_AFTER_CLEANUP = 30;
+const CALLS_AFTER_EXTENDING = 30;
 
 describe.skipIf(!trinoAvailable('S3 ingest path suite'))('events ingested from incoming/ answer as the local store does', () => {
   let api: TestApi;
@@ -74,10 +77,10 @@ describe.skipIf(!trinoAvailable('S3 ingest path suite'))('events ingested from i
     expect(keys.filter((k) => k.startsWith('ingested/'))).toHaveLength(2 * OBJECTS_PER_DOMAIN);
   });
 
-  const compare = async (calls: number, seed: number) => {
+  const compare = async (calls: Call[]) => {
     let bytes = 0;
     let withRows = 0;
-    for (const [i, call] of engineCalls(calls, seed).entries()) {
+    for (const [i, call] of calls.entries()) {
       installEngine(api.engine);
       const { bytes: _local, ...local } = await sendCall(api, call, await tokens[call.domain]!());
       installEngine(cloud.engine);
@@ -88,20 +91,42 @@ describe.skipIf(!trinoAvailable('S3 ingest path suite'))('events ingested from i
       if (Array.isArray(data) && data.length > 0) withRows += 1;
     }
     installEngine(api.engine);
-    console.info(`S3 ingest path: ${calls} requests, ${withRows} answers with rows, ${bytes} bytes read from S3 by Trino`);
-    expect(withRows).toBeGreaterThan(calls / 3);
+    console.info(`S3 ingest path: ${calls.length} requests, ${withRows} answers with rows, ${bytes} bytes read from S3 by Trino`);
+    expect(withRows).toBeGreaterThan(calls.length / 3);
     expect(bytes).toBeGreaterThan(0);
   };
 
   it(`${CALLS} seeded requests over every endpoint while compaction's replaced files are still there: answers as DuckDB's locally`, { timeout: 900_000 }, async () => {
     expect((await excludedFiles(generatedDomain)).length).toBeGreaterThan(0);
-    await compare(CALLS, 77);
+    await compare(engineCalls(CALLS, 77));
   });
 
   it(`once upkeep deleted the replaced files, ${CALLS_AFTER_CLEANUP} more requests answer the same`, { timeout: 900_000 }, async () => {
     const cleanup = await upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { now: () => started + UPKEEP_GRACE_MS + 1 });
     expect(cleanup.cleaned.length).toBeGreaterThan(5);
     expect(await excludedFiles(generatedDomain)).toEqual([]);
-    await compare(CALLS_AFTER_CLEANUP, 78);
+    await compare(engineCalls(CALLS_AFTER_CLEANUP, 78));
+  });
+
+  it(`after an ingest extends sessions upkeep had marked whole, session metrics and ${CALLS_AFTER_EXTENDING} more requests answer the same`, { timeout: 900_000 }, async () => {
+    // A third of each domain's sessions go on: a minute later (same partition) and a day later (the next one).
+    for (const [name, events] of Object.entries(engineCallEvents)) {
+      const goOn = (events as Record<string, unknown>[]).filter((e) => e.type !== 'revenue' && typeof e.session_id === 'string' && [...e.session_id].reduce((n, c) => n + c.charCodeAt(0), 0) % 3 === 0);
+      const later = goOn.flatMap((e) => [60_000, 86_400_000].map((ms) => ({ ...e, timestamp: new Date(Date.parse(String(e.timestamp)) + ms).toISOString() })));
+      expect((await api.importEvents(later)).rejected).toEqual([]);
+      await target.put(`incoming/${name}/later.ndjson`, later.map((e) => JSON.stringify(e)).join('\n'));
+    }
+    expect(await target.deliver(ingestHandler(target.s3, work))).toEqual([]);
+    const marks = await visibleMarks(target.s3, target.bucket, work);
+    expect(marks.filter((m) => m.marked > 1)).toEqual([]);
+    expect(marks.filter((m) => m.marked === 1 && m.fragments > 1).length).toBeGreaterThan(20);
+    // Session metrics over every day of both domains, whole days and zones that cut them, beside the random calls.
+    const sessionCalls = [generatedDomain, SHOP].flatMap((domain) => ['UTC', 'America/New_York'].flatMap((timezone) => [[], ['page'], ['referrer']].map((dimensions): Call => ({
+      method: 'POST',
+      path: '/v1/query',
+      domain,
+      body: { domain, metrics: ['visitors', 'pageviews', 'bounce_rate', 'avg_session_duration'], dimensions, date_range: 'all', timezone, limit: 50 },
+    }))));
+    await compare([...sessionCalls, ...engineCalls(CALLS_AFTER_EXTENDING, 79)]);
   });
 });
