@@ -17,8 +17,9 @@ import { keysOf } from '../support/s3-keys.js';
 // Upkeep of the S3 store against moto's S3 server and dynalite: a partition many ingests wrote is compacted into one
 // file per relation; queries see the same rows before, during and after (read through the domain's file states, as
 // every Athena query does), the replaced files stay until the grace period is over, and a crash after any write of
-// upkeep leaves a readable store that the next run finishes. Session fragments merge, so the derived relations'
-// rows change: their answers are compared through Trino in s3-ingest-path.test.ts.
+// upkeep leaves a readable store that the next run finishes. Session fragments merge and get whole marks, so the
+// derived relations' rows change: their answers are compared through Trino in s3-ingest-path.test.ts; here the marks
+// are checked against the fragments a query reads.
 
 const parts = cloudParts();
 const work = mkdtempSync(join(tmpdir(), 'upkeep-test-'));
@@ -232,11 +233,14 @@ describe('upkeep of the S3 store', () => {
       dying.disarm();
       expect(died, `write ${crashAt} of ${total}`).toBe(true);
       expect(await eventRows(target), `rows after a crash at write ${crashAt}`).toEqual(expected);
+      await expectOneMarkAtMost(target);
       // Runs go on; twice the grace period later every compaction is finished and its replaced files are gone.
       await run(target.s3, start + UPKEEP_GRACE_MS + 2);
       await run(target.s3, start + 2 * UPKEEP_GRACE_MS + 3);
       await run(target.s3, start + 3 * UPKEEP_GRACE_MS + 4);
       expect(await eventRows(target), `rows once upkeep went on after a crash at write ${crashAt}`).toEqual(expected);
+      const marks = await visibleMarks(target.s3, target.bucket, work);
+      expect(marks.filter((m) => m.marked !== (m.fragments === 1 ? 1 : 0)), `marks once upkeep went on after a crash at write ${crashAt}`).toEqual([]);
       const states = await readFileStates(`upkeep-crash-${i}.test`);
       expect(states, `states after a crash at write ${crashAt}`).toEqual({ pending: {}, superseded: {} });
       expect(shape(await keysOf(target.s3, target.bucket), `upkeep-crash-${i}.test`), `files after a crash at write ${crashAt}`).toEqual(clean);
