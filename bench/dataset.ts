@@ -1,13 +1,14 @@
 import { existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { backfillDerived } from '../local/store/backfill.js';
-import { importLines } from '../local/store/importer.js';
+import { importLineBlocks } from '../local/store/importer.js';
 import { openLocalDynamo } from '../local/server/local-dynamo.js';
 import { localPaths, type LocalPaths } from '../local/store/paths.js';
 import { defaultShape, generateEventLines, type GeneratorSpec } from './generator.js';
 
 // The generated data set, cached: one ANALYTICS_DATA_DIR per (generator version, seed, rows, window) under
-// .bench/data/, filled through the project's own import path (importLines) and reused when it is complete.
+// .bench/data/, filled through the project's own import path (importLineBlocks, checked on worker threads as
+// `npm run import` checks a file) and reused when it is complete.
 
 /** Bump when the generator's output changes, so cached sets made by an older generator are not reused. */
 const GENERATOR_VERSION = 1;
@@ -58,7 +59,7 @@ export async function ensureDataset(spec: GeneratorSpec, root: string, log: (lin
 
   // A half-made set from an interrupted run is thrown away, never completed.
   rmSync(dataDir, { recursive: true, force: true });
-  log(`data set ${id}: generating ${spec.rows.toLocaleString('en-US')} rows through importLines ...`);
+  log(`data set ${id}: generating ${spec.rows.toLocaleString('en-US')} rows through importLineBlocks ...`);
   const started = performance.now();
   const dynamo = await openLocalDynamo(paths, { publish: false });
   let lastLog = started;
@@ -74,8 +75,22 @@ export async function ensureDataset(spec: GeneratorSpec, root: string, log: (lin
       yield line;
     }
   }
+  // Blocks of about 1 MiB of whole lines, as importNdjson reads a file.
+  async function* blocks(): AsyncGenerator<Uint8Array> {
+    let lines: string[] = [];
+    let size = 0;
+    for await (const line of progress()) {
+      lines.push(line);
+      size += line.length + 1;
+      if (size < 1 << 20) continue;
+      yield Buffer.from(`${lines.join('\n')}\n`);
+      lines = [];
+      size = 0;
+    }
+    if (lines.length) yield Buffer.from(`${lines.join('\n')}\n`);
+  }
   try {
-    const report = await importLines(progress(), paths);
+    const report = await importLineBlocks(blocks(), paths);
     if (report.rejected.length > 0) throw new Error(`the importer rejected generated lines: ${JSON.stringify(report.rejected.slice(0, 3))}`);
     const generationSeconds = (performance.now() - started) / 1000;
     const { files, bytes } = parquetFiles(paths.eventsDir);

@@ -97,7 +97,7 @@ export function renderReport(f: BenchFigures): string {
   const codecs = [...new Set(f.storage.flatMap((r) => r.codecs))].join(', ');
   out.push(`| Parquet | ${stored} (${codecs}); \`domain=/dt=\` partitions written by the importer (local/store/importer.ts), derived relations in docs/STORAGE.md |`);
   out.push(
-    `| generation | ${d.generationSeconds.toFixed(0)} s through importLines (${Math.round(d.rows / d.generationSeconds).toLocaleString('en-US')} rows/s)${d.reused ? ', cached from an earlier run' : ''} |`,
+    `| generation | ${d.generationSeconds.toFixed(0)} s through the importer (${Math.round(d.rows / d.generationSeconds).toLocaleString('en-US')} rows/s)${d.reused ? ', cached from an earlier run' : ''} |`,
   );
   for (const e of ['clickhouse', 'postgres'] as EngineName[]) {
     if (f.peerTables[e] !== undefined) out.push(`| ${engineLabels[e]} table | ${mib(f.peerTables[e]!)} on disk |`);

@@ -12,8 +12,8 @@ import { parquetFilesUnder, type LocalPaths } from './paths.js';
 import { localCodecs, parquetCopyOptions, S3_CODECS, type StoreCodecs } from './parquet-codec.js';
 import { writeDerived } from './derived-writer.js';
 import { deriveMissing } from './backfill.js';
-import { fileDigest, readLineBlocks } from './ndjson-lines.js';
-import { checkedBlocks, checkedLines, checkEventBatch, inThreadChecker, workerChecker, type CheckedBatch } from './checked-batches.js';
+import { fileDigest, readLineBlocks, type LineBlock } from './ndjson-lines.js';
+import { checkedBlocks, checkedLines, checkEventBatch, inThreadChecker, workerChecker, type BlockChecker, type CheckedBatch } from './checked-batches.js';
 import { hasImportRecord, recordUsage, writeImportRecord, type ImportRecord } from './imports.js';
 import { daysOfFiles, readDomainDays, widenDomainDays, type DomainDays } from '../../shared/store/domain-days-repo.js';
 import { storedDaysOf } from './store-days.js';
@@ -83,11 +83,33 @@ export async function importNdjson(file: string, paths: LocalPaths, options: Imp
     await recordUsage(paths);
     return alreadyImportedReport();
   }
+  const blocks = readLineBlocks(file, (bytesRead) => options.onProgress?.(bytesRead, totalBytes));
   const workers = options.checkWorkers ?? (totalBytes >= WORKERS_FROM_BYTES ? availableParallelism() : 0);
+  return withChecker(workers, (checker) => importChecked(checkedBlocks(blocks, checker), paths, options, { digest, source: basename(file) }));
+}
+
+/**
+ * Imports NDJSON given as blocks of bytes, each ending at the end of a line: as `importNdjson` reads a file, checked
+ * on `checkWorkers` threads (default one per core). The bench generates its data sets this way.
+ */
+export async function importLineBlocks(blocks: AsyncIterable<Uint8Array>, paths: LocalPaths, options: ImportOptions = {}): Promise<ImportReport> {
+  const hash = createHash('sha256');
+  async function* hashed(): AsyncGenerator<LineBlock> {
+    for await (const bytes of blocks) {
+      hash.update(bytes);
+      yield { bytes };
+    }
+  }
+  return withChecker(options.checkWorkers ?? availableParallelism(), (checker) =>
+    importChecked(checkedBlocks(hashed(), checker), paths, options, { digest: () => hash.digest('hex'), source: 'lines' }),
+  );
+}
+
+/** Runs `use` with `workers` checking threads (none: this thread's checks), closed after. */
+async function withChecker<T>(workers: number, use: (checker: BlockChecker) => Promise<T>): Promise<T> {
   const checker = workers > 0 ? workerChecker(workers) : undefined;
   try {
-    const blocks = readLineBlocks(file, (bytesRead) => options.onProgress?.(bytesRead, totalBytes));
-    return await importChecked(checkedBlocks(blocks, checker ?? inThreadChecker), paths, options, { digest, source: basename(file) });
+    return await use(checker ?? inThreadChecker);
   } finally {
     await checker?.close();
   }

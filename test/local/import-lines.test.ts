@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importNdjson } from '../../local/store/importer.js';
+import { importLineBlocks, importNdjson } from '../../local/store/importer.js';
 import { MAX_LINE_BYTES, readLines } from '../../local/store/ndjson-lines.js';
 import { localPaths } from '../../local/store/paths.js';
 import { eventColumns } from '../../shared/events/event-columns.js';
@@ -78,7 +78,7 @@ describe('reading lines', () => {
 });
 
 describe('checking on worker threads', () => {
-  it('gives the report and the stored rows of checking on one thread, for a file of many blocks', async () => {
+  it('gives the report and the stored rows of checking on one thread, for a file of many blocks or the same bytes given in blocks', async () => {
     const lines: string[] = [];
     for (let i = 0; i < 30_000; i++) {
       const day = String(1 + (i % 5)).padStart(2, '0');
@@ -102,10 +102,22 @@ describe('checking on worker threads', () => {
     ]);
     const rows = async (root: string) =>
       queryParquet(`SELECT ${eventColumns.map(([name]) => name).join(', ')}, filename[length(${sqlPath(root)}) + 1:] AS file FROM read_parquet(${sqlPath(`${root}/**/*.parquet`)}, filename = true) ORDER BY ALL`);
-    const [a, b] = [await rows(threads.eventsDir), await rows(one.eventsDir)];
+    // The same bytes given as blocks of whole lines (as the bench's generator gives them), cut elsewhere.
+    const given = localPaths(join(dir, 'given'));
+    async function* blocks() {
+      const bytes = Buffer.from(`${lines.join('\r\n')}\n`);
+      for (let from = 0; from < bytes.length; ) {
+        const end = bytes.indexOf(0x0a, from + 50_000);
+        const to = end === -1 ? bytes.length : end + 1;
+        yield bytes.subarray(from, to);
+        from = to;
+      }
+    }
+    expect(await importLineBlocks(blocks(), given, { batchRows: 5000 })).toEqual(onOne);
+    const [a, b, c] = [await rows(threads.eventsDir), await rows(one.eventsDir), await rows(given.eventsDir)];
     expect(a.length).toBe(onOne.rowsWritten);
-    expect(a.map(({ file, ...row }) => ({ ...row, partition: String(file).split('/').slice(1, 3).join('/') }))).toEqual(
-      b.map(({ file, ...row }) => ({ ...row, partition: String(file).split('/').slice(1, 3).join('/') })),
-    );
+    const byPartition = (r: Record<string, unknown>[]) => r.map(({ file, ...row }) => ({ ...row, partition: String(file).split('/').slice(1, 3).join('/') }));
+    expect(byPartition(a)).toEqual(byPartition(b));
+    expect(byPartition(c)).toEqual(byPartition(b));
   });
 });
