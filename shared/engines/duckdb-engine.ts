@@ -1,4 +1,5 @@
 import { existsSync, readdirSync, realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import {
   DuckDBDateValue,
@@ -43,7 +44,7 @@ export class DuckDbEngine implements QueryEngine {
 
   /** The derived relations are read from their folders beside `eventsDir` (local/store/paths.ts). */
   static async open(eventsDir: string): Promise<DuckDbEngine> {
-    const instance = await DuckDBInstance.create(':memory:', { threads: String(process.env.DUCKDB_THREADS ?? 2) });
+    const instance = await DuckDBInstance.create(':memory:', { threads: String(process.env.DUCKDB_THREADS ?? 2), ...duckDbMemory(process.env) });
     const engine = new DuckDbEngine(instance, eventsDir);
     // The Parquet footers of unchanged files are parsed once, not on every query. DuckDB re-reads a file whose
     // modification time changed and trusts its cache only for files older than 10 seconds, so rewritten files
@@ -132,6 +133,18 @@ function queryTimeoutMs(): number {
 }
 
 type ColumnList = (readonly [string, ColumnType | 'date'])[];
+
+/**
+ * The local engine's memory: DUCKDB_MEMORY_LIMIT (a size such as `4GB` or `1500MiB`) bounds DuckDB's buffer pool,
+ * which holds the queries' working memory and the cached Parquet bytes (evicted first); unset, DuckDB's default of
+ * 80% of the machine's memory applies. What a query cannot hold spills to a folder under the system's temporary
+ * folder rather than under the working directory.
+ */
+export function duckDbMemory(env: NodeJS.ProcessEnv): Record<string, string> {
+  const limit = env.DUCKDB_MEMORY_LIMIT?.trim();
+  if (limit && !/^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i.test(limit)) throw new Error(`DUCKDB_MEMORY_LIMIT must be a size such as 4GB or 1500MiB, not "${limit}"`);
+  return { temp_directory: join(tmpdir(), `analytics-duckdb-${process.pid}`), ...(limit ? { memory_limit: limit } : {}) };
+}
 
 /**
  * A file path or glob as a DuckDB string literal, for the statements our own code writes around files (views,

@@ -1,0 +1,34 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DuckDbEngine, duckDbMemory } from '../../shared/engines/duckdb-engine.js';
+
+// DUCKDB_MEMORY_LIMIT bounds the local engine's DuckDB (README, docs/BENCHMARKS.md "Scale: 100M events").
+
+describe('the local engine\'s memory setting', () => {
+  const saved = process.env.DUCKDB_MEMORY_LIMIT;
+  afterEach(() => {
+    if (saved === undefined) delete process.env.DUCKDB_MEMORY_LIMIT;
+    else process.env.DUCKDB_MEMORY_LIMIT = saved;
+  });
+
+  it('takes a size in DuckDB\'s units, spills under the temporary folder, and refuses anything else', () => {
+    expect(duckDbMemory({ DUCKDB_MEMORY_LIMIT: '4GB' })).toMatchObject({ memory_limit: '4GB' });
+    expect(duckDbMemory({ DUCKDB_MEMORY_LIMIT: ' 1500MiB ' })).toMatchObject({ memory_limit: '1500MiB' });
+    expect(duckDbMemory({})).not.toHaveProperty('memory_limit');
+    expect(duckDbMemory({}).temp_directory).toContain(tmpdir());
+    for (const bad of ['4', 'lots', '4GB; SET x = 1', '-1GB']) expect(() => duckDbMemory({ DUCKDB_MEMORY_LIMIT: bad })).toThrow(/DUCKDB_MEMORY_LIMIT must be a size/);
+  });
+
+  it('is the limit of the engine npm start opens', async () => {
+    process.env.DUCKDB_MEMORY_LIMIT = '300MiB';
+    const engine = await DuckDbEngine.open(join(mkdtempSync(join(tmpdir(), 'duckdb-memory-')), 'events'));
+    try {
+      const [row] = await engine.runRaw(`SELECT current_setting('memory_limit') AS m`);
+      expect(row!.m).toBe('300.0 MiB');
+    } finally {
+      engine.close();
+    }
+  });
+});
