@@ -47,7 +47,7 @@ const sampler = setInterval(() => {
 }, 250);
 try {
   const started = performance.now();
-  await listening(server);
+  await listening(server, port);
   const startSeconds = (performance.now() - started) / 1000;
   log(`npm start listening after ${startSeconds.toFixed(1)} s`);
   phase = 'queries';
@@ -95,17 +95,17 @@ async function treeRssKiB(root: number): Promise<number> {
   return procs.filter(([pid]) => tree.has(pid)).reduce((sum, [, , rss]) => sum + rss, 0);
 }
 
-/** Resolves once the server says it listens; its output goes on being read (and dropped) after. */
-function listening(child: ReturnType<typeof spawn>): Promise<void> {
-  let output = '';
-  return new Promise((done, fail) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
-      if (output.includes('listening on')) return;
-      output += String(chunk);
-      if (output.includes('listening on')) done();
-    });
-    child.once('exit', () => fail(new Error(`npm start stopped before listening: ${output.slice(-500)}`)));
-  });
+/** Resolves once the server answers on its port (its start-up upkeep done); fails if it stops first. */
+async function listening(child: ReturnType<typeof spawn>, port: number): Promise<void> {
+  let exited = false;
+  child.once('exit', () => (exited = true));
+  child.stdout!.resume();
+  for (;;) {
+    if (exited) throw new Error('npm start stopped before listening');
+    const up = await fetch(`http://127.0.0.1:${port}/`).then((res) => res.ok, () => false);
+    if (up) return;
+    await new Promise((done) => setTimeout(done, 250));
+  }
 }
 
 async function freePort(): Promise<number> {
