@@ -37,7 +37,8 @@ const env = {
   ...(flags['memory-limit'] ? { DUCKDB_MEMORY_LIMIT: flags['memory-limit'] } : {}),
 };
 
-const server = spawn('npm', ['start'], { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'inherit'] });
+// Its own process group: npm does not pass a signal on to the server, so the group is stopped as a whole.
+const server = spawn('npm', ['start'], { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'inherit'], detached: true });
 const peaks = { start: 0, queries: 0 };
 let phase: keyof typeof peaks = 'start';
 const sampler = setInterval(() => {
@@ -79,8 +80,9 @@ try {
   for (const [id, ms] of times) console.log(`| ${id} | p50 ${median(ms).toFixed(0)} ms |`);
 } finally {
   clearInterval(sampler);
-  server.kill('SIGINT');
-  await once(server, 'exit');
+  const exited = once(server, 'exit');
+  process.kill(-server.pid!, 'SIGINT');
+  await exited;
 }
 
 /** Resident memory of a process and all its descendants, in KiB. */

@@ -39,16 +39,24 @@ export async function markWholeFragments(paths: LocalPaths, options: { domains?:
     const stored = scan(domainDirs.map((dir) => join(dir, '*', '*.parquet')));
     // union_by_name: files written before `whole` existed read NULL there, and get rewritten with it.
     const described = (await connection.runAndReadAll(`DESCRIBE SELECT * FROM ${stored}`)).getRowObjectsJS();
-    const whole = described.some((c) => c.column_name === 'whole') ? 'whole' : 'CAST(NULL AS BOOLEAN) AS whole';
-    await connection.run(`CREATE TABLE stored AS SELECT filename AS file, domain, session_id, ${whole} FROM ${stored}`);
-    await connection.run(`CREATE TABLE counts AS SELECT domain, session_id, count(*) AS n FROM stored GROUP BY ALL`);
+    const whole = described.some((c) => c.column_name === 'whole') ? 'whole' : 'CAST(NULL AS BOOLEAN)';
+    // Sessions are counted by a 64-bit hash of (domain, session_id), which keeps the pass's memory to a few dozen
+    // bytes per session. Two sessions sharing a hash only look like one session of several fragments, so neither is
+    // marked (merged, still exact); a fragment marked whole is always its session's only one.
+    const session = 'hash(domain, session_id)';
+    await connection.run(
+      `CREATE TABLE counts AS SELECT ${session} AS h, count(*)::INTEGER AS n, count(*) FILTER (WHERE ${whole})::INTEGER AS marked,
+         count(*) FILTER (WHERE ${whole} IS NULL)::INTEGER AS unset FROM ${stored} GROUP BY 1`,
+    );
+    // A session's flags are wrong when one is unset, when its only fragment is not marked, or when it has several and one is.
+    await connection.run(`CREATE TABLE wrong AS SELECT h FROM counts WHERE unset > 0 OR (n = 1 AND marked = 0) OR (n > 1 AND marked > 0)`);
     const wrong = (await connection.runAndReadAll(
-      `SELECT DISTINCT s.file FROM stored s JOIN counts c USING (domain, session_id) WHERE s.whole IS DISTINCT FROM (c.n = 1) ORDER BY 1`,
+      `SELECT DISTINCT filename AS file FROM ${stored} WHERE ${session} IN (SELECT h FROM wrong) ORDER BY 1`,
     )).getRowObjectsJS() as { file: string }[];
     for (const [i, { file }] of wrong.entries()) {
       const staged = join(staging, `${i}.parquet`);
       await mkdir(dirname(staged), { recursive: true });
-      await copyMarked(connection, file, staged, '(SELECT c.n FROM counts c WHERE c.domain = f.domain AND c.session_id = f.session_id) = 1', localCodecs().sessions);
+      await copyMarked(connection, file, staged, '(SELECT c.n FROM counts c WHERE c.h = hash(f.domain, f.session_id)) = 1', localCodecs().sessions);
       await rename(staged, file);
     }
     return wrong.length;
