@@ -10,7 +10,7 @@ import { derivedRelations } from '../shared/events/derived-relations.js';
 
 import { localPaths } from '../local/store/paths.js';
 import { ApiEngine } from './api.js';
-import { ensureDataset, type Dataset } from './dataset.js';
+import { ensureDataset, rowCount, type Dataset } from './dataset.js';
 import { measureQuery } from './measure.js';
 import { dashboardMix } from './query-mix.js';
 
@@ -36,7 +36,7 @@ const { values: flags } = parseArgs({
     mixes: { type: 'string', default: '' },
   },
 });
-const rows = Number(flags.rows!.replace(/[mM]$/, '000000').replace(/[kK]$/, '000'));
+const rows = rowCount(flags.rows!);
 const projectRoot = resolve(import.meta.dirname, '..');
 const log = (line: string) => console.error(line);
 const dataset = await ensureDataset({ seed: 42, rows, endDate: '2026-11-20', days: 90, domain: 'shop.bench.example' }, join(projectRoot, '.bench', 'data'), log);

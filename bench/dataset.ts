@@ -103,6 +103,13 @@ export async function ensureDataset(spec: GeneratorSpec, root: string, log: (lin
   }
 }
 
+/** A row count as the bench commands take it: 1000000, 1e6, 1M, 500k. */
+export function rowCount(text: string): number {
+  const m = /^(\d+(?:\.\d+)?(?:e\d+)?)([kKmM]?)$/.exec(text.trim());
+  if (!m) throw new Error(`not a row count: ${text}`);
+  return Math.round(Number(m[1]) * ({ k: 1e3, m: 1e6 }[m[2]!.toLowerCase() as 'k' | 'm'] ?? 1));
+}
+
 /** Every Parquet file under the events folder, with its size. */
 export function parquetFiles(eventsDir: string): { files: number; bytes: number; list: { path: string; bytes: number }[] } {
   const list: { path: string; bytes: number }[] = [];

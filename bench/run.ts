@@ -7,7 +7,7 @@ import { findJava, TRINO_VERSION } from '../local/tools/trino-install.js';
 import { ApiEngine } from './api.js';
 import { chartSvg, formatMs, writeChart } from './chart.js';
 import { ClickHouse } from './clickhouse.js';
-import { ensureDataset } from './dataset.js';
+import { ensureDataset, rowCount } from './dataset.js';
 import { DuckDbTwin } from './duckdb-twin.js';
 import { measureBundles } from './lambda.js';
 import { measureQuery, type TimingOptions } from './measure.js';
@@ -55,14 +55,7 @@ const projectRoot = resolve(import.meta.dirname, '..');
 const benchDir = join(projectRoot, '.bench');
 const log = (line: string) => console.error(line);
 
-/** 1000000, 1e6, 1M, 500k. */
-function count(text: string): number {
-  const m = /^(\d+(?:\.\d+)?(?:e\d+)?)([kKmM]?)$/.exec(text.trim());
-  if (!m) throw new Error(`not a row count: ${text}`);
-  return Math.round(Number(m[1]) * ({ k: 1e3, m: 1e6 }[m[2]!.toLowerCase() as 'k' | 'm'] ?? 1));
-}
-
-const rows = flags.rows ? count(flags.rows) : flags['100m'] ? 100_000_000 : 10_000_000;
+const rows = flags.rows ? rowCount(flags.rows) : flags['100m'] ? 100_000_000 : 10_000_000;
 const timing: TimingOptions = {
   warmup: Number(flags.warmup),
   repeat: Number(flags.repeat),

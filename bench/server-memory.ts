@@ -4,9 +4,8 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import { resolve } from 'node:path';
-import { promisify } from 'node:util';
-import { parseArgs } from 'node:util';
-import { ensureDataset } from './dataset.js';
+import { parseArgs, promisify } from 'node:util';
+import { ensureDataset, rowCount } from './dataset.js';
 import { dashboardMix } from './query-mix.js';
 
 // `npm run bench:memory`: the memory of `npm start` serving a bench data set. Starts the real command on the data
@@ -22,7 +21,7 @@ const { values: flags } = parseArgs({
     'memory-limit': { type: 'string' },
   },
 });
-const rows = Number(flags.rows!.replace(/[mM]$/, '000000').replace(/[kK]$/, '000'));
+const rows = rowCount(flags.rows!);
 const projectRoot = resolve(import.meta.dirname, '..');
 const log = (message: string) => console.error(message);
 const exec = promisify(execFile);

@@ -4,7 +4,7 @@ import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ApiEngine } from './api.js';
-import { ensureDataset } from './dataset.js';
+import { ensureDataset, rowCount } from './dataset.js';
 import { DuckDbTwin } from './duckdb-twin.js';
 import { namedShape } from './generator.js';
 import { measureQuery } from './measure.js';
@@ -26,7 +26,7 @@ const { values: flags } = parseArgs({
     'no-write': { type: 'boolean', default: false },
   },
 });
-const rows = Number(flags.rows!.replace(/[mM]$/, '000000').replace(/[kK]$/, '000'));
+const rows = rowCount(flags.rows!);
 const projectRoot = resolve(import.meta.dirname, '..');
 const log = (line: string) => console.error(line);
 const TARGET_P50_MS = 500;
