@@ -97,7 +97,7 @@ export async function deriveMissing(paths: LocalPaths): Promise<number> {
       .filter((m) => m.folders.length > 0);
     if (missing.length === 0) return 0;
     for (const { name, folders } of missing) {
-      await writeDerived(connection, `read_parquet(${pathLiteral(join(paths.eventsDir, name))})`, name, stagingDirs, localCodecs(), folders);
+      await writeDerived(connection, `read_parquet(${pathLiteral(join(paths.eventsDir, name))})`, name, stagingDirs, localCodecs(), { only: folders });
     }
     // One keying pass over the staged buckets (before any reader sees them) and the stored files without keys.
     await keyVisitors(paths, { pending: stagingDirs });

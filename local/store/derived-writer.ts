@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { pathLiteral } from '../../shared/engines/duckdb-engine.js';
-import type { DerivedFolder } from '../../shared/events/derived-relations.js';
+import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
 import { duckdbDialect } from '../../shared/query/sql/dialects.js';
 import { bucketsOf } from '../../shared/query/derived/pageview-buckets.js';
 import { fragmentsOf } from '../../shared/query/derived/session-fragments.js';
@@ -13,12 +13,38 @@ import { parquetCopyOptions, type StoreCodecs } from './parquet-codec.js';
 // Writes the derived files of a relation of event rows (a table of one import batch, or an event file read back
 // by the backfill): one Parquet file per derived relation (docs/STORAGE.md). Every derived file comes from here.
 
-const selects: Record<DerivedFolder, (rows: Sql) => Sql> = {
-  sessions: (rows) => fragmentsOf(rows, duckdbDialect),
-  pageviews: (rows) => bucketsOf(rows, 'pageviews'),
-  pages: (rows) => bucketsOf(rows, 'pages'),
-  visitors: (rows) => visitorDaysOf(rows),
-};
+/**
+ * What a local import knows before it writes its derived files, as tables of the writer's connection (names chosen
+ * by code): `visitorKeys` (visitor_id, visitor_key) holds a key for every visitor with a pageview in the rows;
+ * `splitSessions` (session_id) holds the sessions with more than one fragment in the import.
+ * With them the buckets are written keyed and a fragment marked whole when it is its session's only one in the
+ * import; the store's own passes then only correct what other files change (store/visitor-keys.ts,
+ * store/whole-fragments.ts). Without them buckets are written unkeyed and fragments not whole.
+ */
+export interface ImportKnowledge {
+  visitorKeys: string;
+  splitSessions: string;
+}
+
+function selectOf(folder: DerivedFolder, rows: Sql, known: ImportKnowledge | undefined): string {
+  switch (folder) {
+    case 'sessions': {
+      const select = print(fragmentsOf(rows, duckdbDialect)).sql;
+      return known
+        ? `SELECT * REPLACE (session_id NOT IN (SELECT session_id FROM ${known.splitSessions}) AS whole) FROM (${select}) ORDER BY first_ts`
+        : select;
+    }
+    case 'pageviews':
+    case 'pages': {
+      const select = print(bucketsOf(rows, folder)).sql;
+      return known
+        ? `SELECT b.* REPLACE (k.visitor_key AS visitor_key) FROM (${select}) b JOIN ${known.visitorKeys} k ON k.visitor_id = b.visitor_id ORDER BY b.visitor_id, b.bucket`
+        : select;
+    }
+    case 'visitors':
+      return print(visitorDaysOf(rows)).sql;
+  }
+}
 
 /**
  * `relation` is a table name or a `read_parquet(...)` call chosen by code, never request data. `name` is the
@@ -30,12 +56,11 @@ export async function writeDerived(
   name: string,
   dirs: Record<DerivedFolder, string>,
   codecs: StoreCodecs,
-  only?: DerivedFolder[],
+  options: { only?: DerivedFolder[]; known?: ImportKnowledge } = {},
 ): Promise<void> {
-  for (const folder of only ?? (Object.keys(selects) as DerivedFolder[])) {
+  for (const folder of options.only ?? derivedRelations.map((r) => r.folder)) {
     const file = join(dirs[folder], name);
     await mkdir(dirname(file), { recursive: true });
-    const select = print(selects[folder](trusted(relation))).sql;
-    await connection.run(`COPY (${select}) TO ${pathLiteral(file)} ${parquetCopyOptions(codecs[folder])}`);
+    await connection.run(`COPY (${selectOf(folder, trusted(relation), options.known)}) TO ${pathLiteral(file)} ${parquetCopyOptions(codecs[folder])}`);
   }
 }

@@ -8,7 +8,8 @@ import { openScratchDuckDb, type ScratchDuckDb } from './scratch-duckdb.js';
 import { pathLiteral } from '../../shared/engines/duckdb-engine.js';
 import { duckdbTypes, eventColumns } from '../../shared/events/event-columns.js';
 import { recordImportedEventsOnce } from '../../shared/limits/limiter.js';
-import { parquetFilesUnder, type LocalPaths } from './paths.js';
+import { parquetFilesUnder, pathsOfSnapshot, type LocalPaths } from './paths.js';
+import { currentSnapshot, snapshotLayout } from './snapshots.js';
 import { localCodecs, parquetCopyOptions, S3_CODECS, type StoreCodecs } from './parquet-codec.js';
 import { writeDerived } from './derived-writer.js';
 import { deriveMissing } from './backfill.js';
@@ -18,7 +19,7 @@ import { hasImportRecord, recordUsage, writeImportRecord, type ImportRecord } fr
 import { daysOfFiles, readDomainDays, widenDomainDays, type DomainDays } from '../../shared/store/domain-days-repo.js';
 import { storedDaysOf } from './store-days.js';
 import { stagingName, withStoreTransaction } from './local-store.js';
-import { keyVisitors } from './visitor-keys.js';
+import { keysBeforeLock, keysStillHold, keyVisitors } from './visitor-keys.js';
 import { markWholeFragments } from './whole-fragments.js';
 
 // Imports events into the store's Parquet layout (docs/EVENT-FORMAT.md). Lines are checked in batches (on worker
@@ -59,8 +60,8 @@ export interface ImportOptions {
   visibility?: { hide(domain: string, files: string[]): Promise<void>; show(domain: string, files: string[]): Promise<void> };
   /** With `publish`: the days a domain already has files in at the destination (written before days were recorded). */
   storedDays?: (domain: string) => Promise<DomainDays | undefined>;
-  /** Told how long each stage took (`npm run bench:import`): read and check, write partitions, publish. */
-  onStage?: (stage: ImportStage, ms: number) => void;
+  /** Told how long each stage took (`npm run bench:import`): read and check, write partitions, publish; the import goes on once it returns. */
+  onStage?: (stage: ImportStage, ms: number) => void | Promise<void>;
   /** Rows per sorted spill file (reached at a batch's end); bounds the memory of sorting, not the files written. */
   batchRows?: number;
   /** Threads checking lines (importNdjson): by default one per core for an input of 8 MB or more, else none. */
@@ -161,8 +162,8 @@ async function importChecked(
   await mkdir(staging, { recursive: true });
   const writer = await PartitionWriter.open(join(staging, 'spill'), options.publish ? S3_CODECS : localCodecs(), options.batchRows ?? DEFAULT_BATCH_ROWS);
   let stageStart = performance.now();
-  const stageDone = (stage: ImportStage) => {
-    options.onStage?.(stage, performance.now() - stageStart);
+  const stageDone = async (stage: ImportStage) => {
+    await options.onStage?.(stage, performance.now() - stageStart);
     stageStart = performance.now();
   };
   try {
@@ -182,9 +183,12 @@ async function importChecked(
       for (const [domain, names] of byDomain(writer.partitionFiles(publishedName))) await options.visibility?.show(domain, names);
       return alreadyImportedReport(report.rejected, report.rowsAccepted);
     }
-    stageDone('read and check');
-    const files = await writer.writePartitions(eventsStaging, derivedStaging, options.publish ? publishedName : undefined);
-    stageDone('write partitions');
+    await stageDone('read and check');
+    // A local import keys its buckets and marks its fragments as it writes them, from the store as it is now;
+    // files bound for S3 carry neither (Athena counts visitor ids, and only S3's upkeep marks fragments).
+    const store = options.publish ? undefined : currentSnapshotPaths(paths);
+    const files = await writer.writePartitions(eventsStaging, derivedStaging, options.publish ? publishedName : undefined, store);
+    await stageDone('write partitions');
     // The days of every file are recorded before any file is published, so all-time reads bounded by them
     // (shared/store/domain-days-repo.ts) always cover what they can see. A domain without a record may have files
     // from before records existed: their days are recorded first.
@@ -215,16 +219,23 @@ async function importChecked(
       // finds nothing to do), so no fragment is marked whole without its paths.
       const upgraded = await deriveMissing(snapshot);
       const domains = Object.keys(report.domains);
-      await keyVisitors(snapshot, { pending: derivedStaging, domains });
+      // The keys the import gave hold unless another writer changed the domains' keyed files since; else the
+      // staged buckets are keyed again from this snapshot before they are moved in.
+      const keysHold = writer.keysHold(snapshot);
+      if (!keysHold) await keyVisitors(snapshot, { pending: derivedStaging, domains });
       await moveInto(eventsStaging, files, snapshot.eventsDir);
       for (const { folder } of derivedRelations) await moveInto(derivedStaging[folder], parquetFilesUnder(derivedStaging[folder]), snapshot.derivedDirs[folder]);
-      // Files derived again for an upgrade are written not whole, in any domain: then every domain is marked.
+      // Stored files of older versions without keys are keyed after the import's own, so no key is given twice.
+      if (keysHold) await keyVisitors(snapshot, { domains });
+      // The import marked its fragments by its own rows; this pass corrects the marks other files change (a
+      // session the store already has). Files derived again for an upgrade are written not whole, in any domain:
+      // then every domain is marked.
       await markWholeFragments(snapshot, upgraded > 0 ? {} : { domains });
       writeImportRecord(snapshot, record);
       return { value: true, changed: true };
     });
     await recordUsage(paths);
-    stageDone('publish');
+    await stageDone('publish');
     if (!published) return alreadyImportedReport(report.rejected, report.rowsAccepted);
     report.files = files.length;
     return report;
@@ -232,6 +243,12 @@ async function importChecked(
     await writer.close();
     await rm(staging, { recursive: true, force: true });
   }
+}
+
+/** The paths of the store's current snapshot as it is now (not its `current` link, which a writer may move), or null before its first. */
+function currentSnapshotPaths(paths: LocalPaths): LocalPaths | null {
+  const snapshot = currentSnapshot(snapshotLayout(paths.dataDir));
+  return snapshot ? pathsOfSnapshot(paths, snapshot) : null;
 }
 
 /** Files named `domain=<d>/dt=<day>/<file>` by domain, each as `dt=<day>/<file>`. */
@@ -259,6 +276,8 @@ class PartitionWriter {
   private readonly spills: string[] = [];
   private staged: { file: string; handle: FileHandle; rows: number } | undefined;
   private sorting: Promise<void> = Promise.resolve();
+  /** Per domain, the keyed files its keys were given from (store/visitor-keys.ts, keysBeforeLock). */
+  private readonly keyFingerprints = new Map<string, string>();
 
   private constructor(
     private readonly scratch: ScratchDuckDb,
@@ -308,27 +327,58 @@ class PartitionWriter {
 
   /**
    * Writes one ts-ordered event file per partition under `eventsDir` and its derived files under `derivedDirs`,
-   * all named `domain=<d>/dt=<day>/<import name>.parquet`; returns the event files' relative names.
+   * all named `domain=<d>/dt=<day>/<import name>.parquet`; returns the event files' relative names. With `store`
+   * (a local import: the snapshot it imports into, null when the store has none yet) the buckets are keyed from
+   * it and the fragments marked by the import's own rows (ImportKnowledge); without, neither.
    */
-  async writePartitions(eventsDir: string, derivedDirs: Record<DerivedFolder, string>, fileName = `${stagingNameStamp()}.parquet`): Promise<string[]> {
+  async writePartitions(
+    eventsDir: string,
+    derivedDirs: Record<DerivedFolder, string>,
+    fileName = `${stagingNameStamp()}.parquet`,
+    store?: LocalPaths | null,
+  ): Promise<string[]> {
     await this.sortStaged();
     await this.sorting;
     if (this.spills.length === 0) return [];
+    const spills = `read_parquet([${this.spills.map(pathLiteral).join(', ')}])`;
     const select = await this.connection.prepare(
-      `CREATE OR REPLACE TEMP TABLE part AS SELECT ${eventColumns.map(([name]) => name).join(', ')} FROM read_parquet([${this.spills.map(pathLiteral).join(', ')}]) WHERE domain = $1 AND dt = $2 ORDER BY ts`,
+      `CREATE OR REPLACE TEMP TABLE part AS SELECT ${eventColumns.map(([name]) => name).join(', ')} FROM ${spills} WHERE domain = $1 AND dt = $2 ORDER BY ts`,
     );
+    const visitors = await this.connection.prepare(`CREATE OR REPLACE TEMP TABLE import_visitors AS SELECT DISTINCT visitor_id FROM ${spills} WHERE domain = $1 AND type = 'pageview'`);
+    // A session has one fragment per (partition, is_dev) of its rows (fragmentsOf): several when its rows differ in either.
+    const sessions = await this.connection.prepare(
+      `CREATE OR REPLACE TEMP TABLE import_split AS SELECT session_id FROM ${spills} WHERE domain = $1 AND session_id <> ''
+         GROUP BY session_id HAVING min(dt) <> max(dt) OR bool_or(is_dev) <> bool_and(is_dev)`,
+    );
+    const known = store === undefined ? undefined : { visitorKeys: 'part_keys', splitSessions: 'import_split' };
     const files: string[] = [];
+    let knownDomain: string | undefined;
     for (const { domain, dt } of [...this.partitions.values()].sort((a, b) => (a.domain + a.dt < b.domain + b.dt ? -1 : 1))) {
+      if (known && domain !== knownDomain) {
+        for (const statement of [visitors, sessions]) {
+          statement.bindVarchar(1, domain);
+          await statement.run();
+        }
+        this.keyFingerprints.set(domain, (await keysBeforeLock(this.connection, store ?? null, domain, 'import_visitors', 'import_keys')).fingerprint);
+        knownDomain = domain;
+      }
       select.bindVarchar(1, domain);
       select.bindVarchar(2, dt);
       await select.run();
+      // The keys of this partition's visitors only: each bucket file joins a table of its own size.
+      if (known) await this.connection.run(`CREATE OR REPLACE TEMP TABLE part_keys AS SELECT * FROM import_keys WHERE visitor_id IN (SELECT visitor_id FROM part)`);
       const name = join(`domain=${domain}`, `dt=${dt}`, fileName);
       await mkdir(dirname(join(eventsDir, name)), { recursive: true });
       await this.connection.run(`COPY part TO ${pathLiteral(join(eventsDir, name))} ${parquetCopyOptions(this.codecs.events)}`);
-      await writeDerived(this.connection, 'part', name, derivedDirs, this.codecs);
+      await writeDerived(this.connection, 'part', name, derivedDirs, this.codecs, { known });
       files.push(name);
     }
     return files;
+  }
+
+  /** Whether the keys writePartitions gave (from the store it was given) still hold in the snapshot at `paths`. */
+  keysHold(paths: LocalPaths): boolean {
+    return [...this.keyFingerprints].every(([domain, fingerprint]) => keysStillHold(paths, domain, fingerprint));
   }
 
   /** The relative names writePartitions gives the event files of this import, without writing them. */

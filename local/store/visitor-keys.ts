@@ -1,5 +1,6 @@
+import { statSync } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { openScratchDuckDb } from './scratch-duckdb.js';
 import { pathLiteral } from '../../shared/engines/duckdb-engine.js';
@@ -63,14 +64,7 @@ async function keyDomain(connection: DuckDBConnection, stored: BucketFile[], pen
   if (toKey.length === 0) return 0;
 
   await connection.run(`CREATE OR REPLACE TABLE needed AS SELECT DISTINCT visitor_id FROM ${scan(toKey)}`);
-  // The keys already given to these visitors, then the next free ones for the rest, in visitor_id order.
-  await connection.run(keyedFiles.length
-    ? `CREATE OR REPLACE TABLE keys AS SELECT visitor_id, min(visitor_key) AS visitor_key FROM ${scan(keyedFiles)}
-        WHERE visitor_key IS NOT NULL AND visitor_id IN (SELECT visitor_id FROM needed) GROUP BY visitor_id`
-    : `CREATE OR REPLACE TABLE keys (visitor_id VARCHAR, visitor_key BIGINT)`);
-  const largest = keyedFiles.length ? Number((await rows(`SELECT coalesce(max(visitor_key), 0) AS largest FROM ${scan(keyedFiles)}`))[0]?.largest) : 0;
-  await connection.run(`INSERT INTO keys SELECT visitor_id, ${largest} + row_number() OVER (ORDER BY visitor_id)
-    FROM needed WHERE visitor_id NOT IN (SELECT visitor_id FROM keys)`);
+  await giveKeys(connection, keyedFiles.map((f) => f.path), 'needed', 'keys');
 
   const codecs = localCodecs();
   for (const { path, folder, columns } of toKey) {
@@ -85,4 +79,60 @@ async function keyDomain(connection: DuckDBConnection, stored: BucketFile[], pen
     });
   }
   return toKey.length;
+}
+
+/**
+ * Fills table `table` (visitor_id, visitor_key) with a key for every visitor of table `needed` (visitor_id): the one
+ * the keyed files `keyedFiles` already give it, else the next free one after their largest, in visitor_id order.
+ * Table names are chosen by code.
+ */
+async function giveKeys(connection: DuckDBConnection, keyedFiles: string[], needed: string, table: string): Promise<void> {
+  const scan = `read_parquet([${keyedFiles.map(pathLiteral).join(', ')}], union_by_name = true)`;
+  await connection.run(keyedFiles.length
+    ? `CREATE OR REPLACE TABLE ${table} AS SELECT visitor_id, min(visitor_key) AS visitor_key FROM ${scan}
+        WHERE visitor_key IS NOT NULL AND visitor_id IN (SELECT visitor_id FROM ${needed}) GROUP BY visitor_id`
+    : `CREATE OR REPLACE TABLE ${table} (visitor_id VARCHAR, visitor_key BIGINT)`);
+  const largest = keyedFiles.length ? Number((await connection.runAndReadAll(`SELECT coalesce(max(visitor_key), 0) AS largest FROM ${scan}`)).getRowObjectsJS()[0]?.largest) : 0;
+  await connection.run(`INSERT INTO ${table} SELECT visitor_id, ${largest} + row_number() OVER (ORDER BY visitor_id)
+    FROM ${needed} WHERE visitor_id NOT IN (SELECT visitor_id FROM ${table})`);
+}
+
+/**
+ * An import's keys, given before it takes the store lock (store/importer.ts), so its buckets are written keyed once;
+ * `paths` is a snapshot's (null: the store has none yet).
+ * They hold only if no other writer changed the domain's keyed files meanwhile: `fingerprint` names those files
+ * (path, inode, size, time), and the importer compares it with the snapshot it publishes (`stillHold`); a rename
+ * over a file gives it a new inode, and snapshots share files by hard links. When they no longer hold, the importer
+ * keys its staged files again under the lock, as any writer does.
+ */
+export async function keysBeforeLock(connection: DuckDBConnection, paths: LocalPaths | null, domain: string, needed: string, table: string): Promise<{ fingerprint: string }> {
+  const files = paths ? keyedFilesOf(paths, domain) : [];
+  const withKeys = files.length
+    ? new Set((await connection.runAndReadAll(`SELECT file_name FROM parquet_schema([${files.map(pathLiteral).join(', ')}]) WHERE name = 'visitor_key' GROUP BY 1`)).getRowObjectsJS().map((r) => r.file_name as string))
+    : new Set<string>();
+  await giveKeys(connection, files.filter((f) => withKeys.has(f)), needed, table);
+  return { fingerprint: fingerprintOf(files) };
+}
+
+/** Whether keys given by keysBeforeLock from `fingerprint` still hold in the snapshot at `paths`. */
+export function keysStillHold(paths: LocalPaths, domain: string, fingerprint: string): boolean {
+  return fingerprintOf(keyedFilesOf(paths, domain)) === fingerprint;
+}
+
+function keyedFilesOf(paths: LocalPaths, domain: string): string[] {
+  return keyed.flatMap((r) => {
+    const dir = join(paths.derivedDirs[r.folder], `domain=${domain}`);
+    return parquetFilesUnder(dir).map((name) => join(dir, name));
+  });
+}
+
+/** The files by their place under the snapshot (relation folder onward), inode, size and time. */
+function fingerprintOf(files: string[]): string {
+  return files
+    .map((file) => {
+      const { ino, size, mtimeMs } = statSync(file);
+      return `${file.split(sep).slice(-4).join('/')}:${ino}:${size}:${mtimeMs}`;
+    })
+    .sort()
+    .join('\n');
 }

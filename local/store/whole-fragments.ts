@@ -10,7 +10,8 @@ import { stagingName } from './local-store.js';
 
 // Marks each stored session fragment `whole` exactly when it is its session's only fragment in the store
 // (docs/STORAGE.md): queries read whole fragments as sessions without merging, and merge only the others.
-// Fragments are written not whole; this pass rewrites the files whose flags differ from the store's truth.
+// A local import writes its fragments marked by its own rows, other writers not whole; this pass rewrites the files
+// whose flags differ from the store's truth.
 //
 // Imports add fragments, so a whole fragment can stop being whole: every writer runs this pass on its snapshot
 // copy after adding its files, and the copy is published whole (store/local-store.ts), so a reader never sees a

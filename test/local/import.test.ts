@@ -278,6 +278,64 @@ it('adds imported rows to each domain\'s usage counter of the month', async () =
   expect((await readUsage('usage.test')) - before).toBe(2);
 });
 
+describe('visitor keys and whole marks given while writing', () => {
+  // A local import keys its buckets and marks its fragments before it takes the store lock; another writer may
+  // publish in between, and the store must come out as if the two had run one after the other.
+  const day = (hour: number, minute = 0) => `2026-03-0${1 + Math.floor(hour / 24)}T${String(hour % 24).padStart(2, '0')}:${String(minute).padStart(2, '0')}:00Z`;
+  const session = (visitor: string, id: string, hour: number, rows = 2) =>
+    Array.from({ length: rows }, (_, i) => ({ ...pageview, visitor_id: visitor, session_id: id, timestamp: day(hour, i * 5), url_path: `/p${i}` }));
+  const range = (prefix: string, from: number, to: number) => Array.from({ length: to - from }, (_, i) => `${prefix}${from + i}`);
+
+  async function expectKeysAndMarksExact(paths: LocalPaths): Promise<void> {
+    const scan = (folder: DerivedFolder) => `read_parquet(${sqlPath(join(paths.derivedDirs[folder], '*', '*', '*.parquet'))}, hive_partitioning = true)`;
+    const [keys] = await queryParquet(
+      `SELECT count(*) FILTER (WHERE visitor_key IS NULL) AS unkeyed, count(DISTINCT visitor_id) AS visitors, count(DISTINCT visitor_key) AS keys,
+              count(DISTINCT (visitor_id, visitor_key)) AS pairs FROM ${scan('pageviews')}`,
+    );
+    expect(keys).toEqual({ unkeyed: '0', visitors: keys!.keys, keys: keys!.keys, pairs: keys!.keys });
+    const [pages] = await queryParquet(
+      `SELECT count(*) AS different FROM (SELECT DISTINCT visitor_id, visitor_key FROM ${scan('pages')}) p
+         LEFT JOIN (SELECT DISTINCT visitor_id, visitor_key FROM ${scan('pageviews')}) v USING (visitor_id) WHERE p.visitor_key IS DISTINCT FROM v.visitor_key`,
+    );
+    expect(pages!.different).toBe('0');
+    const [marks] = await queryParquet(
+      `SELECT count(*) FILTER (WHERE whole <> (n = 1)) AS wrong, count(*) FILTER (WHERE whole) AS marked, count(*) FILTER (WHERE n > 1) AS split
+         FROM (SELECT whole, count(*) OVER (PARTITION BY domain, session_id) AS n FROM ${scan('sessions')})`,
+    );
+    expect(marks!.wrong).toBe('0');
+    expect(Number(marks!.marked)).toBeGreaterThan(20);
+    expect(Number(marks!.split)).toBeGreaterThan(4);
+  }
+
+  it('come out exact when another import publishes between an import\'s writing and its publishing', async () => {
+    const paths = localPaths(tempDir());
+    await importEvents(range('a', 0, 20).flatMap((v, i) => session(v, `sa${i}`, i)), paths);
+    // B and C share visitors with A and each other, each brings new ones, and each extends sessions of the other
+    // two (a session over two imports is not whole; one over midnight has two fragments in one import).
+    const b = [...range('a', 0, 10), ...range('b', 0, 10)].flatMap((v, i) => session(v, `sb${i}`, 30 + i));
+    b.push(...session('a1', 'sa1', 1), ...session('b0', 'sb-night', 23).map((row, i) => ({ ...row, timestamp: i ? '2026-03-02T00:10:00Z' : '2026-03-01T23:50:00Z' })));
+    const c = [...range('a', 5, 15), ...range('c', 0, 10)].flatMap((v, i) => session(v, `sc${i}`, 30 + i));
+    c.push(...session('a2', 'sa2', 2), ...session('b1', 'sb1', 31));
+    let interleaved = false;
+    await importEvents(b, paths, {
+      onStage: async (stage) => {
+        if (stage !== 'write partitions') return;
+        await importEvents(c, paths);
+        interleaved = true;
+      },
+    });
+    expect(interleaved).toBe(true);
+    await expectKeysAndMarksExact(paths);
+
+    // The same imports one after the other: the keys and marks each import gives hold, and the store is as exact.
+    const serial = localPaths(tempDir());
+    await importEvents(range('a', 0, 20).flatMap((v, i) => session(v, `sa${i}`, i)), serial);
+    await importEvents(b, serial);
+    await importEvents(c, serial);
+    await expectKeysAndMarksExact(serial);
+  });
+});
+
 describe('npm run import (child process)', () => {
   it('imports while the API holds the local DynamoDB, prints rejects as FILE:LINE and exits 1', async () => {
     const token = (await api.createKey({ domains: ['cli.test'] })).token;

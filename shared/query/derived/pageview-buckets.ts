@@ -34,7 +34,8 @@ export function bucketRelationFor(columns: string[]): BucketRelation | null {
 /**
  * `SELECT` of the buckets of `rows` (a relation of event rows), ordered by visitor so a count of distinct
  * visitors meets each one in runs. DuckDB only: the importer and the backfill write them, Athena reads them.
- * Written without visitor keys: keyVisitors (local/store/visitor-keys.ts) sets them from the store's own keys.
+ * Without visitor keys: a local import joins its own keys to it (local/store/derived-writer.ts), and keyVisitors
+ * (local/store/visitor-keys.ts) keys what other writers wrote, from the store's own keys.
  */
 export function bucketsOf(rows: Sql, relation: BucketRelation): Sql {
   const keys = [

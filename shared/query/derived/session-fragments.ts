@@ -28,7 +28,8 @@ export function fragmentsOf(rows: Sql, dialect: Dialect): Sql {
     ...sessionAttributeColumns.map(first),
     // Sorted only so that a file's bytes depend on its rows alone.
     sql`list(DISTINCT url_path ORDER BY url_path) AS url_paths`,
-    // Written as not whole; markWholeFragments (local/store/whole-fragments.ts) sets it once the store is known.
+    // Not whole: a local import marks its own (local/store/derived-writer.ts), markWholeFragments
+    // (local/store/whole-fragments.ts) corrects the marks over the store, S3's upkeep marks what it rewrites.
     sql`false AS whole`,
   ])}
 FROM ${rows} WHERE session_id <> '' GROUP BY session_id, is_dev ORDER BY first_ts`;
