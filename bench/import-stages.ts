@@ -51,11 +51,20 @@ try {
     ...(values['check-workers'] ? { checkWorkers: Number(values['check-workers']) } : {}),
   };
   let stagePeak = 0;
+  // CPU time of the whole process per stage, every thread (the check workers', DuckDB's) counted.
+  let cpuBefore = process.cpuUsage();
+  const cpuSeconds = () => {
+    const used = process.cpuUsage(cpuBefore);
+    cpuBefore = process.cpuUsage();
+    return (used.user + used.system) / 1e6;
+  };
+  const digestStarted = performance.now();
   const stageSampler = setInterval(() => (stagePeak = Math.max(stagePeak, process.memoryUsage().rss)), 50);
   const report = await importNdjson(file, paths, {
     ...tuning,
     onStage: (stage, ms) => {
-      console.log(`import: ${stage.padEnd(20)} ${seconds(ms)}, peak RSS ${(stagePeak / 2 ** 20).toFixed(0)} MiB`);
+      if (stage === 'read and check') console.log(`import: ${'digest'.padEnd(20)} ${seconds(performance.now() - digestStarted - ms)} (before the stages: the input's SHA-256)`);
+      console.log(`import: ${stage.padEnd(20)} ${seconds(ms)}, CPU ${cpuSeconds().toFixed(1)} s, peak RSS ${(stagePeak / 2 ** 20).toFixed(0)} MiB`);
       stagePeak = 0;
     },
   });
