@@ -1,4 +1,5 @@
 import './env.js';
+import { DEFAULT_DUCKDB_MEMORY_LIMIT } from '../shared/engines/duckdb-engine.js';
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
@@ -72,7 +73,7 @@ try {
   await new Promise((done) => setTimeout(done, 500));
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
   console.log(`| data set | ${dataset.rows.toLocaleString('en-US')} events (${dataset.id}) |`);
-  console.log(`| DUCKDB_MEMORY_LIMIT | ${flags['memory-limit'] ?? 'unset (80% of memory)'} |`);
+  console.log(`| DUCKDB_MEMORY_LIMIT | ${flags['memory-limit'] ?? `unset (the default, ${DEFAULT_DUCKDB_MEMORY_LIMIT})`} |`);
   console.log(`| start-up | ${startSeconds.toFixed(1)} s, peak RSS ${(peaks.start / 1024).toFixed(0)} MiB |`);
   console.log(`| ${flags.rounds} rounds of the mix | peak RSS ${(peaks.queries / 1024).toFixed(0)} MiB |`);
   console.log(`| machine | ${cpus().length} cores, load ${loadavg().map((l) => l.toFixed(2)).join(' ')} |`);

@@ -92,6 +92,8 @@ export class StoreWriters extends Construct {
       POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
       LOG_LEVEL: settings.logLevel,
       NODE_OPTIONS: '--enable-source-maps',
+      // DuckDB's buffer pool within the functions' 4,096 MB, leaving the rest to Node and DuckDB's memory outside it.
+      DUCKDB_MEMORY_LIMIT: '3GB',
     };
     const writer = (name: string, handler: string, props: { timeout: Duration; memorySize: number; reservedConcurrentExecutions?: number }) => {
       const logGroup = new LogGroup(this, `${name}Logs`, { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });

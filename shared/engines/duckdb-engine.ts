@@ -134,16 +134,20 @@ function queryTimeoutMs(): number {
 
 type ColumnList = (readonly [string, ColumnType | 'date'])[];
 
+/** DuckDB's memory limit for each local instance when DUCKDB_MEMORY_LIMIT is not set. */
+export const DEFAULT_DUCKDB_MEMORY_LIMIT = '2GB';
+
 /**
- * The local engine's memory: DUCKDB_MEMORY_LIMIT (a size such as `4GB` or `1500MiB`) bounds DuckDB's buffer pool,
- * which holds the queries' working memory and the cached Parquet bytes (evicted first); unset, DuckDB's default of
- * 80% of the machine's memory applies. What a query cannot hold spills to a folder under the system's temporary
- * folder rather than under the working directory.
+ * A local DuckDB's memory settings: DUCKDB_MEMORY_LIMIT (a size such as `4GB` or `1500MiB`, default
+ * DEFAULT_DUCKDB_MEMORY_LIMIT) bounds its buffer pool, which holds the queries' working memory and the cached
+ * Parquet bytes (evicted first). What does not fit spills to a folder of its own (`purpose`, this process) under the
+ * system's temporary folder rather than under the working directory. The query engine and the store writers'
+ * scratch instances (local/store/scratch-duckdb.ts) each take it.
  */
-export function duckDbMemory(env: NodeJS.ProcessEnv): Record<string, string> {
-  const limit = env.DUCKDB_MEMORY_LIMIT?.trim();
-  if (limit && !/^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i.test(limit)) throw new Error(`DUCKDB_MEMORY_LIMIT must be a size such as 4GB or 1500MiB, not "${limit}"`);
-  return { temp_directory: join(tmpdir(), `analytics-duckdb-${process.pid}`), ...(limit ? { memory_limit: limit } : {}) };
+export function duckDbMemory(env: NodeJS.ProcessEnv, purpose = 'duckdb'): Record<string, string> {
+  const limit = env.DUCKDB_MEMORY_LIMIT?.trim() || DEFAULT_DUCKDB_MEMORY_LIMIT;
+  if (!/^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i.test(limit)) throw new Error(`DUCKDB_MEMORY_LIMIT must be a size such as 4GB or 1500MiB, not "${limit}"`);
+  return { temp_directory: join(tmpdir(), `analytics-${purpose}-${process.pid}`), memory_limit: limit };
 }
 
 /**
