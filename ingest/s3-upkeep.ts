@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { dirname, join } from 'node:path';
 import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
@@ -10,7 +10,6 @@ import { writeCompacted } from '../local/store/compaction.js';
 import { S3_CODECS } from '../local/store/parquet-codec.js';
 import { parquetFilesUnder } from '../local/store/paths.js';
 import { openScratchDuckDb } from '../local/store/scratch-duckdb.js';
-import { copyMarked } from '../local/store/whole-fragments.js';
 import { pathLiteral } from '../shared/engines/duckdb-engine.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { s3Publisher } from './s3-store.js';
@@ -159,12 +158,12 @@ async function compact(target: UpkeepTarget, connection: DuckDBConnection, domai
     }
     const dirs = Object.fromEntries(folders.map((f) => [f, join(dir, f)])) as Record<'events' | DerivedFolder, string>;
     const name = join(`domain=${domain}`, partition, file);
-    await writeCompacted(connection, sources, name, dirs, S3_CODECS);
-    const fragments = join(dirs.sessions, name);
+    // Not whole: a session with a fragment in another file of the domain, or with two here (dev and not dev rows).
     // Integers of our own: the input files' indexes.
     const elsewhere = `SELECT session_id FROM fragment_sessions${inputs.length ? ` WHERE file NOT IN (${inputs.map((i) => String(Math.trunc(i))).join(', ')})` : ''}`;
-    await copyMarked(connection, fragments, `${fragments}.marked`, `count(*) OVER (PARTITION BY f.session_id) = 1 AND f.session_id NOT IN (${elsewhere})`, S3_CODECS.sessions);
-    await rename(`${fragments}.marked`, fragments);
+    await connection.run(`CREATE OR REPLACE TEMP TABLE upkeep_split AS ${elsewhere} UNION SELECT session_id FROM read_parquet([${sources.map(pathLiteral).join(', ')}], hive_partitioning = false)
+      GROUP BY session_id HAVING bool_or(is_dev) <> bool_and(is_dev)`);
+    await writeCompacted(connection, sources, name, dirs, S3_CODECS, { splitSessions: 'upkeep_split' });
     await hideFiles(domain, [`${partition}/${file}`], now);
     for (const folder of [...derivedRelations.map((r) => r.folder), EVENTS_FOLDER]) {
       await s3Publisher(`s3://${target.bucket}/${folder}`, target.client)(dirs[folder as 'events' | DerivedFolder], parquetFilesUnder(dirs[folder as 'events' | DerivedFolder]));

@@ -4,7 +4,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { openScratchDuckDb } from './scratch-duckdb.js';
 import { pathLiteral } from '../../shared/engines/duckdb-engine.js';
 import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
-import { writeDerived } from './derived-writer.js';
+import { writeDerived, type WriterKnowledge } from './derived-writer.js';
 import { localCodecs, parquetCopyOptions, type StoreCodecs } from './parquet-codec.js';
 import { parquetFilesUnder, type LocalPaths } from './paths.js';
 import { keyVisitors } from './visitor-keys.js';
@@ -22,13 +22,20 @@ export const COMPACT_FROM_FILES = 8;
 /**
  * Writes the event files `sources` as one file ordered by `ts`, `<dirs.events>/<name>`, and its derived files beside
  * it under `dirs` (the same relative name): the rewrite of one partition, for the local store and for S3's upkeep
- * (ingest/s3-upkeep.ts) alike.
+ * (ingest/s3-upkeep.ts) alike; `known` as writeDerived takes it.
  */
-export async function writeCompacted(connection: DuckDBConnection, sources: string[], name: string, dirs: Record<'events' | DerivedFolder, string>, codecs: StoreCodecs): Promise<void> {
+export async function writeCompacted(
+  connection: DuckDBConnection,
+  sources: string[],
+  name: string,
+  dirs: Record<'events' | DerivedFolder, string>,
+  codecs: StoreCodecs,
+  known?: WriterKnowledge,
+): Promise<void> {
   await mkdir(dirname(join(dirs.events, name)), { recursive: true });
   const files = `[${sources.map(pathLiteral).join(', ')}]`;
   await connection.run(`COPY (SELECT * FROM read_parquet(${files}, hive_partitioning = false) ORDER BY ts) TO ${pathLiteral(join(dirs.events, name))} ${parquetCopyOptions(codecs.events)}`);
-  await writeDerived(connection, `read_parquet(${pathLiteral(join(dirs.events, name))})`, name, dirs, codecs);
+  await writeDerived(connection, `read_parquet(${pathLiteral(join(dirs.events, name))})`, name, dirs, codecs, known ? { known } : {});
 }
 
 /**

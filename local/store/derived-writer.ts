@@ -14,30 +14,31 @@ import { parquetCopyOptions, type StoreCodecs } from './parquet-codec.js';
 // by the backfill): one Parquet file per derived relation (docs/STORAGE.md). Every derived file comes from here.
 
 /**
- * What a local import knows before it writes its derived files, as tables of the writer's connection (names chosen
- * by code): `visitorKeys` (visitor_id, visitor_key) holds a key for every visitor with a pageview in the rows;
- * `splitSessions` (session_id) holds the sessions with more than one fragment in the import.
- * With them the buckets are written keyed and a fragment marked whole when it is its session's only one in the
- * import; the store's own passes then only correct what other files change (store/visitor-keys.ts,
- * store/whole-fragments.ts). Without them buckets are written unkeyed and fragments not whole.
+ * What a writer knows before it writes derived files, as tables of its connection (names chosen by code):
+ * `visitorKeys` (visitor_id, visitor_key) holds a key for every visitor with a pageview in the rows, and the buckets
+ * are written keyed (a local import, store/importer.ts); `splitSessions` (session_id) holds the sessions that must
+ * not be marked whole, and every other fragment is written whole (a local import: the sessions with another
+ * fragment in the import; S3's upkeep: those with a fragment in another file, ingest/s3-upkeep.ts). Without them
+ * buckets are written unkeyed and fragments not whole; the store's own passes correct what other files change
+ * (store/visitor-keys.ts, store/whole-fragments.ts).
  */
-export interface ImportKnowledge {
-  visitorKeys: string;
-  splitSessions: string;
+export interface WriterKnowledge {
+  visitorKeys?: string;
+  splitSessions?: string;
 }
 
-function selectOf(folder: DerivedFolder, rows: Sql, known: ImportKnowledge | undefined): string {
+function selectOf(folder: DerivedFolder, rows: Sql, known: WriterKnowledge): string {
   switch (folder) {
     case 'sessions': {
       const select = print(fragmentsOf(rows, duckdbDialect)).sql;
-      return known
+      return known.splitSessions
         ? `SELECT * REPLACE (session_id NOT IN (SELECT session_id FROM ${known.splitSessions}) AS whole) FROM (${select}) ORDER BY first_ts`
         : select;
     }
     case 'pageviews':
     case 'pages': {
       const select = print(bucketsOf(rows, folder)).sql;
-      return known
+      return known.visitorKeys
         ? `SELECT b.* REPLACE (k.visitor_key AS visitor_key) FROM (${select}) b JOIN ${known.visitorKeys} k ON k.visitor_id = b.visitor_id ORDER BY b.visitor_id, b.bucket`
         : select;
     }
@@ -56,11 +57,11 @@ export async function writeDerived(
   name: string,
   dirs: Record<DerivedFolder, string>,
   codecs: StoreCodecs,
-  options: { only?: DerivedFolder[]; known?: ImportKnowledge } = {},
+  options: { only?: DerivedFolder[]; known?: WriterKnowledge } = {},
 ): Promise<void> {
   for (const folder of options.only ?? derivedRelations.map((r) => r.folder)) {
     const file = join(dirs[folder], name);
     await mkdir(dirname(file), { recursive: true });
-    await connection.run(`COPY (${selectOf(folder, trusted(relation), options.known)}) TO ${pathLiteral(file)} ${parquetCopyOptions(codecs[folder])}`);
+    await connection.run(`COPY (${selectOf(folder, trusted(relation), options.known ?? {})}) TO ${pathLiteral(file)} ${parquetCopyOptions(codecs[folder])}`);
   }
 }

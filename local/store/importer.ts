@@ -329,7 +329,7 @@ class PartitionWriter {
    * Writes one ts-ordered event file per partition under `eventsDir` and its derived files under `derivedDirs`,
    * all named `domain=<d>/dt=<day>/<import name>.parquet`; returns the event files' relative names. With `store`
    * (a local import: the snapshot it imports into, null when the store has none yet) the buckets are keyed from
-   * it and the fragments marked by the import's own rows (ImportKnowledge); without, neither.
+   * it and the fragments marked by the import's own rows (WriterKnowledge); without, neither.
    */
   async writePartitions(
     eventsDir: string,

@@ -72,7 +72,7 @@ export async function markWholeFragments(paths: LocalPaths, options: { domains?:
  * condition on its columns (the file read as `f`, its folders as `f.domain` and `f.dt`). Our own SQL: no caller
  * passes a user's value in it.
  */
-export async function copyMarked(connection: DuckDBConnection, source: string, target: string, isWhole: string, codec: ParquetCodec): Promise<void> {
+async function copyMarked(connection: DuckDBConnection, source: string, target: string, isWhole: string, codec: ParquetCodec): Promise<void> {
   await connection.run(
     `COPY (SELECT ${flagged.map((c) => `f.${c}`).join(', ')}, ${isWhole} AS whole
        FROM read_parquet(${pathLiteral(source)}, hive_partitioning = true, hive_types = {'domain': VARCHAR, 'dt': DATE}) f ORDER BY f.first_ts)
