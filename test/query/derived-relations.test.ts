@@ -327,6 +327,9 @@ describe('pageview buckets', () => {
     expect(relation(['page', 'event'])).toBeUndefined();
     expect(relation(['event'])).toBe('pageviews');
     expect(relation([], [filterPool[1]!])).toBeUndefined();
+    // A visitor filter keeps whole visitors, so their buckets: event, event_property, exit_link.
+    for (const filter of filterPool.slice(5)) expect(relation(['page'], [filter])).toBe('pages');
+    expect(relation(['country'], [filterPool[1]!, filterPool[5]!])).toBeUndefined();
     expect(relation([], [], ['revenue', 'conversions'])).toBeUndefined();
     expect(relation(['country'], [], ['visitors', 'revenue'])).toBe('pageviews');
     // Bitmaps of visitor keys: for few groups only (visitor-bitmaps.ts), and only where the store has keys.
@@ -391,18 +394,20 @@ describe('pageview buckets', () => {
   });
 
   it('give the same answer as raw rows for random queries', async () => {
-    const used = { pageviews: 0, pages: 0, bitmaps: 0 };
+    const used = { pageviews: 0, pages: 0, bitmaps: 0, visitorFiltered: 0 };
     await fc.assert(
       fc.asyncProperty(bucketQueryArbitrary, async (query) => {
         const source = (await expectSameAsRaw(query, { sessionFragments: false, pageviewBuckets: false })).plan.sources.rows;
         if (source?.from === 'buckets') used[source.relation] += 1;
         if (source?.from === 'buckets' && source.visitors?.count === 'bitmaps') used.bitmaps += 1;
+        if (source?.from === 'buckets' && query.filters.length > 0) used.visitorFiltered += 1;
       }),
       { numRuns: 120, seed: 7 },
     );
     expect(used.pageviews).toBeGreaterThan(40);
     expect(used.pages).toBeGreaterThan(5);
     expect(used.bitmaps).toBeGreaterThan(5);
+    expect(used.visitorFiltered).toBeGreaterThan(3);
   }, 240_000);
 
   it('counted by bitmaps for any grouping a store\'s shape allows give the same answer as raw rows', async () => {

@@ -27,8 +27,9 @@ import { integer, join, print, sql, str, trusted, type Sql } from '../sql/sql.js
 export function printAnalyticsQuery(plan: QueryPlan, target: SqlTarget): SqlQuery {
   const { dialect } = target;
   const { rows, sessions } = plan.sources;
-  // Only row metrics from pageview buckets (which rule out filters) read no event rows at all.
-  const readsEvents = rows?.from !== 'buckets' || sessions !== null || plan.dimensions.includes('event') || plan.rowAggregates.some(isRevenueAggregate);
+  // Only row metrics from pageview buckets (which rule out row filters) without visitor filters read no event rows at all.
+  const readsEvents =
+    rows?.from !== 'buckets' || sessions !== null || plan.visitorFilters.length > 0 || plan.dimensions.includes('event') || plan.rowAggregates.some(isRevenueAggregate);
   const ctes: Sql[] = readsEvents ? [sql`base AS (${scopedEvents(target, plan.scope, plan.columns, plan.segments, 'local_s')})`] : [];
 
   plan.visitorFilters.forEach((filter, i) => {
@@ -87,8 +88,8 @@ const isRevenueAggregate = (a: RowAggregate) => a === 'revenue' || a === 'conver
 
 /**
  * `row_metrics`: the row aggregates per group of kept rows; or, with pageview buckets, visitors and pageviews
- * from the buckets (of the segment's visitors, for the event dimension), joined per group with revenue and
- * conversions from the (few) revenue rows.
+ * from the buckets (of the visitors the visitor filters keep; of the segment's visitors, for the event dimension),
+ * joined per group with revenue and conversions from the (few) kept revenue rows.
  */
 function rowMetricsCte(plan: QueryPlan, source: RowSource, target: SqlTarget, kept: string, segmentJoin: Sql, groupBy: Sql): Sql {
   const dims = plan.dimensions.map((d, i) => sql`${rowDimension(d, target.dialect)} AS d${integer(i)}`);
@@ -108,8 +109,13 @@ function rowMetricsCte(plan: QueryPlan, source: RowSource, target: SqlTarget, ke
   // hash than text); the event segments name them by id.
   const { visitors } = source;
   const visitorColumn = visitors === null ? null : visitors.count === 'bitmaps' ? 'visitor_key' : visitors.column;
-  const visitorColumns = [...(visitorColumn ? [visitorColumn] : []), ...(plan.dimensions.includes('event') ? ['visitor_id'] : [])];
-  const buckets = scopedBuckets(target, source.relation, plan.scope, visitorColumns, attributes, plan.segments);
+  const byVisitorId = plan.dimensions.includes('event') || plan.visitorFilters.length > 0;
+  const visitorColumns = [...(visitorColumn ? [visitorColumn] : []), ...(byVisitorId ? ['visitor_id'] : [])];
+  const scoped = scopedBuckets(target, source.relation, plan.scope, visitorColumns, attributes, plan.segments);
+  // A visitor filter keeps the buckets of the visitors it keeps, as it keeps their rows.
+  const buckets = plan.visitorFilters.length
+    ? sql`SELECT * FROM (${scoped}) scoped WHERE ${join(plan.visitorFilters.map((_, i) => sql`visitor_id IN (SELECT visitor_id FROM filter_visitors_${integer(i)})`), ' AND ')}`
+    : scoped;
   const fromBuckets =
     visitors?.count === 'bitmaps'
       ? bitmapVisitorCounts(dims, buckets, pageviewAggregates.includes('pageviews'))
@@ -121,7 +127,7 @@ function rowMetricsCte(plan: QueryPlan, source: RowSource, target: SqlTarget, ke
   const revenueAggregates = plan.rowAggregates.filter(isRevenueAggregate);
   if (revenueAggregates.length === 0) return sql`row_metrics AS (${fromBuckets})`;
   const fromRevenue = sql`SELECT ${join([...dims, ...revenueAggregates.map((a) => rowAggregateSql(a, false))])}
-      FROM base${segmentJoin} WHERE type = 'revenue'${groupBy}`;
+      FROM ${trusted(kept)}${segmentJoin} WHERE type = 'revenue'${groupBy}`;
   const slots = plan.dimensions.map((_, i) => `d${i}`);
   const on = slots.map((d) => trusted(`p.${d} = v.${d}`));
   return sql`row_metrics AS (

@@ -1,7 +1,7 @@
 import { bucketRelationFor, bucketsAlign, type BucketRelation } from '../derived/pageview-buckets.js';
 import { fullPartitions, type FullPartitions } from '../derived/session-fragments.js';
 import { bitmapsPay, MAX_BITMAP_GROUPS, type StoreShape } from '../derived/visitor-bitmaps.js';
-import { type RowFilterField } from '../../requests/filters.js';
+import { isRowFilter, type RowFilterField } from '../../requests/filters.js';
 import { pathListFilters, rowFieldColumns } from '../scope/filters.js';
 import type { StoreCatalog } from '../sql/catalog.js';
 import type { OffsetSegment } from '../../time/time-zone.js';
@@ -96,16 +96,16 @@ export function decideSources(
 }
 
 /**
- * Buckets hold pageviews by visitor, time and attribution (or page): exact for visitors and pageviews without
- * filters, grouped by time, attribution (or page) or the event segment, when the range and the zone's
- * boundaries fall on bucket edges.
+ * Buckets hold pageviews by visitor, time and attribution (or page): exact for visitors and pageviews without row
+ * filters (a visitor filter keeps whole visitors, so their buckets), grouped by time, attribution (or page) or the
+ * event segment, when the range and the zone's boundaries fall on bucket edges.
  */
 function rowSource(query: AnalyticsQuery, needs: MetricNeeds, segments: OffsetSegment[] | undefined, catalog: StoreCatalog, options: SourceOptions): RowSource {
   const { columns, relation } = bucketGrouping(query.dimensions);
   const usable =
     options.pageviewBuckets !== false &&
     (needs.pageviews || needs.visitors) &&
-    query.filters.length === 0 &&
+    !query.filters.some(isRowFilter) &&
     relation !== null &&
     // The event segments are joined to the attribution buckets only.
     (relation === 'pageviews' || !query.dimensions.includes('event')) &&
