@@ -186,7 +186,7 @@ async function importChecked(
     await stageDone('read and check');
     // A local import keys its buckets and marks its fragments as it writes them, from the store as it is now;
     // files bound for S3 carry neither (Athena counts visitor ids, and only S3's upkeep marks fragments).
-    const store = options.publish ? undefined : currentSnapshotPaths(paths);
+    const store = options.publish ? undefined : () => currentSnapshotPaths(paths);
     const files = await writer.writePartitions(eventsStaging, derivedStaging, options.publish ? publishedName : undefined, store);
     await stageDone('write partitions');
     // The days of every file are recorded before any file is published, so all-time reads bounded by them
@@ -328,14 +328,14 @@ class PartitionWriter {
   /**
    * Writes one ts-ordered event file per partition under `eventsDir` and its derived files under `derivedDirs`,
    * all named `domain=<d>/dt=<day>/<import name>.parquet`; returns the event files' relative names. With `store`
-   * (a local import: the snapshot it imports into, null when the store has none yet) the buckets are keyed from
-   * it and the fragments marked by the import's own rows (WriterKnowledge); without, neither.
+   * (a local import: the paths of the store's current snapshot, null when it has none yet) the buckets are keyed
+   * from it and the fragments marked by the import's own rows (WriterKnowledge); without, neither.
    */
   async writePartitions(
     eventsDir: string,
     derivedDirs: Record<DerivedFolder, string>,
     fileName = `${stagingNameStamp()}.parquet`,
-    store?: LocalPaths | null,
+    store?: () => LocalPaths | null,
   ): Promise<string[]> {
     await this.sortStaged();
     await this.sorting;
@@ -354,12 +354,13 @@ class PartitionWriter {
     const files: string[] = [];
     let knownDomain: string | undefined;
     for (const { domain, dt } of [...this.partitions.values()].sort((a, b) => (a.domain + a.dt < b.domain + b.dt ? -1 : 1))) {
-      if (known && domain !== knownDomain) {
+      if (store && domain !== knownDomain) {
         for (const statement of [visitors, sessions]) {
           statement.bindVarchar(1, domain);
           await statement.run();
         }
-        this.keyFingerprints.set(domain, (await keysBeforeLock(this.connection, store ?? null, domain, 'import_visitors', 'import_keys')).fingerprint);
+        // The snapshot current now, read at once: a snapshot another writer retires is removed minutes later.
+        this.keyFingerprints.set(domain, (await keysBeforeLock(this.connection, store(), domain, 'import_visitors', 'import_keys')).fingerprint);
         knownDomain = domain;
       }
       select.bindVarchar(1, domain);

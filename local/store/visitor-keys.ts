@@ -101,7 +101,7 @@ async function giveKeys(connection: DuckDBConnection, keyedFiles: string[], need
  * An import's keys, given before it takes the store lock (store/importer.ts), so its buckets are written keyed once;
  * `paths` is a snapshot's (null: the store has none yet).
  * They hold only if no other writer changed the domain's keyed files meanwhile: `fingerprint` names those files
- * (path, inode, size, time), and the importer compares it with the snapshot it publishes (`stillHold`); a rename
+ * (path, inode, size, time), and the importer compares it with the snapshot it publishes (`keysStillHold`); a rename
  * over a file gives it a new inode, and snapshots share files by hard links. When they no longer hold, the importer
  * keys its staged files again under the lock, as any writer does.
  */
