@@ -2,7 +2,7 @@ import { spawn, spawnSync, type SpawnOptions } from 'node:child_process';
 import { createReadStream, existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { pathLiteral } from '../shared/engines/duckdb-engine.js';
+import { HIVE_PARTITIONS, pathLiteral } from '../shared/engines/duckdb-engine.js';
 import type { Dataset } from './dataset.js';
 
 // Plumbing both peers share: installing their Debian package, free loopback ports, running their command-line
@@ -77,7 +77,7 @@ export async function exportCsv(dataset: Dataset, selectList: string, orderBy: s
     const connection = await instance.connect();
     const glob = pathLiteral(join(dataset.paths.eventsDir, '*', '*', '*.parquet'));
     await connection.run(
-      `COPY (SELECT ${selectList} FROM read_parquet(${glob}, hive_partitioning = true, hive_types = {'domain': VARCHAR, 'dt': DATE}) ORDER BY ${orderBy}) ` +
+      `COPY (SELECT ${selectList} FROM read_parquet(${glob}, ${HIVE_PARTITIONS}) ORDER BY ${orderBy}) ` +
         `TO ${pathLiteral(file)} (FORMAT csv, HEADER false)`,
     );
     connection.closeSync();

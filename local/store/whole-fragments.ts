@@ -2,7 +2,7 @@ import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { openScratchDuckDb } from './scratch-duckdb.js';
-import { pathLiteral } from '../../shared/engines/duckdb-engine.js';
+import { HIVE_PARTITIONS, pathLiteral } from '../../shared/engines/duckdb-engine.js';
 import { sessionFragmentColumns } from '../../shared/events/event-columns.js';
 import { domainsUnder, parquetFilesUnder, type LocalPaths } from './paths.js';
 import { localCodecs, parquetCopyOptions, type ParquetCodec } from './parquet-codec.js';
@@ -36,7 +36,7 @@ export async function markWholeFragments(paths: LocalPaths, options: { domains?:
   const staging = join(paths.stagingDir, stagingName('whole'));
   try {
     const scan = (globs: string[]) =>
-      `read_parquet([${globs.map(pathLiteral).join(', ')}], hive_partitioning = true, hive_types = {'domain': VARCHAR, 'dt': DATE}, union_by_name = true, filename = true)`;
+      `read_parquet([${globs.map(pathLiteral).join(', ')}], ${HIVE_PARTITIONS}, union_by_name = true, filename = true)`;
     const stored = scan(domainDirs.map((dir) => join(dir, '*', '*.parquet')));
     // union_by_name: files written before `whole` existed read NULL there, and get rewritten with it.
     const described = (await connection.runAndReadAll(`DESCRIBE SELECT * FROM ${stored}`)).getRowObjectsJS();
@@ -75,7 +75,7 @@ export async function markWholeFragments(paths: LocalPaths, options: { domains?:
 async function copyMarked(connection: DuckDBConnection, source: string, target: string, isWhole: string, codec: ParquetCodec): Promise<void> {
   await connection.run(
     `COPY (SELECT ${flagged.map((c) => `f.${c}`).join(', ')}, ${isWhole} AS whole
-       FROM read_parquet(${pathLiteral(source)}, hive_partitioning = true, hive_types = {'domain': VARCHAR, 'dt': DATE}) f ORDER BY f.first_ts)
+       FROM read_parquet(${pathLiteral(source)}, ${HIVE_PARTITIONS}) f ORDER BY f.first_ts)
      TO ${pathLiteral(target)} ${parquetCopyOptions(codec)}`,
   );
 }

@@ -158,9 +158,12 @@ export function pathLiteral(path: string): string {
   return `'${path.replaceAll("'", "''")}'`;
 }
 
+/** read_parquet's options for the store's `domain=<d>/dt=<day>` folders: both read as columns of their own types. */
+export const HIVE_PARTITIONS = "hive_partitioning = true, hive_types = {'domain': VARCHAR, 'dt': DATE}";
+
 function viewOverFilesSql(name: string, dir: string): string {
   const glob = pathLiteral(join(dir, '*', '*', '*.parquet'));
-  return `CREATE OR REPLACE VIEW ${name} AS SELECT * FROM read_parquet(${glob}, hive_partitioning = true, hive_types = {'domain': VARCHAR, 'dt': DATE})`;
+  return `CREATE OR REPLACE VIEW ${name} AS SELECT * FROM read_parquet(${glob}, ${HIVE_PARTITIONS})`;
 }
 
 function emptyViewSql(name: string, columns: ColumnList): string {
