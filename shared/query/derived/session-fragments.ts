@@ -15,8 +15,10 @@ const pageview = sql`type = 'pageview'`;
  * the importer and the backfill write fragments locally, Athena only reads them.
  */
 export function fragmentsOf(rows: Sql, dialect: Dialect): Sql {
-  const first = (column: string) => sql`${dialect.argMinKeepNull(trusted(column), trusted('ts'))} AS ${trusted(column)}`;
-  return sql`SELECT ${join([
+  // The attributes of the fragment's first row are taken as one struct: one aggregate state instead of one per
+  // column, and all from the same row.
+  const firstRow = sql`{${join(sessionAttributeColumns.map((c) => trusted(`'${c}': ${c}`)))}}`;
+  const grouped = sql`SELECT ${join([
     trusted('session_id'),
     trusted('is_dev'),
     sql`min(visitor_id) AS visitor_id`,
@@ -25,14 +27,20 @@ export function fragmentsOf(rows: Sql, dialect: Dialect): Sql {
     sql`count(*) FILTER (WHERE ${pageview}) AS pageviews`,
     sql`min(ts) FILTER (WHERE ${pageview}) AS first_pageview_ts`,
     sql`${dialect.argMinKeepNull(trusted('url_path'), trusted('ts'))} FILTER (WHERE ${pageview}) AS entry_page`,
-    ...sessionAttributeColumns.map(first),
+    sql`${dialect.argMinKeepNull(firstRow, trusted('ts'))} AS first_row`,
     // Sorted only so that a file's bytes depend on its rows alone.
     sql`list(DISTINCT url_path ORDER BY url_path) AS url_paths`,
+  ])}
+FROM ${rows} WHERE session_id <> '' GROUP BY session_id, is_dev`;
+  return sql`SELECT ${join([
+    trusted('session_id, is_dev, visitor_id, first_ts, last_ts, pageviews, first_pageview_ts, entry_page'),
+    ...sessionAttributeColumns.map((c) => trusted(`first_row.${c} AS ${c}`)),
+    trusted('url_paths'),
     // Not whole: a local import marks its own (local/store/derived-writer.ts), markWholeFragments
     // (local/store/whole-fragments.ts) corrects the marks over the store, S3's upkeep marks what it rewrites.
     sql`false AS whole`,
   ])}
-FROM ${rows} WHERE session_id <> '' GROUP BY session_id, is_dev ORDER BY first_ts`;
+FROM (${grouped}) ORDER BY first_ts`;
 }
 
 /** The dt partitions lying wholly inside a range `[from, to)` (its full days in UTC), with the instants they cover. */
