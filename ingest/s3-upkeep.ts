@@ -158,11 +158,8 @@ async function compact(target: UpkeepTarget, connection: DuckDBConnection, domai
     }
     const dirs = Object.fromEntries(folders.map((f) => [f, join(dir, f)])) as Record<'events' | DerivedFolder, string>;
     const name = join(`domain=${domain}`, partition, file);
-    // Not whole: a session with a fragment in another file of the domain, or with two here (dev and not dev rows).
-    // Integers of our own: the input files' indexes.
-    const elsewhere = `SELECT session_id FROM fragment_sessions${inputs.length ? ` WHERE file NOT IN (${inputs.map((i) => String(Math.trunc(i))).join(', ')})` : ''}`;
-    await connection.run(`CREATE OR REPLACE TEMP TABLE upkeep_split AS ${elsewhere} UNION SELECT session_id FROM read_parquet([${sources.map(pathLiteral).join(', ')}], hive_partitioning = false)
-      GROUP BY session_id HAVING bool_or(is_dev) <> bool_and(is_dev)`);
+    // Not whole: a session with a fragment in another file of the domain. Integers of our own: the input files' indexes.
+    await connection.run(`CREATE OR REPLACE TEMP TABLE upkeep_split AS SELECT session_id FROM fragment_sessions${inputs.length ? ` WHERE file NOT IN (${inputs.map((i) => String(Math.trunc(i))).join(', ')})` : ''}`);
     await writeCompacted(connection, sources, name, dirs, S3_CODECS, { splitSessions: 'upkeep_split' });
     await hideFiles(domain, [`${partition}/${file}`], now);
     for (const folder of [...derivedRelations.map((r) => r.folder), EVENTS_FOLDER]) {

@@ -16,10 +16,11 @@ import { parquetCopyOptions, type StoreCodecs } from './parquet-codec.js';
 /**
  * What a writer knows before it writes derived files, as tables of its connection (names chosen by code):
  * `visitorKeys` (visitor_id, visitor_key) holds a key for every visitor with a pageview in the rows, and the buckets
- * are written keyed (a local import, store/importer.ts); `splitSessions` (session_id) holds the sessions that must
- * not be marked whole, and every other fragment is written whole (a local import: the sessions with another
- * fragment in the import; S3's upkeep: those with a fragment in another file, ingest/s3-upkeep.ts). Without them
- * buckets are written unkeyed and fragments not whole; the store's own passes correct what other files change
+ * are written keyed (a local import, store/importer.ts); `splitSessions` (session_id) holds the sessions with a
+ * fragment in another file, and every other fragment that is its session's only one in the file written (a session
+ * has two when its rows are dev and not dev) is written whole (a local import: the sessions in two of its
+ * partitions; S3's upkeep: those in another fragment file of the domain, ingest/s3-upkeep.ts). Without them buckets
+ * are written unkeyed and fragments not whole; the store's own passes correct what other files change
  * (store/visitor-keys.ts, store/whole-fragments.ts).
  */
 export interface WriterKnowledge {
@@ -32,7 +33,8 @@ function selectOf(folder: DerivedFolder, rows: Sql, known: WriterKnowledge): str
     case 'sessions': {
       const select = print(fragmentsOf(rows, duckdbDialect)).sql;
       return known.splitSessions
-        ? `SELECT * REPLACE (session_id NOT IN (SELECT session_id FROM ${known.splitSessions}) AS whole) FROM (${select}) ORDER BY first_ts`
+        ? `SELECT * REPLACE (count(*) OVER (PARTITION BY session_id) = 1 AND session_id NOT IN (SELECT session_id FROM ${known.splitSessions}) AS whole)
+             FROM (${select}) ORDER BY first_ts`
         : select;
     }
     case 'pageviews':

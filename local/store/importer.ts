@@ -344,18 +344,22 @@ class PartitionWriter {
     const select = await this.connection.prepare(
       `CREATE OR REPLACE TEMP TABLE part AS SELECT ${eventColumns.map(([name]) => name).join(', ')} FROM ${spills} WHERE domain = $1 AND dt = $2 ORDER BY ts`,
     );
-    const visitors = await this.connection.prepare(`CREATE OR REPLACE TEMP TABLE import_visitors AS SELECT DISTINCT visitor_id FROM ${spills} WHERE domain = $1 AND type = 'pageview'`);
-    // A session has one fragment per (partition, is_dev) of its rows (fragmentsOf): several when its rows differ in either.
-    const sessions = await this.connection.prepare(
-      `CREATE OR REPLACE TEMP TABLE import_split AS SELECT session_id FROM ${spills} WHERE domain = $1 AND session_id <> ''
-         GROUP BY session_id HAVING min(dt) <> max(dt) OR bool_or(is_dev) <> bool_and(is_dev)`,
-    );
-    const known = store === undefined ? undefined : { visitorKeys: 'part_keys', splitSessions: 'import_split' };
+    // Per domain, with a store: the visitors to key, and the sessions in two of the import's partitions (their
+    // fragments there are not whole; writeDerived finds the sessions with two fragments in one file).
+    const perDomain = store
+      ? [
+          await this.connection.prepare(`CREATE OR REPLACE TEMP TABLE import_visitors AS SELECT DISTINCT visitor_id FROM ${spills} WHERE domain = $1 AND type = 'pageview'`),
+          await this.connection.prepare(
+            `CREATE OR REPLACE TEMP TABLE import_split AS SELECT session_id FROM ${spills} WHERE domain = $1 AND session_id <> '' GROUP BY session_id HAVING min(dt) <> max(dt)`,
+          ),
+        ]
+      : [];
+    const known = store ? { visitorKeys: 'part_keys', splitSessions: 'import_split' } : undefined;
     const files: string[] = [];
     let knownDomain: string | undefined;
     for (const { domain, dt } of [...this.partitions.values()].sort((a, b) => (a.domain + a.dt < b.domain + b.dt ? -1 : 1))) {
       if (store && domain !== knownDomain) {
-        for (const statement of [visitors, sessions]) {
+        for (const statement of perDomain) {
           statement.bindVarchar(1, domain);
           await statement.run();
         }
@@ -367,7 +371,7 @@ class PartitionWriter {
       select.bindVarchar(2, dt);
       await select.run();
       // The keys of this partition's visitors only: each bucket file joins a table of its own size.
-      if (known) await this.connection.run(`CREATE OR REPLACE TEMP TABLE part_keys AS SELECT * FROM import_keys WHERE visitor_id IN (SELECT visitor_id FROM part)`);
+      if (store) await this.connection.run(`CREATE OR REPLACE TEMP TABLE part_keys AS SELECT * FROM import_keys WHERE visitor_id IN (SELECT visitor_id FROM part)`);
       const name = join(`domain=${domain}`, `dt=${dt}`, fileName);
       await mkdir(dirname(join(eventsDir, name)), { recursive: true });
       await this.connection.run(`COPY part TO ${pathLiteral(join(eventsDir, name))} ${parquetCopyOptions(this.codecs.events)}`);

@@ -27,9 +27,9 @@ const work = mkdtempSync(join(tmpdir(), 'upkeep-test-'));
 const ndjson = (events: unknown[]) => events.map((e) => JSON.stringify(e)).join('\n') + '\n';
 
 /** `objects` objects (default ten) of one domain's events over the days matched: that many files in each partition of every relation. */
-async function crowdedBucket(domain: string, objects = 10, days = /^2026-03-0[123]/): Promise<{ target: IngestBucket; events: Record<string, unknown>[] }> {
+async function crowdedBucket(domain: string, objects = 10, days = /^2026-03-0[123]/, extra: Record<string, unknown>[] = []): Promise<{ target: IngestBucket; events: Record<string, unknown>[] }> {
   const target = await ingestBucket(parts.moto);
-  const events = generatedEvents()
+  const events = [...generatedEvents(), ...extra]
     .map((e): Record<string, unknown> => ({ ...(e as Record<string, unknown>), domain }))
     .filter((e) => days.test(String(e.timestamp)));
   for (let i = 0; i < objects; i++) await target.put(`incoming/part-${i}.ndjson`, ndjson(events.filter((_, j) => j % objects === i)));
@@ -80,7 +80,11 @@ describe('upkeep of the S3 store', () => {
   });
 
   it('marks the fragments of each partition it rewrites whole exactly when their session has no other fragment', async () => {
-    const { target } = await crowdedBucket('marks.test');
+    // One session of dev and not dev rows in one partition: two fragments in one file, neither whole.
+    const devAndNot = [true, false].map((isDev, i) => ({
+      timestamp: `2026-03-02T12:0${i}:00Z`, type: 'pageview', visitor_id: 'v-dev', session_id: 's-dev', url_path: '/', is_dev: isDev,
+    }));
+    const { target } = await crowdedBucket('marks.test', 10, undefined, devAndNot);
     expect((await visibleMarks(target.s3, target.bucket, work)).filter((m) => m.marked > 0)).toEqual([]);
     await upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work });
     await expectExactMarks(target);

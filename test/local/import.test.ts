@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -286,8 +286,11 @@ describe('visitor keys and whole marks given while writing', () => {
     Array.from({ length: rows }, (_, i) => ({ ...pageview, visitor_id: visitor, session_id: id, timestamp: day(hour, i * 5), url_path: `/p${i}` }));
   const range = (prefix: string, from: number, to: number) => Array.from({ length: to - from }, (_, i) => `${prefix}${from + i}`);
 
-  async function expectKeysAndMarksExact(paths: LocalPaths): Promise<void> {
-    const scan = (folder: DerivedFolder) => `read_parquet(${sqlPath(join(paths.derivedDirs[folder], '*', '*', '*.parquet'))}, hive_partitioning = true)`;
+  const scanOf = (paths: LocalPaths, folder: DerivedFolder) =>
+    `read_parquet(${sqlPath(join(paths.derivedDirs[folder], '*', '*', '*.parquet'))}, hive_partitioning = true)`;
+
+  async function expectKeysExact(paths: LocalPaths): Promise<void> {
+    const scan = (folder: DerivedFolder) => scanOf(paths, folder);
     const [keys] = await queryParquet(
       `SELECT count(*) FILTER (WHERE visitor_key IS NULL) AS unkeyed, count(DISTINCT visitor_id) AS visitors, count(DISTINCT visitor_key) AS keys,
               count(DISTINCT (visitor_id, visitor_key)) AS pairs FROM ${scan('pageviews')}`,
@@ -298,9 +301,13 @@ describe('visitor keys and whole marks given while writing', () => {
          LEFT JOIN (SELECT DISTINCT visitor_id, visitor_key FROM ${scan('pageviews')}) v USING (visitor_id) WHERE p.visitor_key IS DISTINCT FROM v.visitor_key`,
     );
     expect(pages!.different).toBe('0');
+  }
+
+  async function expectKeysAndMarksExact(paths: LocalPaths): Promise<void> {
+    await expectKeysExact(paths);
     const [marks] = await queryParquet(
       `SELECT count(*) FILTER (WHERE whole <> (n = 1)) AS wrong, count(*) FILTER (WHERE whole) AS marked, count(*) FILTER (WHERE n > 1) AS split
-         FROM (SELECT whole, count(*) OVER (PARTITION BY domain, session_id) AS n FROM ${scan('sessions')})`,
+         FROM (SELECT whole, count(*) OVER (PARTITION BY domain, session_id) AS n FROM ${scanOf(paths, 'sessions')})`,
     );
     expect(marks!.wrong).toBe('0');
     expect(Number(marks!.marked)).toBeGreaterThan(20);
@@ -316,6 +323,8 @@ describe('visitor keys and whole marks given while writing', () => {
     b.push(...session('a1', 'sa1', 1), ...session('b0', 'sb-night', 23).map((row, i) => ({ ...row, timestamp: i ? '2026-03-02T00:10:00Z' : '2026-03-01T23:50:00Z' })));
     const c = [...range('a', 5, 15), ...range('c', 0, 10)].flatMap((v, i) => session(v, `sc${i}`, 30 + i));
     c.push(...session('a2', 'sa2', 2), ...session('b1', 'sb1', 31));
+    // Dev and not dev rows of one session: two fragments in one file.
+    c.push(...session('c0', 'sc-dev', 40).map((row, i) => ({ ...row, is_dev: i === 0 })));
     let interleaved = false;
     await importEvents(b, paths, {
       onStage: async (stage) => {
@@ -333,6 +342,21 @@ describe('visitor keys and whole marks given while writing', () => {
     await importEvents(b, serial);
     await importEvents(c, serial);
     await expectKeysAndMarksExact(serial);
+  });
+
+  it('key stored buckets without keys after the import\'s own, so no key is given twice', async () => {
+    const paths = localPaths(tempDir());
+    await importEvents(range('a', 0, 20).flatMap((v, i) => session(v, `sa${i}`, i)), paths);
+    // Buckets written but never keyed (a writer stopped before its keying pass): NULL keys, the column kept.
+    for (const folder of ['pageviews', 'pages'] as const) {
+      for (const name of parquetFiles(paths.derivedDirs[folder]).slice(0, 10)) {
+        const file = join(paths.derivedDirs[folder], name);
+        await queryParquet(`COPY (SELECT * REPLACE (CAST(NULL AS BIGINT) AS visitor_key) FROM read_parquet(${sqlPath(file)})) TO ${sqlPath(`${file}.tmp`)} (FORMAT parquet)`);
+        renameSync(`${file}.tmp`, file);
+      }
+    }
+    await importEvents([...range('a', 15, 20), ...range('d', 0, 10)].flatMap((v, i) => session(v, `sd${i}`, 30 + i)), paths);
+    await expectKeysExact(paths);
   });
 });
 
