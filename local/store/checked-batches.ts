@@ -27,7 +27,6 @@ export interface CheckedBatch {
 }
 
 const DAY_MS = 86_400_000;
-const utf8 = new TextEncoder();
 
 /** Checks lines as read (a LineError where the reader refused one); blank lines are skipped but counted. */
 export function checkLines(lines: (string | LineError)[]): CheckedBatch {
@@ -43,8 +42,8 @@ function keptOf(checked: (CheckedEvent | null)[]): CheckedBatch {
   const rows: string[] = [];
   const rejected: CheckedBatch['rejected'] = [];
   const domains: Record<string, number> = {};
-  const partitions = new Set<string>();
-  const dayNames = new Map<number, string>();
+  // Per domain, the UTC day numbers of its rows: named once per batch, not once per row.
+  const days = new Map<string, Set<number>>();
   checked.forEach((result, i) => {
     if (result === null) return;
     if (!result.ok) {
@@ -52,14 +51,30 @@ function keptOf(checked: (CheckedEvent | null)[]): CheckedBatch {
       return;
     }
     const { event } = result;
-    const dayNumber = Math.floor(event.ts / DAY_MS);
-    let day = dayNames.get(dayNumber);
-    if (day === undefined) dayNames.set(dayNumber, (day = new Date(dayNumber * DAY_MS).toISOString().slice(0, 10)));
-    partitions.add(`${event.domain}/${day}`);
+    let domainDays = days.get(event.domain);
+    if (!domainDays) days.set(event.domain, (domainDays = new Set()));
+    domainDays.add(Math.floor(event.ts / DAY_MS));
     domains[event.domain] = (domains[event.domain] ?? 0) + 1;
     rows.push(JSON.stringify(event));
   });
-  return { lines: checked.length, rows: utf8.encode(rows.length ? `${rows.join('\n')}\n` : ''), accepted: rows.length, rejected, domains, partitions: [...partitions] };
+  const partitions = [...days].flatMap(([domain, numbers]) => [...numbers].map((n) => `${domain}/${new Date(n * DAY_MS).toISOString().slice(0, 10)}`));
+  return { lines: checked.length, rows: utf8Lines(rows), accepted: rows.length, rejected, domains, partitions };
+}
+
+/**
+ * The rows as UTF-8, each followed by LF, in a buffer of their own (transferable to another thread). Each row is
+ * written in place: joining them first and encoding the joined text costs a third more.
+ */
+function utf8Lines(rows: string[]): Uint8Array {
+  let size = rows.length;
+  for (const row of rows) size += Buffer.byteLength(row);
+  const bytes = Buffer.allocUnsafeSlow(size);
+  let at = 0;
+  for (const row of rows) {
+    at += bytes.write(row, at);
+    bytes[at++] = 0x0a;
+  }
+  return bytes;
 }
 
 /** Checks blocks of a file; `check` resolves in the order blocks were given, whatever thread ran them. */
