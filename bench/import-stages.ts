@@ -1,10 +1,13 @@
-// `npm run bench:import [-- --rows 1000000 --batch-rows N --check-workers N --import-only]`: where an import's time goes (docs/STORAGE.md, "Import: where the time
+// `npm run bench:import [-- --rows 1000000 --batch-rows N --check-workers N --import-only --chunks N]`: where an import's time goes (docs/STORAGE.md, "Import: where the time
 // goes"). The bench generator's NDJSON (cached in .bench/import/) is read four ways: lines only; lines and
 // JSON.parse; lines and the importer's checks; and a whole import into a fresh store, timed by stage (read and check
 // including the buffer and its spills, writing the partitions and their derived files, publishing), with peak RSS.
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, renameSync, statSync } from 'node:fs';
+// With `--chunks N` the file is imported N times into the same store, each time after the first as a copy whose
+// visitor, session and transaction ids are renamed (so N times the visitors on the same days: a site N times the
+// size), to show whether the throughput holds as the store grows; each copy is written beside the file and removed.
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { generateEventLines } from './generator.js';
 import { importNdjson } from '../local/store/importer.js';
@@ -14,7 +17,7 @@ import { checkEventLine } from '../shared/events/event-validation.js';
 import { startTestApi } from '../test/support/test-api.js';
 
 const { values } = parseArgs({
-  options: { rows: { type: 'string', default: '1000000' }, 'batch-rows': { type: 'string' }, 'check-workers': { type: 'string' }, 'import-only': { type: 'boolean', default: false } },
+  options: { rows: { type: 'string', default: '1000000' }, 'batch-rows': { type: 'string' }, 'check-workers': { type: 'string' }, 'import-only': { type: 'boolean', default: false }, chunks: { type: 'string', default: '1' } },
 });
 const rows = Number(values.rows);
 const dir = new URL('../.bench/import/', import.meta.url).pathname;
@@ -58,20 +61,48 @@ try {
     cpuBefore = process.cpuUsage();
     return (used.user + used.system) / 1e6;
   };
-  const digestStarted = performance.now();
-  const stageSampler = setInterval(() => (stagePeak = Math.max(stagePeak, process.memoryUsage().rss)), 50);
-  const report = await importNdjson(file, paths, {
-    ...tuning,
-    onStage: (stage, ms) => {
-      if (stage === 'read and check') console.log(`import: ${'digest'.padEnd(20)} ${seconds(performance.now() - digestStarted - ms)} (before the stages: the input's SHA-256)`);
-      console.log(`import: ${stage.padEnd(20)} ${seconds(ms)}, CPU ${cpuSeconds().toFixed(1)} s, peak RSS ${(stagePeak / 2 ** 20).toFixed(0)} MiB`);
-      stagePeak = 0;
-    },
-  });
-  clearInterval(stageSampler);
+  const chunks = Number(values.chunks);
+  for (let chunk = 0; chunk < chunks; chunk++) {
+    const input = chunk === 0 ? file : await renamedCopy(file, chunk);
+    const digestStarted = performance.now();
+    const chunkStarted = performance.now();
+    const stageSampler = setInterval(() => (stagePeak = Math.max(stagePeak, process.memoryUsage().rss)), 50);
+    cpuSeconds();
+    const label = chunks > 1 ? `import ${chunk + 1}/${chunks}` : 'import';
+    const report = await importNdjson(input, paths, {
+      ...tuning,
+      onStage: (stage, ms) => {
+        if (stage === 'read and check') console.log(`${label}: ${'digest'.padEnd(20)} ${seconds(performance.now() - digestStarted - ms)} (before the stages: the input's SHA-256)`);
+        console.log(`${label}: ${stage.padEnd(20)} ${seconds(ms)}, CPU ${cpuSeconds().toFixed(1)} s, peak RSS ${(stagePeak / 2 ** 20).toFixed(0)} MiB`);
+        stagePeak = 0;
+      },
+    });
+    clearInterval(stageSampler);
+    if (input !== file) rmSync(input);
+    const chunkMs = performance.now() - chunkStarted;
+    console.log(`${label}: ${report.rowsWritten} rows in ${seconds(chunkMs)}, ${Math.round(report.rowsWritten / (chunkMs / 1000))} events/s; store ${(storeBytes(dirname(paths.eventsDir)) / 2 ** 30).toFixed(2)} GiB`);
+  }
   const ms = performance.now() - started;
   clearInterval(sampler);
-  console.log(`import: ${report.rowsWritten} rows in ${seconds(ms)}, ${Math.round(report.rowsWritten / (ms / 1000))} events/s, peak RSS ${(peak / 2 ** 20).toFixed(0)} MiB`);
+  console.log(`import: ${rows * chunks} rows in ${seconds(ms)}, ${Math.round((rows * chunks) / (ms / 1000))} events/s, peak RSS ${(peak / 2 ** 20).toFixed(0)} MiB`);
 } finally {
   await api.close();
+}
+
+/** A copy of `source` beside it with chunk `k`'s own visitor, session and transaction ids (`v_` becomes `v<k>_`, and so on). */
+async function renamedCopy(source: string, k: number): Promise<string> {
+  const target = `${source}.chunk${k}`;
+  const ids = /"(visitor_id|session_id|transaction_id)":"(v|s|txn)_/g;
+  const out = createWriteStream(target);
+  for await (const line of readLines(source)) {
+    if (typeof line !== 'string') continue;
+    if (!out.write(`${line.replace(ids, (_, field: string, prefix: string) => `"${field}":"${prefix}${k}_`)}\n`)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
+  }
+  await new Promise<void>((resolve) => out.end(() => resolve()));
+  return target;
+}
+
+/** Bytes of the Parquet files under a folder (the store's current snapshot). */
+function storeBytes(dir: string): number {
+  return (readdirSync(dir, { recursive: true, encoding: 'utf8' }) as string[]).filter((f) => f.endsWith('.parquet')).reduce((sum, f) => sum + statSync(join(dir, f)).size, 0);
 }
