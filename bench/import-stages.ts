@@ -43,9 +43,10 @@ if (!values['import-only']) await timed('read lines', () => {});
 if (!values['import-only']) await timed('read lines, JSON.parse', (line) => JSON.parse(line));
 if (!values['import-only']) await timed('read lines, check events', (line) => checkEventLine(line));
 
+const storeDir = mkdtempSync(join(tmpdir(), 'bench-import-'));
 const api = await startTestApi();
 try {
-  const paths = localPaths(mkdtempSync(join(tmpdir(), 'bench-import-')));
+  const paths = localPaths(storeDir);
   let peak = 0;
   const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50);
   const started = performance.now();
@@ -87,6 +88,7 @@ try {
   console.log(`import: ${rows * chunks} rows in ${seconds(ms)}, ${Math.round((rows * chunks) / (ms / 1000))} events/s, peak RSS ${(peak / 2 ** 20).toFixed(0)} MiB`);
 } finally {
   await api.close();
+  rmSync(storeDir, { recursive: true, force: true });
 }
 
 /** A copy of `source` beside it with chunk `k`'s own visitor, session and transaction ids (`v_` becomes `v<k>_`, and so on). */

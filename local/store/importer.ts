@@ -227,10 +227,10 @@ async function importChecked(
       for (const { folder } of derivedRelations) await moveInto(derivedStaging[folder], parquetFilesUnder(derivedStaging[folder]), snapshot.derivedDirs[folder]);
       // Stored files of older versions without keys are keyed after the import's own, so no key is given twice.
       if (keysHold) await keyVisitors(snapshot, { domains });
-      // The import marked its fragments by its own rows; this pass corrects the marks other files change (a
-      // session the store already has). Files derived again for an upgrade are written not whole, in any domain:
-      // then every domain is marked.
-      await markWholeFragments(snapshot, upgraded > 0 ? {} : { domains });
+      // The import marked its fragments by its own rows; this pass corrects the marks of the sessions it shares
+      // with the store (only those gained fragments). Files derived again for an upgrade are written not whole, in
+      // any domain: then every domain is marked.
+      await markWholeFragments(snapshot, upgraded > 0 ? {} : { domains, sessionsOf: files });
       writeImportRecord(snapshot, record);
       return { value: true, changed: true };
     });

@@ -23,14 +23,16 @@ const flagged = sessionFragmentColumns.map(([name]) => name).filter((name) => na
 /**
  * Rewrites the fragment files of the snapshot at `paths` whose `whole` flags are wrong or missing; returns the
  * files rewritten. `domains` limits the pass to the domains an import wrote (a session belongs to one domain, so no
- * other domain's flags can change). Default: every domain.
+ * other domain's flags can change). Default: every domain. `sessionsOf` (fragment files, relative to the sessions
+ * folder) limits it further to the sessions with a fragment in those files: the files a writer added to a snapshot
+ * whose marks were exact, since only those sessions gained fragments.
  */
-export async function markWholeFragments(paths: LocalPaths, options: { domains?: string[] } = {}): Promise<number> {
+export async function markWholeFragments(paths: LocalPaths, options: { domains?: string[]; sessionsOf?: string[] } = {}): Promise<number> {
   const sessionsDir = paths.derivedDirs.sessions;
   const domainDirs = (options.domains ?? domainsUnder(sessionsDir))
     .map((d) => join(sessionsDir, `domain=${d}`))
     .filter((dir) => parquetFilesUnder(dir).length > 0);
-  if (domainDirs.length === 0) return 0;
+  if (domainDirs.length === 0 || options.sessionsOf?.length === 0) return 0;
   const scratch = await openScratchDuckDb();
   const { connection } = scratch;
   const staging = join(paths.stagingDir, stagingName('whole'));
@@ -45,19 +47,27 @@ export async function markWholeFragments(paths: LocalPaths, options: { domains?:
     // bytes per session. Two sessions sharing a hash only look like one session of several fragments, so neither is
     // marked (merged, still exact); a fragment marked whole is always its session's only one.
     const session = 'hash(domain, session_id)';
+    const among = options.sessionsOf
+      ? ` WHERE ${session} IN (SELECT ${session} FROM ${scan(options.sessionsOf.map((f) => join(sessionsDir, f)))})`
+      : '';
+    // A session's flags are wrong when one is unset, when its only fragment is not marked, or when it has several
+    // and one is. Only those sessions are kept, with their fragment count: the others' flags stand as they are.
     await connection.run(
-      `CREATE TABLE counts AS SELECT ${session} AS h, count(*)::INTEGER AS n, count(*) FILTER (WHERE ${whole})::INTEGER AS marked,
-         count(*) FILTER (WHERE ${whole} IS NULL)::INTEGER AS unset FROM ${stored} GROUP BY 1`,
+      `CREATE TABLE wrong AS SELECT h, n FROM (
+         SELECT ${session} AS h, count(*)::INTEGER AS n, count(*) FILTER (WHERE ${whole})::INTEGER AS marked,
+           count(*) FILTER (WHERE ${whole} IS NULL)::INTEGER AS unset FROM ${stored}${among} GROUP BY 1)
+       WHERE unset > 0 OR (n = 1 AND marked = 0) OR (n > 1 AND marked > 0)`,
     );
-    // A session's flags are wrong when one is unset, when its only fragment is not marked, or when it has several and one is.
-    await connection.run(`CREATE TABLE wrong AS SELECT h FROM counts WHERE unset > 0 OR (n = 1 AND marked = 0) OR (n > 1 AND marked > 0)`);
     const wrong = (await connection.runAndReadAll(
       `SELECT DISTINCT filename AS file FROM ${stored} WHERE ${session} IN (SELECT h FROM wrong) ORDER BY 1`,
     )).getRowObjectsJS() as { file: string }[];
     for (const [i, { file }] of wrong.entries()) {
       const staged = join(staging, `${i}.parquet`);
       await mkdir(dirname(staged), { recursive: true });
-      await copyMarked(connection, file, staged, '(SELECT c.n FROM counts c WHERE c.h = hash(f.domain, f.session_id)) = 1', localCodecs().sessions);
+      // A file without the column has every session among the wrong ones (all unset).
+      const columns = (await connection.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet(${pathLiteral(file)})`)).getRowObjectsJS();
+      const current = columns.some((c) => c.column_name === 'whole') ? 'f.whole' : 'CAST(NULL AS BOOLEAN)';
+      await copyMarked(connection, file, staged, `coalesce((SELECT w.n FROM wrong w WHERE w.h = hash(f.domain, f.session_id)) = 1, ${current})`, localCodecs().sessions);
       await rename(staged, file);
     }
     return wrong.length;
