@@ -32,9 +32,13 @@ function selectOf(folder: DerivedFolder, rows: Sql, known: WriterKnowledge): str
   switch (folder) {
     case 'sessions': {
       const select = print(fragmentsOf(rows, duckdbDialect)).sql;
+      // A session with two fragments in the file (dev and not dev rows) is found by grouping the fragments: a
+      // window over them would sort every fragment's columns.
       return known.splitSessions
-        ? `SELECT * REPLACE (count(*) OVER (PARTITION BY session_id) = 1 AND session_id NOT IN (SELECT session_id FROM ${known.splitSessions}) AS whole)
-             FROM (${select}) ORDER BY first_ts`
+        ? `WITH fragments AS MATERIALIZED (${select})
+           SELECT * REPLACE (session_id NOT IN (SELECT session_id FROM fragments GROUP BY session_id HAVING count(*) > 1)
+             AND session_id NOT IN (SELECT session_id FROM ${known.splitSessions}) AS whole)
+           FROM fragments ORDER BY first_ts`
         : select;
     }
     case 'pageviews':
