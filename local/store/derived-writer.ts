@@ -4,7 +4,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { pathLiteral } from '../../shared/engines/duckdb-engine.js';
 import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
 import { duckdbDialect } from '../../shared/query/sql/dialects.js';
-import { bucketsOf } from '../../shared/query/derived/pageview-buckets.js';
+import { bucketFileOrder, bucketsOf } from '../../shared/query/derived/pageview-buckets.js';
 import { fragmentsOf } from '../../shared/query/derived/session-fragments.js';
 import { visitorDaysOf } from '../../shared/query/derived/visitor-days.js';
 import { print, trusted, type Sql } from '../../shared/query/sql/sql.js';
@@ -43,10 +43,11 @@ function selectOf(folder: DerivedFolder, rows: Sql, known: WriterKnowledge): str
     }
     case 'pageviews':
     case 'pages': {
+      // Ordered once, after the keys are joined.
       const select = print(bucketsOf(rows, folder)).sql;
       return known.visitorKeys
-        ? `SELECT b.* REPLACE (k.visitor_key AS visitor_key) FROM (${select}) b JOIN ${known.visitorKeys} k ON k.visitor_id = b.visitor_id ORDER BY b.visitor_id, b.bucket`
-        : select;
+        ? `SELECT b.* REPLACE (k.visitor_key AS visitor_key) FROM (${select}) b JOIN ${known.visitorKeys} k ON k.visitor_id = b.visitor_id ORDER BY ${bucketFileOrder}`
+        : `${select} ORDER BY ${bucketFileOrder}`;
     }
     case 'visitors':
       return print(visitorDaysOf(rows)).sql;

@@ -7,6 +7,7 @@ import { pathLiteral } from '../../shared/engines/duckdb-engine.js';
 import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
 import { domainsUnder, parquetFilesUnder, type LocalPaths } from './paths.js';
 import { localCodecs, parquetCopyOptions } from './parquet-codec.js';
+import { bucketFileOrder } from '../../shared/query/derived/pageview-buckets.js';
 
 // Gives every row of the keyed relations (the pageview and page buckets) of a local store its visitor's integer
 // key (docs/STORAGE.md): one key per (domain, visitor_id), never reused, so `count(DISTINCT visitor_key)` equals
@@ -71,7 +72,7 @@ async function keyDomain(connection: DuckDBConnection, stored: BucketFile[], pen
     const select = columns.map(([name]) => (name === 'visitor_key' ? 'k.visitor_key' : `f.${name}`)).join(', ');
     // Staged beside the file and renamed over it: a reader sees the old file or the new one, never half of one.
     const staged = `${path}.keyed`;
-    await connection.run(`COPY (SELECT ${select} FROM read_parquet(${pathLiteral(path)}, union_by_name = true) f JOIN keys k USING (visitor_id) ORDER BY f.visitor_id, f.bucket)
+    await connection.run(`COPY (SELECT ${select} FROM read_parquet(${pathLiteral(path)}, union_by_name = true) f JOIN keys k USING (visitor_id) ORDER BY ${bucketFileOrder})
       TO ${pathLiteral(staged)} ${parquetCopyOptions(codecs[folder])}`);
     await rename(staged, path).catch(async (error: unknown) => {
       await rm(staged, { force: true });

@@ -32,10 +32,10 @@ export function bucketRelationFor(columns: string[]): BucketRelation | null {
 }
 
 /**
- * `SELECT` of the buckets of `rows` (a relation of event rows), ordered by visitor so a count of distinct
- * visitors meets each one in runs. DuckDB only: the importer and the backfill write them, Athena reads them.
- * Without visitor keys: a local import joins its own keys to it (local/store/derived-writer.ts), and keyVisitors
- * (local/store/visitor-keys.ts) keys what other writers wrote, from the store's own keys.
+ * `SELECT` of the buckets of `rows` (a relation of event rows), unordered: the writer orders them by
+ * `bucketFileOrder` (local/store/derived-writer.ts), after joining keys if it has them. DuckDB only: the importer
+ * and the backfill write them, Athena reads them. Without visitor keys: a local import joins its own keys to it,
+ * and keyVisitors (local/store/visitor-keys.ts) keys what other writers wrote, from the store's own keys.
  */
 export function bucketsOf(rows: Sql, relation: BucketRelation): Sql {
   const keys = [
@@ -46,8 +46,11 @@ export function bucketsOf(rows: Sql, relation: BucketRelation): Sql {
     ...bucketGroups[relation].map((c) => trusted(c)),
   ];
   return sql`SELECT ${join([...keys, sql`count(*) AS pageviews`])}
-FROM ${rows} WHERE type = 'pageview' GROUP BY ALL ORDER BY visitor_id, bucket`;
+FROM ${rows} WHERE type = 'pageview' GROUP BY ALL`;
 }
+
+/** The order of the rows in a bucket file: by visitor, so a count of distinct visitors meets each one in runs. */
+export const bucketFileOrder = 'visitor_id, bucket';
 
 /**
  * Buckets are exact for a range when the range and every local-time boundary inside it fall on bucket edges:
