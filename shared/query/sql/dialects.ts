@@ -7,7 +7,9 @@ export const duckdbDialect: Dialect = {
   argMinKeepNull: (x, by) => sql`arg_min_null(${x}, ${by})`,
   anyElement: (list, element, predicate) => sql`list_bool_or(list_transform(${list}, lambda ${element}: ${predicate}))`,
   listContains: (list, value) => sql`list_contains(${list}, ${value})`,
-  jsonProperty: (json, key) => sql`map_extract_value(CAST(CAST(${json} AS JSON) AS MAP(VARCHAR, VARCHAR)), ${key})`,
+  // A JSON Pointer to the key (`~` and `/` escaped as RFC 6901 says) reads the one value without turning the whole
+  // object into a map first. The stored objects hold only strings (shared/events/event-validation.ts).
+  jsonProperty: (json, key) => sql`json_extract_string(${json}, '/' || replace(replace(${key}, '~', '~0'), '/', '~1'))`,
   jsonKeys: (json) => sql`json_keys(${json})`,
   epochSeconds: (ts) => sql`(epoch_ms(${ts}) // 1000)`,
   integerDivide: (dividend, divisor) => sql`((${dividend}) // ${divisor})`,
