@@ -1,24 +1,15 @@
 import fc from 'fast-check';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { checkEvent } from '../../shared/events/event-validation.js';
 import { duckdbDialect } from '../../shared/query/sql/dialects.js';
 import { print, sql, str } from '../../shared/query/sql/sql.js';
+import { memoryDuckDb } from '../support/memory-duckdb.js';
 
 // A property filter reads one key of the stored `event_properties` text (the JSON the importer writes). DuckDB
 // reads it through a JSON Pointer built in SQL from the bound key: any key the import accepts, `/` and `~`
 // (the pointer's own syntax) among them, must read exactly the value JavaScript reads, and an absent key NULL.
 
-let instance: DuckDBInstance;
-let connection: DuckDBConnection;
-beforeAll(async () => {
-  instance = await DuckDBInstance.create(':memory:');
-  connection = await instance.connect();
-});
-afterAll(() => {
-  connection?.closeSync();
-  instance?.closeSync();
-});
+const connection = memoryDuckDb();
 
 /** The stored text of `properties`, as the import writes it; null when the import refuses them. */
 function storedProperties(properties: Record<string, string>): string | null {
@@ -28,7 +19,7 @@ function storedProperties(properties: Record<string, string>): string | null {
 
 async function readKey(stored: string, key: string): Promise<unknown> {
   const { sql: text, params } = print(duckdbDialect.jsonProperty(sql`${str(stored)}`, str(key)));
-  const rows = (await connection.runAndReadAll(`SELECT ${text} AS value`, params.map((p) => String(p.value)))).getRowObjectsJS();
+  const rows = (await connection().runAndReadAll(`SELECT ${text} AS value`, params.map((p) => String(p.value)))).getRowObjectsJS();
   return rows[0]!.value;
 }
 

@@ -1,22 +1,13 @@
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { print, sql, trusted } from '../../shared/query/sql/sql.js';
 import { bitmapVisitorCounts, KEY_CHUNK_BITS } from '../../shared/query/derived/visitor-bitmaps.js';
+import { memoryDuckDb } from '../support/memory-duckdb.js';
 
 // Bitmap counts against DuckDB's own count(DISTINCT) on random buckets whose keys span many chunks (the
 // store-level tests have too few visitors to leave the first chunk), with and without a group.
 
-let instance: DuckDBInstance;
-let connection: DuckDBConnection;
-beforeAll(async () => {
-  instance = await DuckDBInstance.create(':memory:');
-  connection = await instance.connect();
-});
-afterAll(() => {
-  connection?.closeSync();
-  instance?.closeSync();
-});
+const connection = memoryDuckDb();
 
 const chunk = 2 ** KEY_CHUNK_BITS;
 // Keys near chunk edges, in the first chunks and far out; days 0-3; several rows per (day, key) are common.
@@ -24,15 +15,15 @@ const key = fc.oneof(fc.integer({ min: 0, max: 3 * chunk }), fc.constantFrom(0, 
 const bucketRows = fc.array(fc.record({ day: fc.integer({ min: 0, max: 3 }), key, pageviews: fc.integer({ min: 1, max: 5 }) }), { maxLength: 300 });
 
 async function rowsOf(text: string): Promise<Record<string, unknown>[]> {
-  return (await connection.runAndReadAll(text)).getRowObjectsJson() as Record<string, unknown>[];
+  return (await connection().runAndReadAll(text)).getRowObjectsJson() as Record<string, unknown>[];
 }
 
 describe('bitmapVisitorCounts', () => {
   it('counts what count(DISTINCT visitor_key) counts, per group and in total, and sums pageviews', async () => {
     await fc.assert(
       fc.asyncProperty(bucketRows, async (rows) => {
-        await connection.run('CREATE OR REPLACE TABLE b (day INTEGER, visitor_key BIGINT, pageviews BIGINT)');
-        if (rows.length) await connection.run(`INSERT INTO b VALUES ${rows.map((r) => `(${r.day}, ${r.key}, ${r.pageviews})`).join(', ')}`);
+        await connection().run('CREATE OR REPLACE TABLE b (day INTEGER, visitor_key BIGINT, pageviews BIGINT)');
+        if (rows.length) await connection().run(`INSERT INTO b VALUES ${rows.map((r) => `(${r.day}, ${r.key}, ${r.pageviews})`).join(', ')}`);
         const buckets = sql`SELECT * FROM b`;
         const byDay = print(sql`${bitmapVisitorCounts([sql`day AS d0`], buckets, true)} ORDER BY d0`).sql;
         expect(await rowsOf(byDay)).toEqual(
