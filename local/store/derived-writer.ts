@@ -5,7 +5,7 @@ import { pathLiteral } from '../../shared/engines/duckdb-engine.js';
 import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
 import { duckdbDialect } from '../../shared/query/sql/dialects.js';
 import { bucketFileOrder, bucketsOf } from '../../shared/query/derived/pageview-buckets.js';
-import { fragmentsOf } from '../../shared/query/derived/session-fragments.js';
+import { fragmentFileOrder, fragmentsOf } from '../../shared/query/derived/session-fragments.js';
 import { visitorDaysOf } from '../../shared/query/derived/visitor-days.js';
 import { print, trusted, type Sql } from '../../shared/query/sql/sql.js';
 import { parquetCopyOptions, type StoreCodecs } from './parquet-codec.js';
@@ -38,8 +38,8 @@ function selectOf(folder: DerivedFolder, rows: Sql, known: WriterKnowledge): str
         ? `WITH fragments AS MATERIALIZED (${select})
            SELECT * REPLACE (session_id NOT IN (SELECT session_id FROM fragments GROUP BY session_id HAVING count(*) > 1)
              AND session_id NOT IN (SELECT session_id FROM ${known.splitSessions}) AS whole)
-           FROM fragments ORDER BY first_ts`
-        : select;
+           FROM fragments ORDER BY ${fragmentFileOrder}`
+        : `${select} ORDER BY ${fragmentFileOrder}`;
     }
     case 'pageviews':
     case 'pages': {

@@ -4,6 +4,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { openScratchDuckDb } from './scratch-duckdb.js';
 import { HIVE_PARTITIONS, pathLiteral } from '../../shared/engines/duckdb-engine.js';
 import { sessionFragmentColumns } from '../../shared/events/event-columns.js';
+import { fragmentFileOrder } from '../../shared/query/derived/session-fragments.js';
 import { domainsUnder, parquetFilesUnder, type LocalPaths } from './paths.js';
 import { localCodecs, parquetCopyOptions, type ParquetCodec } from './parquet-codec.js';
 import { stagingName } from './local-store.js';
@@ -85,7 +86,7 @@ export async function markWholeFragments(paths: LocalPaths, options: { domains?:
 async function copyMarked(connection: DuckDBConnection, source: string, target: string, isWhole: string, codec: ParquetCodec): Promise<void> {
   await connection.run(
     `COPY (SELECT ${flagged.map((c) => `f.${c}`).join(', ')}, ${isWhole} AS whole
-       FROM read_parquet(${pathLiteral(source)}, ${HIVE_PARTITIONS}) f ORDER BY f.first_ts)
+       FROM read_parquet(${pathLiteral(source)}, ${HIVE_PARTITIONS}) f ORDER BY ${fragmentFileOrder})
      TO ${pathLiteral(target)} ${parquetCopyOptions(codec)}`,
   );
 }

@@ -11,8 +11,9 @@ import { bool, date, join, sql, str, trusted, type Sql } from '../sql/sql.js';
 const pageview = sql`type = 'pageview'`;
 
 /**
- * `SELECT` of the fragments of `rows` (a relation of event rows): one row per (session_id, is_dev). DuckDB only:
- * the importer and the backfill write fragments locally, Athena only reads them.
+ * `SELECT` of the fragments of `rows` (a relation of event rows): one row per (session_id, is_dev), unordered (the
+ * writer orders them by `fragmentFileOrder`, after marking them if it marks). DuckDB only: the importer and the
+ * backfill write fragments locally, Athena only reads them.
  */
 export function fragmentsOf(rows: Sql, dialect: Dialect): Sql {
   // The attributes of the fragment's first row are taken as one struct: one aggregate state instead of one per
@@ -40,8 +41,11 @@ FROM ${rows} WHERE session_id <> '' GROUP BY session_id, is_dev`;
     // (local/store/whole-fragments.ts) corrects the marks over the store, S3's upkeep marks what it rewrites.
     sql`false AS whole`,
   ])}
-FROM (${grouped}) ORDER BY first_ts`;
+FROM (${grouped})`;
 }
+
+/** The order of the rows in a fragment file, given once by its writer: by the fragments' first time. */
+export const fragmentFileOrder = 'first_ts';
 
 /** The dt partitions lying wholly inside a range `[from, to)` (its full days in UTC), with the instants they cover. */
 export interface FullPartitions {
