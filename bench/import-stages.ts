@@ -5,14 +5,14 @@
 // With `--chunks N` the file is imported N times into the same store, each time after the first as a copy whose
 // visitor, session and transaction ids are renamed (so N times the visitors on the same days: a site N times the
 // size), to show whether the throughput holds as the store grows; each copy is written beside the file and removed.
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { generateEventLines } from './generator.js';
 import { importNdjson } from '../local/store/importer.js';
 import { readLines } from '../local/store/ndjson-lines.js';
-import { localPaths } from '../local/store/paths.js';
+import { localPaths, parquetFilesUnder } from '../local/store/paths.js';
 import { checkEventLine } from '../shared/events/event-validation.js';
 import { startTestApi } from '../test/support/test-api.js';
 
@@ -24,11 +24,7 @@ const dir = new URL('../.bench/import/', import.meta.url).pathname;
 const file = join(dir, `events-seed3-${rows}.ndjson`);
 if (!existsSync(file)) {
   mkdirSync(dir, { recursive: true });
-  const out = createWriteStream(`${file}.tmp`);
-  for await (const line of generateEventLines({ seed: 3, rows, endDate: '2026-11-20', days: 30, domain: 'import.bench.example' })) {
-    if (!out.write(`${line}\n`)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
-  }
-  await new Promise<void>((resolve) => out.end(() => resolve()));
+  await writeLines(`${file}.tmp`, generateEventLines({ seed: 3, rows, endDate: '2026-11-20', days: 30, domain: 'import.bench.example' }));
   renameSync(`${file}.tmp`, file);
 }
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
@@ -63,9 +59,9 @@ try {
     return (used.user + used.system) / 1e6;
   };
   const chunks = Number(values.chunks);
+  let rowsWritten = 0;
   for (let chunk = 0; chunk < chunks; chunk++) {
     const input = chunk === 0 ? file : await renamedCopy(file, chunk);
-    const digestStarted = performance.now();
     const chunkStarted = performance.now();
     const stageSampler = setInterval(() => (stagePeak = Math.max(stagePeak, process.memoryUsage().rss)), 50);
     cpuSeconds();
@@ -73,19 +69,20 @@ try {
     const report = await importNdjson(input, paths, {
       ...tuning,
       onStage: (stage, ms) => {
-        if (stage === 'read and check') console.log(`${label}: ${'digest'.padEnd(20)} ${seconds(performance.now() - digestStarted - ms)} (before the stages: the input's SHA-256)`);
+        if (stage === 'read and check') console.log(`${label}: ${'digest'.padEnd(20)} ${seconds(performance.now() - chunkStarted - ms)} (before the stages: the input's SHA-256)`);
         console.log(`${label}: ${stage.padEnd(20)} ${seconds(ms)}, CPU ${cpuSeconds().toFixed(1)} s, peak RSS ${(stagePeak / 2 ** 20).toFixed(0)} MiB`);
         stagePeak = 0;
       },
     });
     clearInterval(stageSampler);
     if (input !== file) rmSync(input);
+    rowsWritten += report.rowsWritten;
     const chunkMs = performance.now() - chunkStarted;
     console.log(`${label}: ${report.rowsWritten} rows in ${seconds(chunkMs)}, ${Math.round(report.rowsWritten / (chunkMs / 1000))} events/s; store ${(storeBytes(dirname(paths.eventsDir)) / 2 ** 30).toFixed(2)} GiB`);
   }
   const ms = performance.now() - started;
   clearInterval(sampler);
-  console.log(`import: ${rows * chunks} rows in ${seconds(ms)}, ${Math.round((rows * chunks) / (ms / 1000))} events/s, peak RSS ${(peak / 2 ** 20).toFixed(0)} MiB`);
+  console.log(`import: ${rowsWritten} rows in ${seconds(ms)}, ${Math.round(rowsWritten / (ms / 1000))} events/s, peak RSS ${(peak / 2 ** 20).toFixed(0)} MiB`);
 } finally {
   await api.close();
   rmSync(storeDir, { recursive: true, force: true });
@@ -95,16 +92,25 @@ try {
 async function renamedCopy(source: string, k: number): Promise<string> {
   const target = `${source}.chunk${k}`;
   const ids = /"(visitor_id|session_id|transaction_id)":"(v|s|txn)_/g;
-  const out = createWriteStream(target);
-  for await (const line of readLines(source)) {
-    if (typeof line !== 'string') continue;
-    if (!out.write(`${line.replace(ids, (_, field: string, prefix: string) => `"${field}":"${prefix}${k}_`)}\n`)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
+  async function* renamed() {
+    for await (const line of readLines(source)) {
+      if (typeof line === 'string') yield line.replace(ids, (_, field: string, prefix: string) => `"${field}":"${prefix}${k}_`);
+    }
+  }
+  await writeLines(target, renamed());
+  return target;
+}
+
+/** Writes `lines` to `file`, one per line, waiting whenever the stream's buffer is full. */
+async function writeLines(file: string, lines: AsyncIterable<string>): Promise<void> {
+  const out = createWriteStream(file);
+  for await (const line of lines) {
+    if (!out.write(`${line}\n`)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
   }
   await new Promise<void>((resolve) => out.end(() => resolve()));
-  return target;
 }
 
 /** Bytes of the Parquet files under a folder (the store's current snapshot). */
 function storeBytes(dir: string): number {
-  return (readdirSync(dir, { recursive: true, encoding: 'utf8' }) as string[]).filter((f) => f.endsWith('.parquet')).reduce((sum, f) => sum + statSync(join(dir, f)).size, 0);
+  return parquetFilesUnder(dir).reduce((sum, f) => sum + statSync(join(dir, f)).size, 0);
 }
