@@ -1,6 +1,10 @@
-import { existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathLiteral } from '../shared/engines/duckdb-engine.js';
 import { backfillDerived } from '../local/store/backfill.js';
+import { EVENT_ROW_GROUP_ROWS, eventFileCopyOptions, eventFileOrder } from '../local/store/event-file-layout.js';
+import { parquetCodecs, type ParquetCodec } from '../local/store/parquet-codec.js';
+import { openScratchDuckDb } from '../local/store/scratch-duckdb.js';
 import { importLineBlocks } from '../local/store/importer.js';
 import { openLocalDynamo } from '../local/server/local-dynamo.js';
 import { localPaths, type LocalPaths } from '../local/store/paths.js';
@@ -12,6 +16,9 @@ import { defaultShape, generateEventLines, type GeneratorSpec } from './generato
 
 /** Bump when the generator's output changes, so cached sets made by an older generator are not reused. */
 const GENERATOR_VERSION = 1;
+
+/** How the importer lays out event files now (local/store/event-file-layout.ts); a cached set in another is rewritten. */
+const EVENT_LAYOUT = `${eventFileOrder}; ${EVENT_ROW_GROUP_ROWS} rows per row group`;
 
 export interface Dataset {
   id: string;
@@ -33,6 +40,8 @@ interface DatasetMeta {
   bytes: number;
   generationSeconds: number;
   createdAt: string;
+  /** EVENT_LAYOUT when the event files were written; absent for sets written before the layout had a name. */
+  eventLayout?: string;
 }
 
 export function datasetId(spec: GeneratorSpec): string {
@@ -53,6 +62,12 @@ export async function ensureDataset(spec: GeneratorSpec, root: string, log: (lin
     // A set cached before the derived relations existed gets them now (nothing to do when complete).
     const backfilled = await backfillDerived(paths);
     if (backfilled) log(`data set ${id}: wrote ${backfilled} missing derived files (docs/STORAGE.md)`);
+    if (meta.eventLayout !== EVENT_LAYOUT) {
+      const started = performance.now();
+      const rewritten = await relayoutEventFiles(paths.eventsDir);
+      writeFileSync(metaFile, JSON.stringify({ ...meta, eventLayout: EVENT_LAYOUT }, null, 2));
+      log(`data set ${id}: rewrote ${rewritten} event files in the importer's layout (${EVENT_LAYOUT}) in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+    }
     log(`data set ${id}: reusing ${meta.rows.toLocaleString('en-US')} rows in ${meta.files} files (generated in ${meta.generationSeconds.toFixed(0)} s)`);
     return { id, spec, paths, rows: meta.rows, files: meta.files, bytes: meta.bytes, generationSeconds: meta.generationSeconds, reused: true };
   }
@@ -94,12 +109,41 @@ export async function ensureDataset(spec: GeneratorSpec, root: string, log: (lin
     if (report.rejected.length > 0) throw new Error(`the importer rejected generated lines: ${JSON.stringify(report.rejected.slice(0, 3))}`);
     const generationSeconds = (performance.now() - started) / 1000;
     const { files, bytes } = parquetFiles(paths.eventsDir);
-    const meta: DatasetMeta = { id, spec, rows: report.rowsWritten, files, bytes, generationSeconds, createdAt: new Date().toISOString() };
+    const meta: DatasetMeta = { id, spec, rows: report.rowsWritten, files, bytes, generationSeconds, createdAt: new Date().toISOString(), eventLayout: EVENT_LAYOUT };
     writeFileSync(metaFile, JSON.stringify(meta, null, 2));
     log(`data set ${id}: ${meta.rows.toLocaleString('en-US')} rows, ${files} files, ${(bytes / 2 ** 20).toFixed(1)} MiB in ${generationSeconds.toFixed(1)} s (${Math.round(meta.rows / generationSeconds).toLocaleString('en-US')} rows/s)`);
     return { id, spec, paths, rows: meta.rows, files, bytes, generationSeconds, reused: false };
   } finally {
     await dynamo.close();
+  }
+}
+
+/**
+ * Rewrites every event file under `eventsDir` in the importer's current layout, in its own codec and under its own
+ * name (the same rows, so every derived file stays true); returns how many. Each file is written beside the old one
+ * and renamed over it once its row count matched.
+ */
+async function relayoutEventFiles(eventsDir: string): Promise<number> {
+  const scratch = await openScratchDuckDb();
+  try {
+    const files = parquetFiles(eventsDir).list;
+    for (const { path } of files) {
+      const [meta] = (await scratch.connection.runAndReadAll(
+        `SELECT lower(any_value(compression)) AS codec FROM parquet_metadata(${pathLiteral(path)})`,
+      )).getRowObjectsJson();
+      const codec = String(meta?.codec) as ParquetCodec;
+      if (!parquetCodecs.includes(codec)) throw new Error(`${path}: codec ${String(meta?.codec)} is not one the importer writes`);
+      const next = `${path}.relayout`;
+      await scratch.connection.run(`COPY (SELECT * FROM read_parquet(${pathLiteral(path)}, hive_partitioning = false) ORDER BY ${eventFileOrder}) TO ${pathLiteral(next)} ${eventFileCopyOptions(codec)}`);
+      const [counts] = (await scratch.connection.runAndReadAll(
+        `SELECT (SELECT count(*) FROM read_parquet(${pathLiteral(path)})) AS before, (SELECT count(*) FROM read_parquet(${pathLiteral(next)})) AS after`,
+      )).getRowObjectsJson();
+      if (counts?.before !== counts?.after) throw new Error(`${path}: rewritten with ${String(counts?.after)} rows instead of ${String(counts?.before)}`);
+      renameSync(next, path);
+    }
+    return files.length;
+  } finally {
+    scratch.close();
   }
 }
 

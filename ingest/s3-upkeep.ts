@@ -16,8 +16,9 @@ import { s3Publisher } from './s3-store.js';
 
 // Scheduled upkeep of the S3 store (docs/STORAGE.md, "Upkeep on S3"). Each ingest adds one file per partition it
 // touches, in every relation; many small files cost every query (per-file work, and sessions split into fragments
-// to merge). Upkeep rewrites a partition with many files as one ts-ordered event file and its derived files, and
-// makes the swap invisible to queries through the domain's file states (shared/store/file-states-repo.ts):
+// to merge). Upkeep rewrites a partition with many files as one event file (local/store/event-file-layout.ts) and its
+// derived files, and makes the swap invisible to queries through the domain's file states
+// (shared/store/file-states-repo.ts):
 //   1. the compacted file is hidden, then uploaded in every relation (derived first, then events);
 //   2. one write shows it and hides the files it replaces;
 //   3. a later run, once the grace period is over (longer than any query runs), deletes the replaced files, then

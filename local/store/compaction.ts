@@ -5,13 +5,14 @@ import { openScratchDuckDb } from './scratch-duckdb.js';
 import { pathLiteral } from '../../shared/engines/duckdb-engine.js';
 import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
 import { writeDerived, type WriterKnowledge } from './derived-writer.js';
-import { localCodecs, parquetCopyOptions, type StoreCodecs } from './parquet-codec.js';
+import { localCodecs, type StoreCodecs } from './parquet-codec.js';
+import { eventFileCopyOptions, eventFileOrder } from './event-file-layout.js';
 import { parquetFilesUnder, type LocalPaths } from './paths.js';
 import { keyVisitors } from './visitor-keys.js';
 import { stagingName } from './local-store.js';
 
 // Compaction (docs/STORAGE.md): a partition that many imports wrote in many small files is rewritten as one event
-// file ordered by ts, with its derived files made from it. Many files cost every query: per-file work, and
+// file in the event files' order, with its derived files made from it. Many files cost every query: per-file work, and
 // sessions split across files are fragments to merge instead of whole ones. It changes a snapshot copy inside a
 // store transaction (store/local-store.ts), so queries running meanwhile keep reading the snapshot they started
 // on; whole fragments are marked afterwards.
@@ -20,7 +21,7 @@ import { stagingName } from './local-store.js';
 export const COMPACT_FROM_FILES = 8;
 
 /**
- * Writes the event files `sources` as one file ordered by `ts`, `<dirs.events>/<name>`, and its derived files beside
+ * Writes the event files `sources` as one file in the event files' order (event-file-layout.ts), `<dirs.events>/<name>`, and its derived files beside
  * it under `dirs` (the same relative name): the rewrite of one partition, for the local store and for S3's upkeep
  * (ingest/s3-upkeep.ts) alike; `known` as writeDerived takes it.
  */
@@ -34,7 +35,7 @@ export async function writeCompacted(
 ): Promise<void> {
   await mkdir(dirname(join(dirs.events, name)), { recursive: true });
   const files = `[${sources.map(pathLiteral).join(', ')}]`;
-  await connection.run(`COPY (SELECT * FROM read_parquet(${files}, hive_partitioning = false) ORDER BY ts) TO ${pathLiteral(join(dirs.events, name))} ${parquetCopyOptions(codecs.events)}`);
+  await connection.run(`COPY (SELECT * FROM read_parquet(${files}, hive_partitioning = false) ORDER BY ${eventFileOrder}) TO ${pathLiteral(join(dirs.events, name))} ${eventFileCopyOptions(codecs.events)}`);
   await writeDerived(connection, `read_parquet(${pathLiteral(join(dirs.events, name))})`, name, dirs, codecs, known ? { known } : {});
 }
 

@@ -10,7 +10,8 @@ import { duckdbTypes, eventColumns } from '../../shared/events/event-columns.js'
 import { recordImportedEventsOnce } from '../../shared/limits/limiter.js';
 import { parquetFilesUnder, pathsOfSnapshot, type LocalPaths } from './paths.js';
 import { currentSnapshot, snapshotLayout } from './snapshots.js';
-import { localCodecs, parquetCopyOptions, S3_CODECS, type StoreCodecs } from './parquet-codec.js';
+import { localCodecs, S3_CODECS, type StoreCodecs } from './parquet-codec.js';
+import { eventFileCopyOptions, eventFileOrder } from './event-file-layout.js';
 import { writeDerived } from './derived-writer.js';
 import { deriveMissing } from './backfill.js';
 import { fileDigest, readLineBlocks, type LineBlock } from './ndjson-lines.js';
@@ -24,11 +25,12 @@ import { markWholeFragments } from './whole-fragments.js';
 
 // Imports events into the store's Parquet layout (docs/EVENT-FORMAT.md). Lines are checked in batches (on worker
 // threads for a large input, store/checked-batches.ts); accepted rows are written to a staging NDJSON file, and a
-// full one is turned by DuckDB into a Parquet spill sorted by partition. Once the whole input was read,
-// each (domain, dt) partition the import touched is written as one ts-ordered event file with its derived files
-// (docs/STORAGE.md), so the files an import writes grow with its partitions whatever the order of its lines. The
-// files are then published in one store transaction (store/local-store.ts): visible whole or not at all. An
-// import is identified by the digest of its input (store/imports.ts): the same input a second time adds nothing.
+// full one is turned by DuckDB into a Parquet spill sorted by partition. Once the whole input was read, each
+// (domain, dt) partition the import touched is written as one event file (rows in the order of
+// store/event-file-layout.ts) with its derived files (docs/STORAGE.md), so the files an import writes grow with its
+// partitions whatever the order of its lines. The files are then published in one store transaction
+// (store/local-store.ts): visible whole or not at all. An import is identified by the digest of its input
+// (store/imports.ts): the same input a second time adds nothing.
 
 export interface ImportReport {
   rowsWritten: number;
@@ -326,7 +328,7 @@ class PartitionWriter {
   }
 
   /**
-   * Writes one ts-ordered event file per partition under `eventsDir` and its derived files under `derivedDirs`,
+   * Writes one event file per partition under `eventsDir` and its derived files under `derivedDirs`,
    * all named `domain=<d>/dt=<day>/<import name>.parquet`; returns the event files' relative names. With `store`
    * (a local import: the paths of the store's current snapshot, null when it has none yet) the buckets are keyed
    * from it and the fragments marked by the import's own rows (WriterKnowledge); without, neither.
@@ -342,7 +344,7 @@ class PartitionWriter {
     if (this.spills.length === 0) return [];
     const spills = `read_parquet([${this.spills.map(pathLiteral).join(', ')}])`;
     const select = await this.connection.prepare(
-      `CREATE OR REPLACE TEMP TABLE part AS SELECT ${eventColumns.map(([name]) => name).join(', ')} FROM ${spills} WHERE domain = $1 AND dt = $2 ORDER BY ts`,
+      `CREATE OR REPLACE TEMP TABLE part AS SELECT ${eventColumns.map(([name]) => name).join(', ')} FROM ${spills} WHERE domain = $1 AND dt = $2 ORDER BY ${eventFileOrder}`,
     );
     // Per domain, with a store: the visitors to key, and the sessions in two of the import's partitions (their
     // fragments there are not whole; writeDerived finds the sessions with two fragments in one file).
@@ -374,7 +376,7 @@ class PartitionWriter {
       if (store) await this.connection.run(`CREATE OR REPLACE TEMP TABLE part_keys AS SELECT * FROM import_keys WHERE visitor_id IN (SELECT visitor_id FROM part)`);
       const name = join(`domain=${domain}`, `dt=${dt}`, fileName);
       await mkdir(dirname(join(eventsDir, name)), { recursive: true });
-      await this.connection.run(`COPY part TO ${pathLiteral(join(eventsDir, name))} ${parquetCopyOptions(this.codecs.events)}`);
+      await this.connection.run(`COPY part TO ${pathLiteral(join(eventsDir, name))} ${eventFileCopyOptions(this.codecs.events)}`);
       await writeDerived(this.connection, 'part', name, derivedDirs, this.codecs, { known });
       files.push(name);
     }

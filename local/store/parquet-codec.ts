@@ -30,7 +30,10 @@ export function localCodecs(env: NodeJS.ProcessEnv = process.env): StoreCodecs {
   return everywhere(value as ParquetCodec);
 }
 
-/** The options of a DuckDB `COPY ... TO` writing Parquet with `codec` (one of the allow-listed names above). */
-export function parquetCopyOptions(codec: ParquetCodec): string {
-  return `(FORMAT parquet, COMPRESSION ${codec})`;
+/**
+ * The options of a DuckDB `COPY ... TO` writing Parquet with `codec` (one of the allow-listed names above), in row
+ * groups of `rowGroupRows` rows where given (else DuckDB's default).
+ */
+export function parquetCopyOptions(codec: ParquetCodec, rowGroupRows?: number): string {
+  return `(FORMAT parquet, COMPRESSION ${codec}${rowGroupRows ? `, ROW_GROUP_SIZE ${Math.trunc(rowGroupRows)}` : ''})`;
 }

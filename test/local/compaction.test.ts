@@ -54,6 +54,12 @@ describe('compaction', () => {
       expect(filesPerPartition(dir).every((n) => n < COMPACT_FROM_FILES)).toBe(true);
       expect(files(dir)).toEqual(files(api.paths.eventsDir));
     }
+    // Each rewritten file is in the order every writer gives event files (local/store/event-file-layout.ts).
+    expect(await count(`
+      SELECT count(*) FROM (
+        SELECT file_row_number, row_number() OVER (PARTITION BY filename ORDER BY type, event_name, url_path, ts, file_row_number) - 1 AS ordered
+        FROM read_parquet('${api.paths.eventsDir}/*/*/*.parquet', filename = true, file_row_number = true, hive_partitioning = false))
+      WHERE file_row_number <> ordered`)).toBe(0);
     expect(await answers()).toEqual(before.answers);
     for (const [i, q] of queries.entries()) {
       const raw = await api.engine.run(printAnalyticsQuery(planAnalyticsQuery(q, localCatalog, { sessionFragments: false, pageviewBuckets: false }), localTarget));

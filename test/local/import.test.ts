@@ -174,7 +174,7 @@ describe('stored rows', () => {
 });
 
 describe('layout and atomicity', () => {
-  it('writes one ts-ordered file per domain and UTC date, under domain=/dt=, whatever the batch size', async () => {
+  it('writes one file per domain and UTC date, under domain=/dt=, whatever the batch size', async () => {
     const paths = localPaths(tempDir());
     const rows = [3, 1, 2].flatMap((minute) => [
       { ...pageview, timestamp: `2026-03-01T10:0${minute}:00Z` },
@@ -187,15 +187,61 @@ describe('layout and atomicity', () => {
       'domain=other.test/dt=2026-03-01', 'domain=other.test/dt=2026-03-02', 'domain=other.test/dt=2026-03-03', 'domain=shop.test/dt=2026-03-01',
     ]);
     expect(report.files).toBe(4);
-    const inFile = await queryParquet(`SELECT CAST(ts AS VARCHAR) AS ts FROM read_parquet(${sqlPath(join(paths.eventsDir, files[3]!))})`);
-    expect(inFile.map((r) => r.ts)).toEqual(['2026-03-01 10:01:00', '2026-03-01 10:02:00', '2026-03-01 10:03:00']);
 
-    // Spilled every 2 rows, the files are still one per partition, each in ts order.
+    // Spilled every 2 rows, the files are still one per partition.
     const batched = localPaths(tempDir());
     expect((await importEvents(rows, batched, { batchRows: 2 })).files).toBe(4);
     expect(parquetFiles(batched.eventsDir)).toHaveLength(4);
-    const spilled = await queryParquet(`SELECT CAST(ts AS VARCHAR) AS ts FROM read_parquet(${sqlPath(join(batched.eventsDir, parquetFiles(batched.eventsDir)[3]!))})`);
-    expect(spilled.map((r) => r.ts)).toEqual(['2026-03-01 10:01:00', '2026-03-01 10:02:00', '2026-03-01 10:03:00']);
+  });
+
+  it('orders a file by type, event, page, then time, whatever the order of the lines and spills', async () => {
+    const rows = [
+      { ...pageview, url_path: '/b', timestamp: '2026-03-01T10:01:00Z' },
+      { ...revenue, timestamp: '2026-03-01T09:00:00Z' },
+      { ...event, event_name: 'signup', timestamp: '2026-03-01T10:00:00Z' },
+      { ...pageview, url_path: '/a', timestamp: '2026-03-01T10:05:00Z' },
+      { ...auto, timestamp: '2026-03-01T12:00:00Z' },
+      { ...pageview, url_path: '/b', timestamp: '2026-03-01T10:00:00Z' },
+      { ...event, event_name: 'cart', timestamp: '2026-03-01T11:00:00Z' },
+      { ...pageview, url_path: '/a', timestamp: '2026-03-01T10:02:00Z' },
+    ];
+    const expected = [
+      'auto exit_link / 12:00:00', 'event cart / 11:00:00', 'event signup / 10:00:00', 'pageview  /a 10:02:00', 'pageview  /a 10:05:00',
+      'pageview  /b 10:00:00', 'pageview  /b 10:01:00', 'revenue  09:00:00',
+    ];
+    for (const batchRows of [undefined, 3]) {
+      const paths = localPaths(tempDir());
+      await importEvents(rows, paths, batchRows ? { batchRows } : {});
+      const [file] = parquetFiles(paths.eventsDir);
+      const inFile = await queryParquet(
+        `SELECT concat_ws(' ', type, coalesce(event_name, ''), url_path, strftime(ts, '%H:%M:%S')) AS row FROM read_parquet(${sqlPath(join(paths.eventsDir, file!))})`,
+      );
+      expect(inFile.map((r) => r.row)).toEqual(expected);
+    }
+  });
+
+  it('writes row groups a reader can skip: the custom events and the revenue of a day apart from its pageviews', async () => {
+    const paths = localPaths(tempDir());
+    const at = (i: number) => new Date(Date.UTC(2026, 2, 1) + i * 2_000).toISOString();
+    const rows = [
+      ...Array.from({ length: 40_000 }, (_, i) => ({ ...pageview, visitor_id: `v${i % 900}`, session_id: `s${i % 3000}`, url_path: `/p${i % 7}`, timestamp: at(i) })),
+      ...Array.from({ length: 600 }, (_, i) => ({ ...event, visitor_id: `v${i}`, session_id: `s${i}`, timestamp: at(i * 60) })),
+      ...Array.from({ length: 50 }, (_, i) => ({ ...revenue, visitor_id: `v${i}`, transaction_id: `t${i}`, timestamp: at(i * 700) })),
+    ];
+    await importEvents(rows, paths);
+    const [file] = parquetFiles(paths.eventsDir);
+    const groups = await queryParquet(
+      `SELECT row_group_id, stats_min_value AS lo, stats_max_value AS hi FROM parquet_metadata(${sqlPath(join(paths.eventsDir, file!))}) WHERE path_in_schema = 'type' ORDER BY 1`,
+    );
+    expect(groups).toHaveLength(Math.ceil(rows.length / 16_384));
+    const holding = (type: string) => groups.filter((g) => String(g.lo) <= type && type <= String(g.hi)).length;
+    expect(holding('event')).toBe(1);
+    expect(holding('revenue')).toBe(1);
+    // Pageviews of one page fill the row groups of their run, not every row group of the file.
+    const pages = await queryParquet(
+      `SELECT count(*) AS n FROM parquet_metadata(${sqlPath(join(paths.eventsDir, file!))}) WHERE path_in_schema = 'url_path' AND stats_min_value <= '/p3' AND '/p3' <= stats_max_value`,
+    );
+    expect(Number(pages[0]!.n)).toBeLessThanOrEqual(2);
   });
 
   it('writes nothing and leaves no staging files when the input fails part-way', async () => {
