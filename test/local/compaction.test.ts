@@ -57,7 +57,7 @@ describe('compaction', () => {
     // Each rewritten file is in the order every writer gives event files (local/store/event-file-layout.ts).
     expect(await count(`
       SELECT count(*) FROM (
-        SELECT file_row_number, row_number() OVER (PARTITION BY filename ORDER BY type, event_name, url_path, ts, file_row_number) - 1 AS ordered
+        SELECT file_row_number, row_number() OVER (PARTITION BY filename ORDER BY type, event_name, session_id, ts, file_row_number) - 1 AS ordered
         FROM read_parquet('${api.paths.eventsDir}/*/*/*.parquet', filename = true, file_row_number = true, hive_partitioning = false))
       WHERE file_row_number <> ordered`)).toBe(0);
     expect(await answers()).toEqual(before.answers);
