@@ -270,8 +270,9 @@ function alreadyImportedReport(rejected: ImportReport['rejected'] = [], rowsAcce
 
 /**
  * Collects accepted rows in a staging NDJSON file; once it holds `spillRows` rows, DuckDB reads it into a
- * Parquet spill sorted by partition and time (while the next rows are checked). At the end each partition is
- * written once from the spills (their row groups' statistics let each partition's read skip the others').
+ * Parquet spill sorted by partition, then in the event files' order (while the next rows are checked). At the end
+ * each partition is written once from the spills (their row groups' statistics let each partition's read skip the
+ * others').
  */
 class PartitionWriter {
   private readonly partitions = new Map<string, { domain: string; dt: string }>();
@@ -311,7 +312,11 @@ class PartitionWriter {
     if (this.staged.rows >= this.spillRows) await this.sortStaged();
   }
 
-  /** Starts sorting the staged file into a spill; one sort runs at a time, the next rows are checked meanwhile. */
+  /**
+   * Starts sorting the staged file into a spill; one sort runs at a time, the next rows are checked meanwhile. Within
+   * a partition the spill is in the event files' order, so writing the partition merges runs already in that order
+   * (the spill's sort costs the same in either order).
+   */
   private async sortStaged(): Promise<void> {
     const staged = this.staged;
     if (!staged) return;
@@ -321,7 +326,7 @@ class PartitionWriter {
     const spill = join(this.spillDir, `${this.spills.length}.parquet`);
     this.spills.push(spill);
     this.sorting = (async () => {
-      await this.connection.run(`COPY (${storedRowsOf(staged.file)} ORDER BY domain, dt, ts) TO ${pathLiteral(spill)} (FORMAT parquet, COMPRESSION uncompressed, ROW_GROUP_SIZE 16384)`);
+      await this.connection.run(`COPY (${storedRowsOf(staged.file)} ORDER BY domain, dt, ${eventFileOrder}) TO ${pathLiteral(spill)} (FORMAT parquet, COMPRESSION uncompressed, ROW_GROUP_SIZE 16384)`);
       await rm(staged.file);
     })();
     this.sorting.catch(() => {}); // awaited by the next sort or by writePartitions
