@@ -12,18 +12,18 @@ import { keyVisitors } from './visitor-keys.js';
 import { stagingName } from './local-store.js';
 
 // Compaction (docs/STORAGE.md): a partition that many imports wrote in many small files is rewritten as one event
-// file in the event files' order, with its derived files made from it. Many files cost every query: per-file work, and
-// sessions split across files are fragments to merge instead of whole ones. It changes a snapshot copy inside a
-// store transaction (store/local-store.ts), so queries running meanwhile keep reading the snapshot they started
-// on; whole fragments are marked afterwards.
+// file in the event files' order, with its derived files made from it. Many files cost every query: per-file work,
+// and sessions split across files are fragments to merge instead of whole ones. It changes a snapshot copy inside a
+// store transaction (store/local-store.ts), so queries running meanwhile keep reading the snapshot they started on;
+// whole fragments are marked afterwards.
 
 /** A partition is compacted from this many event files on. One import writes one file per partition it touches. */
 export const COMPACT_FROM_FILES = 8;
 
 /**
- * Writes the event files `sources` as one file in the event files' order (event-file-layout.ts), `<dirs.events>/<name>`, and its derived files beside
- * it under `dirs` (the same relative name): the rewrite of one partition, for the local store and for S3's upkeep
- * (ingest/s3-upkeep.ts) alike; `known` as writeDerived takes it.
+ * Writes the event files `sources` as one file in the event files' order (event-file-layout.ts),
+ * `<dirs.events>/<name>`, and its derived files beside it under `dirs` (the same relative name): the rewrite of one
+ * partition, for the local store and for S3's upkeep (ingest/s3-upkeep.ts) alike; `known` as writeDerived takes it.
  */
 export async function writeCompacted(
   connection: DuckDBConnection,
