@@ -161,7 +161,7 @@ async function compact(target: UpkeepTarget, connection: DuckDBConnection, domai
     const name = join(`domain=${domain}`, partition, file);
     // Not whole: a session with a fragment in another file of the domain. Integers of our own: the input files' indexes.
     await connection.run(`CREATE OR REPLACE TEMP TABLE upkeep_split AS SELECT session_id FROM fragment_sessions${inputs.length ? ` WHERE file NOT IN (${inputs.map((i) => String(Math.trunc(i))).join(', ')})` : ''}`);
-    await writeCompacted(connection, sources, name, dirs, S3_CODECS, { splitSessions: 'upkeep_split' });
+    await writeCompacted(connection, sources, name, dirs, 's3', S3_CODECS, { splitSessions: 'upkeep_split' });
     await hideFiles(domain, [`${partition}/${file}`], now);
     for (const folder of [...derivedRelations.map((r) => r.folder), EVENTS_FOLDER]) {
       await s3Publisher(`s3://${target.bucket}/${folder}`, target.client)(dirs[folder as 'events' | DerivedFolder], parquetFilesUnder(dirs[folder as 'events' | DerivedFolder]));

@@ -6,7 +6,7 @@ import { pathLiteral } from '../../shared/engines/duckdb-engine.js';
 import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
 import { writeDerived, type WriterKnowledge } from './derived-writer.js';
 import { localCodecs, type StoreCodecs } from './parquet-codec.js';
-import { eventFileCopyOptions, eventFileOrder } from './event-file-layout.js';
+import { eventFileCopyOptions, eventFileOrder, type EventFileStore } from './event-file-layout.js';
 import { parquetFilesUnder, type LocalPaths } from './paths.js';
 import { keyVisitors } from './visitor-keys.js';
 import { stagingName } from './local-store.js';
@@ -23,19 +23,21 @@ export const COMPACT_FROM_FILES = 8;
 /**
  * Writes the event files `sources` as one file in the event files' order (event-file-layout.ts),
  * `<dirs.events>/<name>`, and its derived files beside it under `dirs` (the same relative name): the rewrite of one
- * partition, for the local store and for S3's upkeep (ingest/s3-upkeep.ts) alike; `known` as writeDerived takes it.
+ * partition, for the local store and for S3's upkeep (ingest/s3-upkeep.ts) alike, as `store` says; `known` as
+ * writeDerived takes it.
  */
 export async function writeCompacted(
   connection: DuckDBConnection,
   sources: string[],
   name: string,
   dirs: Record<'events' | DerivedFolder, string>,
+  store: EventFileStore,
   codecs: StoreCodecs,
   known?: WriterKnowledge,
 ): Promise<void> {
   await mkdir(dirname(join(dirs.events, name)), { recursive: true });
   const files = `[${sources.map(pathLiteral).join(', ')}]`;
-  await connection.run(`COPY (SELECT * FROM read_parquet(${files}, hive_partitioning = false) ORDER BY ${eventFileOrder}) TO ${pathLiteral(join(dirs.events, name))} ${eventFileCopyOptions(codecs.events)}`);
+  await connection.run(`COPY (SELECT * FROM read_parquet(${files}, hive_partitioning = false) ORDER BY ${eventFileOrder}) TO ${pathLiteral(join(dirs.events, name))} ${eventFileCopyOptions(codecs.events, store)}`);
   await writeDerived(connection, `read_parquet(${pathLiteral(join(dirs.events, name))})`, name, dirs, codecs, known ? { known } : {});
 }
 
@@ -60,7 +62,7 @@ export async function compactPartitions(paths: LocalPaths, minFiles = COMPACT_FR
       const dirs = { events: join(fresh, 'events'), ...Object.fromEntries(derivedRelations.map((r) => [r.folder, join(fresh, r.folder)])) } as Record<'events' | DerivedFolder, string>;
       // One name for the partition's new files, unlike any import's (they start with a timestamp).
       const name = join(partition, `compacted-${Date.now()}.parquet`);
-      await writeCompacted(connection, names.map((n) => join(paths.eventsDir, n)), name, dirs, localCodecs());
+      await writeCompacted(connection, names.map((n) => join(paths.eventsDir, n)), name, dirs, 'local', localCodecs());
       // The partition's visitors keep their keys: the old files are still in place to look them up.
       const domain = partition.split('/')[0]!.slice('domain='.length);
       await keyVisitors(paths, { pending: dirs, domains: [domain] });

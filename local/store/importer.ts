@@ -11,7 +11,7 @@ import { recordImportedEventsOnce } from '../../shared/limits/limiter.js';
 import { parquetFilesUnder, pathsOfSnapshot, type LocalPaths } from './paths.js';
 import { currentSnapshot, snapshotLayout } from './snapshots.js';
 import { localCodecs, S3_CODECS, type StoreCodecs } from './parquet-codec.js';
-import { eventFileCopyOptions, eventFileOrder } from './event-file-layout.js';
+import { eventFileCopyOptions, eventFileOrder, type EventFileStore } from './event-file-layout.js';
 import { writeDerived } from './derived-writer.js';
 import { deriveMissing } from './backfill.js';
 import { fileDigest, readLineBlocks, type LineBlock } from './ndjson-lines.js';
@@ -162,7 +162,9 @@ async function importChecked(
   const derivedStaging = Object.fromEntries(derivedRelations.map((r) => [r.folder, join(staging, r.folder)])) as Record<DerivedFolder, string>;
   const report: ImportReport = { rowsWritten: 0, rowsAccepted: 0, rejected: [], domains: {}, files: 0, alreadyImported: false };
   await mkdir(staging, { recursive: true });
-  const writer = await PartitionWriter.open(join(staging, 'spill'), options.publish ? S3_CODECS : localCodecs(), options.batchRows ?? DEFAULT_BATCH_ROWS);
+  // Files published elsewhere go to S3 (ingest/s3-store.ts).
+  const store: EventFileStore = options.publish ? 's3' : 'local';
+  const writer = await PartitionWriter.open(join(staging, 'spill'), store, store === 's3' ? S3_CODECS : localCodecs(), options.batchRows ?? DEFAULT_BATCH_ROWS);
   let stageStart = performance.now();
   const stageDone = async (stage: ImportStage) => {
     await options.onStage?.(stage, performance.now() - stageStart);
@@ -285,6 +287,7 @@ class PartitionWriter {
   private constructor(
     private readonly scratch: ScratchDuckDb,
     private readonly spillDir: string,
+    private readonly store: EventFileStore,
     private readonly codecs: StoreCodecs,
     private readonly spillRows: number,
   ) {}
@@ -293,9 +296,10 @@ class PartitionWriter {
     return this.scratch.connection;
   }
 
-  static async open(spillDir: string, codecs: StoreCodecs, spillRows: number): Promise<PartitionWriter> {
+  /** A writer of files for `store` (the local store, or S3 through a publisher) in `codecs`. */
+  static async open(spillDir: string, store: EventFileStore, codecs: StoreCodecs, spillRows: number): Promise<PartitionWriter> {
     await mkdir(spillDir, { recursive: true });
-    return new PartitionWriter(await openScratchDuckDb(), spillDir, codecs, spillRows);
+    return new PartitionWriter(await openScratchDuckDb(), spillDir, store, codecs, spillRows);
   }
 
   async add(batch: CheckedBatch): Promise<void> {
@@ -381,7 +385,7 @@ class PartitionWriter {
       if (store) await this.connection.run(`CREATE OR REPLACE TEMP TABLE part_keys AS SELECT * FROM import_keys WHERE visitor_id IN (SELECT visitor_id FROM part)`);
       const name = join(`domain=${domain}`, `dt=${dt}`, fileName);
       await mkdir(dirname(join(eventsDir, name)), { recursive: true });
-      await this.connection.run(`COPY part TO ${pathLiteral(join(eventsDir, name))} ${eventFileCopyOptions(this.codecs.events)}`);
+      await this.connection.run(`COPY part TO ${pathLiteral(join(eventsDir, name))} ${eventFileCopyOptions(this.codecs.events, this.store)}`);
       await writeDerived(this.connection, 'part', name, derivedDirs, this.codecs, { known });
       files.push(name);
     }
