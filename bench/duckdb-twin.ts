@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDbEngine, pathLiteral } from '../shared/engines/duckdb-engine.js';
 import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
@@ -184,7 +184,8 @@ export class DuckDbTwin implements BenchEngine {
     for (const node of nodes.filter((n) => n.operator_type === 'TABLE_SCAN' && n.extra_info?.Function === 'READ_PARQUET')) {
       const info = node.extra_info!;
       const read = String(info['Filename(s)'] ?? '');
-      const relation: Relation = derivedRelations.find((r) => read.includes(`${this.dataset.paths.derivedDirs[r.folder]}/`))?.folder ?? 'events';
+      // DuckDB names the files of the snapshot the store's `current` link points to.
+      const relation: Relation = derivedRelations.find((r) => read.includes(`${realFolder(this.dataset.paths.derivedDirs[r.folder])}/`))?.folder ?? 'events';
       const fileFilters = String(info['File Filters'] ?? '');
       const dtFilter = /dt BETWEEN '(\d{4}-\d{2}-\d{2})'::DATE AND '(\d{4}-\d{2}-\d{2})'::DATE/.exec(fileFilters);
       const [dtFrom, dtTo] = dtFilter ? [dtFilter[1]!, dtFilter[2]!] : [planned.dtFrom, planned.dtTo];
@@ -281,4 +282,9 @@ function flatten(node: ProfileNode): ProfileNode[] {
 /** Athena's price: $5 per TB scanned (1 TB = 2^40 bytes here), at least 10 MB billed per query. */
 export function athenaDollars(bytes: number): number {
   return (Math.max(bytes, 10 * 2 ** 20) / 2 ** 40) * 5;
+}
+
+/** The folder `dir` names, with the store's link to its current snapshot followed. */
+function realFolder(dir: string): string {
+  return existsSync(dir) ? realpathSync(dir) : dir;
 }
