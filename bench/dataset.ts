@@ -2,7 +2,7 @@ import { existsSync, readFileSync, readdirSync, renameSync, rmSync, statSync, wr
 import { join } from 'node:path';
 import { pathLiteral } from '../shared/engines/duckdb-engine.js';
 import { backfillDerived } from '../local/store/backfill.js';
-import { eventFileCopyOptions, eventFileOrder, eventRowGroupRows } from '../local/store/event-file-layout.js';
+import { eventFileOrder, eventRowGroupRows, writeEventFile } from '../local/store/event-file-layout.js';
 import { parquetCodecs, type ParquetCodec } from '../local/store/parquet-codec.js';
 import { openScratchDuckDb } from '../local/store/scratch-duckdb.js';
 import { importLineBlocks } from '../local/store/importer.js';
@@ -134,7 +134,7 @@ async function relayoutEventFiles(eventsDir: string): Promise<number> {
       const codec = String(meta?.codec) as ParquetCodec;
       if (!parquetCodecs.includes(codec)) throw new Error(`${path}: codec ${String(meta?.codec)} is not one the importer writes`);
       const next = `${path}.relayout`;
-      await scratch.connection.run(`COPY (SELECT * FROM read_parquet(${pathLiteral(path)}, hive_partitioning = false) ORDER BY ${eventFileOrder}) TO ${pathLiteral(next)} ${eventFileCopyOptions(codec, 'local')}`);
+      await writeEventFile(scratch.connection, [path], next, codec, 'local');
       const [counts] = (await scratch.connection.runAndReadAll(
         `SELECT (SELECT count(*) FROM read_parquet(${pathLiteral(path)})) AS before, (SELECT count(*) FROM read_parquet(${pathLiteral(next)})) AS after`,
       )).getRowObjectsJson();

@@ -1,6 +1,6 @@
-import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { DuckDbEngine, pathLiteral } from '../shared/engines/duckdb-engine.js';
+import { DuckDbEngine, pathLiteral, realFolder } from '../shared/engines/duckdb-engine.js';
 import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
 import type { SqlQuery } from '../shared/query/sql/sql.js';
 import { queryRequestSchema, type AnalyticsQuery } from '../shared/requests/query.js';
@@ -282,9 +282,4 @@ function flatten(node: ProfileNode): ProfileNode[] {
 /** Athena's price: $5 per TB scanned (1 TB = 2^40 bytes here), at least 10 MB billed per query. */
 export function athenaDollars(bytes: number): number {
   return (Math.max(bytes, 10 * 2 ** 20) / 2 ** 40) * 5;
-}
-
-/** The folder `dir` names, with the store's link to its current snapshot followed. */
-function realFolder(dir: string): string {
-  return existsSync(dir) ? realpathSync(dir) : dir;
 }

@@ -6,7 +6,7 @@ import { pathLiteral } from '../../shared/engines/duckdb-engine.js';
 import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
 import { writeDerived, type WriterKnowledge } from './derived-writer.js';
 import { localCodecs, type StoreCodecs } from './parquet-codec.js';
-import { eventFileCopyOptions, eventFileOrder, type EventFileStore } from './event-file-layout.js';
+import { writeEventFile, type EventFileStore } from './event-file-layout.js';
 import { parquetFilesUnder, type LocalPaths } from './paths.js';
 import { keyVisitors } from './visitor-keys.js';
 import { stagingName } from './local-store.js';
@@ -36,8 +36,7 @@ export async function writeCompacted(
   known?: WriterKnowledge,
 ): Promise<void> {
   await mkdir(dirname(join(dirs.events, name)), { recursive: true });
-  const files = `[${sources.map(pathLiteral).join(', ')}]`;
-  await connection.run(`COPY (SELECT * FROM read_parquet(${files}, hive_partitioning = false) ORDER BY ${eventFileOrder}) TO ${pathLiteral(join(dirs.events, name))} ${eventFileCopyOptions(codecs.events, store)}`);
+  await writeEventFile(connection, sources, join(dirs.events, name), codecs.events, store);
   await writeDerived(connection, `read_parquet(${pathLiteral(join(dirs.events, name))})`, name, dirs, codecs, known ? { known } : {});
 }
 

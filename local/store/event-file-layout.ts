@@ -1,3 +1,5 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { pathLiteral } from '../../shared/engines/duckdb-engine.js';
 import { parquetCopyOptions, type ParquetCodec } from './parquet-codec.js';
 
 // The order of the rows in an event file and the size of its row groups, the same for every writer (the importer,
@@ -22,4 +24,10 @@ export const eventRowGroupRows: Record<EventFileStore, number> = { local: 122_88
 /** The options of a DuckDB `COPY ... TO` writing an event file for `store` with `codec`. */
 export function eventFileCopyOptions(codec: ParquetCodec, store: EventFileStore): string {
   return parquetCopyOptions(codec, eventRowGroupRows[store]);
+}
+
+/** Writes the rows of the event files `sources` as one event file `target` for `store`, in `codec`. */
+export async function writeEventFile(connection: DuckDBConnection, sources: string[], target: string, codec: ParquetCodec, store: EventFileStore): Promise<void> {
+  const files = `[${sources.map(pathLiteral).join(', ')}]`;
+  await connection.run(`COPY (SELECT * FROM read_parquet(${files}, hive_partitioning = false) ORDER BY ${eventFileOrder}) TO ${pathLiteral(target)} ${eventFileCopyOptions(codec, store)}`);
 }

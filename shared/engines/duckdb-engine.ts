@@ -101,7 +101,7 @@ export class DuckDbEngine implements QueryEngine {
 
   /** Points the views at the current snapshot, and at files once the first ones exist. */
   private async refreshViews(): Promise<void> {
-    if (resolve(this.root) !== this.resolvedRoot || this.views.some((v) => !v.overFiles)) {
+    if (realFolder(this.root) !== this.resolvedRoot || this.views.some((v) => !v.overFiles)) {
       await (this.defining ??= this.defineViews().finally(() => (this.defining = undefined)));
     }
   }
@@ -109,7 +109,7 @@ export class DuckDbEngine implements QueryEngine {
   // Until the first Parquet file exists, a view is an empty relation of the right shape, so queries on an
   // empty store answer zeros instead of failing on an empty glob.
   private async defineViews(): Promise<void> {
-    const root = resolve(this.root);
+    const root = realFolder(this.root);
     const moved = root !== this.resolvedRoot;
     const connection = await this.instance.connect();
     try {
@@ -171,7 +171,7 @@ function emptyViewSql(name: string, columns: ColumnList): string {
 }
 
 /** The folder `path` names, with a link to a snapshot followed; `path` itself when it does not exist yet. */
-function resolve(path: string): string {
+export function realFolder(path: string): string {
   try {
     return realpathSync(path);
   } catch {
