@@ -17,11 +17,12 @@ import { bucketGroups, bucketsAlign } from '../../shared/query/derived/pageview-
 import { bitmapsPay, type StoreShape } from '../../shared/query/derived/visitor-bitmaps.js';
 import { EngineRunner } from '../../shared/services/engine-runner.js';
 import { storeShapeFor } from '../../shared/services/store-shape.js';
-import { printVisitorCount, printVisitorList } from '../../shared/query/journeys/print-list.js';
+import { CUT_PIECES_PER_VISITOR, printVisitorCount, printVisitorList } from '../../shared/query/journeys/print-list.js';
+import { visitorPieces } from '../../shared/query/derived/visitor-days.js';
 import { planVisitorList } from '../../shared/query/journeys/plan.js';
 import { visitorSortFields, type VisitorBound, type VisitorListQuery } from '../../shared/requests/journeys.js';
 import { fullPartitions } from '../../shared/query/derived/session-fragments.js';
-import { trusted } from '../../shared/query/sql/sql.js';
+import { integer, print, sql, trusted } from '../../shared/query/sql/sql.js';
 import { offsetSegments } from '../../shared/time/time-zone.js';
 import { rangeOfDates } from '../../shared/time/date-range.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
@@ -528,6 +529,63 @@ describe('visitor days', () => {
     );
     expect(withDays).toBeGreaterThan(40);
   }, 240_000);
+
+  it('rank lists sorted by newest last seen or oldest first seen from the visitors ahead of a cut, as raw rows do, whether the cut holds enough visitors or not', async () => {
+    const outcomes = new Set<string>();
+    for (const [field, order] of [['last_seen', 'desc'], ['first_seen', 'asc']] as const) {
+      for (const timeZone of ['UTC', 'America/New_York']) {
+        for (const [limit, offset] of [[1, 0], [3, 4], [10, 0], [20, 60], [100, 0]] as const) {
+          for (const isDev of [false, true]) {
+            const query: VisitorListQuery = {
+              domain, isDev, range: rangeOfDates(days[1]!, days[10]!, timeZone), filters: [], bounds: [], hasRevenue: false,
+              firstPurchase: false, sort: { field, order }, limit, offset,
+            };
+            const plan = planVisitorList(query);
+            if (plan.ranking.from !== 'visitor-days') throw new Error('expected a plan over visitor days');
+            expect(printVisitorList(plan, localTarget).sql).toContain('cut_edge');
+            expect(printVisitorList(plan, athenaTarget('db', 'events')).sql).not.toContain('cut_edge');
+            const [a, b] = await Promise.all([planVisitorList(query, { visitorDays: false }), plan].map((p) => api.engine.run(printVisitorList(p, localTarget))));
+            expect(b!.rows).toEqual(a!.rows);
+            // Whether the visitors of the leading pieces fill the page, or every visitor had to be grouped.
+            const needed = offset + limit + 1;
+            const leading = sql`SELECT visitor_id FROM (${visitorPieces(localCatalog, plan.scope, plan.ranking.partitions)}) pieces
+              ORDER BY ${trusted(field === 'last_seen' ? 'last_ts DESC' : 'first_ts ASC')} LIMIT ${integer(needed * CUT_PIECES_PER_VISITOR)}`;
+            const [{ n }] = (await api.engine.run(print(sql`SELECT count(DISTINCT visitor_id) AS n FROM (${leading}) l`))).rows as [{ n: number }];
+            outcomes.add(Number(n) >= needed ? 'cut' : 'every visitor');
+          }
+        }
+      }
+    }
+    expect([...outcomes].sort()).toEqual(['cut', 'every visitor']);
+  });
+
+  it('list the visitor a page needs past a cut that one visitor\'s pieces fill', async () => {
+    const own = await startTestApi();
+    try {
+      // In New York the range 03-03..03-04 holds one whole UTC day (03-04); the rows of the partial day after it are
+      // pieces of one row each, and a visitor's eight rows there are the eight newest pieces: the cut of a page of one
+      // (two visitors needed, eight pieces read) holds that visitor only.
+      const pageview = (visitor: string, timestamp: string) => ({ domain: 'cut.test', type: 'pageview', timestamp, visitor_id: visitor, session_id: `s-${visitor}`, url_path: '/' });
+      await importEvents([
+        ...Array.from({ length: 8 }, (_, i) => pageview('heavy', `2026-03-05T02:0${i}:00Z`)),
+        pageview('light', '2026-03-04T12:00:00Z'),
+        pageview('early', '2026-03-03T12:00:00Z'),
+      ], own.paths);
+      const query: VisitorListQuery = {
+        domain: 'cut.test', isDev: false, range: rangeOfDates('2026-03-03', '2026-03-04', 'America/New_York'), filters: [], bounds: [],
+        hasRevenue: false, firstPurchase: false, sort: { field: 'last_seen', order: 'desc' }, limit: 1, offset: 0,
+      };
+      const plan = planVisitorList(query);
+      expect(plan.ranking.from).toBe('visitor-days');
+      expect(CUT_PIECES_PER_VISITOR * 2).toBe(8);
+      const rows = (await own.engine.run(printVisitorList(plan, localTarget))).rows as { visitor_id: string; total: unknown }[];
+      expect(rows.map((r) => r.visitor_id)).toEqual(['heavy', 'light']);
+      expect(rows.map((r) => Number(r.total))).toEqual([3, 3]);
+      expect(rows).toEqual((await own.engine.run(printVisitorList(planVisitorList(query, { visitorDays: false }), localTarget))).rows);
+    } finally {
+      await own.close();
+    }
+  });
 
   it('are not read where they cannot answer: filters, session counts, no whole day', () => {
     const base: VisitorListQuery = {

@@ -134,6 +134,17 @@ describe('exact SQL of a list plan per dialect', () => {
     expect(printVisitorList(plan, target)).toMatchSnapshot();
   });
 
+  it.each([
+    ['duckdb', localTarget],
+    ['athena', athena],
+  ] as const)('%s, newest visitors first over visitor days: DuckDB groups only the visitors ahead of a cut', (name, target) => {
+    const plan = planVisitorList(listQuery({ range: fromVisitorDays.range, limit: 10, offset: 20 }));
+    expect(plan.ranking.from).toBe('visitor-days');
+    const query = printVisitorList(plan, target);
+    expect(query.sql.includes('cut_edge')).toBe(name === 'duckdb');
+    expect(query).toMatchSnapshot();
+  });
+
   it('values never enter the SQL text', () => {
     const hostile = planVisitorList(listQuery({ filters: [{ field: 'page', operator: 'is', value: "x'; DROP TABLE events; --" }] }));
     const { sql, params } = printVisitorList(hostile, athena);
