@@ -359,7 +359,7 @@ class PartitionWriter {
     // fragments there are not whole; writeDerived finds the sessions with two fragments in one file).
     const perDomain = store
       ? [
-          await this.connection.prepare(`CREATE OR REPLACE TEMP TABLE import_visitors AS SELECT DISTINCT visitor_id FROM ${spills} WHERE domain = $1`),
+          await this.connection.prepare(`CREATE OR REPLACE TEMP TABLE import_visitors AS SELECT DISTINCT visitor_id FROM ${spills} WHERE domain = $1 AND type = 'pageview'`),
           await this.connection.prepare(
             `CREATE OR REPLACE TEMP TABLE import_split AS SELECT session_id FROM ${spills} WHERE domain = $1 AND session_id <> '' GROUP BY session_id HAVING min(dt) <> max(dt)`,
           ),

@@ -8,10 +8,9 @@ import { derivedRelations, type DerivedFolder } from '../../shared/events/derive
 import { domainsUnder, parquetFilesUnder, type LocalPaths } from './paths.js';
 import { localCodecs, parquetCopyOptions } from './parquet-codec.js';
 import { bucketFileOrder } from '../../shared/query/derived/pageview-buckets.js';
-import { visitorDayFileOrder } from '../../shared/query/derived/visitor-days.js';
 
-// Gives every row of the keyed relations (the pageview and page buckets, the visitor days) of a local store its
-// visitor's integer key (docs/STORAGE.md): one key per (domain, visitor_id), never reused, so `count(DISTINCT visitor_key)` equals
+// Gives every row of the keyed relations (the pageview and page buckets) of a local store its visitor's integer
+// key (docs/STORAGE.md): one key per (domain, visitor_id), never reused, so `count(DISTINCT visitor_key)` equals
 // `count(DISTINCT visitor_id)` and hashes integers instead of text. The store is its own dictionary: the keyed
 // files hold every (visitor_id, visitor_key) pair given out, and a new visitor gets the domain's largest key plus
 // one. Buckets are written without keys; this pass keys the files that have none (an import's staged files
@@ -19,9 +18,6 @@ import { visitorDayFileOrder } from '../../shared/query/derived/visitor-days.js'
 // two writers never hand the same key to two visitors.
 
 const keyed = derivedRelations.filter((r) => r.columns.some(([name]) => name === 'visitor_key'));
-
-/** The order a keyed file is rewritten in: the one its writer gives it. */
-const keyedFileOrder: Record<DerivedFolder, string | undefined> = { sessions: undefined, pageviews: bucketFileOrder, pages: bucketFileOrder, visitors: visitorDayFileOrder };
 
 interface BucketFile {
   path: string;
@@ -76,7 +72,7 @@ async function keyDomain(connection: DuckDBConnection, stored: BucketFile[], pen
     const select = columns.map(([name]) => (name === 'visitor_key' ? 'k.visitor_key' : `f.${name}`)).join(', ');
     // Staged beside the file and renamed over it: a reader sees the old file or the new one, never half of one.
     const staged = `${path}.keyed`;
-    await connection.run(`COPY (SELECT ${select} FROM read_parquet(${pathLiteral(path)}, union_by_name = true) f JOIN keys k USING (visitor_id) ORDER BY ${keyedFileOrder[folder]})
+    await connection.run(`COPY (SELECT ${select} FROM read_parquet(${pathLiteral(path)}, union_by_name = true) f JOIN keys k USING (visitor_id) ORDER BY ${bucketFileOrder})
       TO ${pathLiteral(staged)} ${parquetCopyOptions(codecs[folder])}`);
     await rename(staged, path).catch(async (error: unknown) => {
       await rm(staged, { force: true });

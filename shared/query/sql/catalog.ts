@@ -18,11 +18,6 @@ export interface StoreCatalog {
    */
   readonly bucketVisitor: 'visitor_key' | 'visitor_id';
   /**
-   * Every visitor day carries its visitor's `visitor_key` (the same key as in the buckets): true of the local
-   * store, whose writers key every file before a reader sees it; not of a bucket fed by `import --s3`.
-   */
-  readonly visitorDayKeys: boolean;
-  /**
    * Every whole session fragment carries `url_paths`: true of the local store, whose writers derive files of an
    * older version again before marking any fragment whole; not of a bucket synced from an older local store.
    */
@@ -51,7 +46,6 @@ export const localCatalog: StoreCatalog = {
     visitorDays: trusted(VISITOR_DAYS_TABLE),
   },
   bucketVisitor: 'visitor_key',
-  visitorDayKeys: true,
   wholeFragmentsHavePaths: true,
   wholeMarksExact: true,
   filesReplacedInPlace: false,
@@ -89,7 +83,6 @@ export function athenaCatalog(database: string, table: string, derived: DerivedT
       visitorDays: quoted(visitorsTable),
     },
     bucketVisitor: 'visitor_id',
-    visitorDayKeys: false,
     wholeFragmentsHavePaths: false,
     wholeMarksExact: false,
     filesReplacedInPlace: true,
