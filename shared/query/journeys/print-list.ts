@@ -86,8 +86,9 @@ function earlierBuyers(plan: VisitorListPlan, target: SqlTarget): Sql {
 }
 
 /**
- * A sort whose key is an extreme over the pieces (the newest last time, or the oldest first time), so a visitor's
- * key is the value of one of its pieces. The comparison keeps pieces at or beyond a value in the sort's direction.
+ * A sort whose value is an extreme over the pieces (the newest last time, or the oldest first time), so a visitor's
+ * sort value is the value of one of its pieces. `beyond` keeps the pieces at or beyond a value in the sort's
+ * direction.
  */
 interface CutSort {
   column: 'last_ts' | 'first_ts';
@@ -107,26 +108,26 @@ function cutSort(plan: VisitorListPlan): CutSort | undefined {
 export const CUT_PIECES_PER_VISITOR = 4;
 
 /**
- * `visitors` (the sort key per visitor) and `visitor_total`, for a page sorted by an extreme (CutSort) with no
- * condition on visitors: every visitor whose key lies at or beyond the cut (the value of the Nth leading piece) has
- * that piece there, so grouping the pieces beyond the cut gives those visitors with their exact keys, ties at the
+ * `visitors` (the sort value per visitor) and `visitor_total`, for a page sorted by an extreme (CutSort) with no
+ * condition on visitors: every visitor whose value lies at or beyond the cut (the value of the Nth leading piece) has
+ * a piece there, so grouping the pieces beyond the cut gives those visitors with their exact values, ties at the
  * cut included. When they are fewer than the page needs (offset + limit + 1), every visitor is grouped, as without a
  * cut. The total counts every visitor of the range. DuckDB only: there the cut spares grouping every visitor of
  * the range by id; Athena would read the visitor days three times, and bills by bytes read.
  */
 function leadingVisitors(plan: VisitorListPlan, cut: CutSort): Sql[] {
   const needed = plan.page.offset + plan.page.limit + 1;
-  const key = trusted(cut.column);
+  const value = trusted(cut.column);
   const aggregate = rankAggregate(plan, cut.column);
   const enough = sql`(SELECT count(*) FROM ahead) >= ${integer(needed)}`;
   return [
-    sql`cut_edge AS (SELECT ${cut.direction === 'desc' ? sql`min` : sql`max`}(${key}) AS edge FROM (
-      SELECT ${key} FROM ranked_rows ORDER BY ${key} ${trusted(cut.direction.toUpperCase())} LIMIT ${integer(needed * CUT_PIECES_PER_VISITOR)}))`,
-    sql`ahead AS (SELECT visitor_id, ${aggregate} AS ${key} FROM ranked_rows WHERE ${key} ${trusted(cut.beyond)} (SELECT edge FROM cut_edge) GROUP BY visitor_id)`,
+    sql`cut_edge AS (SELECT ${cut.direction === 'desc' ? sql`min` : sql`max`}(${value}) AS edge FROM (
+      SELECT ${value} FROM ranked_rows ORDER BY ${value} ${trusted(cut.direction.toUpperCase())} LIMIT ${integer(needed * CUT_PIECES_PER_VISITOR)}))`,
+    sql`ahead AS (SELECT visitor_id, ${aggregate} AS ${value} FROM ranked_rows WHERE ${value} ${trusted(cut.beyond)} (SELECT edge FROM cut_edge) GROUP BY visitor_id)`,
     sql`visitors AS (
-    SELECT visitor_id, ${key} FROM ahead WHERE ${enough}
+    SELECT visitor_id, ${value} FROM ahead WHERE ${enough}
     UNION ALL
-    SELECT visitor_id, ${aggregate} AS ${key} FROM ranked_rows WHERE NOT ${enough} GROUP BY visitor_id)`,
+    SELECT visitor_id, ${aggregate} AS ${value} FROM ranked_rows WHERE NOT ${enough} GROUP BY visitor_id)`,
     sql`visitor_total AS (SELECT count(DISTINCT visitor_id) AS total FROM ranked_rows)`,
   ];
 }
