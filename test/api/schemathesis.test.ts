@@ -1,4 +1,7 @@
 import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { provisionPythonTool } from '../../local/tools/python-tools.js';
@@ -28,6 +31,8 @@ afterAll(async () => {
 
 it('every operation answers as the OpenAPI document says, whatever schemathesis sends', { timeout: 600_000 }, async () => {
   const { bin } = provisionPythonTool('schemathesis');
+  // In a folder of its own: schemathesis keeps its cache (.schemathesis/) in the folder it runs in, not in the repository.
+  const cwd = mkdtempSync(join(tmpdir(), 'schemathesis-'));
   // Asynchronously: the server answering it runs in this process.
   const run = await promisify(execFile)(
     bin,
@@ -41,9 +46,9 @@ it('every operation answers as the OpenAPI document says, whatever schemathesis 
       '--seed', '1',
       '--no-color',
     ],
-    { encoding: 'utf8', env: { ...process.env, SCHEMATHESIS_TELEMETRY: 'false' }, maxBuffer: 64 * 1024 * 1024 },
+    { cwd, encoding: 'utf8', env: { ...process.env, SCHEMATHESIS_TELEMETRY: 'false' }, maxBuffer: 64 * 1024 * 1024 },
   ).catch((error: { code?: number; stdout?: string; stderr?: string }) => {
     throw new Error(`schemathesis exited with ${error.code}:\n${`${error.stdout ?? ''}${error.stderr ?? ''}`.slice(-4000)}`);
-  });
+  }).finally(() => rmSync(cwd, { recursive: true, force: true }));
   expect(`${run.stdout}`).toMatch(/\d+ generated, \d+ passed/);
 });
