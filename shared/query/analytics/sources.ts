@@ -112,7 +112,10 @@ function rowSource(query: AnalyticsQuery, needs: MetricNeeds, segments: OffsetSe
     bucketsAlign(query.range, segments);
   if (!usable) return { from: 'rows' };
   if (!needs.visitors) return { from: 'buckets', relation, visitors: null };
-  const bitmaps = catalog.bucketVisitor === 'visitor_key' && bitmapsFit(query.dimensions, columns, daysOf(query.range), options.storeShape);
+  // The store's shape bounds the buckets of every visitor: a visitor filter keeps an unknown share of them, too
+  // few for bitmaps of the whole key space to pay (docs/STORAGE.md, "Visitor bitmaps").
+  const shape = query.filters.length === 0 ? options.storeShape : undefined;
+  const bitmaps = catalog.bucketVisitor === 'visitor_key' && bitmapsFit(query.dimensions, columns, daysOf(query.range), shape);
   return { from: 'buckets', relation, visitors: bitmaps ? { count: 'bitmaps' } : { count: 'distinct', column: catalog.bucketVisitor } };
 }
 
@@ -137,7 +140,7 @@ export function shapeQuestion(query: AnalyticsQuery, needs: MetricNeeds, segment
   const sources = decideSources(query, needs, segments, catalog);
   const rows = sources.rows;
   if (rows?.from !== 'buckets' || rows.visitors?.count !== 'distinct' || rows.visitors.column !== 'visitor_key') return null;
-  if (!bitmapsMayFit(query.dimensions)) return null;
+  if (!bitmapsMayFit(query.dimensions) || query.filters.length > 0) return null;
   return { relation: rows.relation, columns: bucketGrouping(query.dimensions).columns };
 }
 

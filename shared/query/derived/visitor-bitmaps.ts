@@ -2,13 +2,13 @@ import { integer, join, sql, type Sql } from '../sql/sql.js';
 
 // Distinct visitor counts by bitmaps of their integer keys (docs/STORAGE.md, "Visitor bitmaps"). A hash of every
 // (group, visitor) pair is most of the work of a daily series; DuckDB's bitstring_agg sets bits instead: a group's
-// keys are split in chunks of 2^KEY_CHUNK_BITS, each chunk a 512-byte bitmap, and the set bits of its chunks are
+// keys are split in chunks of 2^KEY_CHUNK_BITS, each chunk a 4 KiB bitmap, and the set bits of its chunks are
 // summed, so only (group, chunk) pairs are hashed. A bitmap costs memory whether one bit or all are set: at most
 // groups x visitors / 8 bytes once dense, so the sources decider uses them for few groups only: no dimension, the
 // dates of a range up to MAX_BITMAP_GROUPS days, or any grouping whose bound from the store's shape (its key
 // space, its distinct values per column) stays within MAX_BITMAP_BYTES. Keys exist in local stores only.
 
-export const KEY_CHUNK_BITS = 12;
+export const KEY_CHUNK_BITS = 15;
 export const MAX_BITMAP_GROUPS = 120;
 export const MAX_BITMAP_BYTES = 256 * 2 ** 20;
 
@@ -23,8 +23,11 @@ export interface StoreShape {
   distinct: Record<string, number>;
 }
 
-/** Fewer bucket rows per possible (group, chunk) bitmap than this, and the bitmaps cost more than the hash. */
-export const MIN_ROWS_PER_BITMAP = 16;
+/**
+ * Fewer bucket rows per possible (group, chunk) bitmap than this, and the bitmaps cost more than the hash: 16 rows
+ * per 4,096 keys, whatever the chunk's size (a bitmap is zeroed and counted whole).
+ */
+export const MIN_ROWS_PER_BITMAP = 16 * (2 ** KEY_CHUNK_BITS / 4096);
 
 /**
  * Whether bitmaps pay for `groups` groups over `days` days of a store of this shape: their most memory (one
