@@ -365,6 +365,17 @@ describe('visitor keys and whole marks given while writing', () => {
     expect(marks!.wrong).toBe('0');
     expect(Number(marks!.marked)).toBeGreaterThan(20);
     expect(Number(marks!.split)).toBeGreaterThan(4);
+    // Every fragment file in its order (fragmentFileOrder), however it was written: the unmarked ones, then the
+    // whole ones, each by first time.
+    const [order] = await queryParquet(
+      `SELECT count(*) FILTER (WHERE previous_whole AND NOT whole OR previous_whole = whole AND first_ts < previous_ts) AS disordered,
+              count(*) FILTER (WHERE NOT previous_whole AND whole) AS runs
+         FROM (SELECT whole, first_ts, lag(whole) OVER w AS previous_whole, lag(first_ts) OVER w AS previous_ts
+                 FROM read_parquet(${sqlPath(join(paths.derivedDirs.sessions, '*', '*', '*.parquet'))}, filename = true, file_row_number = true)
+                 WINDOW w AS (PARTITION BY filename ORDER BY file_row_number))`,
+    );
+    expect(order!.disordered).toBe('0');
+    expect(Number(order!.runs)).toBeGreaterThan(0);
   }
 
   it('come out exact when another import publishes between an import\'s writing and its publishing', async () => {

@@ -44,8 +44,13 @@ FROM ${rows} WHERE session_id <> '' GROUP BY session_id, is_dev`;
 FROM (${grouped})`;
 }
 
-/** The order of the rows in a fragment file, given once by its writer: by the fragments' first time. */
-export const fragmentFileOrder = 'first_ts';
+/**
+ * The order of the rows in a fragment file, given once by its writer: the fragments not marked whole first, then
+ * the whole ones, each by first time. The queries read the two apart (`whole` and its negation), so in a file of
+ * several row groups the unmarked ones (under one in a hundred) lie in the first group and the rest skip it by its
+ * statistics. `whole` is the written column (the select list's), not the one read.
+ */
+export const fragmentFileOrder = 'whole NULLS FIRST, first_ts';
 
 /** The dt partitions lying wholly inside a range `[from, to)` (its full days in UTC), with the instants they cover. */
 export interface FullPartitions {
