@@ -46,9 +46,9 @@ FROM (${grouped})`;
 
 /**
  * The order of the rows in a fragment file, given once by its writer: the fragments not marked whole first, then
- * the whole ones, each by first time. The queries read the two apart (`whole` and its negation), so in a file of
- * several row groups the unmarked ones (under one in a hundred) lie in the first group and the rest skip it by its
- * statistics. `whole` is the written column (the select list's), not the one read.
+ * the whole ones, each by first time. The queries read the two apart (`whole` and its negation): in a file of
+ * several row groups the unmarked ones (under one in a hundred) lie in the first group, and their scan skips the
+ * other groups by their statistics. `whole` is the written column (the select list's), not the one read.
  */
 export const fragmentFileOrder = 'whole NULLS FIRST, first_ts';
 
