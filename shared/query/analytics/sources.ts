@@ -112,10 +112,7 @@ function rowSource(query: AnalyticsQuery, needs: MetricNeeds, segments: OffsetSe
     bucketsAlign(query.range, segments);
   if (!usable) return { from: 'rows' };
   if (!needs.visitors) return { from: 'buckets', relation, visitors: null };
-  // The store's shape bounds the buckets of every visitor: a visitor filter keeps an unknown share of them, too
-  // few for bitmaps of the whole key space to pay (docs/STORAGE.md, "Visitor bitmaps").
-  const shape = query.filters.length === 0 ? options.storeShape : undefined;
-  const bitmaps = catalog.bucketVisitor === 'visitor_key' && bitmapsFit(query.dimensions, columns, daysOf(query.range), shape);
+  const bitmaps = catalog.bucketVisitor === 'visitor_key' && bitmapsFit(query, columns, options.storeShape);
   return { from: 'buckets', relation, visitors: bitmaps ? { count: 'bitmaps' } : { count: 'distinct', column: catalog.bucketVisitor } };
 }
 
@@ -140,7 +137,7 @@ export function shapeQuestion(query: AnalyticsQuery, needs: MetricNeeds, segment
   const sources = decideSources(query, needs, segments, catalog);
   const rows = sources.rows;
   if (rows?.from !== 'buckets' || rows.visitors?.count !== 'distinct' || rows.visitors.column !== 'visitor_key') return null;
-  if (!bitmapsMayFit(query.dimensions) || query.filters.length > 0) return null;
+  if (!bitmapsMayFit(query)) return null;
   return { relation: rows.relation, columns: bucketGrouping(query.dimensions).columns };
 }
 
@@ -150,19 +147,25 @@ export function bucketGrouping(dimensions: readonly Dimension[]): { columns: str
   return { columns, relation: bucketRelationFor(columns) };
 }
 
-/** Dimensions a store's shape can bound for bitmaps: dates and bucket columns, not hours (too sparse) or events. */
-function bitmapsMayFit(dimensions: readonly Dimension[]): boolean {
-  return !dimensions.includes('hour') && !dimensions.includes('event');
+/**
+ * Queries a store's shape can bound for bitmaps: grouped by dates and bucket columns, not hours (too sparse) or
+ * events, and without a visitor filter. The shape bounds the buckets of every visitor; a filter keeps an unknown
+ * share of them, too few for bitmaps of the whole key space to pay (docs/STORAGE.md, "Visitor bitmaps").
+ */
+function bitmapsMayFit({ dimensions, filters }: AnalyticsQuery): boolean {
+  return !dimensions.includes('hour') && !dimensions.includes('event') && filters.length === 0;
 }
 
 /**
  * Whether visitors may be counted by bitmaps: statically for no dimension or dates up to MAX_BITMAP_GROUPS days;
- * by the store's shape for dates and bucket columns.
+ * by the store's shape for dates and bucket columns (bitmapsMayFit).
  */
-function bitmapsFit(dimensions: readonly Dimension[], columns: string[], days: number, shape: StoreShape | undefined): boolean {
+function bitmapsFit(query: AnalyticsQuery, columns: string[], shape: StoreShape | undefined): boolean {
+  const { dimensions } = query;
+  const days = daysOf(query.range);
   if (dimensions.length === 0) return true;
   if (dimensions.length === 1 && dimensions[0] === 'date' && days <= MAX_BITMAP_GROUPS) return true;
-  if (!shape || !bitmapsMayFit(dimensions)) return false;
+  if (!shape || !bitmapsMayFit(query)) return false;
   const groups = columns.reduce((n, c) => n * (shape.distinct[c] ?? Infinity), dimensions.includes('date') ? days : 1);
   return bitmapsPay(groups, days, shape);
 }
