@@ -271,16 +271,17 @@ function alreadyImportedReport(rejected: ImportReport['rejected'] = [], rowsAcce
 }
 
 /**
- * Collects accepted rows in a staging NDJSON file; once it holds `spillRows` rows, DuckDB reads it into a
- * Parquet spill sorted by partition, then in the event files' order (while the next rows are checked). At the end
- * each partition is written once from the spills (their row groups' statistics let each partition's read skip the
- * others').
+ * Collects accepted rows in a staging NDJSON file; once it holds `spillRows` rows, DuckDB reads it into Parquet
+ * spills, one file per (domain, dt) partition of its rows (while the next rows are checked). At the end each
+ * partition is written once from its spill files, sorted then: one sort per row, where sorted spills would need two
+ * (docs/STORAGE.md, "Import: where the time goes").
  */
 class PartitionWriter {
   private readonly partitions = new Map<string, { domain: string; dt: string }>();
-  private readonly spills: string[] = [];
+  private spills = 0;
+  private rowsAdded = 0;
   private staged: { file: string; handle: FileHandle; rows: number } | undefined;
-  private sorting: Promise<void> = Promise.resolve();
+  private spilling: Promise<void> = Promise.resolve();
   /** Per domain, the keyed files its keys were given from (store/visitor-keys.ts, keysBeforeLock). */
   private readonly keyFingerprints = new Map<string, string>();
 
@@ -308,32 +309,40 @@ class PartitionWriter {
     }
     if (batch.accepted === 0) return;
     if (!this.staged) {
-      const file = join(this.spillDir, `${this.spills.length}.ndjson`);
+      const file = join(this.spillDir, `${this.spills}.ndjson`);
       this.staged = { file, handle: await open(file, 'w'), rows: 0 };
     }
     await this.staged.handle.appendFile(batch.rows); // every byte, where one write() may take fewer
     this.staged.rows += batch.accepted;
-    if (this.staged.rows >= this.spillRows) await this.sortStaged();
+    this.rowsAdded += batch.accepted;
+    if (this.staged.rows >= this.spillRows) await this.spillStaged();
   }
 
-  /**
-   * Starts sorting the staged file into a spill; one sort runs at a time, the next rows are checked meanwhile. Within
-   * a partition the spill is in the event files' order, so writing the partition merges runs already in that order
-   * (the spill's sort costs the same in either order).
-   */
-  private async sortStaged(): Promise<void> {
+  /** Starts spilling the staged file by partition; one spill runs at a time, the next rows are checked meanwhile. */
+  private async spillStaged(): Promise<void> {
     const staged = this.staged;
     if (!staged) return;
     this.staged = undefined;
     await staged.handle.close();
-    await this.sorting;
-    const spill = join(this.spillDir, `${this.spills.length}.parquet`);
-    this.spills.push(spill);
-    this.sorting = (async () => {
-      await this.connection.run(`COPY (${storedRowsOf(staged.file)} ORDER BY domain, dt, ${eventFileOrder}) TO ${pathLiteral(spill)} (FORMAT parquet, COMPRESSION uncompressed, ROW_GROUP_SIZE 16384)`);
+    await this.spilling;
+    const spill = this.spills++;
+    this.spilling = (async () => {
+      // Partition folders are named by DuckDB from validated domains and yyyy-mm-dd days: no character needs escaping.
+      await this.connection.run(
+        `COPY (${storedRowsOf(staged.file)}) TO ${pathLiteral(this.spillRowsDir)} (FORMAT parquet, COMPRESSION uncompressed, PARTITION_BY (domain, dt), FILENAME_PATTERN '${spill}-{i}', OVERWRITE_OR_IGNORE)`,
+      );
       await rm(staged.file);
     })();
-    this.sorting.catch(() => {}); // awaited by the next sort or by writePartitions
+    this.spilling.catch(() => {}); // awaited by the next spill or by writePartitions
+  }
+
+  private get spillRowsDir(): string {
+    return join(this.spillDir, 'rows');
+  }
+
+  /** The spilled rows of a domain, or of one of its partitions. */
+  private spilledRows(domain: string, dt = '*'): string {
+    return `read_parquet(${pathLiteral(join(this.spillRowsDir, `domain=${domain}`, `dt=${dt}`, '*.parquet'))}, hive_partitioning = false)`;
   }
 
   /**
@@ -348,47 +357,55 @@ class PartitionWriter {
     fileName = `${stagingNameStamp()}.parquet`,
     store?: () => LocalPaths | null,
   ): Promise<string[]> {
-    await this.sortStaged();
-    await this.sorting;
-    if (this.spills.length === 0) return [];
-    const spills = `read_parquet([${this.spills.map(pathLiteral).join(', ')}])`;
-    const select = await this.connection.prepare(
-      `CREATE OR REPLACE TEMP TABLE part AS SELECT ${eventColumns.map(([name]) => name).join(', ')} FROM ${spills} WHERE domain = $1 AND dt = $2 ORDER BY ${eventFileOrder}`,
-    );
-    // Per domain, with a store: the visitors to key, and the sessions in two of the import's partitions (their
-    // fragments there are not whole; writeDerived finds the sessions with two fragments in one file).
-    const perDomain = store
-      ? [
-          await this.connection.prepare(`CREATE OR REPLACE TEMP TABLE import_visitors AS SELECT DISTINCT visitor_id FROM ${spills} WHERE domain = $1 AND type = 'pageview'`),
-          await this.connection.prepare(
-            `CREATE OR REPLACE TEMP TABLE import_split AS SELECT session_id FROM ${spills} WHERE domain = $1 AND session_id <> '' GROUP BY session_id HAVING min(dt) <> max(dt)`,
-          ),
-        ]
-      : [];
+    await this.spillStaged();
+    await this.spilling;
+    if (this.spills === 0) return [];
     const known = store ? { visitorKeys: 'part_keys', splitSessions: 'import_split' } : undefined;
-    const files: string[] = [];
-    let knownDomain: string | undefined;
-    for (const { domain, dt } of [...this.partitions.values()].sort((a, b) => (a.domain + a.dt < b.domain + b.dt ? -1 : 1))) {
-      if (store && domain !== knownDomain) {
-        for (const statement of perDomain) {
-          statement.bindVarchar(1, domain);
-          await statement.run();
-        }
-        // The snapshot current now, read at once: a snapshot another writer retires is removed minutes later.
-        this.keyFingerprints.set(domain, (await keysBeforeLock(this.connection, store(), domain, 'import_visitors', 'import_keys')).fingerprint);
-        knownDomain = domain;
-      }
-      select.bindVarchar(1, domain);
-      select.bindVarchar(2, dt);
-      await select.run();
+    // Two partitions are written at once, each on its own connection with its own TEMP tables: one partition's
+    // statements leave a core idle in their single-threaded phases, which the other's fill.
+    const lanes = [this.connection, await this.scratch.connect()];
+    let rowsWritten = 0;
+    const writePartition = async (connection: DuckDBConnection, { domain, dt }: { domain: string; dt: string }) => {
+      await connection.run(`CREATE OR REPLACE TEMP TABLE part AS SELECT ${eventColumns.map(([name]) => name).join(', ')} FROM ${this.spilledRows(domain, dt)} ORDER BY ${eventFileOrder}`);
+      const rows = Number((await connection.runAndReadAll('SELECT count(*) FROM part')).getRows()[0]![0]);
+      rowsWritten += rows;
       // The keys of this partition's visitors only: each bucket file joins a table of its own size.
-      if (store) await this.connection.run(`CREATE OR REPLACE TEMP TABLE part_keys AS SELECT * FROM import_keys WHERE visitor_id IN (SELECT visitor_id FROM part)`);
+      if (store) await connection.run(`CREATE OR REPLACE TEMP TABLE part_keys AS SELECT * FROM import_keys WHERE visitor_id IN (SELECT visitor_id FROM part)`);
       const name = join(`domain=${domain}`, `dt=${dt}`, fileName);
       await mkdir(dirname(join(eventsDir, name)), { recursive: true });
-      await this.connection.run(`COPY part TO ${pathLiteral(join(eventsDir, name))} ${eventFileCopyOptions(this.codecs.events, this.store)}`);
-      await writeDerived(this.connection, 'part', name, derivedDirs, this.codecs, { known });
-      files.push(name);
+      await connection.run(`COPY part TO ${pathLiteral(join(eventsDir, name))} ${eventFileCopyOptions(this.codecs.events, this.store)}`);
+      await writeDerived(connection, 'part', name, derivedDirs, this.codecs, { known });
+      return name;
+    };
+    const files: string[] = [];
+    const partitions = [...this.partitions.values()].sort((a, b) => (a.domain + a.dt < b.domain + b.dt ? -1 : 1));
+    for (const domain of new Set(partitions.map((p) => p.domain))) {
+      if (store) {
+        // The visitors to key, and the sessions in two of the import's partitions (their fragments there are not
+        // whole; writeDerived finds the sessions with two fragments in one file): tables every lane reads.
+        await this.connection.run(`CREATE OR REPLACE TABLE import_visitors AS SELECT DISTINCT visitor_id FROM ${this.spilledRows(domain)} WHERE type = 'pageview'`);
+        await this.connection.run(
+          `CREATE OR REPLACE TABLE import_split AS SELECT session_id FROM ${this.spilledRows(domain)} WHERE session_id <> '' GROUP BY session_id HAVING min(ts)::DATE <> max(ts)::DATE`,
+        );
+        // The snapshot current now, read at once: a snapshot another writer retires is removed minutes later.
+        this.keyFingerprints.set(domain, (await keysBeforeLock(this.connection, store(), domain, 'import_visitors', 'import_keys')).fingerprint);
+      }
+      const queue = partitions.filter((p) => p.domain === domain);
+      const written = new Map<(typeof queue)[number], string>();
+      // A lane that fails empties the queue, so the other stops after its partition; the failure is thrown once both stopped.
+      const results = await Promise.allSettled(lanes.map(async (connection) => {
+        try {
+          for (let next = queue.shift(); next; next = queue.shift()) written.set(next, await writePartition(connection, next));
+        } catch (error) {
+          queue.length = 0;
+          throw error;
+        }
+      }));
+      const failed = results.find((r) => r.status === 'rejected');
+      if (failed) throw (failed as PromiseRejectedResult).reason;
+      files.push(...partitions.filter((p) => written.has(p)).map((p) => written.get(p)!));
     }
+    if (rowsWritten !== this.rowsAdded) throw new Error(`an import wrote ${rowsWritten} rows of the ${this.rowsAdded} it accepted`);
     return files;
   }
 
@@ -404,7 +421,7 @@ class PartitionWriter {
 
   async close(): Promise<void> {
     await this.staged?.handle.close();
-    await this.sorting.catch(() => {});
+    await this.spilling.catch(() => {});
     this.scratch.close();
   }
 }
