@@ -75,6 +75,8 @@ export type Publisher = (stagingDir: string, files: string[]) => Promise<void>;
 export type ImportStage = 'read and check' | 'write partitions' | 'publish';
 
 const DEFAULT_BATCH_ROWS = 250_000;
+/** The partitions a spill may hold and still be written as a file per partition (PartitionWriter). */
+const MAX_FILES_PER_SPILL = 64;
 const WORKERS_FROM_BYTES = 8 * 2 ** 20;
 
 /** Imports an NDJSON file, streamed line by line. Rejected lines are reported; unreadable input is a fatal error. */
@@ -271,16 +273,22 @@ function alreadyImportedReport(rejected: ImportReport['rejected'] = [], rowsAcce
 }
 
 /**
- * Collects accepted rows in a staging NDJSON file; once it holds `spillRows` rows, DuckDB reads it into Parquet
- * spills, one file per (domain, dt) partition of its rows (while the next rows are checked). At the end each
- * partition is written once from its spill files, sorted then: one sort per row, where sorted spills would need two
- * (docs/STORAGE.md, "Import: where the time goes").
+ * Collects accepted rows in a staging NDJSON file; once it holds `spillRows` rows, DuckDB reads it into a Parquet
+ * spill (while the next rows are checked). A spill of rows from a few partitions is written as one file per
+ * partition, unsorted: each partition is sorted once, when it is written. A spill of rows from many partitions (many
+ * domains or days in one stretch of the input) is one file sorted by partition, so a spill never becomes thousands
+ * of tiny files; each partition's read skips the other partitions' row groups by their statistics. At the end each
+ * partition is written once from its rows in every spill.
  */
 class PartitionWriter {
   private readonly partitions = new Map<string, { domain: string; dt: string }>();
   private spills = 0;
+  /** The partitions and domains with files of their own in the partitioned spills. */
+  private readonly spilledApart = new Set<string>();
+  /** The spills sorted by partition. */
+  private readonly sortedSpills: string[] = [];
   private rowsAdded = 0;
-  private staged: { file: string; handle: FileHandle; rows: number } | undefined;
+  private staged: { file: string; handle: FileHandle; rows: number; partitions: Set<string> } | undefined;
   private spilling: Promise<void> = Promise.resolve();
   /** Per domain, the keyed files its keys were given from (store/visitor-keys.ts, keysBeforeLock). */
   private readonly keyFingerprints = new Map<string, string>();
@@ -310,15 +318,16 @@ class PartitionWriter {
     if (batch.accepted === 0) return;
     if (!this.staged) {
       const file = join(this.spillDir, `${this.spills}.ndjson`);
-      this.staged = { file, handle: await open(file, 'w'), rows: 0 };
+      this.staged = { file, handle: await open(file, 'w'), rows: 0, partitions: new Set() };
     }
     await this.staged.handle.appendFile(batch.rows); // every byte, where one write() may take fewer
+    for (const key of batch.partitions) this.staged.partitions.add(key);
     this.staged.rows += batch.accepted;
     this.rowsAdded += batch.accepted;
     if (this.staged.rows >= this.spillRows) await this.spillStaged();
   }
 
-  /** Starts spilling the staged file by partition; one spill runs at a time, the next rows are checked meanwhile. */
+  /** Starts spilling the staged file; one spill runs at a time, the next rows are checked meanwhile. */
   private async spillStaged(): Promise<void> {
     const staged = this.staged;
     if (!staged) return;
@@ -326,23 +335,41 @@ class PartitionWriter {
     await staged.handle.close();
     await this.spilling;
     const spill = this.spills++;
+    const apart = staged.partitions.size <= MAX_FILES_PER_SPILL;
+    if (apart) {
+      for (const key of staged.partitions) this.spilledApart.add(key).add(key.slice(0, key.indexOf('/')));
+    } else {
+      this.sortedSpills.push(join(this.spillDir, `${spill}.parquet`));
+    }
+    const target = apart
+      // Folders named by DuckDB from validated domains and yyyy-mm-dd days: no character needs escaping.
+      ? `${pathLiteral(this.spillApartDir)} (FORMAT parquet, COMPRESSION uncompressed, PARTITION_BY (domain, dt), FILENAME_PATTERN '${spill}-{i}', OVERWRITE_OR_IGNORE)`
+      : `${pathLiteral(this.sortedSpills.at(-1)!)} (FORMAT parquet, COMPRESSION uncompressed, ROW_GROUP_SIZE 16384)`;
     this.spilling = (async () => {
-      // Partition folders are named by DuckDB from validated domains and yyyy-mm-dd days: no character needs escaping.
-      await this.connection.run(
-        `COPY (${storedRowsOf(staged.file)}) TO ${pathLiteral(this.spillRowsDir)} (FORMAT parquet, COMPRESSION uncompressed, PARTITION_BY (domain, dt), FILENAME_PATTERN '${spill}-{i}', OVERWRITE_OR_IGNORE)`,
-      );
+      await this.connection.run(`COPY (${storedRowsOf(staged.file)}${apart ? '' : ' ORDER BY domain, dt'}) TO ${target}`);
       await rm(staged.file);
     })();
     this.spilling.catch(() => {}); // awaited by the next spill or by writePartitions
   }
 
-  private get spillRowsDir(): string {
-    return join(this.spillDir, 'rows');
+  private get spillApartDir(): string {
+    return join(this.spillDir, 'partitions');
   }
 
-  /** The spilled rows of a domain, or of one of its partitions. */
-  private spilledRows(domain: string, dt = '*'): string {
-    return `read_parquet(${pathLiteral(join(this.spillRowsDir, `domain=${domain}`, `dt=${dt}`, '*.parquet'))}, hive_partitioning = false)`;
+  /**
+   * The spilled rows of a domain, or of one of its partitions (their files in partitioned spills, their row groups
+   * in sorted ones), with the values bound to the statement's parameters.
+   */
+  private spilledRows(domain: string, dt?: string): { rows: string; values: Record<string, string> } {
+    const columns = eventColumns.map(([name]) => name).join(', ');
+    const sides: string[] = [];
+    if (this.spilledApart.has(dt ? `${domain}/${dt}` : domain)) {
+      const files = join(this.spillApartDir, `domain=${domain}`, `dt=${dt ?? '*'}`, '*.parquet');
+      sides.push(`SELECT ${columns} FROM read_parquet(${pathLiteral(files)}, hive_partitioning = false)`);
+    }
+    if (!this.sortedSpills.length) return { rows: `(${sides[0]})`, values: {} };
+    sides.push(`SELECT ${columns} FROM read_parquet([${this.sortedSpills.map(pathLiteral).join(', ')}]) WHERE domain = $domain${dt ? ' AND dt = $dt' : ''}`);
+    return { rows: `(${sides.join(' UNION ALL ')})`, values: dt ? { domain, dt } : { domain } };
   }
 
   /**
@@ -359,52 +386,38 @@ class PartitionWriter {
   ): Promise<string[]> {
     await this.spillStaged();
     await this.spilling;
-    if (this.spills === 0) return [];
+    if (this.rowsAdded === 0) return [];
     const known = store ? { visitorKeys: 'part_keys', splitSessions: 'import_split' } : undefined;
-    // Two partitions are written at once, each on its own connection with its own TEMP tables: one partition's
-    // statements leave a core idle in their single-threaded phases, which the other's fill.
-    const lanes = [this.connection, await this.scratch.connect()];
+    const connection = this.connection;
+    const files: string[] = [];
     let rowsWritten = 0;
-    const writePartition = async (connection: DuckDBConnection, { domain, dt }: { domain: string; dt: string }) => {
-      await connection.run(`CREATE OR REPLACE TEMP TABLE part AS SELECT ${eventColumns.map(([name]) => name).join(', ')} FROM ${this.spilledRows(domain, dt)} ORDER BY ${eventFileOrder}`);
-      const rows = Number((await connection.runAndReadAll('SELECT count(*) FROM part')).getRows()[0]![0]);
-      rowsWritten += rows;
+    let knownDomain: string | undefined;
+    for (const { domain, dt } of [...this.partitions.values()].sort((a, b) => (a.domain + a.dt < b.domain + b.dt ? -1 : 1))) {
+      if (store && domain !== knownDomain) {
+        // The visitors to key, and the sessions in two of the import's partitions (their fragments there are not
+        // whole; writeDerived finds the sessions with two fragments in one file).
+        const { rows, values } = this.spilledRows(domain);
+        await connection.run(`CREATE OR REPLACE TEMP TABLE import_visitors AS SELECT DISTINCT visitor_id FROM ${rows} WHERE type = 'pageview'`, values);
+        await connection.run(
+          `CREATE OR REPLACE TEMP TABLE import_split AS SELECT session_id FROM ${rows} WHERE session_id <> '' GROUP BY session_id HAVING min(ts)::DATE <> max(ts)::DATE`,
+          values,
+        );
+        // The snapshot current now, read at once: a snapshot another writer retires is removed minutes later.
+        this.keyFingerprints.set(domain, (await keysBeforeLock(connection, store(), domain, 'import_visitors', 'import_keys')).fingerprint);
+        knownDomain = domain;
+      }
+      const { rows, values } = this.spilledRows(domain, dt);
+      await connection.run(`CREATE OR REPLACE TEMP TABLE part AS SELECT * FROM ${rows} ORDER BY ${eventFileOrder}`, values);
+      rowsWritten += Number((await connection.runAndReadAll('SELECT count(*) FROM part')).getRows()[0]![0]);
       // The keys of this partition's visitors only: each bucket file joins a table of its own size.
       if (store) await connection.run(`CREATE OR REPLACE TEMP TABLE part_keys AS SELECT * FROM import_keys WHERE visitor_id IN (SELECT visitor_id FROM part)`);
       const name = join(`domain=${domain}`, `dt=${dt}`, fileName);
       await mkdir(dirname(join(eventsDir, name)), { recursive: true });
       await connection.run(`COPY part TO ${pathLiteral(join(eventsDir, name))} ${eventFileCopyOptions(this.codecs.events, this.store)}`);
       await writeDerived(connection, 'part', name, derivedDirs, this.codecs, { known });
-      return name;
-    };
-    const files: string[] = [];
-    const partitions = [...this.partitions.values()].sort((a, b) => (a.domain + a.dt < b.domain + b.dt ? -1 : 1));
-    for (const domain of new Set(partitions.map((p) => p.domain))) {
-      if (store) {
-        // The visitors to key, and the sessions in two of the import's partitions (their fragments there are not
-        // whole; writeDerived finds the sessions with two fragments in one file): tables every lane reads.
-        await this.connection.run(`CREATE OR REPLACE TABLE import_visitors AS SELECT DISTINCT visitor_id FROM ${this.spilledRows(domain)} WHERE type = 'pageview'`);
-        await this.connection.run(
-          `CREATE OR REPLACE TABLE import_split AS SELECT session_id FROM ${this.spilledRows(domain)} WHERE session_id <> '' GROUP BY session_id HAVING min(ts)::DATE <> max(ts)::DATE`,
-        );
-        // The snapshot current now, read at once: a snapshot another writer retires is removed minutes later.
-        this.keyFingerprints.set(domain, (await keysBeforeLock(this.connection, store(), domain, 'import_visitors', 'import_keys')).fingerprint);
-      }
-      const queue = partitions.filter((p) => p.domain === domain);
-      const written = new Map<(typeof queue)[number], string>();
-      // A lane that fails empties the queue, so the other stops after its partition; the failure is thrown once both stopped.
-      const results = await Promise.allSettled(lanes.map(async (connection) => {
-        try {
-          for (let next = queue.shift(); next; next = queue.shift()) written.set(next, await writePartition(connection, next));
-        } catch (error) {
-          queue.length = 0;
-          throw error;
-        }
-      }));
-      const failed = results.find((r) => r.status === 'rejected');
-      if (failed) throw (failed as PromiseRejectedResult).reason;
-      files.push(...partitions.filter((p) => written.has(p)).map((p) => written.get(p)!));
+      files.push(name);
     }
+    // Every partition's spill files were read by a name built here: a row in no such file would be lost silently.
     if (rowsWritten !== this.rowsAdded) throw new Error(`an import wrote ${rowsWritten} rows of the ${this.rowsAdded} it accepted`);
     return files;
   }

@@ -194,6 +194,19 @@ describe('layout and atomicity', () => {
     expect(parquetFiles(batched.eventsDir)).toHaveLength(4);
   });
 
+  it('writes every row once when spills of many partitions (sorted) and of few (a file per partition) hold the same partitions', async () => {
+    // 100 rows over 100 domains fill the first spill (sorted); then 100 rows of one domain's day make spills of one
+    // partition (a file each); then the 100 domains again. Rows are told apart by their session.
+    const spread = (round: number) => Array.from({ length: 100 }, (_, d) => ({ ...pageview, domain: `d${d}.test`, session_id: `r${round}-${d}`, timestamp: '2026-03-01T10:00:00Z' }));
+    const one = Array.from({ length: 100 }, (_, i) => ({ ...pageview, domain: 'd7.test', session_id: `one-${i}`, timestamp: `2026-03-01T11:${String(i % 60).padStart(2, '0')}:00Z` }));
+    const rows = [...spread(0), ...one, ...spread(1)];
+    const paths = localPaths(tempDir());
+    const report = await importEvents(rows, paths, { batchRows: 100 });
+    expect(report.files).toBe(100);
+    const stored = await queryParquet(`SELECT domain, session_id FROM read_parquet(${sqlPath(join(paths.eventsDir, '*', '*', '*.parquet'))}, hive_partitioning = true) ORDER BY ALL`);
+    expect(stored).toEqual(rows.map((r) => ({ domain: r.domain, session_id: r.session_id })).sort((a, b) => (a.domain + a.session_id < b.domain + b.session_id ? -1 : 1)));
+  });
+
   it('orders a file by type, event, session, then time, whatever the order of the lines and spills', async () => {
     const rows = [
       { ...pageview, session_id: 's2', timestamp: '2026-03-01T10:01:00Z' },
