@@ -28,6 +28,15 @@ export interface CheckedBatch {
 
 const DAY_MS = 86_400_000;
 
+/**
+ * The largest stored row the importer keeps, in UTF-8 bytes: DuckDB reads the rows back with a bounded object size
+ * (store/importer.ts), and a smaller bound reads faster. An NDJSON line (at most 1 MiB) never comes near it: a
+ * stored row grows from its line by the columns' names and nulls and by numbers written out in event_properties
+ * (`1e20` becomes a 21-digit string), a few times at most. Events given as values or read from Parquet have no
+ * line limit; one whose row would exceed this is rejected with that reason.
+ */
+export const MAX_STORED_ROW_BYTES = 8 * 2 ** 20;
+
 /** Checks lines as read (a LineError where the reader refused one); blank lines are skipped but counted. */
 export function checkLines(lines: (string | LineError)[]): CheckedBatch {
   return keptOf(lines.map((line) => (typeof line === 'string' ? checkEventLine(line) : { ok: false, reason: line.reason })));
@@ -51,11 +60,17 @@ function keptOf(checked: (CheckedEvent | null)[]): CheckedBatch {
       return;
     }
     const { event } = result;
+    const row = JSON.stringify(event);
+    // A UTF-16 unit is at most 3 bytes of UTF-8: only long rows are measured.
+    if (row.length > MAX_STORED_ROW_BYTES / 3 && Buffer.byteLength(row) > MAX_STORED_ROW_BYTES) {
+      rejected.push({ line: i + 1, reason: `event too large: its stored row would take more than ${MAX_STORED_ROW_BYTES} bytes` });
+      return;
+    }
     let domainDays = days.get(event.domain);
     if (!domainDays) days.set(event.domain, (domainDays = new Set()));
     domainDays.add(Math.floor(event.ts / DAY_MS));
     domains[event.domain] = (domains[event.domain] ?? 0) + 1;
-    rows.push(JSON.stringify(event));
+    rows.push(row);
   });
   const partitions = [...days].flatMap(([domain, numbers]) => [...numbers].map((n) => `${domain}/${new Date(n * DAY_MS).toISOString().slice(0, 10)}`));
   return { lines: checked.length, rows: utf8Lines(rows), accepted: rows.length, rejected, domains, partitions };

@@ -15,7 +15,7 @@ import { eventFileCopyOptions, eventFileOrder, type EventFileStore } from './eve
 import { writeDerived } from './derived-writer.js';
 import { deriveMissing } from './backfill.js';
 import { fileDigest, readLineBlocks, type LineBlock } from './ndjson-lines.js';
-import { checkedBlocks, checkedLines, checkEventBatch, inThreadChecker, workerChecker, type BlockChecker, type CheckedBatch } from './checked-batches.js';
+import { checkedBlocks, checkedLines, checkEventBatch, inThreadChecker, MAX_STORED_ROW_BYTES, workerChecker, type BlockChecker, type CheckedBatch } from './checked-batches.js';
 import { hasImportRecord, recordUsage, writeImportRecord, type ImportRecord } from './imports.js';
 import { daysOfFiles, readDomainDays, widenDomainDays, type DomainDays } from '../../shared/store/domain-days-repo.js';
 import { storedDaysOf } from './store-days.js';
@@ -441,11 +441,12 @@ class PartitionWriter {
 
 /**
  * The stored rows of a staging NDJSON file (CheckedBatch.rows) with their partition columns. Every key is read
- * with its exact type; `ts` comes as epoch milliseconds.
+ * with its exact type; `ts` comes as epoch milliseconds. The object size bound is twice the largest row kept
+ * (MAX_STORED_ROW_BYTES): a bound far above the rows makes DuckDB's JSON reader slower.
  */
 function storedRowsOf(file: string): string {
   const columns = [['domain', 'VARCHAR'], ...eventColumns.map(([name, type]) => [name, name === 'ts' ? 'BIGINT' : duckdbTypes[type]])];
-  const read = `read_json(${pathLiteral(file)}, format = 'newline_delimited', maximum_object_size = 67108864, columns = {${columns.map(([name, type]) => `${name}: '${type}'`).join(', ')}})`;
+  const read = `read_json(${pathLiteral(file)}, format = 'newline_delimited', maximum_object_size = ${2 * MAX_STORED_ROW_BYTES}, columns = {${columns.map(([name, type]) => `${name}: '${type}'`).join(', ')}})`;
   const values = eventColumns.map(([name]) => (name === 'ts' ? 'epoch_ms(ts) AS ts' : name));
   return `SELECT domain, strftime(epoch_ms(ts), '%Y-%m-%d') AS dt, ${values.join(', ')} FROM ${read}`;
 }

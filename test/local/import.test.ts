@@ -2,7 +2,9 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkEventBatch, MAX_STORED_ROW_BYTES } from '../../local/store/checked-batches.js';
 import { importEvents, importLines, importNdjson, type Publisher } from '../../local/store/importer.js';
+import { MAX_LINE_BYTES } from '../../local/store/ndjson-lines.js';
 import { DEFAULT_LOCAL_CODECS, localCodecs } from '../../local/store/parquet-codec.js';
 import { localPaths, type LocalPaths } from '../../local/store/paths.js';
 import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
@@ -192,6 +194,34 @@ describe('layout and atomicity', () => {
     const batched = localPaths(tempDir());
     expect((await importEvents(rows, batched, { batchRows: 2 })).files).toBe(4);
     expect(parquetFiles(batched.eventsDir)).toHaveLength(4);
+  });
+
+  it('stores the largest line a file may hold, its numbers written out as text, and rejects an event given as a value whose row is too large', async () => {
+    // A line of 1 MiB (the longest read) of properties whose numbers grow most when kept as text.
+    const [head, tail] = JSON.stringify({ ...event, event_properties: { k: 0 } }).split('{"k":0}') as [string, string];
+    const keys: string[] = [];
+    // Each property takes `"k<n>":1e20,`: its key's length and 8 more.
+    for (let length = head.length + tail.length + 2; length < MAX_LINE_BYTES - 20; length += keys.at(-1)!.length + 8) keys.push(`k${keys.length}`);
+    const longest = `${head}{${keys.map((k) => `"${k}":1e20`).join(',')}}${tail}`;
+    expect(Buffer.byteLength(longest)).toBeGreaterThan(MAX_LINE_BYTES - 40);
+    expect(Buffer.byteLength(longest)).toBeLessThanOrEqual(MAX_LINE_BYTES);
+    const paths = localPaths(tempDir());
+    const file = writeNdjson([]);
+    writeFileSync(file, `${longest}\n`);
+    expect((await importNdjson(file, paths)).rowsWritten).toBe(1);
+    const [stored] = await queryParquet(`SELECT event_properties FROM read_parquet(${sqlPath(join(paths.eventsDir, '*', '*', '*.parquet'))}, hive_partitioning = false)`);
+    expect(JSON.parse(stored!.event_properties as string)).toEqual(Object.fromEntries(keys.map((k) => [k, '100000000000000000000'])));
+
+    // Events given as values have no line limit: a row just under the bound is stored, one over it rejected.
+    const sized = (bytes: number, visitor: string) => {
+      const shortest = checkEventBatch([{ ...pageview, visitor_id: visitor }]).rows.byteLength - 1; // its row, LF left out
+      return { ...pageview, visitor_id: visitor, url_path: `/${'x'.repeat(bytes - shortest)}` };
+    };
+    const values = localPaths(tempDir());
+    const report = await importEvents([sized(MAX_STORED_ROW_BYTES, 'fits'), sized(MAX_STORED_ROW_BYTES + 1, 'over'), pageview], values);
+    expect(report.rejected).toEqual([{ line: 2, reason: `event too large: its stored row would take more than ${MAX_STORED_ROW_BYTES} bytes` }]);
+    const visitors = await queryParquet(`SELECT visitor_id FROM read_parquet(${sqlPath(join(values.eventsDir, '*', '*', '*.parquet'))}, hive_partitioning = false) ORDER BY 1`);
+    expect(visitors.map((r) => r.visitor_id)).toEqual(['fits', 'v1']);
   });
 
   it('writes every row once when spills of many partitions (sorted) and of few (a file per partition) hold the same partitions', async () => {
