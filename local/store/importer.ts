@@ -337,7 +337,7 @@ class PartitionWriter {
     const spill = this.spills++;
     const apart = staged.partitions.size <= MAX_FILES_PER_SPILL;
     if (apart) {
-      for (const key of staged.partitions) this.spilledApart.add(key).add(key.slice(0, key.indexOf('/')));
+      for (const key of staged.partitions) this.spilledApart.add(key).add(this.partitions.get(key)!.domain);
     } else {
       this.sortedSpills.push(join(this.spillDir, `${spill}.parquet`));
     }
