@@ -72,7 +72,7 @@ for (const name of flags.shapes!.split(',')) {
       rawSum += r.p50;
       worst = Math.max(worst, a.p50);
       lines.push(`| ${query.id} | ${a.p50.toFixed(0)} ms | ${r.p50.toFixed(0)} ms | ${(a.p50 / r.p50).toFixed(2)} | ${diff.length ? `no: ${diff[0]}` : 'yes'} |`);
-      log(`${name} ${query.id.padEnd(16)} api ${a.p50.toFixed(0)} ms  raw ${r.p50.toFixed(0)} ms${diff.length ? `  DIFFERENT: ${diff[0]}` : ''}`);
+      log(`${name} ${query.id.padEnd(16)} api ${a.p50.toFixed(0)} ms (engine ${a.engineP50?.toFixed(0) ?? '?'} ms)  raw ${r.p50.toFixed(0)} ms${diff.length ? `  DIFFERENT: ${diff[0]}` : ''}`);
     }
   } finally {
     await api!.close();

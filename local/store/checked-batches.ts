@@ -31,7 +31,7 @@ const DAY_MS = 86_400_000;
 /**
  * The largest stored row the importer keeps, in UTF-8 bytes: DuckDB reads the rows back with a bounded object size
  * (store/importer.ts), and a smaller bound reads faster. An NDJSON line (at most 1 MiB) never comes near it: a
- * stored row grows from its line by the columns' names and nulls and by numbers written out in event_properties
+ * stored row grows from its line by the columns' names and by numbers written out in event_properties
  * (`1e20` becomes a 21-digit string), a few times at most. Events given as values or read from Parquet have no
  * line limit; one whose row would exceed this is rejected with that reason.
  */

@@ -19,12 +19,16 @@ const reservedKeys = new Set(['__proto__', 'constructor', 'prototype']);
 type StoredValue<T extends ColumnType> = T extends 'timestamp'
   ? number
   : T extends 'string'
-    ? string | null
+    ? string | undefined
     : T extends 'double' | 'bigint'
-      ? number | null
+      ? number | undefined
       : boolean;
 
-/** A validated event: its partition `domain`, then one value per stored column (`ts` in epoch milliseconds). */
+/**
+ * A validated event: its partition `domain`, then one value per stored column (`ts` in epoch milliseconds). A value
+ * not set is `undefined`, so the stored row's JSON leaves its key out (JSON.stringify skips it) and readers given
+ * the columns read it as NULL: a third of a typical row's bytes are such keys.
+ */
 export type StoredEvent = { domain: string } & { [C in (typeof eventColumns)[number] as C[0]]: StoredValue<C[1]> };
 
 export type CheckedEvent = { ok: true; event: StoredEvent } | { ok: false; reason: string };
@@ -102,11 +106,11 @@ function toStoredEvent(value: unknown): StoredEvent {
   const browser = optionalString(input, 'browser');
   const os = optionalString(input, 'os');
   const device = optionalString(input, 'device');
-  if (country !== null && !COUNTRY.test(country)) reject('country must be an upper-case ISO 3166-1 alpha-2 code, e.g. "US"');
-  if (device !== null && !devices.has(device)) reject(`device must be one of ${[...devices].join(', ')}`);
+  if (country !== undefined && !COUNTRY.test(country)) reject('country must be an upper-case ISO 3166-1 alpha-2 code, e.g. "US"');
+  if (device !== undefined && !devices.has(device)) reject(`device must be one of ${[...devices].join(', ')}`);
 
   const urlPath = optionalString(input, 'url_path');
-  if (urlPath !== null && !urlPath.startsWith('/')) reject('url_path must be a path starting with "/"');
+  if (urlPath !== undefined && !urlPath.startsWith('/')) reject('url_path must be a path starting with "/"');
 
   const eventName = optionalString(input, 'event_name');
   if (eventType === 'auto' && !autoEventNames.has(eventName!)) reject(`an auto event_name must be one of ${[...autoEventNames].join(', ')}`);
@@ -127,7 +131,7 @@ function toStoredEvent(value: unknown): StoredEvent {
   if (amount !== undefined && !(typeof amount === 'number' && Number.isSafeInteger(amount))) reject('amount_cents must be an integer number of cents');
 
   const currency = optionalString(input, 'currency');
-  if (currency !== null && !CURRENCY.test(currency)) reject('currency must be an upper-case ISO 4217 code, e.g. "USD"');
+  if (currency !== undefined && !CURRENCY.test(currency)) reject('currency must be an upper-case ISO 4217 code, e.g. "USD"');
 
   const isDev = field(input, 'is_dev');
   if (isDev !== undefined && typeof isDev !== 'boolean') reject('is_dev must be true or false');
@@ -153,11 +157,11 @@ function toStoredEvent(value: unknown): StoredEvent {
     browser,
     os,
     device,
-    scroll_depth: (scrollDepth as number | undefined) ?? null,
+    scroll_depth: scrollDepth as number | undefined,
     event_name: eventName,
-    event_properties: properties ? JSON.stringify(properties) : null,
+    event_properties: properties ? JSON.stringify(properties) : undefined,
     transaction_id: optionalString(input, 'transaction_id'),
-    amount_cents: (amount as number | undefined) ?? null,
+    amount_cents: amount as number | undefined,
     currency,
     revenue_event: optionalString(input, 'revenue_event'),
     is_dev: isDev ?? false,
@@ -192,9 +196,9 @@ function requireString(input: Record<string, unknown>, name: string): string {
   return storableText(value, name);
 }
 
-function optionalString(input: Record<string, unknown>, name: string): string | null {
+function optionalString(input: Record<string, unknown>, name: string): string | undefined {
   const value = input[name];
-  if (value === undefined || value === null || value === '') return null;
+  if (value === undefined || value === null || value === '') return undefined;
   if (typeof value !== 'string') reject(`${name} must be a string or null`);
   return storableText(value, name);
 }
@@ -270,8 +274,8 @@ function daysInMonth(year: number, month: number): number {
 }
 
 /** Host of the referrer URL, lower case, without a leading `www.`; '' for direct traffic or an unparseable URL. */
-export function referrerDomain(referrer: string | null): string {
-  if (referrer === null) return '';
+export function referrerDomain(referrer: string | undefined): string {
+  if (referrer === undefined) return '';
   let host = referrerHosts.get(referrer);
   if (host === undefined) {
     if (referrerHosts.size >= CACHE_LIMIT) referrerHosts.clear();

@@ -127,7 +127,7 @@ const inScope = (shopEvents as Row[]).filter(
 );
 const columnOf: Record<string, (r: Row) => string | null> = {
   page: (r) => (r.url_path as string) ?? null,
-  referrer: (r) => referrerDomain((r.referrer as string) ?? null) || null,
+  referrer: (r) => referrerDomain((r.referrer as string | null) ?? undefined) || null,
   ...Object.fromEntries(
     ['country', 'region', 'city', 'browser', 'os', 'device', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_content', 'utm_term'].map((f) => [f, (r: Row) => (r[f] as string) || null]),
   ),

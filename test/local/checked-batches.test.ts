@@ -24,6 +24,10 @@ describe('checkLines', () => {
     expect(batch.accepted).toBe(4);
     expect(Buffer.from(batch.rows).toString('utf8')).toBe(`${expected.join('\n')}\n`);
     expect(batch.rows.byteLength).toBe(Buffer.byteLength(`${expected.join('\n')}\n`));
+    // A value not set is left out of its row (read back as NULL), not written as null.
+    const third = JSON.parse(Buffer.from(batch.rows).toString('utf8').split('\n')[2]!) as Record<string, unknown>;
+    expect(third).toMatchObject({ url_path: '/\u{1f600}/x', session_id: 's1', is_dev: false });
+    for (const absent of ['city', 'referrer', 'country', 'scroll_depth', 'amount_cents']) expect(third).not.toHaveProperty(absent);
     expect(batch.lines).toBe(6);
     expect(batch.rejected).toEqual([{ line: 2, reason: expect.stringContaining('missing required field') }]);
     expect(batch.domains).toEqual({ 'a.example': 3, 'b.example': 1 });

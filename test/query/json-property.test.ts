@@ -14,7 +14,7 @@ const connection = memoryDuckDb();
 /** The stored text of `properties`, as the import writes it; null when the import refuses them. */
 function storedProperties(properties: Record<string, string>): string | null {
   const checked = checkEvent({ type: 'event', domain: 'a.test', timestamp: '2026-03-01T00:00:00Z', visitor_id: 'v', session_id: 's', event_name: 'e', event_properties: properties });
-  return checked.ok ? checked.event.event_properties : null;
+  return checked.ok ? (checked.event.event_properties ?? null) : null;
 }
 
 async function readKey(stored: string, key: string): Promise<unknown> {
