@@ -7,6 +7,8 @@ import { duckDbMemory } from '../../shared/engines/duckdb-engine.js';
 
 export interface ScratchDuckDb {
   connection: DuckDBConnection;
+  /** Another connection to the same database (its tables, not its temporary ones), closed with it. */
+  connect(): Promise<DuckDBConnection>;
   close(): void;
 }
 
@@ -17,9 +19,16 @@ export async function openScratchDuckDb(): Promise<ScratchDuckDb> {
   });
   try {
     const connection = await instance.connect();
+    const others: DuckDBConnection[] = [];
     return {
       connection,
+      connect: async () => {
+        const other = await instance.connect();
+        others.push(other);
+        return other;
+      },
       close: () => {
+        for (const other of others) other.closeSync();
         connection.closeSync();
         instance.closeSync();
       },
