@@ -21,7 +21,14 @@ export interface TestApi extends LocalApi {
 
 export async function startTestApi(options: Pick<LocalApiOptions, 'engine'> = {}): Promise<TestApi> {
   const dataDir = mkdtempSync(join(tmpdir(), 'analytics-test-'));
-  const api = await startLocalApi({ dataDir, ...options });
+  let api: LocalApi;
+  try {
+    api = await startLocalApi({ dataDir, ...options });
+  } catch (error) {
+    // A start that fails (the tests of bad settings) leaves no data folder behind either.
+    rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
   return {
     ...api,
     close: async () => {
