@@ -389,12 +389,12 @@ class PartitionWriter {
     if (this.rowsAdded === 0) return [];
     const known = store ? { visitorKeys: 'part_keys', splitSessions: 'import_split' } : undefined;
     const connection = this.connection;
+    // A second connection writes some of each partition's files: the tables below are the database's, not
+    // temporary ones, so both connections read them.
+    const other = await this.scratch.connect();
     const files: string[] = [];
     let rowsWritten = 0;
     let knownDomain: string | undefined;
-    // A second connection writes some of each partition's files: the tables below are the database's, not
-    // temporary ones, so both connections read them.
-    let second: DuckDBConnection | undefined;
     for (const { domain, dt } of [...this.partitions.values()].sort((a, b) => (a.domain + a.dt < b.domain + b.dt ? -1 : 1))) {
       if (store && domain !== knownDomain) {
         // The visitors to key, and the sessions in two of the import's partitions (their fragments there are not
@@ -419,7 +419,6 @@ class PartitionWriter {
       // The event file and the fragments on this connection, the other derived files on a second one at the same
       // time: one statement at a time kept the two cores about 1.7 busy. Both are awaited before anything else
       // runs, even when one fails, so no statement is left running on a connection about to close.
-      const other = (second ??= await this.scratch.connect());
       const written = await Promise.allSettled([
         (async () => {
           await connection.run(`COPY part TO ${pathLiteral(join(eventsDir, name))} ${eventFileCopyOptions(this.codecs.events, this.store)}`);
