@@ -15,15 +15,35 @@ import { linesOfBlock, type LineBlock, type LineError } from './ndjson-lines.js'
 export interface CheckedBatch {
   /** The lines the batch held, blank ones included: the next batch's first line is this one's plus `lines`. */
   lines: number;
-  /** The accepted rows, one JSON object per line (a StoredEvent: `ts` in epoch milliseconds), UTF-8, each ending in LF. */
+  /**
+   * The accepted rows, one JSON object per line (a StoredEvent: `ts` in epoch milliseconds, no `domain`), UTF-8,
+   * each ending in LF; the rows of one partition together, in input order, the partitions in the order of
+   * `partitions`.
+   */
   rows: Uint8Array;
   accepted: number;
   /** Rejected lines, numbered from 1 within the batch. */
   rejected: { line: number; reason: string }[];
   /** Accepted rows per domain. */
   domains: Record<string, number>;
-  /** The partitions of the accepted rows, as `<domain>/<yyyy-mm-dd>` (UTC day of `ts`). */
-  partitions: string[];
+  /** The partitions of the accepted rows, each with where its bytes end in `rows` and in `facts`. */
+  partitions: BatchPartition[];
+  /**
+   * What the importer must know of a domain's whole import before it writes any of its files (store/importer.ts):
+   * per partition, one JSON object per line, `{"v":<visitor_id>}` for each visitor with a pageview and
+   * `{"s":<session_id>}` for each session (a non-empty `session_id`), each once per batch and partition.
+   */
+  facts: Uint8Array;
+}
+
+export interface BatchPartition {
+  /** `<domain>/<yyyy-mm-dd>`: the UTC day of its rows' `ts`. */
+  key: string;
+  rows: number;
+  /** The end of its bytes in the batch's `rows` (the previous partition's end, or 0, is where they begin). */
+  rowsEnd: number;
+  /** The end of its bytes in the batch's `facts`. */
+  factsEnd: number;
 }
 
 const DAY_MS = 86_400_000;
@@ -48,48 +68,81 @@ export function checkEventBatch(events: unknown[]): CheckedBatch {
 }
 
 function keptOf(checked: (CheckedEvent | null)[]): CheckedBatch {
-  const rows: string[] = [];
   const rejected: CheckedBatch['rejected'] = [];
   const domains: Record<string, number> = {};
-  // Per domain, the UTC day numbers of its rows: named once per batch, not once per row.
-  const days = new Map<string, Set<number>>();
+  // Per domain, per UTC day number, its partition's rows and facts: the partition named once per batch, not per row.
+  const partitions = new Map<string, Map<number, PartitionRows>>();
+  let accepted = 0;
   checked.forEach((result, i) => {
     if (result === null) return;
     if (!result.ok) {
       rejected.push({ line: i + 1, reason: result.reason });
       return;
     }
-    const { event } = result;
+    const { domain, event } = result;
     const row = JSON.stringify(event);
     // A UTF-16 unit is at most 3 bytes of UTF-8: only long rows are measured.
     if (row.length > MAX_STORED_ROW_BYTES / 3 && Buffer.byteLength(row) > MAX_STORED_ROW_BYTES) {
       rejected.push({ line: i + 1, reason: `event too large: its stored row would take more than ${MAX_STORED_ROW_BYTES} bytes` });
       return;
     }
-    let domainDays = days.get(event.domain);
-    if (!domainDays) days.set(event.domain, (domainDays = new Set()));
-    domainDays.add(Math.floor(event.ts / DAY_MS));
-    domains[event.domain] = (domains[event.domain] ?? 0) + 1;
-    rows.push(row);
+    let days = partitions.get(domain);
+    if (!days) partitions.set(domain, (days = new Map()));
+    const day = Math.floor(event.ts / DAY_MS);
+    let partition = days.get(day);
+    if (!partition) days.set(day, (partition = { domain, day, rows: [], visitors: new Set(), sessions: new Set() }));
+    partition.rows.push(row);
+    if (event.type === 'pageview' && event.visitor_id) partition.visitors.add(event.visitor_id);
+    if (event.session_id) partition.sessions.add(event.session_id);
+    domains[domain] = (domains[domain] ?? 0) + 1;
+    accepted++;
   });
-  const partitions = [...days].flatMap(([domain, numbers]) => [...numbers].map((n) => `${domain}/${new Date(n * DAY_MS).toISOString().slice(0, 10)}`));
-  return { lines: checked.length, rows: utf8Lines(rows), accepted: rows.length, rejected, domains, partitions };
+  const kept = [...partitions.values()].flatMap((days) => [...days.values()]);
+  const rows = utf8Lines(kept.map((p) => p.rows));
+  const facts = utf8Lines(kept.map((p) => [...[...p.visitors].map((v) => `{"v":${JSON.stringify(v)}}`), ...[...p.sessions].map((s) => `{"s":${JSON.stringify(s)}}`)]));
+  return {
+    lines: checked.length,
+    rows: rows.bytes,
+    accepted,
+    rejected,
+    domains,
+    partitions: kept.map((p, i) => ({
+      key: `${p.domain}/${new Date(p.day * DAY_MS).toISOString().slice(0, 10)}`,
+      rows: p.rows.length,
+      rowsEnd: rows.ends[i]!,
+      factsEnd: facts.ends[i]!,
+    })),
+    facts: facts.bytes,
+  };
+}
+
+interface PartitionRows {
+  domain: string;
+  day: number;
+  rows: string[];
+  visitors: Set<string>;
+  sessions: Set<string>;
 }
 
 /**
- * The rows as UTF-8, each followed by LF, in a buffer of their own (transferable to another thread). Each row is
- * written in place: joining them first and encoding the joined text costs a third more.
+ * Groups of lines as UTF-8, each line followed by LF, in a buffer of their own (transferable to another thread),
+ * with where each group ends. Each line is written in place: joining them first and encoding the joined text costs
+ * a third more.
  */
-function utf8Lines(rows: string[]): Uint8Array {
-  let size = rows.length;
-  for (const row of rows) size += Buffer.byteLength(row);
+function utf8Lines(groups: string[][]): { bytes: Uint8Array; ends: number[] } {
+  let size = 0;
+  for (const lines of groups) for (const line of lines) size += Buffer.byteLength(line) + 1;
   const bytes = Buffer.allocUnsafeSlow(size);
+  const ends: number[] = [];
   let at = 0;
-  for (const row of rows) {
-    at += bytes.write(row, at);
-    bytes[at++] = 0x0a;
+  for (const lines of groups) {
+    for (const line of lines) {
+      at += bytes.write(line, at);
+      bytes[at++] = 0x0a;
+    }
+    ends.push(at);
   }
-  return bytes;
+  return { bytes, ends };
 }
 
 /** Checks blocks of a file; `check` resolves in the order blocks were given, whatever thread ran them. */

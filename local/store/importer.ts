@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { appendFile, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
@@ -24,9 +24,8 @@ import { keysBeforeLock, keysStillHold, keyVisitors } from './visitor-keys.js';
 import { markWholeFragments } from './whole-fragments.js';
 
 // Imports events into the store's Parquet layout (docs/EVENT-FORMAT.md). Lines are checked in batches (on worker
-// threads for a large input, store/checked-batches.ts); accepted rows are written to a staging NDJSON file, and a
-// full one is turned by DuckDB into a Parquet spill sorted by partition. Once the whole input was read, each
-// (domain, dt) partition the import touched is written as one event file (rows in the order of
+// threads for a large input, store/checked-batches.ts); accepted rows are appended to a staging NDJSON file of their
+// partition. Once the whole input was read, each (domain, dt) partition the import touched is written as one event file (rows in the order of
 // store/event-file-layout.ts) with its derived files (docs/STORAGE.md), so the files an import writes grow with its
 // partitions whatever the order of its lines. The files are then published in one store transaction
 // (store/local-store.ts): visible whole or not at all. An import is identified by the digest of its input
@@ -64,7 +63,7 @@ export interface ImportOptions {
   storedDays?: (domain: string) => Promise<DomainDays | undefined>;
   /** Told how long each stage took (`npm run bench:import`): read and check, write partitions, publish; the import goes on once it returns. */
   onStage?: (stage: ImportStage, ms: number) => void | Promise<void>;
-  /** Rows per sorted spill file (reached at a batch's end); bounds the memory of sorting, not the files written. */
+  /** Lines per checked batch (importLines, importEvents; at most 4096): how often rows are appended to the staged files. */
   batchRows?: number;
   /** Threads checking lines (importNdjson): by default one per core for an input of 8 MB or more, else none. */
   checkWorkers?: number;
@@ -74,9 +73,11 @@ export type Publisher = (stagingDir: string, files: string[]) => Promise<void>;
 
 export type ImportStage = 'read and check' | 'write partitions' | 'publish';
 
-const DEFAULT_BATCH_ROWS = 250_000;
-/** The partitions a spill may hold and still be written as a file per partition (PartitionWriter). */
-const MAX_FILES_PER_SPILL = 64;
+/** Lines per checked batch of lines or events. */
+const DEFAULT_BATCH_ROWS = 4096;
+/** A staged partition's rows and facts (PartitionWriter). */
+const ROWS_FILE = 'rows.ndjson';
+const FACTS_FILE = 'facts.ndjson';
 const WORKERS_FROM_BYTES = 8 * 2 ** 20;
 
 /** Imports an NDJSON file, streamed line by line. Rejected lines are reported; unreadable input is a fatal error. */
@@ -141,9 +142,8 @@ export async function importEvents(events: unknown[], paths: LocalPaths, options
   return importChecked(batches, paths, options, { digest: hash.digest('hex'), source: 'events' });
 }
 
-/** Lines per checked batch of lines or events: never more than a spill holds, so a small `batchRows` spills often. */
 function batchLines(options: ImportOptions): number {
-  return Math.max(1, Math.min(4096, options.batchRows ?? DEFAULT_BATCH_ROWS));
+  return Math.max(1, Math.min(DEFAULT_BATCH_ROWS, options.batchRows ?? DEFAULT_BATCH_ROWS));
 }
 
 interface InputIdentity {
@@ -166,7 +166,7 @@ async function importChecked(
   await mkdir(staging, { recursive: true });
   // Files published elsewhere go to S3 (ingest/s3-store.ts).
   const store: EventFileStore = options.publish ? 's3' : 'local';
-  const writer = await PartitionWriter.open(join(staging, 'spill'), store, store === 's3' ? S3_CODECS : localCodecs(), options.batchRows ?? DEFAULT_BATCH_ROWS);
+  const writer = await PartitionWriter.open(join(staging, 'partitions'), store, store === 's3' ? S3_CODECS : localCodecs());
   let stageStart = performance.now();
   const stageDone = async (stage: ImportStage) => {
     await options.onStage?.(stage, performance.now() - stageStart);
@@ -273,103 +273,53 @@ function alreadyImportedReport(rejected: ImportReport['rejected'] = [], rowsAcce
 }
 
 /**
- * Collects accepted rows in a staging NDJSON file; once it holds `spillRows` rows, DuckDB reads it into a Parquet
- * spill (while the next rows are checked). A spill of rows from a few partitions is written as one file per
- * partition, unsorted: each partition is sorted once, when it is written. A spill of rows from many partitions (many
- * domains or days in one stretch of the input) is one file sorted by partition, so a spill never becomes thousands
- * of tiny files; each partition's read skips the other partitions' row groups by their statistics. At the end each
- * partition is written once from its rows in every spill.
+ * Collects accepted rows in a staging NDJSON file per partition (and beside it the partition's facts, CheckedBatch),
+ * appended batch by batch in input order. Once the whole input was read, each partition is written once: DuckDB
+ * reads its file, sorts it and writes the event file and its derived files. Rows stay JSON until then: converting
+ * them to Parquet on the way (read back once per partition) cost more than reading each partition's JSON once.
  */
 class PartitionWriter {
-  private readonly partitions = new Map<string, { domain: string; dt: string }>();
-  private spills = 0;
-  /** The partitions and domains with files of their own in the partitioned spills. */
-  private readonly spilledApart = new Set<string>();
-  /** The spills sorted by partition. */
-  private readonly sortedSpills: string[] = [];
+  private readonly partitions = new Map<string, { domain: string; dt: string; dir: string }>();
   private rowsAdded = 0;
-  private staged: { file: string; handle: FileHandle; rows: number; partitions: Set<string> } | undefined;
-  private spilling: Promise<void> = Promise.resolve();
   /** Per domain, the keyed files its keys were given from (store/visitor-keys.ts, keysBeforeLock). */
   private readonly keyFingerprints = new Map<string, string>();
 
   private constructor(
     private readonly scratch: ScratchDuckDb,
-    private readonly spillDir: string,
+    private readonly stagingDir: string,
     private readonly store: EventFileStore,
     private readonly codecs: StoreCodecs,
-    private readonly spillRows: number,
   ) {}
 
   private get connection(): DuckDBConnection {
     return this.scratch.connection;
   }
 
-  /** A writer of files for `store` (the local store, or S3 through a publisher) in `codecs`. */
-  static async open(spillDir: string, store: EventFileStore, codecs: StoreCodecs, spillRows: number): Promise<PartitionWriter> {
-    await mkdir(spillDir, { recursive: true });
-    return new PartitionWriter(await openScratchDuckDb(), spillDir, store, codecs, spillRows);
+  /** A writer of files for `store` (the local store, or S3 through a publisher) in `codecs`, staging rows under `stagingDir`. */
+  static async open(stagingDir: string, store: EventFileStore, codecs: StoreCodecs): Promise<PartitionWriter> {
+    await mkdir(stagingDir, { recursive: true });
+    return new PartitionWriter(await openScratchDuckDb(), stagingDir, store, codecs);
   }
 
   async add(batch: CheckedBatch): Promise<void> {
-    for (const key of batch.partitions) {
-      if (!this.partitions.has(key)) this.partitions.set(key, { domain: key.slice(0, key.indexOf('/')), dt: key.slice(key.indexOf('/') + 1) });
+    let rowsFrom = 0;
+    let factsFrom = 0;
+    for (const { key, rows, rowsEnd, factsEnd } of batch.partitions) {
+      let partition = this.partitions.get(key);
+      if (!partition) {
+        const [domain, dt] = [key.slice(0, key.indexOf('/')), key.slice(key.indexOf('/') + 1)];
+        // Folders named from validated domains and yyyy-mm-dd days: no character needs escaping.
+        partition = { domain, dt, dir: join(this.stagingDir, `domain=${domain}`, `dt=${dt}`) };
+        await mkdir(partition.dir, { recursive: true });
+        this.partitions.set(key, partition);
+      }
+      await appendFile(join(partition.dir, ROWS_FILE), batch.rows.subarray(rowsFrom, rowsEnd));
+      // Files bound for S3 need no facts (writePartitions).
+      if (this.store === 'local') await appendFile(join(partition.dir, FACTS_FILE), batch.facts.subarray(factsFrom, factsEnd));
+      this.rowsAdded += rows;
+      rowsFrom = rowsEnd;
+      factsFrom = factsEnd;
     }
-    if (batch.accepted === 0) return;
-    if (!this.staged) {
-      const file = join(this.spillDir, `${this.spills}.ndjson`);
-      this.staged = { file, handle: await open(file, 'w'), rows: 0, partitions: new Set() };
-    }
-    await this.staged.handle.appendFile(batch.rows); // every byte, where one write() may take fewer
-    for (const key of batch.partitions) this.staged.partitions.add(key);
-    this.staged.rows += batch.accepted;
-    this.rowsAdded += batch.accepted;
-    if (this.staged.rows >= this.spillRows) await this.spillStaged();
-  }
-
-  /** Starts spilling the staged file; one spill runs at a time, the next rows are checked meanwhile. */
-  private async spillStaged(): Promise<void> {
-    const staged = this.staged;
-    if (!staged) return;
-    this.staged = undefined;
-    await staged.handle.close();
-    await this.spilling;
-    const spill = this.spills++;
-    const apart = staged.partitions.size <= MAX_FILES_PER_SPILL;
-    if (apart) {
-      for (const key of staged.partitions) this.spilledApart.add(key).add(this.partitions.get(key)!.domain);
-    } else {
-      this.sortedSpills.push(join(this.spillDir, `${spill}.parquet`));
-    }
-    const target = apart
-      // Folders named by DuckDB from validated domains and yyyy-mm-dd days: no character needs escaping.
-      ? `${pathLiteral(this.spillApartDir)} (FORMAT parquet, COMPRESSION uncompressed, PARTITION_BY (domain, dt), FILENAME_PATTERN '${spill}-{i}', OVERWRITE_OR_IGNORE)`
-      : `${pathLiteral(this.sortedSpills.at(-1)!)} (FORMAT parquet, COMPRESSION uncompressed, ROW_GROUP_SIZE 16384)`;
-    this.spilling = (async () => {
-      await this.connection.run(`COPY (${storedRowsOf(staged.file)}${apart ? '' : ' ORDER BY domain, dt'}) TO ${target}`);
-      await rm(staged.file);
-    })();
-    this.spilling.catch(() => {}); // awaited by the next spill or by writePartitions
-  }
-
-  private get spillApartDir(): string {
-    return join(this.spillDir, 'partitions');
-  }
-
-  /**
-   * The spilled rows of a domain, or of one of its partitions (their files in partitioned spills, their row groups
-   * in sorted ones), with the values bound to the statement's parameters.
-   */
-  private spilledRows(domain: string, dt?: string): { rows: string; values: Record<string, string> } {
-    const columns = eventColumns.map(([name]) => name).join(', ');
-    const sides: string[] = [];
-    if (this.spilledApart.has(dt ? `${domain}/${dt}` : domain)) {
-      const files = join(this.spillApartDir, `domain=${domain}`, `dt=${dt ?? '*'}`, '*.parquet');
-      sides.push(`SELECT ${columns} FROM read_parquet(${pathLiteral(files)}, hive_partitioning = false)`);
-    }
-    if (!this.sortedSpills.length) return { rows: `(${sides[0]})`, values: {} };
-    sides.push(`SELECT ${columns} FROM read_parquet([${this.sortedSpills.map(pathLiteral).join(', ')}]) WHERE domain = $domain${dt ? ' AND dt = $dt' : ''}`);
-    return { rows: `(${sides.join(' UNION ALL ')})`, values: dt ? { domain, dt } : { domain } };
   }
 
   /**
@@ -384,33 +334,28 @@ class PartitionWriter {
     fileName = `${stagingNameStamp()}.parquet`,
     store?: () => LocalPaths | null,
   ): Promise<string[]> {
-    await this.spillStaged();
-    await this.spilling;
     if (this.rowsAdded === 0) return [];
     const known = store ? { visitorKeys: 'part_keys', splitSessions: 'import_split' } : undefined;
     const connection = this.connection;
     // A second connection writes some of each partition's files: the tables below are the database's, not
     // temporary ones, so both connections read them.
     const other = await this.scratch.connect();
+    const partitions = [...this.partitions.values()].sort((a, b) => (a.domain + a.dt < b.domain + b.dt ? -1 : 1));
     const files: string[] = [];
     let rowsWritten = 0;
     let knownDomain: string | undefined;
-    for (const { domain, dt } of [...this.partitions.values()].sort((a, b) => (a.domain + a.dt < b.domain + b.dt ? -1 : 1))) {
+    for (const { domain, dt, dir } of partitions) {
       if (store && domain !== knownDomain) {
         // The visitors to key, and the sessions in two of the import's partitions (their fragments there are not
-        // whole; writeDerived finds the sessions with two fragments in one file).
-        const { rows, values } = this.spilledRows(domain);
-        await connection.run(`CREATE OR REPLACE TABLE import_visitors AS SELECT DISTINCT visitor_id FROM ${rows} WHERE type = 'pageview'`, values);
-        await connection.run(
-          `CREATE OR REPLACE TABLE import_split AS SELECT session_id FROM ${rows} WHERE session_id <> '' GROUP BY session_id HAVING min(ts)::DATE <> max(ts)::DATE`,
-          values,
-        );
+        // whole; writeDerived finds the sessions with two fragments in one file), from the domain's facts.
+        const facts = factsOf(partitions.filter((p) => p.domain === domain).map((p) => join(p.dir, FACTS_FILE)));
+        await connection.run(`CREATE OR REPLACE TABLE import_visitors AS SELECT DISTINCT v AS visitor_id FROM ${facts} WHERE v IS NOT NULL`);
+        await connection.run(`CREATE OR REPLACE TABLE import_split AS SELECT s AS session_id FROM ${facts} WHERE s IS NOT NULL GROUP BY s HAVING count(DISTINCT filename) > 1`);
         // The snapshot current now, read at once: a snapshot another writer retires is removed minutes later.
         this.keyFingerprints.set(domain, (await keysBeforeLock(connection, store(), domain, 'import_visitors', 'import_keys')).fingerprint);
         knownDomain = domain;
       }
-      const { rows, values } = this.spilledRows(domain, dt);
-      await connection.run(`CREATE OR REPLACE TABLE part AS SELECT * FROM ${rows} ORDER BY ${eventFileOrder}`, values);
+      await connection.run(`CREATE OR REPLACE TABLE part AS ${storedRowsOf(join(dir, ROWS_FILE))} ORDER BY ${eventFileOrder}`);
       rowsWritten += Number((await connection.runAndReadAll('SELECT count(*) FROM part')).getRows()[0]![0]);
       // The keys of this partition's visitors only: each bucket file joins a table of its own size.
       if (store) await connection.run(`CREATE OR REPLACE TABLE part_keys AS SELECT * FROM import_keys WHERE visitor_id IN (SELECT visitor_id FROM part)`);
@@ -429,7 +374,7 @@ class PartitionWriter {
       for (const result of written) if (result.status === 'rejected') throw result.reason;
       files.push(name);
     }
-    // Every partition's spill files were read by a name built here: a row in no such file would be lost silently.
+    // Every partition's rows were read from a file named here: a row in no such file would be lost silently.
     if (rowsWritten !== this.rowsAdded) throw new Error(`an import wrote ${rowsWritten} rows of the ${this.rowsAdded} it accepted`);
     return files;
   }
@@ -445,22 +390,28 @@ class PartitionWriter {
   }
 
   async close(): Promise<void> {
-    await this.staged?.handle.close();
-    await this.spilling.catch(() => {});
     this.scratch.close();
   }
 }
 
 /**
- * The stored rows of a staging NDJSON file (CheckedBatch.rows) with their partition columns. Every key is read
- * with its exact type; `ts` comes as epoch milliseconds. The object size bound is twice the largest row kept
+ * The facts of a domain's partitions (CheckedBatch.facts) in their staging files, with each fact's file name: a
+ * session named in two files lies in two partitions.
+ */
+function factsOf(files: string[]): string {
+  return `read_json([${files.map(pathLiteral).join(', ')}], format = 'newline_delimited', columns = {v: 'VARCHAR', s: 'VARCHAR'}, filename = true)`;
+}
+
+/**
+ * The stored rows of a staging NDJSON file (CheckedBatch.rows), their event columns only. Every key is read with
+ * its exact type; `ts` comes as epoch milliseconds; `domain`, known by the file's partition, is not read. The object size bound is twice the largest row kept
  * (MAX_STORED_ROW_BYTES): a bound far above the rows makes DuckDB's JSON reader slower.
  */
 function storedRowsOf(file: string): string {
-  const columns = [['domain', 'VARCHAR'], ...eventColumns.map(([name, type]) => [name, name === 'ts' ? 'BIGINT' : duckdbTypes[type]])];
+  const columns = eventColumns.map(([name, type]) => [name, name === 'ts' ? 'BIGINT' : duckdbTypes[type]]);
   const read = `read_json(${pathLiteral(file)}, format = 'newline_delimited', maximum_object_size = ${2 * MAX_STORED_ROW_BYTES}, columns = {${columns.map(([name, type]) => `${name}: '${type}'`).join(', ')}})`;
   const values = eventColumns.map(([name]) => (name === 'ts' ? 'epoch_ms(ts) AS ts' : name));
-  return `SELECT domain, strftime(epoch_ms(ts), '%Y-%m-%d') AS dt, ${values.join(', ')} FROM ${read}`;
+  return `SELECT ${values.join(', ')} FROM ${read}`;
 }
 
 /** A file name no other import's can equal: its time, then random bits. */

@@ -25,13 +25,14 @@ type StoredValue<T extends ColumnType> = T extends 'timestamp'
       : boolean;
 
 /**
- * A validated event: its partition `domain`, then one value per stored column (`ts` in epoch milliseconds). A value
- * not set is `undefined`, so the stored row's JSON leaves its key out (JSON.stringify skips it) and readers given
- * the columns read it as NULL: a third of a typical row's bytes are such keys.
+ * A validated event's stored row: one value per stored column (`ts` in epoch milliseconds). A value not set is
+ * `undefined`, so the row's JSON leaves its key out (JSON.stringify skips it) and readers given the columns read it
+ * as NULL: a third of a typical row's bytes are such keys.
  */
-export type StoredEvent = { domain: string } & { [C in (typeof eventColumns)[number] as C[0]]: StoredValue<C[1]> };
+export type StoredEvent = { [C in (typeof eventColumns)[number] as C[0]]: StoredValue<C[1]> };
 
-export type CheckedEvent = { ok: true; event: StoredEvent } | { ok: false; reason: string };
+/** A valid event's `domain` (its partition, kept apart from its row) and its stored row, or why it was rejected. */
+export type CheckedEvent = { ok: true; domain: string; event: StoredEvent } | { ok: false; reason: string };
 
 const eventTypes = ['pageview', 'event', 'revenue', 'auto'] as const;
 type EventType = (typeof eventTypes)[number];
@@ -72,14 +73,14 @@ export function checkEventLine(line: string): CheckedEvent | null {
 
 export function checkEvent(value: unknown): CheckedEvent {
   try {
-    return { ok: true, event: toStoredEvent(value) };
+    return toStoredEvent(value);
   } catch (error) {
     if (error instanceof Rejection) return { ok: false, reason: error.message };
     throw error;
   }
 }
 
-function toStoredEvent(value: unknown): StoredEvent {
+function toStoredEvent(value: unknown): CheckedEvent & { ok: true } {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) reject('an event must be a JSON object');
   const input = value as Record<string, unknown>;
 
@@ -136,8 +137,7 @@ function toStoredEvent(value: unknown): StoredEvent {
   const isDev = field(input, 'is_dev');
   if (isDev !== undefined && typeof isDev !== 'boolean') reject('is_dev must be true or false');
 
-  return {
-    domain,
+  const event: StoredEvent = {
     ts,
     type,
     visitor_id: visitorId,
@@ -166,6 +166,7 @@ function toStoredEvent(value: unknown): StoredEvent {
     revenue_event: optionalString(input, 'revenue_event'),
     is_dev: isDev ?? false,
   };
+  return { ok: true, domain, event };
 }
 
 /** A field's value, null read as absent. */
