@@ -75,9 +75,8 @@ export type ImportStage = 'read and check' | 'write partitions' | 'publish';
 
 /** Lines per checked batch of lines or events. */
 const DEFAULT_BATCH_ROWS = 4096;
-/** A staged partition's rows and facts (PartitionWriter). */
-const ROWS_FILE = 'rows.ndjson';
-const FACTS_FILE = 'facts.ndjson';
+/** Staged bytes held in memory before they are appended to their files (PartitionWriter). */
+const UNWRITTEN_BYTES = 16 * 2 ** 20;
 const WORKERS_FROM_BYTES = 8 * 2 ** 20;
 
 /** Imports an NDJSON file, streamed line by line. Rejected lines are reported; unreadable input is a fatal error. */
@@ -273,14 +272,20 @@ function alreadyImportedReport(rejected: ImportReport['rejected'] = [], rowsAcce
 }
 
 /**
- * Collects accepted rows in a staging NDJSON file per partition (and beside it the partition's facts, CheckedBatch),
- * appended batch by batch in input order. Once the whole input was read, each partition is written once: DuckDB
+ * Collects accepted rows in a staging NDJSON file per partition, appended in input order, a few MiB of batches at a
+ * time. Once the whole input was read, each partition is written once: DuckDB
  * reads its file, sorts it and writes the event file and its derived files. Rows stay JSON until then: converting
  * them to Parquet on the way (read back once per partition) cost more than reading each partition's JSON once.
  */
 class PartitionWriter {
-  private readonly partitions = new Map<string, { domain: string; dt: string; dir: string }>();
+  private readonly partitions = new Map<string, { domain: string; dt: string; file: string }>();
   private rowsAdded = 0;
+  /**
+   * Bytes of batches not yet appended to their staged files, per file. They are parts of the batches' buffers, which
+   * they keep alive: their sum is what the held batches take.
+   */
+  private readonly unwritten = new Map<string, Uint8Array[]>();
+  private unwrittenBytes = 0;
   /** Per domain, the keyed files its keys were given from (store/visitor-keys.ts, keysBeforeLock). */
   private readonly keyFingerprints = new Map<string, string>();
 
@@ -302,24 +307,35 @@ class PartitionWriter {
   }
 
   async add(batch: CheckedBatch): Promise<void> {
-    let rowsFrom = 0;
-    let factsFrom = 0;
-    for (const { key, rows, rowsEnd, factsEnd } of batch.partitions) {
+    let from = 0;
+    for (const { key, rows, rowsEnd } of batch.partitions) {
       let partition = this.partitions.get(key);
       if (!partition) {
         const [domain, dt] = [key.slice(0, key.indexOf('/')), key.slice(key.indexOf('/') + 1)];
-        // Folders named from validated domains and yyyy-mm-dd days: no character needs escaping.
-        partition = { domain, dt, dir: join(this.stagingDir, `domain=${domain}`, `dt=${dt}`) };
-        await mkdir(partition.dir, { recursive: true });
+        // Files named from validated domains and yyyy-mm-dd days: no character needs escaping.
+        partition = { domain, dt, file: join(this.stagingDir, `${domain}.${dt}.ndjson`) };
         this.partitions.set(key, partition);
       }
-      await appendFile(join(partition.dir, ROWS_FILE), batch.rows.subarray(rowsFrom, rowsEnd));
-      // Files bound for S3 need no facts (writePartitions).
-      if (this.store === 'local') await appendFile(join(partition.dir, FACTS_FILE), batch.facts.subarray(factsFrom, factsEnd));
+      this.stage(partition.file, batch.rows.subarray(from, rowsEnd));
       this.rowsAdded += rows;
-      rowsFrom = rowsEnd;
-      factsFrom = factsEnd;
+      from = rowsEnd;
     }
+    if (this.unwrittenBytes >= UNWRITTEN_BYTES) await this.writeStaged();
+  }
+
+  /** Holds bytes to append to a staged file: each file is written once per UNWRITTEN_BYTES of input, not once per batch. */
+  private stage(file: string, bytes: Uint8Array): void {
+    if (bytes.length === 0) return;
+    const chunks = this.unwritten.get(file);
+    if (chunks) chunks.push(bytes);
+    else this.unwritten.set(file, [bytes]);
+    this.unwrittenBytes += bytes.length;
+  }
+
+  private async writeStaged(): Promise<void> {
+    for (const [file, chunks] of this.unwritten) await appendFile(file, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+    this.unwritten.clear();
+    this.unwrittenBytes = 0;
   }
 
   /**
@@ -334,6 +350,7 @@ class PartitionWriter {
     fileName = `${stagingNameStamp()}.parquet`,
     store?: () => LocalPaths | null,
   ): Promise<string[]> {
+    await this.writeStaged();
     if (this.rowsAdded === 0) return [];
     const known = store ? { visitorKeys: 'part_keys', splitSessions: 'import_split' } : undefined;
     const connection = this.connection;
@@ -344,18 +361,24 @@ class PartitionWriter {
     const files: string[] = [];
     let rowsWritten = 0;
     let knownDomain: string | undefined;
-    for (const { domain, dt, dir } of partitions) {
+    for (const { domain, dt, file } of partitions) {
       if (store && domain !== knownDomain) {
         // The visitors to key, and the sessions in two of the import's partitions (their fragments there are not
-        // whole; writeDerived finds the sessions with two fragments in one file), from the domain's facts.
-        const facts = factsOf(partitions.filter((p) => p.domain === domain).map((p) => join(p.dir, FACTS_FILE)));
-        await connection.run(`CREATE OR REPLACE TABLE import_visitors AS SELECT DISTINCT v AS visitor_id FROM ${facts} WHERE v IS NOT NULL`);
-        await connection.run(`CREATE OR REPLACE TABLE import_split AS SELECT s AS session_id FROM ${facts} WHERE s IS NOT NULL GROUP BY s HAVING count(DISTINCT filename) > 1`);
+        // whole; writeDerived finds the sessions with two fragments in one file), in one read of three columns of
+        // the domain's staged rows.
+        const files = partitions.filter((p) => p.domain === domain).map((p) => pathLiteral(p.file));
+        await connection.run(`CREATE OR REPLACE TABLE import_ids AS
+          SELECT grouping(session_id) = 1 AS visitor, coalesce(visitor_id, session_id) AS id
+          FROM read_json([${files.join(', ')}], format = 'newline_delimited', columns = {visitor_id: 'VARCHAR', session_id: 'VARCHAR', type: 'VARCHAR'}, filename = true)
+          GROUP BY GROUPING SETS ((visitor_id), (session_id))
+          HAVING CASE WHEN grouping(session_id) = 1 THEN bool_or(type = 'pageview') ELSE session_id <> '' AND min(filename) <> max(filename) END`);
+        await connection.run(`CREATE OR REPLACE TABLE import_visitors AS SELECT id AS visitor_id FROM import_ids WHERE visitor`);
+        await connection.run(`CREATE OR REPLACE TABLE import_split AS SELECT id AS session_id FROM import_ids WHERE NOT visitor`);
         // The snapshot current now, read at once: a snapshot another writer retires is removed minutes later.
         this.keyFingerprints.set(domain, (await keysBeforeLock(connection, store(), domain, 'import_visitors', 'import_keys')).fingerprint);
         knownDomain = domain;
       }
-      await connection.run(`CREATE OR REPLACE TABLE part AS ${storedRowsOf(join(dir, ROWS_FILE))} ORDER BY ${eventFileOrder}`);
+      await connection.run(`CREATE OR REPLACE TABLE part AS ${storedRowsOf(file)} ORDER BY ${eventFileOrder}`);
       rowsWritten += Number((await connection.runAndReadAll('SELECT count(*) FROM part')).getRows()[0]![0]);
       // The keys of this partition's visitors only: each bucket file joins a table of its own size.
       if (store) await connection.run(`CREATE OR REPLACE TABLE part_keys AS SELECT * FROM import_keys WHERE visitor_id IN (SELECT visitor_id FROM part)`);
@@ -392,14 +415,6 @@ class PartitionWriter {
   async close(): Promise<void> {
     this.scratch.close();
   }
-}
-
-/**
- * The facts of a domain's partitions (CheckedBatch.facts) in their staging files, with each fact's file name: a
- * session named in two files lies in two partitions.
- */
-function factsOf(files: string[]): string {
-  return `read_json([${files.map(pathLiteral).join(', ')}], format = 'newline_delimited', columns = {v: 'VARCHAR', s: 'VARCHAR'}, filename = true)`;
 }
 
 /**

@@ -190,7 +190,7 @@ describe('layout and atomicity', () => {
     ]);
     expect(report.files).toBe(4);
 
-    // Spilled every 2 rows, the files are still one per partition.
+    // Checked and staged 2 rows at a time, the files are still one per partition.
     const batched = localPaths(tempDir());
     expect((await importEvents(rows, batched, { batchRows: 2 })).files).toBe(4);
     expect(parquetFiles(batched.eventsDir)).toHaveLength(4);
@@ -224,9 +224,9 @@ describe('layout and atomicity', () => {
     expect(visitors.map((r) => r.visitor_id)).toEqual(['fits', 'v1']);
   });
 
-  it('writes every row once when spills of many partitions (sorted) and of few (a file per partition) hold the same partitions', async () => {
-    // 100 rows over 100 domains fill the first spill (sorted); then 100 rows of one domain's day make spills of one
-    // partition (a file each); then the 100 domains again. Rows are told apart by their session.
+  it('writes every row once when batches of many partitions and of one hold the same partitions', async () => {
+    // 100 rows over 100 domains fill the first batch; then 100 rows of one domain's day, then the 100 domains again.
+    // Rows are told apart by their session.
     const spread = (round: number) => Array.from({ length: 100 }, (_, d) => ({ ...pageview, domain: `d${d}.test`, session_id: `r${round}-${d}`, timestamp: '2026-03-01T10:00:00Z' }));
     const one = Array.from({ length: 100 }, (_, i) => ({ ...pageview, domain: 'd7.test', session_id: `one-${i}`, timestamp: `2026-03-01T11:${String(i % 60).padStart(2, '0')}:00Z` }));
     const rows = [...spread(0), ...one, ...spread(1)];
@@ -237,7 +237,7 @@ describe('layout and atomicity', () => {
     expect(stored).toEqual(rows.map((r) => ({ domain: r.domain, session_id: r.session_id })).sort((a, b) => (a.domain + a.session_id < b.domain + b.session_id ? -1 : 1)));
   });
 
-  it('orders a file by type, event, session, then time, whatever the order of the lines and spills', async () => {
+  it('orders a file by type, event, session, then time, whatever the order of the lines and batches', async () => {
     const rows = [
       { ...pageview, session_id: 's2', timestamp: '2026-03-01T10:01:00Z' },
       { ...revenue, timestamp: '2026-03-01T09:00:00Z' },
@@ -420,6 +420,27 @@ describe('visitor keys and whole marks given while writing', () => {
     expect(order!.disordered).toBe('0');
     expect(Number(order!.runs)).toBeGreaterThan(0);
   }
+
+  it('are given by the import to the files it writes, before any pass over the store: a session over two of its days not whole', async () => {
+    const paths = localPaths(tempDir());
+    const night = session('a1', 'night', 23).map((row, i) => ({ ...row, timestamp: i ? '2026-03-02T00:10:00Z' : '2026-03-01T23:50:00Z' }));
+    // a2 sends only a custom event: no pageview, so no key.
+    const rows = [...session('a0', 'within', 3), ...night, { ...pageview, type: 'event', event_name: 'signup', visitor_id: 'a2', session_id: 'custom', timestamp: day(5) }];
+    const staged = (folder: DerivedFolder) => `read_parquet(${sqlPath(join(paths.stagingDir, '*', folder, '*', '*', '*.parquet'))})`;
+    let fragments: Record<string, unknown>[] = [];
+    let keys: Record<string, unknown>[] = [];
+    await importEvents(rows, paths, {
+      onStage: async (stage) => {
+        if (stage !== 'write partitions') return;
+        fragments = await queryParquet(`SELECT session_id, whole FROM ${staged('sessions')} ORDER BY ALL`);
+        keys = await queryParquet(`SELECT visitor_id, count(DISTINCT visitor_key) AS keys, count(*) FILTER (WHERE visitor_key IS NULL) AS unkeyed FROM ${staged('pageviews')} GROUP BY ALL ORDER BY ALL`);
+      },
+    });
+    expect(fragments).toEqual([
+      { session_id: 'custom', whole: true }, { session_id: 'night', whole: false }, { session_id: 'night', whole: false }, { session_id: 'within', whole: true },
+    ]);
+    expect(keys).toEqual([{ visitor_id: 'a0', keys: '1', unkeyed: '0' }, { visitor_id: 'a1', keys: '1', unkeyed: '0' }]);
+  });
 
   it('come out exact when another import publishes between an import\'s writing and its publishing', async () => {
     const paths = localPaths(tempDir());
