@@ -26,8 +26,14 @@ export interface CheckedBatch {
   rejected: { line: number; reason: string }[];
   /** Accepted rows per domain. */
   domains: Record<string, number>;
-  /** The partitions of the accepted rows, each with where its bytes end in `rows`. */
+  /** The partitions of the accepted rows, each with where its bytes end in `rows` and in `facts`. */
   partitions: BatchPartition[];
+  /**
+   * What the importer must know of a domain's whole import before it writes any of its files (store/importer.ts):
+   * per partition, one JSON object per line, `{"v":<visitor_id>}` for each visitor with a pageview and
+   * `{"s":<session_id>}` for each session (a non-empty `session_id`), each once per batch and partition.
+   */
+  facts: Uint8Array;
 }
 
 export interface BatchPartition {
@@ -36,6 +42,8 @@ export interface BatchPartition {
   rows: number;
   /** The end of its bytes in the batch's `rows` (the previous partition's end, or 0, is where they begin). */
   rowsEnd: number;
+  /** The end of its bytes in the batch's `facts`. */
+  factsEnd: number;
 }
 
 const DAY_MS = 86_400_000;
@@ -62,7 +70,7 @@ export function checkEventBatch(events: unknown[]): CheckedBatch {
 function keptOf(checked: (CheckedEvent | null)[]): CheckedBatch {
   const rejected: CheckedBatch['rejected'] = [];
   const domains: Record<string, number> = {};
-  // Per domain, per UTC day number, its partition's rows: the partition named once per batch, not per row.
+  // Per domain, per UTC day number, its partition's rows and facts: the partition named once per batch, not per row.
   const partitions = new Map<string, Map<number, PartitionRows>>();
   let accepted = 0;
   checked.forEach((result, i) => {
@@ -82,13 +90,16 @@ function keptOf(checked: (CheckedEvent | null)[]): CheckedBatch {
     if (!days) partitions.set(domain, (days = new Map()));
     const day = Math.floor(event.ts / DAY_MS);
     let partition = days.get(day);
-    if (!partition) days.set(day, (partition = { domain, day, rows: [] }));
+    if (!partition) days.set(day, (partition = { domain, day, rows: [], visitors: new Set(), sessions: new Set() }));
     partition.rows.push(row);
+    if (event.type === 'pageview' && event.visitor_id) partition.visitors.add(event.visitor_id);
+    if (event.session_id) partition.sessions.add(event.session_id);
     domains[domain] = (domains[domain] ?? 0) + 1;
     accepted++;
   });
   const kept = [...partitions.values()].flatMap((days) => [...days.values()]);
   const rows = utf8Lines(kept.map((p) => p.rows));
+  const facts = utf8Lines(kept.map((p) => [...[...p.visitors].map((v) => `{"v":${JSON.stringify(v)}}`), ...[...p.sessions].map((s) => `{"s":${JSON.stringify(s)}}`)]));
   return {
     lines: checked.length,
     rows: rows.bytes,
@@ -99,7 +110,9 @@ function keptOf(checked: (CheckedEvent | null)[]): CheckedBatch {
       key: `${p.domain}/${new Date(p.day * DAY_MS).toISOString().slice(0, 10)}`,
       rows: p.rows.length,
       rowsEnd: rows.ends[i]!,
+      factsEnd: facts.ends[i]!,
     })),
+    facts: facts.bytes,
   };
 }
 
@@ -107,6 +120,8 @@ interface PartitionRows {
   domain: string;
   day: number;
   rows: string[];
+  visitors: Set<string>;
+  sessions: Set<string>;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { appendFile, mkdir, rename, rm, stat } from 'node:fs/promises';
+import { appendFile, mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
@@ -272,13 +272,13 @@ function alreadyImportedReport(rejected: ImportReport['rejected'] = [], rowsAcce
 }
 
 /**
- * Collects accepted rows in a staging NDJSON file per partition, appended in input order, a few MiB of batches at a
- * time. Once the whole input was read, each partition is written once: DuckDB
+ * Collects accepted rows in a staging NDJSON file per partition (and beside it the partition's facts, CheckedBatch),
+ * appended in input order, a few MiB of batches at a time. Once the whole input was read, each partition is written once: DuckDB
  * reads its file, sorts it and writes the event file and its derived files. Rows stay JSON until then: converting
  * them to Parquet on the way (read back once per partition) cost more than reading each partition's JSON once.
  */
 class PartitionWriter {
-  private readonly partitions = new Map<string, { domain: string; dt: string; file: string }>();
+  private readonly partitions = new Map<string, { domain: string; dt: string; rowsFile: string; factsFile: string }>();
   private rowsAdded = 0;
   /**
    * Bytes of batches not yet appended to their staged files, per file. They are parts of the batches' buffers, which
@@ -307,18 +307,26 @@ class PartitionWriter {
   }
 
   async add(batch: CheckedBatch): Promise<void> {
-    let from = 0;
-    for (const { key, rows, rowsEnd } of batch.partitions) {
+    let rowsFrom = 0;
+    let factsFrom = 0;
+    for (const { key, rows, rowsEnd, factsEnd } of batch.partitions) {
       let partition = this.partitions.get(key);
       if (!partition) {
         const [domain, dt] = [key.slice(0, key.indexOf('/')), key.slice(key.indexOf('/') + 1)];
         // Files named from validated domains and yyyy-mm-dd days: no character needs escaping.
-        partition = { domain, dt, file: join(this.stagingDir, `${domain}.${dt}.ndjson`) };
+        const name = join(this.stagingDir, `${domain}.${dt}`);
+        partition = { domain, dt, rowsFile: `${name}.ndjson`, factsFile: `${name}.facts.ndjson` };
+        // Both files exist from the start, whatever the batches hold: writePartitions reads every one named.
+        await writeFile(partition.rowsFile, '');
+        await writeFile(partition.factsFile, '');
         this.partitions.set(key, partition);
       }
-      this.stage(partition.file, batch.rows.subarray(from, rowsEnd));
+      this.stage(partition.rowsFile, batch.rows.subarray(rowsFrom, rowsEnd));
+      // Files bound for S3 need no facts (writePartitions).
+      if (this.store === 'local') this.stage(partition.factsFile, batch.facts.subarray(factsFrom, factsEnd));
       this.rowsAdded += rows;
-      from = rowsEnd;
+      rowsFrom = rowsEnd;
+      factsFrom = factsEnd;
     }
     if (this.unwrittenBytes >= UNWRITTEN_BYTES) await this.writeStaged();
   }
@@ -361,24 +369,18 @@ class PartitionWriter {
     const files: string[] = [];
     let rowsWritten = 0;
     let knownDomain: string | undefined;
-    for (const { domain, dt, file } of partitions) {
+    for (const { domain, dt, rowsFile } of partitions) {
       if (store && domain !== knownDomain) {
         // The visitors to key, and the sessions in two of the import's partitions (their fragments there are not
-        // whole; writeDerived finds the sessions with two fragments in one file), in one read of three columns of
-        // the domain's staged rows.
-        const files = partitions.filter((p) => p.domain === domain).map((p) => pathLiteral(p.file));
-        await connection.run(`CREATE OR REPLACE TABLE import_ids AS
-          SELECT grouping(session_id) = 1 AS visitor, coalesce(visitor_id, session_id) AS id
-          FROM read_json([${files.join(', ')}], format = 'newline_delimited', columns = {visitor_id: 'VARCHAR', session_id: 'VARCHAR', type: 'VARCHAR'}, filename = true)
-          GROUP BY GROUPING SETS ((visitor_id), (session_id))
-          HAVING CASE WHEN grouping(session_id) = 1 THEN bool_or(type = 'pageview') ELSE session_id <> '' AND min(filename) <> max(filename) END`);
-        await connection.run(`CREATE OR REPLACE TABLE import_visitors AS SELECT id AS visitor_id FROM import_ids WHERE visitor`);
-        await connection.run(`CREATE OR REPLACE TABLE import_split AS SELECT id AS session_id FROM import_ids WHERE NOT visitor`);
+        // whole; writeDerived finds the sessions with two fragments in one file), from the domain's facts.
+        const facts = factsOf(partitions.filter((p) => p.domain === domain).map((p) => p.factsFile));
+        await connection.run(`CREATE OR REPLACE TABLE import_visitors AS SELECT DISTINCT v AS visitor_id FROM ${facts} WHERE v IS NOT NULL`);
+        await connection.run(`CREATE OR REPLACE TABLE import_split AS SELECT s AS session_id FROM ${facts} WHERE s IS NOT NULL GROUP BY s HAVING count(DISTINCT filename) > 1`);
         // The snapshot current now, read at once: a snapshot another writer retires is removed minutes later.
         this.keyFingerprints.set(domain, (await keysBeforeLock(connection, store(), domain, 'import_visitors', 'import_keys')).fingerprint);
         knownDomain = domain;
       }
-      await connection.run(`CREATE OR REPLACE TABLE part AS ${storedRowsOf(file)} ORDER BY ${eventFileOrder}`);
+      await connection.run(`CREATE OR REPLACE TABLE part AS ${storedRowsOf(rowsFile)} ORDER BY ${eventFileOrder}`);
       rowsWritten += Number((await connection.runAndReadAll('SELECT count(*) FROM part')).getRows()[0]![0]);
       // The keys of this partition's visitors only: each bucket file joins a table of its own size.
       if (store) await connection.run(`CREATE OR REPLACE TABLE part_keys AS SELECT * FROM import_keys WHERE visitor_id IN (SELECT visitor_id FROM part)`);
@@ -415,6 +417,14 @@ class PartitionWriter {
   async close(): Promise<void> {
     this.scratch.close();
   }
+}
+
+/**
+ * The facts of a domain's partitions (CheckedBatch.facts) in their staging files, with each fact's file name: a
+ * session named in two files lies in two partitions.
+ */
+function factsOf(files: string[]): string {
+  return `read_json([${files.map(pathLiteral).join(', ')}], format = 'newline_delimited', columns = {v: 'VARCHAR', s: 'VARCHAR'}, filename = true)`;
 }
 
 /**

@@ -3,7 +3,7 @@ import { checkLines } from '../../local/store/checked-batches.js';
 import { checkEventLine } from '../../shared/events/event-validation.js';
 
 // What a checked batch hands the importer: its accepted rows as UTF-8 NDJSON of the stored rows, byte for byte
-// what the checks give, grouped by partition, and the domains of those rows.
+// what the checks give, grouped by partition, with each partition's facts and the domains of those rows.
 
 const event = (domain: string, timestamp: string, url: string, city: string | null) =>
   JSON.stringify({ type: 'pageview', domain, timestamp, visitor_id: 'v1', session_id: 's1', url_path: url, city, event_properties: { note: city ?? 'none' } });
@@ -44,10 +44,30 @@ describe('checkLines', () => {
     expect(batch.domains).toEqual({ 'a.example': 3, 'b.example': 1 });
   });
 
+  it('names each partition\'s visitors with a pageview and its sessions once, as JSON lines beside its rows', () => {
+    const at = (visitor: string, session: string, timestamp: string, type = 'pageview') =>
+      JSON.stringify({ type, domain: 'a.example', timestamp, visitor_id: visitor, session_id: session, url_path: '/', event_name: 'signup' });
+    const revenue = JSON.stringify({ type: 'revenue', domain: 'a.example', timestamp: '2026-03-01T10:00:00Z', visitor_id: 'paid', transaction_id: 't1', amount_cents: 100, currency: 'USD', revenue_event: 'order' });
+    const batch = checkLines([
+      at('v1', 's1', '2026-03-01T10:00:00Z'),
+      at('v1', 's1', '2026-03-01T10:01:00Z'),
+      at('v2', 's "2"', '2026-03-01T10:02:00Z', 'event'),
+      revenue,
+      at('v1', 's1', '2026-03-02T00:01:00Z'),
+    ]);
+    const factsOf = (i: number) =>
+      Buffer.from(batch.facts.subarray(i ? batch.partitions[i - 1]!.factsEnd : 0, batch.partitions[i]!.factsEnd)).toString('utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as unknown);
+    expect(batch.partitions.map((p) => p.key)).toEqual(['a.example/2026-03-01', 'a.example/2026-03-02']);
+    // v2 sent no pageview, the revenue row has no session: neither is named.
+    expect(factsOf(0)).toEqual([{ v: 'v1' }, { s: 's1' }, { s: 's "2"' }]);
+    expect(factsOf(1)).toEqual([{ v: 'v1' }, { s: 's1' }]);
+  });
+
   it('gives an empty buffer when no line is accepted', () => {
     const batch = checkLines(['not json', '']);
     expect(batch.accepted).toBe(0);
     expect(batch.rows.byteLength).toBe(0);
+    expect(batch.facts.byteLength).toBe(0);
     expect(batch.partitions).toEqual([]);
     expect(batch.rejected.map((r) => r.line)).toEqual([1]);
   });
