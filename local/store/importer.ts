@@ -75,8 +75,12 @@ export type ImportStage = 'read and check' | 'write partitions' | 'publish';
 
 /** Lines per checked batch of lines or events. */
 const DEFAULT_BATCH_ROWS = 4096;
-/** Staged bytes held in memory before they are appended to their files (PartitionWriter). */
-const UNWRITTEN_BYTES = 16 * 2 ** 20;
+/**
+ * A batch with rows of more partitions than this has its parts held (PartitionWriter.stage), up to HELD_BYTES in
+ * all. Holding the parts of every batch made the usual import, a partition or two per batch, slower.
+ */
+const HOLD_FROM_PARTITIONS = 8;
+const HELD_BYTES = 16 * 2 ** 20;
 const WORKERS_FROM_BYTES = 8 * 2 ** 20;
 
 /** Imports an NDJSON file, streamed line by line. Rejected lines are reported; unreadable input is a fatal error. */
@@ -273,19 +277,16 @@ function alreadyImportedReport(rejected: ImportReport['rejected'] = [], rowsAcce
 
 /**
  * Collects accepted rows in a staging NDJSON file per partition (and beside it the partition's facts, CheckedBatch),
- * appended in input order, a few MiB of batches at a time. Once the whole input was read, each partition is written once: DuckDB
+ * appended in input order. Once the whole input was read, each partition is written once: DuckDB
  * reads its file, sorts it and writes the event file and its derived files. Rows stay JSON until then: converting
  * them to Parquet on the way (read back once per partition) cost more than reading each partition's JSON once.
  */
 class PartitionWriter {
   private readonly partitions = new Map<string, { domain: string; dt: string; rowsFile: string; factsFile: string }>();
   private rowsAdded = 0;
-  /**
-   * Bytes of batches not yet appended to their staged files, per file. They are parts of the batches' buffers, which
-   * they keep alive: their sum is what the held batches take.
-   */
-  private readonly unwritten = new Map<string, Uint8Array[]>();
-  private unwrittenBytes = 0;
+  /** Small parts of batches not yet appended to their staged files, per file (stage). */
+  private readonly held = new Map<string, Uint8Array[]>();
+  private heldBytes = 0;
   /** Per domain, the keyed files its keys were given from (store/visitor-keys.ts, keysBeforeLock). */
   private readonly keyFingerprints = new Map<string, string>();
 
@@ -307,6 +308,7 @@ class PartitionWriter {
   }
 
   async add(batch: CheckedBatch): Promise<void> {
+    const hold = batch.partitions.length > HOLD_FROM_PARTITIONS;
     let rowsFrom = 0;
     let factsFrom = 0;
     for (const { key, rows, rowsEnd, factsEnd } of batch.partitions) {
@@ -321,29 +323,42 @@ class PartitionWriter {
         await writeFile(partition.factsFile, '');
         this.partitions.set(key, partition);
       }
-      this.stage(partition.rowsFile, batch.rows.subarray(rowsFrom, rowsEnd));
+      await this.stage(partition.rowsFile, batch.rows.subarray(rowsFrom, rowsEnd), hold);
       // Files bound for S3 need no facts (writePartitions).
-      if (this.store === 'local') this.stage(partition.factsFile, batch.facts.subarray(factsFrom, factsEnd));
+      if (this.store === 'local') await this.stage(partition.factsFile, batch.facts.subarray(factsFrom, factsEnd), hold);
       this.rowsAdded += rows;
       rowsFrom = rowsEnd;
       factsFrom = factsEnd;
     }
-    if (this.unwrittenBytes >= UNWRITTEN_BYTES) await this.writeStaged();
+    if (this.heldBytes >= HELD_BYTES) await this.writeHeld();
   }
 
-  /** Holds bytes to append to a staged file: each file is written once per UNWRITTEN_BYTES of input, not once per batch. */
-  private stage(file: string, bytes: Uint8Array): void {
+  /**
+   * Appends a batch's bytes for one staged file: at once, or with `hold` (a batch of many partitions) copied and
+   * held with other such parts until HELD_BYTES are held, so an input that interleaves many partitions is not
+   * written a few rows at a time. A file's held bytes go before any later ones: its rows stay in input order.
+   */
+  private async stage(file: string, bytes: Uint8Array, hold: boolean): Promise<void> {
     if (bytes.length === 0) return;
-    const chunks = this.unwritten.get(file);
-    if (chunks) chunks.push(bytes);
-    else this.unwritten.set(file, [bytes]);
-    this.unwrittenBytes += bytes.length;
+    const held = this.held.get(file);
+    if (hold) {
+      const copy = Buffer.from(bytes); // a copy: a small part must not keep its whole batch in memory
+      if (held) held.push(copy);
+      else this.held.set(file, [copy]);
+      this.heldBytes += bytes.length;
+      return;
+    }
+    if (held) {
+      this.held.delete(file);
+      for (const part of held) this.heldBytes -= part.length;
+    }
+    await appendFile(file, held ? Buffer.concat([...held, bytes]) : bytes);
   }
 
-  private async writeStaged(): Promise<void> {
-    for (const [file, chunks] of this.unwritten) await appendFile(file, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
-    this.unwritten.clear();
-    this.unwrittenBytes = 0;
+  private async writeHeld(): Promise<void> {
+    for (const [file, parts] of this.held) await appendFile(file, Buffer.concat(parts));
+    this.held.clear();
+    this.heldBytes = 0;
   }
 
   /**
@@ -358,7 +373,7 @@ class PartitionWriter {
     fileName = `${stagingNameStamp()}.parquet`,
     store?: () => LocalPaths | null,
   ): Promise<string[]> {
-    await this.writeStaged();
+    await this.writeHeld();
     if (this.rowsAdded === 0) return [];
     const known = store ? { visitorKeys: 'part_keys', splitSessions: 'import_split' } : undefined;
     const connection = this.connection;
