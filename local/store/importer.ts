@@ -25,10 +25,10 @@ import { markWholeFragments } from './whole-fragments.js';
 
 // Imports events into the store's Parquet layout (docs/EVENT-FORMAT.md). Lines are checked in batches (on worker
 // threads for a large input, store/checked-batches.ts); accepted rows are appended to a staging NDJSON file of their
-// partition. Once the whole input was read, each (domain, dt) partition the import touched is written as one event file (rows in the order of
-// store/event-file-layout.ts) with its derived files (docs/STORAGE.md), so the files an import writes grow with its
-// partitions whatever the order of its lines. The files are then published in one store transaction
-// (store/local-store.ts): visible whole or not at all. An import is identified by the digest of its input
+// partition. Once the whole input was read, each (domain, dt) partition the import touched is written as one event
+// file (rows in the order of store/event-file-layout.ts) with its derived files (docs/STORAGE.md), so the files an
+// import writes grow with its partitions whatever the order of its lines. The files are then published in one store
+// transaction (store/local-store.ts): visible whole or not at all. An import is identified by the digest of its input
 // (store/imports.ts): the same input a second time adds nothing.
 
 export interface ImportReport {
@@ -277,9 +277,9 @@ function alreadyImportedReport(rejected: ImportReport['rejected'] = [], rowsAcce
 
 /**
  * Collects accepted rows in a staging NDJSON file per partition (and beside it the partition's facts, CheckedBatch),
- * appended in input order. Once the whole input was read, each partition is written once: DuckDB
- * reads its file, sorts it and writes the event file and its derived files. Rows stay JSON until then: converting
- * them to Parquet on the way (read back once per partition) cost more than reading each partition's JSON once.
+ * appended in input order. Once the whole input was read, each partition is written once: DuckDB reads its file,
+ * sorts it and writes the event file and its derived files. Rows stay JSON until then: converting them to Parquet on
+ * the way (read back once per partition) cost more than reading each partition's JSON once.
  */
 class PartitionWriter {
   private readonly partitions = new Map<string, { domain: string; dt: string; rowsFile: string; factsFile: string }>();
@@ -315,8 +315,8 @@ class PartitionWriter {
       let partition = this.partitions.get(key);
       if (!partition) {
         const [domain, dt] = [key.slice(0, key.indexOf('/')), key.slice(key.indexOf('/') + 1)];
-        // Files named from validated domains and yyyy-mm-dd days: no character needs escaping.
-        const name = join(this.stagingDir, `${domain}.${dt}`);
+        // Numbered, not named after the domain: a long domain's name must not make a file name too long.
+        const name = join(this.stagingDir, String(this.partitions.size));
         partition = { domain, dt, rowsFile: `${name}.ndjson`, factsFile: `${name}.facts.ndjson` };
         // Both files exist from the start, whatever the batches hold: writePartitions reads every one named.
         await writeFile(partition.rowsFile, '');

@@ -12,6 +12,12 @@ export const EVENT_DAYS = { first: '1970-01-01', last: '2099-12-31' } as const;
 const FIRST_INSTANT = Date.parse(`${EVENT_DAYS.first}T00:00:00Z`);
 const END_INSTANT = Date.parse(`${EVENT_DAYS.last}T00:00:00Z`) + 86_400_000;
 
+/**
+ * The longest domain an event may name: its partition folder is `domain=<domain>`, and file systems name a folder
+ * in at most 255 bytes (a domain is ASCII, so characters are bytes). Longer names are valid host names (up to 253).
+ */
+export const MAX_EVENT_DOMAIN_LENGTH = 255 - 'domain='.length;
+
 /** Property keys: 1 to 100 characters, no control characters, no `:` (filters split `key:value` at the first). */
 export const MAX_PROPERTY_KEY_LENGTH = 100;
 const reservedKeys = new Set(['__proto__', 'constructor', 'prototype']);
@@ -90,6 +96,7 @@ function toStoredEvent(value: unknown): CheckedEvent & { ok: true } {
 
   const domain = requireString(input, 'domain');
   if (!validDomain(domain)) reject(`domain "${domain}" must be a lower-case domain name`);
+  if (domain.length > MAX_EVENT_DOMAIN_LENGTH) reject(`domain must be at most ${MAX_EVENT_DOMAIN_LENGTH} characters (the store names a folder after it)`);
   const ts = parseTimestamp(requireString(input, 'timestamp'));
   const visitorId = requireString(input, 'visitor_id');
   for (const name of requiredStrings[eventType]) requireString(input, name);

@@ -9,6 +9,7 @@ import { DEFAULT_LOCAL_CODECS, localCodecs } from '../../local/store/parquet-cod
 import { localPaths, type LocalPaths } from '../../local/store/paths.js';
 import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
 import { eventColumns } from '../../shared/events/event-columns.js';
+import { MAX_EVENT_DOMAIN_LENGTH } from '../../shared/events/event-validation.js';
 import { readUsage } from '../../shared/limits/limiter.js';
 import { queryParquet, sqlPath } from '../support/parquet-rows.js';
 import { runCli } from '../support/run-cli.js';
@@ -54,6 +55,13 @@ const auto = { ...pageview, type: 'auto', event_name: 'exit_link', event_propert
 const revenue = { domain: 'shop.test', timestamp: '2026-03-01T11:00:00Z', type: 'revenue', visitor_id: 'v1', transaction_id: 't1', amount_cents: 5000, currency: 'USD', revenue_event: 'payment' };
 const without = (row: Record<string, unknown>, field: string) => Object.fromEntries(Object.entries(row).filter(([key]) => key !== field));
 
+/** A valid host name of `length` characters, in labels of at most 63. */
+function longDomain(length: number): string {
+  const labels: string[] = [];
+  for (let left = length; left > 0; left -= 64) labels.push('a'.repeat(Math.min(63, left)));
+  return labels.join('.');
+}
+
 describe('validation', () => {
   const cases: [string, unknown, RegExp][] = [
     ['not JSON', '{"domain": "shop.test",', /^not valid JSON/],
@@ -86,6 +94,7 @@ describe('validation', () => {
     ['numeric timestamp', { ...pageview, timestamp: 1772359200000 }, /timestamp must be a string/],
     ['upper-case domain', { ...pageview, domain: 'Shop.test' }, /domain "Shop.test" must be a lower-case domain name/],
     ['domain with a path', { ...pageview, domain: 'shop.test/x' }, /must be a lower-case domain name/],
+    ['domain longer than a folder name allows', { ...pageview, domain: longDomain(MAX_EVENT_DOMAIN_LENGTH + 1) }, /domain must be at most 248 characters/],
     ['lower-case country', { ...pageview, country: 'us' }, /country must be an upper-case ISO 3166-1 alpha-2 code/],
     ['three-letter country', { ...pageview, country: 'USA' }, /country must be/],
     ['unknown device', { ...pageview, device: 'phone' }, /device must be one of desktop, mobile, tablet/],
@@ -222,6 +231,14 @@ describe('layout and atomicity', () => {
     expect(report.rejected).toEqual([{ line: 2, reason: `event too large: its stored row would take more than ${MAX_STORED_ROW_BYTES} bytes` }]);
     const visitors = await queryParquet(`SELECT visitor_id FROM read_parquet(${sqlPath(join(values.eventsDir, '*', '*', '*.parquet'))}, hive_partitioning = false) ORDER BY 1`);
     expect(visitors.map((r) => r.visitor_id)).toEqual(['fits', 'v1']);
+  });
+
+  it('stores a domain of the longest name its folder allows', async () => {
+    const paths = localPaths(tempDir());
+    const domain = longDomain(MAX_EVENT_DOMAIN_LENGTH);
+    expect(domain).toHaveLength(248);
+    expect((await importEvents([{ ...pageview, domain }], paths)).files).toBe(1);
+    expect(parquetFiles(paths.eventsDir)[0]).toMatch(new RegExp(`^domain=${domain.replaceAll('.', '\\.')}/dt=2026-03-01/`));
   });
 
   it('writes every row once when batches of many partitions and of one hold the same partitions', async () => {
