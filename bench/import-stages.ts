@@ -1,7 +1,7 @@
 // `npm run bench:import [-- --rows 1000000 --batch-rows N --check-workers N --import-only --chunks N]`: where an import's time goes (docs/STORAGE.md, "Import: where the time
 // goes"). The bench generator's NDJSON (cached in .bench/import/) is read four ways: lines only; lines and
 // JSON.parse; lines and the importer's checks; and a whole import into a fresh store, timed by stage (read and check
-// including the buffer and its spills, writing the partitions and their derived files, publishing), with peak RSS.
+// including the staged files of each partition, writing the partitions and their derived files, publishing), with peak RSS.
 // With `--chunks N` the file is imported N times into the same store, each time after the first as a copy whose
 // visitor, session and transaction ids are renamed (so N times the visitors on the same days: a site N times the
 // size), to show whether the throughput holds as the store grows; each copy is written beside the file and removed.
