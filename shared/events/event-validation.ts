@@ -248,6 +248,8 @@ const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+)
 
 /** An ISO 8601 instant with `Z` or an offset, as epoch milliseconds; finer fractions are truncated. */
 export function parseTimestamp(text: string): number {
+  const common = commonFormInstant(text);
+  if (common !== undefined) return common;
   const match = TIMESTAMP.exec(text);
   if (!match) reject(`timestamp "${text}" must be an ISO 8601 instant with Z or an offset, e.g. 2026-03-01T14:05:09.120Z`);
   const year = Number(match[1]);
@@ -269,6 +271,43 @@ export function parseTimestamp(text: string): number {
   const instant = Date.UTC(year, month - 1, day, hour, minute, second, millis) - (match[8] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes) * 60_000;
   if (instant < FIRST_INSTANT || instant >= END_INSTANT) rejectOutside(text);
   return instant;
+}
+
+/**
+ * The instant of `YYYY-MM-DDTHH:MM:SS.mmmZ`, the form most collectors write, read digit by digit; undefined for any
+ * other text and for any value the full rules would refuse, which then decide. Years 1970-2099 in UTC lie within
+ * EVENT_DAYS.
+ */
+function commonFormInstant(text: string): number | undefined {
+  if (
+    text.length !== 24 || text.charCodeAt(4) !== 0x2d || text.charCodeAt(7) !== 0x2d || text.charCodeAt(10) !== 0x54 ||
+    text.charCodeAt(13) !== 0x3a || text.charCodeAt(16) !== 0x3a || text.charCodeAt(19) !== 0x2e || text.charCodeAt(23) !== 0x5a
+  ) {
+    return undefined;
+  }
+  const year = digits(text, 0, 4);
+  const month = digits(text, 5, 2);
+  const day = digits(text, 8, 2);
+  const hour = digits(text, 11, 2);
+  const minute = digits(text, 14, 2);
+  const second = digits(text, 17, 2);
+  const millis = digits(text, 20, 3);
+  if ((year | month | day | hour | minute | second | millis) < 0) return undefined;
+  if (year < 1970 || year > 2099 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) || hour > 23 || minute > 59 || second > 59) {
+    return undefined;
+  }
+  return Date.UTC(year, month - 1, day, hour, minute, second, millis);
+}
+
+/** The number written by `count` ASCII digits of `text` from `from`, or -1 if any is not one. */
+function digits(text: string, from: number, count: number): number {
+  let value = 0;
+  for (let i = from; i < from + count; i++) {
+    const digit = text.charCodeAt(i) - 0x30;
+    if (digit < 0 || digit > 9) return -1;
+    value = value * 10 + digit;
+  }
+  return value;
 }
 
 function rejectOutside(text: string): never {

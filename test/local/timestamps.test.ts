@@ -42,6 +42,42 @@ describe('parseTimestamp', () => {
     );
   });
 
+  it('reads the common form YYYY-MM-DDTHH:MM:SS.mmmZ as the independent reading does, fields out of range and non-digits included', () => {
+    fc.assert(
+      fc.property(
+        fc.record({
+          year: fc.integer({ min: 1965, max: 2105 }),
+          month: fc.integer({ min: 0, max: 13 }),
+          day: fc.integer({ min: 0, max: 32 }),
+          hour: fc.integer({ min: 0, max: 24 }),
+          minute: fc.integer({ min: 0, max: 60 }),
+          second: fc.integer({ min: 0, max: 60 }),
+          millis: fc.integer({ min: 0, max: 999 }),
+          // One character replaced, sometimes: by a non-digit or a digit of another script.
+          replace: fc.option(fc.record({ at: fc.integer({ min: 0, max: 23 }), by: fc.constantFrom('x', ' ', '/', '\u0661', '+') })),
+        }),
+        ({ year, month, day, hour, minute, second, millis, replace }) => {
+          let text = `${pad(year, 4)}-${pad(month)}-${pad(day)}T${pad(hour)}:${pad(minute)}:${pad(second)}.${pad(millis, 3)}Z`;
+          if (replace) text = text.slice(0, replace.at) + replace.by + text.slice(replace.at + 1);
+          const fields = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/.exec(text);
+          if (!fields) {
+            // Not the common form: some other form may still read it (`+` for the zone), else a refusal.
+            if (!/[+]/.test(text)) expect(() => parseTimestamp(text)).toThrow();
+            return;
+          }
+          const [y, mo, d, h, mi, s, ms] = fields.slice(1).map(Number) as [number, number, number, number, number, number, number];
+          const instant = Date.UTC(y, mo - 1, d, h, mi, s, ms);
+          const back = new Date(instant);
+          const real = mo >= 1 && mo <= 12 && back.getUTCMonth() === mo - 1 && back.getUTCDate() === d && h < 24 && mi < 60 && s < 60;
+          if (!real) expect(() => parseTimestamp(text)).toThrow(/is not a real date and time|lies outside/);
+          else if (y < 1970 || y > 2099) expect(() => parseTimestamp(text)).toThrow(/lies outside/);
+          else expect(parseTimestamp(text)).toBe(instant);
+        },
+      ),
+      { numRuns: 20000 },
+    );
+  });
+
   it('refuses leap days of years that have none, and hours, minutes or offsets out of range', () => {
     expect(parseTimestamp('2024-02-29T00:00:00Z')).toBe(Date.UTC(2024, 1, 29));
     expect(parseTimestamp('2000-02-29T00:00:00Z')).toBe(Date.UTC(2000, 1, 29));
