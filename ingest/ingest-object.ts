@@ -62,7 +62,7 @@ export async function ingestObject(key: string, target: IngestTarget): Promise<I
   const dir = join(target.workDir, `ingest-${randomBytes(6).toString('hex')}`);
   await mkdir(dir, { recursive: true });
   try {
-    const options = { ...s3Destination(`s3://${target.bucket}/events`, target.client), batchRows: 50_000 };
+    const options = s3Destination(`s3://${target.bucket}/events`, target.client);
     let report: ImportReport;
     try {
       const file = await download(target, key, dir);
