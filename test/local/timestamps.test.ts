@@ -7,16 +7,21 @@ import { parseTimestamp } from '../../shared/events/event-validation.js';
 
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
 
+/** Year to minute, in range or (`outOfRange`) each one past its bounds as well. */
+const dateTimeFields = (years: [number, number], outOfRange: boolean) => ({
+  year: fc.integer({ min: years[0], max: years[1] }),
+  month: fc.integer({ min: outOfRange ? 0 : 1, max: outOfRange ? 13 : 12 }),
+  day: fc.integer({ min: outOfRange ? 0 : 1, max: outOfRange ? 32 : 31 }),
+  hour: fc.integer({ min: 0, max: outOfRange ? 24 : 23 }),
+  minute: fc.integer({ min: 0, max: outOfRange ? 60 : 59 }),
+});
+
 describe('parseTimestamp', () => {
   it('reads every real instant with any offset form, and refuses days a month does not have', () => {
     fc.assert(
       fc.property(
         fc.record({
-          year: fc.integer({ min: 1971, max: 2098 }),
-          month: fc.integer({ min: 1, max: 12 }),
-          day: fc.integer({ min: 1, max: 31 }),
-          hour: fc.integer({ min: 0, max: 23 }),
-          minute: fc.integer({ min: 0, max: 59 }),
+          ...dateTimeFields([1971, 2098], false),
           second: fc.option(fc.integer({ min: 0, max: 59 })),
           fraction: fc.option(fc.stringMatching(/^\d{1,9}$/)),
           offset: fc.option(fc.record({ sign: fc.constantFrom('+', '-'), hours: fc.integer({ min: 0, max: 23 }), minutes: fc.integer({ min: 0, max: 59 }), form: fc.constantFrom('hh:mm', 'hhmm', 'hh') })),
@@ -46,11 +51,7 @@ describe('parseTimestamp', () => {
     fc.assert(
       fc.property(
         fc.record({
-          year: fc.integer({ min: 1965, max: 2105 }),
-          month: fc.integer({ min: 0, max: 13 }),
-          day: fc.integer({ min: 0, max: 32 }),
-          hour: fc.integer({ min: 0, max: 24 }),
-          minute: fc.integer({ min: 0, max: 60 }),
+          ...dateTimeFields([1965, 2105], true),
           second: fc.integer({ min: 0, max: 60 }),
           millis: fc.integer({ min: 0, max: 999 }),
           // One character replaced, sometimes: by a non-digit or a digit of another script.
