@@ -7,10 +7,10 @@ import { checkEvent, checkEventLine, type CheckedEvent } from '../../shared/even
 import { linesOfBlock, type LineBlock, type LineError } from './ndjson-lines.js';
 
 // Input lines checked in batches, each batch turned into what the importer keeps of it: the accepted rows as
-// NDJSON of stored rows (read back in bulk by DuckDB, docs/STORAGE.md "Import"), the rejected lines with their
-// numbers and reasons, and the rows per domain and partition. The blocks of a large file are checked on worker
-// threads when the code runs from its TypeScript source; either way the same functions run, and batches come
-// back in input order.
+// NDJSON of stored rows grouped by partition (read back in bulk by DuckDB, docs/STORAGE.md "Import"), each
+// partition's facts, the rejected lines with their numbers and reasons, and the rows per domain. The blocks of a
+// large file are checked on worker threads when the code runs from its TypeScript source; either way the same
+// functions run, and batches come back in input order.
 
 export interface CheckedBatch {
   /** The lines the batch held, blank ones included: the next batch's first line is this one's plus `lines`. */
