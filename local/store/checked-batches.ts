@@ -99,7 +99,7 @@ function keptOf(checked: (CheckedEvent | null)[]): CheckedBatch {
   });
   const kept = [...partitions.values()].flatMap((days) => [...days.values()]);
   const rows = utf8Lines(kept.map((p) => p.rows));
-  const facts = utf8Lines(kept.map((p) => [...[...p.visitors].map((v) => `{"v":${JSON.stringify(v)}}`), ...[...p.sessions].map((s) => `{"s":${JSON.stringify(s)}}`)]));
+  const facts = utf8Lines(kept.map((p) => [...factLines('v', p.visitors), ...factLines('s', p.sessions)]));
   return {
     lines: checked.length,
     rows: rows.bytes,
@@ -114,6 +114,11 @@ function keptOf(checked: (CheckedEvent | null)[]): CheckedBatch {
     })),
     facts: facts.bytes,
   };
+}
+
+/** One JSON object per id, `{"<key>":<id>}` (CheckedBatch.facts). */
+function factLines(key: 'v' | 's', ids: Set<string>): string[] {
+  return [...ids].map((id) => `{"${key}":${JSON.stringify(id)}}`);
 }
 
 interface PartitionRows {

@@ -318,13 +318,12 @@ class PartitionWriter {
         // Numbered, not named after the domain: a long domain's name must not make a file name too long.
         const name = join(this.stagingDir, String(this.partitions.size));
         partition = { domain, dt, rowsFile: `${name}.ndjson`, factsFile: `${name}.facts.ndjson` };
-        // Both files exist from the start, whatever the batches hold: writePartitions reads every one named.
-        await writeFile(partition.rowsFile, '');
-        await writeFile(partition.factsFile, '');
+        // Files bound for S3 need no facts (writePartitions). A local partition's facts file exists from the start,
+        // whatever its batches hold: writePartitions reads every one named; its rows file gets every batch's rows.
+        if (this.store === 'local') await writeFile(partition.factsFile, '');
         this.partitions.set(key, partition);
       }
       await this.stage(partition.rowsFile, batch.rows.subarray(rowsFrom, rowsEnd), hold);
-      // Files bound for S3 need no facts (writePartitions).
       if (this.store === 'local') await this.stage(partition.factsFile, batch.facts.subarray(factsFrom, factsEnd), hold);
       this.rowsAdded += rows;
       rowsFrom = rowsEnd;
@@ -444,7 +443,7 @@ function factsOf(files: string[]): string {
 
 /**
  * The stored rows of a staging NDJSON file (CheckedBatch.rows), their event columns only. Every key is read with
- * its exact type; `ts` comes as epoch milliseconds; `domain`, known by the file's partition, is not read. The object size bound is twice the largest row kept
+ * its exact type; `ts` comes as epoch milliseconds. The object size bound is twice the largest row kept
  * (MAX_STORED_ROW_BYTES): a bound far above the rows makes DuckDB's JSON reader slower.
  */
 function storedRowsOf(file: string): string {
