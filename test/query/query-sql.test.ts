@@ -7,7 +7,8 @@ import { printFirstEvent } from '../../shared/query/scope/first-event.js';
 import { printAnalyticsQuery } from '../../shared/query/analytics/print.js';
 import { planAnalyticsQuery } from '../../shared/query/analytics/plan.js';
 import { rangeOfDates } from '../../shared/time/date-range.js';
-import type { SqlQuery } from '../../shared/query/sql/sql.js';
+import { join, print, type SqlQuery } from '../../shared/query/sql/sql.js';
+import { rangeConditions } from '../../shared/query/scope/event-scope.js';
 import { shopEvents } from '../fixtures/shop-events.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
 import { everyQueryFilter } from '../fixtures/every-filter.js';
@@ -131,6 +132,16 @@ describe('exact SQL per dialect', () => {
     expect(printAnalyticsQuery(local, localTarget).sql).toContain('count(DISTINCT visitor_key) AS visitors');
     expect(printAnalyticsQuery(onAthena, athena).sql).toContain('count(DISTINCT visitor_id) AS visitors');
     expect(printAnalyticsQuery(onAthena, athena).sql).not.toContain('visitor_key');
+  });
+
+  it('bound instants only inside a partition: a partition is one UTC day, so bounds on its edges add nothing', () => {
+    const conditions = (range: Parameters<typeof rangeConditions>[0], column: 'ts' | 'bucket') => print(join(rangeConditions(range, column), ' AND ')).sql;
+    expect(conditions(rangeOfDates('2026-03-01', '2026-03-03', 'UTC'), 'ts')).toBe('dt BETWEEN ? AND ?');
+    expect(conditions(rangeOfDates('2026-03-01', '2026-03-03', 'Asia/Kolkata'), 'bucket')).toBe('dt BETWEEN ? AND ? AND bucket >= ? AND bucket < ?');
+    // A range that starts on a partition's edge and ends inside one, and the reverse.
+    const day = (iso: string) => new Date(iso);
+    expect(conditions({ from: day('2026-03-01T00:00:00Z'), to: day('2026-03-03T12:00:00Z'), dtFrom: '2026-03-01', dtTo: '2026-03-03' }, 'ts')).toBe('dt BETWEEN ? AND ? AND ts < ?');
+    expect(conditions({ from: day('2026-03-01T06:15:00Z'), to: day('2026-03-04T00:00:00Z'), dtFrom: '2026-03-01', dtTo: '2026-03-03' }, 'ts')).toBe('dt BETWEEN ? AND ? AND ts >= ?');
   });
 
   it('values never enter the SQL text', () => {

@@ -3,8 +3,8 @@ import type { OffsetSegment } from '../../time/time-zone.js';
 import type { StoreCatalog } from '../sql/catalog.js';
 import type { SqlTarget } from '../sql/target.js';
 import type { EventScope } from '../scope/event-scope.js';
-import { localSeconds } from '../scope/event-scope.js';
-import { bool, date, join, sql, str, timestamp, trusted, type Sql } from '../sql/sql.js';
+import { localSeconds, rangeConditions } from '../scope/event-scope.js';
+import { bool, join, sql, str, trusted, type Sql } from '../sql/sql.js';
 
 // Pageview buckets (docs/STORAGE.md): pageviews per (15-minute UTC bucket, visitor, attribution values) of one
 // event file, written at import beside it. They answer `visitors` and `pageviews` by time and by any session
@@ -79,7 +79,7 @@ export function scopedBuckets(
   const selected = [...new Set([...visitorColumns, 'pageviews', ...attributes])].map((c) => trusted(c));
   if (segments) selected.push(sql`${localSeconds(dialect, trusted('bucket'), segments)} AS local_s`);
   return sql`SELECT ${join(selected)} FROM ${bucketTable(catalog, relation)}
-    WHERE domain = ${str(scope.domain)} AND dt BETWEEN ${date(range.dtFrom)} AND ${date(range.dtTo)} AND bucket >= ${timestamp(range.from)} AND bucket < ${timestamp(range.to)} AND is_dev = ${bool(scope.isDev)}`;
+    WHERE ${join([sql`domain = ${str(scope.domain)}`, ...rangeConditions(range, 'bucket'), sql`is_dev = ${bool(scope.isDev)}`], ' AND ')}`;
 }
 
 export function bucketTable(catalog: StoreCatalog, relation: BucketRelation): Sql {

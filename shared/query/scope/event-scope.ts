@@ -1,3 +1,4 @@
+import { addDays } from '../../time/date-range.js';
 import type { OffsetSegment } from '../../time/time-zone.js';
 import type { Dialect } from '../sql/dialect.js';
 import type { SqlTarget } from '../sql/target.js';
@@ -16,11 +17,25 @@ export interface EventScope {
   visitorId?: string;
 }
 
+/**
+ * A range as conditions on a relation's rows: its `dt` partitions, and the bounds on `column` (the row's instant,
+ * or its bucket) that fall inside a partition. Every row's `dt` is the UTC day of its instant, so a bound on a
+ * partition's edge adds nothing to the `dt` bound, yet would cost every row a read and a test of `column`.
+ */
+export function rangeConditions(range: NonNullable<EventScope['range']>, column: 'ts' | 'bucket'): Sql[] {
+  const { dtFrom, dtTo, from, to } = range;
+  const conditions = [sql`dt BETWEEN ${date(dtFrom)} AND ${date(dtTo)}`];
+  if (from.getTime() !== utcMidnight(dtFrom)) conditions.push(sql`${trusted(column)} >= ${timestamp(from)}`);
+  if (to.getTime() !== utcMidnight(addDays(dtTo, 1))) conditions.push(sql`${trusted(column)} < ${timestamp(to)}`);
+  return conditions;
+}
+
+const utcMidnight = (day: string): number => Date.parse(`${day}T00:00:00Z`);
+
 export function scopeCondition(scope: EventScope): Sql {
   const conditions: Sql[] = [sql`domain = ${str(scope.domain)}`];
   if (scope.range) {
-    const { dtFrom, dtTo, from, to } = scope.range;
-    conditions.push(sql`dt BETWEEN ${date(dtFrom)} AND ${date(dtTo)}`, sql`ts >= ${timestamp(from)}`, sql`ts < ${timestamp(to)}`);
+    conditions.push(...rangeConditions(scope.range, 'ts'));
   } else if (scope.days) {
     conditions.push(sql`dt BETWEEN ${date(scope.days.firstDay)} AND ${date(scope.days.lastDay)}`);
   }
