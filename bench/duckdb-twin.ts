@@ -176,8 +176,8 @@ export class DuckDbTwin implements BenchEngine {
    * read against the files on disk, and Athena's scan. One as the API runs it: where DuckDB spends the time.
    */
   async scanFacts(query: MixQuery, options: PlanOptions & VisitorListPlanOptions = {}): Promise<ScanFacts> {
-    const { bucketVisitor, wholeFragmentsHavePaths } = athenaCatalog('db', 'events');
-    const catalog: StoreCatalog = { ...localTarget.catalog, bucketVisitor, wholeFragmentsHavePaths };
+    const { bucketVisitor, fragmentsHavePaths } = athenaCatalog('db', 'events');
+    const catalog: StoreCatalog = { ...localTarget.catalog, bucketVisitor, fragmentsHavePaths };
     const planned = planOf(query, options, { ...localTarget, catalog });
     const nodes = await this.profile(planned.sql);
     const scans: ScanFact[] = [];

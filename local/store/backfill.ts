@@ -74,7 +74,7 @@ export async function backfillWhenFree(paths: LocalPaths, retryMs = 5_000, onErr
  * since (written by an older version): staged, keyed with the stored buckets, then renamed into place; removes
  * derived files without their event file. Returns the files written. Run in a store transaction, before marking
  * whole fragments, by the backfill and by every local import: a fragment is only ever marked whole with its
- * `url_paths` (StoreCatalog.wholeFragmentsHavePaths).
+ * `url_paths` (StoreCatalog.fragmentsHavePaths).
  */
 export async function deriveMissing(paths: LocalPaths): Promise<number> {
   const scratch = await openScratchDuckDb();

@@ -103,7 +103,7 @@ describe('session fragments', () => {
       fc.asyncProperty(queryArbitrary, fc.subarray(pageFilterPool, { minLength: 1, maxLength: 2 }), async (random, filters) => {
         const query = { ...random, filters };
         const { plan, rows } = await expectSameAsRaw(query, { sessionFragments: false });
-        if (plan.sources.sessions?.from !== 'fragments' || plan.sources.sessions.whole.by !== 'paths') return;
+        if (plan.sources.sessions?.from !== 'fragments' || plan.sources.sessions.pick.by !== 'paths') return;
         withPaths += 1;
         const bySessionIds = await api.engine.run(printAnalyticsQuery(planAnalyticsQuery(query, localCatalog, { pathLists: false }), localTarget));
         expect(rows).toEqual(bySessionIds.rows);
@@ -116,12 +116,12 @@ describe('session fragments', () => {
   it('written before `url_paths` existed (read as NULL, as Athena reads them) are picked by their rows, and answers stay exact', async () => {
     // Half the fragments as an older importer wrote them, through a catalog naming that relation.
     await api.engine.runRaw(`CREATE OR REPLACE VIEW fragments_half_old AS SELECT * REPLACE (CASE WHEN hash(session_id) % 2 = 0 THEN NULL ELSE url_paths END AS url_paths) FROM session_fragments`);
-    const catalog = { ...localCatalog, tables: { ...localCatalog.tables, sessionFragments: trusted('fragments_half_old') }, wholeFragmentsHavePaths: false };
+    const catalog = { ...localCatalog, tables: { ...localCatalog.tables, sessionFragments: trusted('fragments_half_old') }, fragmentsHavePaths: false };
     let compared = 0;
     for (const filters of pageFilterPool.map((f) => [f])) {
       const query = queryOf(['visitors', 'bounce_rate', 'avg_session_duration'], { dimensions: ['referrer'], filters, timeZone: 'UTC', range: ['2026-03-01', '2026-03-10'] });
       const plan = planAnalyticsQuery(query, catalog);
-      expect(plan.sources.sessions).toMatchObject({ from: 'fragments', whole: { by: 'paths', unlistedByRows: true } });
+      expect(plan.sources.sessions).toMatchObject({ from: 'fragments', pick: { by: 'paths', unlistedByRows: true } });
       const [raw, halfOld] = await Promise.all([api.engine.run(printAnalyticsQuery(planAnalyticsQuery(query, localCatalog, { sessionFragments: false }), localTarget)), api.engine.run(printAnalyticsQuery(plan, { ...localTarget, catalog }))]);
       expect(halfOld.rows).toEqual(raw.rows);
       compared += raw.rows.length;
@@ -139,7 +139,7 @@ describe('session fragments', () => {
     expect(Number(marks!.stale)).toBeGreaterThan(30);
     expect(Number(marks!.exact)).toBeGreaterThan(30);
     const tables = { ...localCatalog.tables, sessionFragments: trusted('fragments_stale_marks') };
-    const asOnS3 = { ...localCatalog, tables, wholeMarksExact: false, wholeFragmentsHavePaths: false };
+    const asOnS3 = { ...localCatalog, tables, wholeMarksExact: false, fragmentsHavePaths: false };
     const trusting = { ...localCatalog, tables };
     let differ = 0;
     await fc.assert(

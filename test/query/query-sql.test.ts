@@ -112,7 +112,7 @@ describe('exact SQL per dialect', () => {
     ['athena', athena],
   ] as const)('%s: session metrics with page filters, whole fragments picked by their paths', (_, target) => {
     const plan = planAnalyticsQuery(analyticsQuery({ metrics: ['bounce_rate'], filters: pagePathFilters }), target.catalog);
-    expect(plan.sources.sessions).toMatchObject({ from: 'fragments', whole: { by: 'paths', unlistedByRows: target === athena } });
+    expect(plan.sources.sessions).toMatchObject({ from: 'fragments', pick: { by: 'paths', unlistedByRows: target === athena } });
     expect(printAnalyticsQuery(plan, target)).toMatchSnapshot();
   });
 

@@ -40,8 +40,8 @@ export function printAnalyticsQuery(plan: QueryPlan, target: SqlTarget): SqlQuer
     ...plan.visitorFilters.map((_, i) => sql`visitor_id IN (SELECT visitor_id FROM filter_visitors_${integer(i)})`),
   ];
   const kept = keptConditions.length ? 'kept' : 'base';
-  // Row metrics and both kinds of session pieces read the kept rows: DuckDB filters them once instead of three times.
-  const keptTwice = sessions !== null && rows !== null;
+  // Row metrics and the sessions picked by the kept rows' ids both read the kept rows: DuckDB filters them once.
+  const keptTwice = rows !== null && sessions !== null && !piecesByPaths(sessions);
   if (keptConditions.length) ctes.push(sql`kept AS ${keptTwice ? dialect.materialized : sql``}(SELECT * FROM base WHERE ${join(keptConditions, ' AND ')})`);
 
   const bySegment = plan.dimensions.includes('event');
@@ -232,8 +232,16 @@ function sessionsCte(plan: QueryPlan, source: SessionSource, target: SqlTarget, 
   const kept = keptSessions ? sql` WHERE ${keptSessions}` : sql``;
   // A whole fragment holds all its session's rows, so its own paths tell whether the session kept a row: no
   // join of a million fragments to the kept rows' session ids.
-  const byPaths = source.whole.by === 'paths' ? { match: pathListPredicate(plan.rowFilters, trusted('url_paths'), dialect), unlisted: source.whole.unlistedByRows } : null;
+  const byPaths =
+    source.pick.by === 'paths'
+      ? {
+          match: pathListPredicate(plan.rowFilters, trusted('url_paths'), dialect),
+          rowMatch: join(plan.rowFilters.map((f) => rowPredicate(f, dialect)), ' AND '),
+          unlisted: source.pick.unlistedByRows,
+        }
+      : null;
   const pieces = sessionPieces(target, plan.scope, source, attributes, byPaths);
+  const mergedByPaths = piecesByPaths(source);
   const asSession = sql`SELECT ${join([trusted('visitor_id'), trusted('pageviews'), sql`date_diff('millisecond', first_ts, last_ts) AS duration_ms`, ...own])}`;
   const unlisted = pieces.unlisted ? sql`${asSession}
       FROM (${pieces.unlisted}) unlisted_fragments${kept}
@@ -251,7 +259,12 @@ function sessionsCte(plan: QueryPlan, source: SessionSource, target: SqlTarget, 
         sql`date_diff('millisecond', min(first_ts), max(last_ts)) AS duration_ms`,
         ...merged,
       ])}
-      FROM (${pieces.merged}) pieces${kept} GROUP BY session_id)`;
+      FROM (${pieces.merged}) pieces${mergedByPaths ? sql` GROUP BY session_id HAVING bool_or(on_path)` : sql`${kept} GROUP BY session_id`})`;
+}
+
+/** Whether every session piece is picked by its own paths, so none needs the kept rows' session ids (sessionPieces). */
+function piecesByPaths(source: SessionSource): boolean {
+  return source.from === 'fragments' && source.pick.by === 'paths' && !source.pick.unlistedByRows;
 }
 
 /** A session's dimension value from its pieces (or its whole fragment): the same "where it started" as sessionDimension. */

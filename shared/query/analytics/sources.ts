@@ -28,13 +28,14 @@ export type RowSource =
    */
   | { from: 'buckets'; relation: BucketRelation; visitors: VisitorCount | null };
 
-/** How a session-metric query picks the whole fragments of its kept sessions. */
-export type WholeFragmentPick =
+/** How a session-metric query picks the pieces of its kept sessions. */
+export type SessionPick =
   /** By the session ids of the kept rows (or all of them, with no filter). */
   | { by: 'kept-rows' }
   /**
-   * By their stored path lists, when every filter is on `page`. `unlistedByRows`: the store may hold whole
-   * fragments without paths (the catalog's wholeFragmentsHavePaths), which are picked by the kept rows instead.
+   * By their stored path lists, when every filter is on `page`; the other pieces too, by whether one of a session's
+   * pieces has a path that passes. `unlistedByRows`: the store may hold fragments without paths (the catalog's
+   * fragmentsHavePaths): whole ones without paths, and every other piece, are picked by the kept rows instead.
    */
   | { by: 'paths'; unlistedByRows: boolean };
 
@@ -46,7 +47,7 @@ export type SessionSource =
   | {
       from: 'fragments';
       partitions: FullPartitions;
-      whole: WholeFragmentPick;
+      pick: SessionPick;
       /**
        * Whether a fragment marked whole may have gained unmarked fragments of its session since it was marked (the
        * catalog's wholeMarksExact): such marked fragments are merged with them.
@@ -124,7 +125,7 @@ function sessionSource(query: AnalyticsQuery, catalog: StoreCatalog, options: So
   return {
     from: 'fragments',
     partitions,
-    whole: byPaths ? { by: 'paths', unlistedByRows: !catalog.wholeFragmentsHavePaths } : { by: 'kept-rows' },
+    pick: byPaths ? { by: 'paths', unlistedByRows: !catalog.fragmentsHavePaths } : { by: 'kept-rows' },
     staleMarks: !catalog.wholeMarksExact,
   };
 }

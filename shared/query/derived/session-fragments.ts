@@ -88,15 +88,18 @@ export type FragmentAttribute = 'entry_page' | (typeof sessionAttributeColumns)[
  * fragment there, so this finds every session whose mark no longer holds within the range.
  *
  * With `byPaths`, `whole` keeps only the fragments whose path list `byPaths.match` (a predicate on `url_paths`)
- * accepts; with `byPaths.unlisted`, `unlisted` holds the whole fragments without paths, which the caller must pick
- * by their sessions' rows like the merged pieces.
+ * accepts. Then either `byPaths.unlisted`: `unlisted` holds the whole fragments without paths, which the caller must
+ * pick by their sessions' rows like the merged pieces; or every fragment has paths, and each merged piece carries
+ * `on_path`, whether it holds a path that passes (`byPaths.rowMatch` for a row of a partial partition, a predicate
+ * on `url_path`): a session's pieces together hold all its rows of the range, so the caller keeps the sessions with
+ * one such piece.
  */
 export function sessionPieces(
   { catalog }: SqlTarget,
   scope: EventScope & { range: NonNullable<EventScope['range']> },
   { partitions, staleMarks }: { partitions: FullPartitions; staleMarks: boolean },
   attributes: FragmentAttribute[],
-  byPaths: { match: Sql; unlisted: boolean } | null = null,
+  byPaths: { match: Sql; rowMatch: Sql; unlisted: boolean } | null = null,
 ): { whole: Sql; unlisted: Sql | null; merged: Sql } {
   const columns = [
     'session_id', 'visitor_id', 'first_ts', 'last_ts', 'pageviews',
@@ -107,15 +110,17 @@ export function sessionPieces(
   const fragments = (dtFrom: string, dtTo: string, condition: Sql) => sql`FROM ${catalog.tables.sessionFragments}
     WHERE domain = ${str(scope.domain)} AND dt BETWEEN ${date(dtFrom)} AND ${date(dtTo)} AND is_dev = ${bool(scope.isDev)} AND ${condition}`;
   // One column list for every side: UNION ALL pairs columns by position, not by name.
-  const stored = (condition: Sql) => sql`SELECT ${join(columns.map((c) => trusted(c)))} ${fragments(partitions.dtFrom, partitions.dtTo, condition)}`;
+  const onPath = byPaths && !byPaths.unlisted ? byPaths : null;
+  const stored = (condition: Sql, onPathColumn = false) =>
+    sql`SELECT ${join([...columns.map((c) => trusted(c)), ...(onPathColumn && onPath ? [sql`${onPath.match} AS on_path`] : [])])} ${fragments(partitions.dtFrom, partitions.dtTo, condition)}`;
   const extended = sql`SELECT session_id ${fragments(range.dtFrom, range.dtTo, notWhole)}`;
   const marked = staleMarks ? sql`whole AND session_id NOT IN (${extended})` : sql`whole`;
-  const fromRows = columns.map((c) => rowAsFragment[c] ?? trusted(c));
+  const fromRows = [...columns.map((c) => rowAsFragment[c] ?? trusted(c)), ...(onPath ? [sql`${onPath.rowMatch} AS on_path`] : [])];
   const partial = range.from < partitions.from || range.to > partitions.to;
   // Fragments written before `whole` existed read NULL there: merged like any piece.
-  const unmarked = staleMarks ? sql`${stored(notWhole)}
+  const unmarked = staleMarks ? sql`${stored(notWhole, true)}
     UNION ALL
-    ${stored(sql`whole AND session_id IN (${extended})`)}` : stored(notWhole);
+    ${stored(sql`whole AND session_id IN (${extended})`, true)}` : stored(notWhole, true);
   return {
     whole: stored(byPaths ? sql`${marked} AND ${byPaths.match}` : marked),
     unlisted: byPaths?.unlisted ? stored(sql`${marked} AND url_paths IS NULL`) : null,

@@ -18,10 +18,11 @@ export interface StoreCatalog {
    */
   readonly bucketVisitor: 'visitor_key' | 'visitor_id';
   /**
-   * Every whole session fragment carries `url_paths`: true of the local store, whose writers derive files of an
-   * older version again before marking any fragment whole; not of a bucket synced from an older local store.
+   * Every session fragment carries `url_paths`: true of the local store, whose writers derive files of an older
+   * version again before marking any fragment whole or answering a query; not of a bucket synced from an older
+   * local store.
    */
-  readonly wholeFragmentsHavePaths: boolean;
+  readonly fragmentsHavePaths: boolean;
   /**
    * Every fragment marked whole is its session's only fragment: true of the local store, whose writers mark again in
    * the transaction that adds fragments. On S3 a mark holds as of the upkeep run that wrote it: a later ingest may
@@ -46,7 +47,7 @@ export const localCatalog: StoreCatalog = {
     visitorDays: trusted(VISITOR_DAYS_TABLE),
   },
   bucketVisitor: 'visitor_key',
-  wholeFragmentsHavePaths: true,
+  fragmentsHavePaths: true,
   wholeMarksExact: true,
   filesReplacedInPlace: false,
 };
@@ -83,7 +84,7 @@ export function athenaCatalog(database: string, table: string, derived: DerivedT
       visitorDays: quoted(visitorsTable),
     },
     bucketVisitor: 'visitor_id',
-    wholeFragmentsHavePaths: false,
+    fragmentsHavePaths: false,
     wholeMarksExact: false,
     filesReplacedInPlace: true,
   };
