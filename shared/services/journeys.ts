@@ -1,8 +1,10 @@
 import type { SqlRow, SqlValue } from '../engines/engine.js';
 import { NotFoundError } from '../errors.js';
 import type { EventScope } from '../query/scope/event-scope.js';
-import { printVisitorCount, printVisitorList } from '../query/journeys/print-list.js';
-import { planTimeline, planVisitorList, visitorScope } from '../query/journeys/plan.js';
+import { detailsApart, printListedDetails, printVisitorCount, printVisitorList } from '../query/journeys/print-list.js';
+import { planTimeline, planVisitorList, visitorScope, type VisitorListPlan } from '../query/journeys/plan.js';
+import type { SqlQuery } from '../query/sql/sql.js';
+import type { SqlTarget } from '../query/sql/target.js';
 import { readDomainDays } from '../store/domain-days-repo.js';
 import {
   boundsOf,
@@ -58,7 +60,7 @@ export async function listVisitors(request: VisitorListRequest, domain: string, 
     ...(request.first_purchase ? { days: await readDomainDays(domain) } : {}),
     sort: { field: request.sort_by ?? 'last_seen', order: request.sort_order ?? 'desc' },
   });
-  const rows = await runner.rows(printVisitorList(plan, runner.target));
+  const rows = await listedVisitors((query) => runner.rows(query), plan, runner.target);
   // The window total rides on the page's rows; past the last page there are none, so count separately.
   const total = rows.length
     ? Number(rows[0]!.total)
@@ -70,6 +72,25 @@ export async function listVisitors(request: VisitorListRequest, domain: string, 
     meta: { domain, date_range: shownRange(range), timezone: range.timeZone, query_ms: runner.queryMs, ...bytes(runner) },
     pagination: { limit, offset, has_more: rows.length > limit, total },
   };
+}
+
+/**
+ * A list page's rows (its limit and one more, to tell whether more follow) with their details, in the page's order:
+ * one statement, or the page and then its visitors' details (print-list.ts, detailsApart). Between those two reads
+ * an import may publish: its rows then count in the details of visitors it extends, never in the page's order.
+ */
+export async function listedVisitors(run: (query: SqlQuery) => Promise<SqlRow[]>, plan: VisitorListPlan, target: SqlTarget): Promise<SqlRow[]> {
+  const rows = await run(printVisitorList(plan, target));
+  if (!detailsApart(target) || rows.length === 0) return rows;
+  const days = rows[0]!.listed_days === null ? null : String(rows[0]!.listed_days).split(',');
+  const details = await run(printListedDetails(plan, rows.map((row) => String(row.visitor_id)), days, target));
+  const byVisitor = new Map(details.map((row) => [String(row.visitor_id), row]));
+  return rows.map((row) => {
+    // A listed visitor has rows in the range, and a store only ever gains rows.
+    const visitor = byVisitor.get(String(row.visitor_id));
+    if (!visitor) throw new Error('a listed visitor has no rows in its range');
+    return { ...visitor, total: row.total ?? null };
+  });
 }
 
 function visitorItem(row: SqlRow) {

@@ -2,7 +2,7 @@ import { TrinoSQL } from 'dt-sql-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SqlQuery } from '../../shared/query/sql/sql.js';
 import { athenaTarget, localTarget, type SqlTarget } from '../../shared/query/sql/target.js';
-import { printVisitorCount, printVisitorList } from '../../shared/query/journeys/print-list.js';
+import { printListedDetails, printVisitorCount, printVisitorList } from '../../shared/query/journeys/print-list.js';
 import { planTimeline, planVisitorList, visitorScope } from '../../shared/query/journeys/plan.js';
 import type { VisitorListQuery } from '../../shared/requests/journeys.js';
 import { printTimeline, printVisitorActivity, printVisitorExists, printVisitorStats } from '../../shared/query/journeys/print-visitor.js';
@@ -143,6 +143,15 @@ describe('exact SQL of a list plan per dialect', () => {
     const query = printVisitorList(plan, target);
     expect(query.sql.includes('cut_edge')).toBe(name === 'duckdb');
     expect(query).toMatchSnapshot();
+  });
+
+  it('duckdb: the page\'s details, a statement of their own, read the listed visitors in the partitions the page names', () => {
+    const plan = planVisitorList(fromVisitorDays);
+    expect(printVisitorList(plan, localTarget).sql).toContain('AS listed_days');
+    expect(printVisitorList(plan, athena).sql).not.toContain('listed_days');
+    const details = printListedDetails(plan, ["v'1", 'v2'], ['2026-05-04', '2026-05-05'], localTarget);
+    expect(details.params).toEqual(expect.arrayContaining([{ type: 'string', value: "v'1" }, { type: 'date', value: '2026-05-05' }]));
+    expect(details).toMatchSnapshot();
   });
 
   it('values never enter the SQL text', () => {

@@ -58,15 +58,16 @@ const rowAsPiece: Record<PieceColumn, Sql> = {
 /**
  * The pieces of a range's visitors: the stored visitor days of its full partitions, plus every row of the
  * partial partitions at its ends as a one-row piece (a stored day of a partial partition would hold rows outside
- * the range). Grouped by visitor_id they give `combinedVisitorAggregates`.
+ * the range). Grouped by visitor_id they give `combinedVisitorAggregates`; each piece's `dt` is a partition that
+ * holds rows of its visitor in the range.
  */
 export function visitorPieces(catalog: StoreCatalog, scope: EventScope & { range: NonNullable<EventScope['range']> }, partitions: FullPartitions): Sql {
-  const stored = sql`SELECT ${join(pieceColumns.map((c) => trusted(c)))} FROM ${catalog.tables.visitorDays}
+  const stored = sql`SELECT ${join([...pieceColumns.map((c) => trusted(c)), trusted('dt')])} FROM ${catalog.tables.visitorDays}
     WHERE domain = ${str(scope.domain)} AND dt BETWEEN ${date(partitions.dtFrom)} AND ${date(partitions.dtTo)} AND is_dev = ${bool(scope.isDev)}`;
   const { range } = scope;
   if (range.from >= partitions.from && range.to <= partitions.to) return stored;
   return sql`${stored}
     UNION ALL
-    SELECT ${join(pieceColumns.map((c) => rowAsPiece[c]))} FROM ${catalog.tables.events}
+    SELECT ${join([...pieceColumns.map((c) => rowAsPiece[c]), trusted('dt')])} FROM ${catalog.tables.events}
     WHERE ${scopeCondition(scope)} AND (dt < ${date(partitions.dtFrom)} OR dt > ${date(partitions.dtTo)})`;
 }

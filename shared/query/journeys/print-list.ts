@@ -4,7 +4,7 @@ import type { SqlTarget } from '../sql/target.js';
 import { localTime, scopeCondition, scopedEvents } from '../scope/event-scope.js';
 import { rowPredicate } from '../scope/filters.js';
 import type { VisitorColumn, VisitorListPlan } from './plan.js';
-import { date, int, integer, join, print, sql, timestamp, trusted, type Sql } from '../sql/sql.js';
+import { date, int, integer, join, print, sql, str, timestamp, trusted, type Sql } from '../sql/sql.js';
 import { combinedVisitorAggregates, visitorPieces } from '../derived/visitor-days.js';
 
 // Prints a VisitorListPlan as one statement per page, in two passes so the costly per-visitor attributes are
@@ -22,6 +22,8 @@ import { combinedVisitorAggregates, visitorPieces } from '../derived/visitor-day
 //                    through the first pass)
 // and a final select that formats timestamps in the request's zone and keeps the page's order.
 // `count` mode prints the same filter answering only that total.
+// On DuckDB the details are a statement of their own (detailsApart, printListedDetails): the page statement ends
+// at `listed` and names the partitions its visitors have rows in, which the details statement then reads alone.
 
 const pageview = sql`type = 'pageview'`;
 const revenue = sql`type = 'revenue'`;
@@ -132,9 +134,36 @@ function leadingVisitors(plan: VisitorListPlan, cut: CutSort): Sql[] {
   ];
 }
 
-/** The list's page of visitors with their details. */
-export function printVisitorList(plan: VisitorListPlan, target: SqlTarget): SqlQuery {
-  return printList(plan, target, 'page');
+/**
+ * Whether a page's details are read by a statement of their own, once the page is known (printListedDetails): then
+ * the partitions to read are values, which DuckDB prunes by (it does not prune by a subquery's result), and the
+ * visitor ids are values it tests while it scans. DuckDB only: on Athena a second statement is a second run, with
+ * its own latency and its own minimum bill.
+ */
+export function detailsApart(target: SqlTarget): boolean {
+  return target.dialect.name === 'duckdb';
+}
+
+/**
+ * The list's page of visitors: with their details, or (`apart`, by default detailsApart) with their sort keys, the window `total` and
+ * `listed_days`, the partitions the page's visitors have rows in as comma-separated dates (null when the first pass
+ * read rows, which tell no more than the range).
+ */
+export function printVisitorList(plan: VisitorListPlan, target: SqlTarget, apart = detailsApart(target)): SqlQuery {
+  return printList(plan, target, apart ? 'listed' : 'page');
+}
+
+/**
+ * The details of listed visitors (printVisitorList with detailsApart): one row per visitor with rows in the range,
+ * read only from the partitions `days` names (every partition of the range when null). DuckDB only.
+ */
+export function printListedDetails(plan: VisitorListPlan, visitorIds: readonly string[], days: readonly string[] | null, target: SqlTarget): SqlQuery {
+  const rows = sql`${scopedEvents(target, plan.scope, plan.columns)} AND visitor_id IN (${join(visitorIds.map((id) => sql`${str(id)}`))})${
+    days ? sql` AND dt IN (${join(days.map((d) => sql`${date(d)}`))})` : sql``
+  }`;
+  return print(sql`WITH ${detailsCte(plan, target.dialect, [trusted('visitor_id')], sql`(${rows}) base`, [trusted('visitor_id')])}
+SELECT ${join(detailsOutput(plan, target.dialect))}
+FROM details`);
 }
 
 /** The number of visitors the list's filters and bounds keep (`total`). */
@@ -142,14 +171,14 @@ export function printVisitorCount(plan: VisitorListPlan, target: SqlTarget): Sql
   return printList(plan, target, 'count');
 }
 
-function printList(plan: VisitorListPlan, target: SqlTarget, mode: 'page' | 'count'): SqlQuery {
+function printList(plan: VisitorListPlan, target: SqlTarget, mode: 'page' | 'listed' | 'count'): SqlQuery {
   const { dialect } = target;
   const ranked = plan.ranking.from === 'visitor-days' ? visitorPieces(target.catalog, plan.scope, plan.ranking.partitions) : scopedEvents(target, plan.scope, plan.rankColumns);
   const ctes: Sql[] = [sql`ranked_rows AS (${ranked})`];
   if (plan.firstPurchase) ctes.push(earlierBuyers(plan, target));
   const having = havingConditions(plan, dialect);
   const sortKeys = [...new Set(plan.order.map((o) => o.column).filter((c): c is VisitorColumn => c !== 'visitor_id'))];
-  const cut = mode === 'page' && !having.length && dialect.name === 'duckdb' ? cutSort(plan) : undefined;
+  const cut = mode !== 'count' && !having.length && dialect.name === 'duckdb' ? cutSort(plan) : undefined;
   if (cut) ctes.push(...leadingVisitors(plan, cut));
   else {
     ctes.push(sql`visitors AS (
@@ -170,19 +199,40 @@ function printList(plan: VisitorListPlan, target: SqlTarget, mode: 'page' | 'cou
     FROM visitors
     ORDER BY ${orderBy('')}
     OFFSET ${integer(plan.page.offset)} LIMIT ${integer(plan.page.limit + 1)})`);
+  if (mode === 'listed') {
+    // The pieces of the page's visitors name their partitions; rows read in the first pass tell no more than the range.
+    const days =
+      plan.ranking.from === 'visitor-days'
+        ? sql`(SELECT string_agg(DISTINCT CAST(dt AS VARCHAR), ',') FROM ranked_rows WHERE visitor_id IN (SELECT visitor_id FROM listed))`
+        : sql`NULL`;
+    return print(sql`WITH ${join(ctes, ',\n')}
+SELECT ${join([...listedColumns.map((c) => trusted(c)), sql`${days} AS listed_days`])}
+FROM listed
+ORDER BY ${orderBy('')}`);
+  }
+
   // Joined rather than `IN (SELECT ... FROM listed)`: `listed` is read once, so Trino (which plans every
   // reference of a CTE on its own) does not run the first pass twice.
-  ctes.push(sql`details AS (
-    SELECT ${join([
-      ...listedColumns.map((c) => trusted(`l.${c}`)),
-      ...Object.entries(aggregates).map(([name, value]) => sql`${value} AS ${trusted(name)}`),
-      ...listedAttributes(dialect),
-    ])}
-    FROM listed l JOIN (${scopedEvents(target, plan.scope, plan.columns)}) base ON base.visitor_id = l.visitor_id
-    GROUP BY ${join(listedColumns.map((c) => trusted(`l.${c}`)))})`);
+  const listedKeys = listedColumns.map((c) => trusted(`l.${c}`));
+  ctes.push(detailsCte(plan, dialect, listedKeys, sql`listed l JOIN (${scopedEvents(target, plan.scope, plan.columns)}) base ON base.visitor_id = l.visitor_id`, listedKeys));
+  return print(sql`WITH ${join(ctes, ',\n')}
+SELECT ${join([...detailsOutput(plan, dialect), trusted('total')])}
+FROM details
+ORDER BY ${orderBy('')}`);
+}
 
+/** `details`: per visitor, every aggregate and first-pageview attribute over its rows of `from`, with `keys`. */
+function detailsCte(plan: VisitorListPlan, dialect: Dialect, keys: Sql[], from: Sql, groupBy: Sql[]): Sql {
+  return sql`details AS (
+    SELECT ${join([...keys, ...Object.entries(aggregates).map(([name, value]) => sql`${value} AS ${trusted(name)}`), ...listedAttributes(dialect)])}
+    FROM ${from}
+    GROUP BY ${join(groupBy)})`;
+}
+
+/** A visitor's fields as the list shows them, timestamps in the request's zone. */
+function detailsOutput(plan: VisitorListPlan, dialect: Dialect): Sql[] {
   const shown = (column: string) => dialect.formatTimestamp(localTime(trusted(column), plan.segments));
-  const select = [
+  return [
     ...['visitor_id', 'country', 'browser', 'os', 'device', 'pageview_count', 'session_count', 'event_count', 'total_revenue_cents'].map((c) => trusted(c)),
     sql`${shown('first_ts')} AS first_seen`,
     sql`${shown('last_ts')} AS last_seen`,
@@ -190,10 +240,5 @@ function printList(plan: VisitorListPlan, target: SqlTarget, mode: 'page' | 'cou
     trusted('entry_page'),
     sql`${shown('latest_revenue_ts')} AS latest_revenue_date`,
     trusted('revenue_event_count'),
-    trusted('total'),
   ];
-  return print(sql`WITH ${join(ctes, ',\n')}
-SELECT ${join(select)}
-FROM details
-ORDER BY ${orderBy('')}`);
 }
