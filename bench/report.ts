@@ -204,7 +204,8 @@ export function renderReport(f: BenchFigures): string {
     out.push(
       'The API time splits into the engine time the API reports (`meta.query_ms`, around the DuckDB call) and everything else ' +
         '(HTTP, authentication, the rate and usage counters in DynamoDB, validation, planning, JSON). The operators are the four ' +
-        'slowest of one profiled DuckDB run (`EXPLAIN (ANALYZE, FORMAT JSON)` of the same SQL; operator times summed over threads).',
+        'slowest of one profiled DuckDB run (`EXPLAIN (ANALYZE, FORMAT JSON)` of the same SQL; operator times summed over threads); ' +
+        'for the journeys list, of its page statement only: its details are a second statement (docs/JOURNEYS.md).',
       '',
     );
     out.push('| query | API p50 | engine part | outside the engine | profiled run | slowest operators |', '|---|---:|---:|---:|---:|---|');
