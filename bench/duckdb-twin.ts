@@ -188,7 +188,8 @@ export class DuckDbTwin implements BenchEngine {
   /**
    * Two profiled runs (EXPLAIN ANALYZE) of the plan `options` give. One planned as Athena plans it where the
    * stores differ (visitor ids, not the local keys; whole fragments possibly without paths): per scan the files
-   * read against the files on disk, and Athena's scan. One as the API runs it: where DuckDB spends the time.
+   * read against the files on disk, and Athena's scan. One as the API runs it: where DuckDB spends the time (for a
+   * journeys list, in its page statement; its details are a second statement).
    */
   async scanFacts(query: MixQuery, options: PlanOptions & VisitorListPlanOptions = {}): Promise<ScanFacts> {
     const { bucketVisitor, fragmentsHavePaths } = athenaCatalog('db', 'events');
