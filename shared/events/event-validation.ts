@@ -275,8 +275,7 @@ export function parseTimestamp(text: string): number {
 
 /**
  * The instant of `YYYY-MM-DDTHH:MM:SS.mmmZ`, the form most collectors write, read digit by digit; undefined for any
- * other text and for any value the full rules would refuse, which then decide. Years 1970-2099 in UTC lie within
- * EVENT_DAYS.
+ * other text and for any value the full rules would refuse, which then decide.
  */
 function commonFormInstant(text: string): number | undefined {
   if (
@@ -293,10 +292,10 @@ function commonFormInstant(text: string): number | undefined {
   const second = digits(text, 17, 2);
   const millis = digits(text, 20, 3);
   if ((year | month | day | hour | minute | second | millis) < 0) return undefined;
-  if (year < 1970 || year > 2099 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) || hour > 23 || minute > 59 || second > 59) {
-    return undefined;
-  }
-  return Date.UTC(year, month - 1, day, hour, minute, second, millis);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) || hour > 23 || minute > 59 || second > 59) return undefined;
+  const instant = Date.UTC(year, month - 1, day, hour, minute, second, millis);
+  // Date.UTC reads the years 0-99 as 1900-1999: those are left to the full rules, like instants outside EVENT_DAYS.
+  return year < 100 || instant < FIRST_INSTANT || instant >= END_INSTANT ? undefined : instant;
 }
 
 /** The number written by `count` ASCII digits of `text` from `from`, or -1 if any is not one. */

@@ -90,4 +90,12 @@ describe('parseTimestamp', () => {
     expect(() => parseTimestamp('1970-01-01T00:00:00+01:00')).toThrow(/lies outside/); // 1969-12-31T23:00Z
     expect(parseTimestamp('1970-01-01T00:00:00-01:00')).toBe(3_600_000);
   });
+
+  it('reads the common form to the first and last instant of EVENT_DAYS, and refuses the years Date.UTC would read as 19xx', () => {
+    expect(parseTimestamp('1970-01-01T00:00:00.000Z')).toBe(0);
+    expect(parseTimestamp('2099-12-31T23:59:59.999Z')).toBe(Date.UTC(2100, 0, 1) - 1);
+    for (const text of ['2100-01-01T00:00:00.000Z', '1969-12-31T23:59:59.999Z', '0070-06-01T00:00:00.000Z', '0099-12-31T23:59:59.999Z', '0000-01-01T00:00:00.000Z']) {
+      expect(() => parseTimestamp(text), text).toThrow(/lies outside/);
+    }
+  });
 });
