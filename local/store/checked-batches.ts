@@ -37,8 +37,11 @@ export interface CheckedBatch {
 }
 
 export interface BatchPartition {
-  /** `<domain>/<yyyy-mm-dd>`: the UTC day of its rows' `ts`. */
+  /** `<domain>/<dt>`, one per partition. */
   key: string;
+  domain: string;
+  /** `yyyy-mm-dd`: the UTC day of its rows' `ts`. */
+  dt: string;
   rows: number;
   /** The end of its bytes in the batch's `rows` (the previous partition's end, or 0, is where they begin). */
   rowsEnd: number;
@@ -106,12 +109,10 @@ function keptOf(checked: (CheckedEvent | null)[]): CheckedBatch {
     accepted,
     rejected,
     domains,
-    partitions: kept.map((p, i) => ({
-      key: `${p.domain}/${new Date(p.day * DAY_MS).toISOString().slice(0, 10)}`,
-      rows: p.rows.length,
-      rowsEnd: rows.ends[i]!,
-      factsEnd: facts.ends[i]!,
-    })),
+    partitions: kept.map((p, i) => {
+      const dt = new Date(p.day * DAY_MS).toISOString().slice(0, 10);
+      return { key: `${p.domain}/${dt}`, domain: p.domain, dt, rows: p.rows.length, rowsEnd: rows.ends[i]!, factsEnd: facts.ends[i]! };
+    }),
     facts: facts.bytes,
   };
 }

@@ -311,10 +311,9 @@ class PartitionWriter {
     const hold = batch.partitions.length > HOLD_FROM_PARTITIONS;
     let rowsFrom = 0;
     let factsFrom = 0;
-    for (const { key, rows, rowsEnd, factsEnd } of batch.partitions) {
+    for (const { key, domain, dt, rows, rowsEnd, factsEnd } of batch.partitions) {
       let partition = this.partitions.get(key);
       if (!partition) {
-        const [domain, dt] = [key.slice(0, key.indexOf('/')), key.slice(key.indexOf('/') + 1)];
         // Numbered, not named after the domain: a long domain's name must not make a file name too long.
         const name = join(this.stagingDir, String(this.partitions.size));
         partition = { domain, dt, rowsFile: `${name}.ndjson`, factsFile: `${name}.facts.ndjson` };
