@@ -1,5 +1,5 @@
 import { addDays } from '../../time/date-range.js';
-import { startOfLocalDay, type OffsetSegment } from '../../time/time-zone.js';
+import type { OffsetSegment } from '../../time/time-zone.js';
 import type { Dialect } from '../sql/dialect.js';
 import type { SqlTarget } from '../sql/target.js';
 import { bool, date, integer, join, sql, str, timestamp, trusted, type Sql } from '../sql/sql.js';
@@ -25,10 +25,12 @@ export interface EventScope {
 export function rangeConditions(range: NonNullable<EventScope['range']>, column: 'ts' | 'bucket'): Sql[] {
   const { dtFrom, dtTo, from, to } = range;
   const conditions = [sql`dt BETWEEN ${date(dtFrom)} AND ${date(dtTo)}`];
-  if (from.getTime() !== startOfLocalDay('UTC', dtFrom).getTime()) conditions.push(sql`${trusted(column)} >= ${timestamp(from)}`);
-  if (to.getTime() !== startOfLocalDay('UTC', addDays(dtTo, 1)).getTime()) conditions.push(sql`${trusted(column)} < ${timestamp(to)}`);
+  if (from.getTime() !== utcMidnight(dtFrom)) conditions.push(sql`${trusted(column)} >= ${timestamp(from)}`);
+  if (to.getTime() !== utcMidnight(addDays(dtTo, 1))) conditions.push(sql`${trusted(column)} < ${timestamp(to)}`);
   return conditions;
 }
+
+const utcMidnight = (day: string): number => Date.parse(`${day}T00:00:00Z`);
 
 export function scopeCondition(scope: EventScope): Sql {
   const conditions: Sql[] = [sql`domain = ${str(scope.domain)}`];
