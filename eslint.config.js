@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'cdk.out/', 'dist/', '.data/', 'coverage/', '**/*.d.ts'] },
+  { ignores: ['node_modules/', 'cdk.out/', 'dist/', '.data/', '.bench/', '.schemathesis/', 'coverage/', '**/*.d.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

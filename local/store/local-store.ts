@@ -4,11 +4,13 @@ import { logger } from '../../shared/log.js';
 import { pathsOfSnapshot, type LocalPaths } from './paths.js';
 import { withStoreLock } from './store-lock.js';
 import { collectSnapshots, copyCurrent, ensureCurrent, publish, snapshotLayout } from './snapshots.js';
+import { syncSessionCounts } from './session-counts.js';
 
 // The one way anything changes the local store: under the store lock, a writer gets a copy of the current
 // snapshot to change (its paths), and the copy is published whole when the writer returns `changed`, or thrown
 // away when it throws or changes nothing. Imports, the backfill, compaction and the whole-fragment marks all run
-// through here, so every one of them is visible whole or not at all, whatever moment its process dies.
+// through here, so every one of them is visible whole or not at all, whatever moment its process dies. Before a
+// copy is published, the session counts are brought in line with its fragments (store/session-counts.ts).
 
 export interface StoreChange<T> {
   value: T;
@@ -27,9 +29,13 @@ export async function withStoreTransaction<T>(paths: LocalPaths, work: (snapshot
       logger.warn('left a partition folder with a name no writer makes out of the store', { path });
     });
     try {
-      const { value, changed } = await work(pathsOfSnapshot(paths, next));
+      const snapshot = pathsOfSnapshot(paths, next);
+      const { value, changed } = await work(snapshot);
+      // Whatever the work changed, the relations derived from the marked fragments follow before anyone sees it;
+      // a store written before they existed gets them in its next transaction (the backfill at every start).
+      const synced = await syncSessionCounts(snapshot);
       // A copy that left a folder out is published even when the work changed nothing: readers stop seeing it.
-      if (changed || skipped > 0) publish(layout, next);
+      if (changed || synced > 0 || skipped > 0) publish(layout, next);
       else rmSync(next, { recursive: true, force: true });
       return value;
     } catch (error) {

@@ -8,7 +8,9 @@ import {
   type DuckDBPreparedStatement,
 } from '@duckdb/node-api';
 import { localTarget } from '../query/sql/target.js';
-import { derivedRelations } from '../events/derived-relations.js';
+import { derivedRelations, SESSION_FRAGMENTS_TABLE, sessionCountsRelation } from '../events/derived-relations.js';
+import { sessionCountsOf } from '../query/derived/session-counts.js';
+import { print, trusted } from '../query/sql/sql.js';
 import { duckdbTypes, eventColumns, partitionColumns, type ColumnType } from '../events/event-columns.js';
 import type { QueryEngine, SqlRow, SqlValue } from './engine.js';
 import { EngineTimeoutError } from './engine-errors.js';
@@ -23,7 +25,7 @@ import type { SqlParam, SqlQuery } from '../query/sql/sql.js';
 
 export class DuckDbEngine implements QueryEngine {
   readonly target = localTarget;
-  private readonly views: { name: string; folder: string; columns: ColumnList; overFiles: boolean }[];
+  private readonly views: { name: string; folder: string; columns: ColumnList; overFiles: boolean; computed?: string }[];
   /** The folder holding the events folder and the derived folders, as given (a link) and as last resolved. */
   private readonly root: string;
   private resolvedRoot: string | undefined;
@@ -39,6 +41,14 @@ export class DuckDbEngine implements QueryEngine {
     this.views = [
       { name: 'events', folder: basename(eventsDir), columns: [...eventColumns, ...partitionColumns], overFiles: false },
       ...derivedRelations.map((r) => ({ name: r.table, folder: r.folder, columns: [...r.columns, ...partitionColumns], overFiles: false })),
+      // After the fragments' view, which it is computed from in a snapshot written before the counts existed.
+      {
+        name: sessionCountsRelation.table,
+        folder: sessionCountsRelation.folder,
+        columns: [...sessionCountsRelation.columns, ...partitionColumns],
+        overFiles: false,
+        computed: print(sessionCountsOf(trusted(SESSION_FRAGMENTS_TABLE), ['domain', 'dt'])).sql,
+      },
     ];
   }
 
@@ -117,7 +127,14 @@ export class DuckDbEngine implements QueryEngine {
         if (view.overFiles && !moved) continue;
         const dir = join(root, view.folder);
         const hasFiles = hasParquet(dir);
-        await connection.run(hasFiles ? viewOverFilesSql(view.name, dir) : emptyViewSql(view.name, view.columns));
+        // A relation derived in the store's transactions (the session counts) is complete wherever its folder
+        // exists; a snapshot without the folder (written before it existed) gets it computed from its source.
+        const definition = hasFiles
+          ? viewOverFilesSql(view.name, dir)
+          : view.computed && !existsSync(dir)
+            ? `CREATE OR REPLACE VIEW ${view.name} AS ${view.computed}`
+            : emptyViewSql(view.name, view.columns);
+        await connection.run(definition);
         view.overFiles = hasFiles;
       }
       this.resolvedRoot = root;

@@ -1,4 +1,4 @@
-import { pageBucketColumns, pageviewBucketColumns, sessionFragmentColumns, visitorDayColumns } from './event-columns.js';
+import { pageBucketColumns, pageviewBucketColumns, sessionCountColumns, sessionFragmentColumns, visitorDayColumns } from './event-columns.js';
 
 // The relations derived from each event file at import and stored beside it, in the same `domain=/dt=` layout
 // under the same file name (docs/STORAGE.md): the folder (locally under the data dir, on S3 beside the events
@@ -18,3 +18,12 @@ export const derivedRelations = [
 ] as const;
 
 export type DerivedFolder = (typeof derivedRelations)[number]['folder'];
+
+export const SESSION_COUNTS_TABLE = 'session_counts';
+
+/**
+ * The session counts (docs/STORAGE.md, "Session counts"): derived from the local store's fragment files after their
+ * whole marks, one file per fragment file, by every store transaction before it publishes (local/store/
+ * session-counts.ts). Local only: S3's whole marks may be stale, so Athena reads the fragments.
+ */
+export const sessionCountsRelation = { folder: 'session_counts', table: SESSION_COUNTS_TABLE, columns: sessionCountColumns } as const;

@@ -115,6 +115,19 @@ export const visitorDayColumns = [
   ['latest_revenue_ts', 'timestamp'],
 ] as const satisfies readonly (readonly [string, ColumnType])[];
 
+/**
+ * The stored columns of the session counts (docs/STORAGE.md): the whole session fragments of one fragment file per
+ * (is_dev, 15-minute UTC bucket of their first time): how many, how many with one pageview, their summed duration.
+ * Written by the local store only, from its fragment files after marking.
+ */
+export const sessionCountColumns = [
+  ['is_dev', 'boolean'],
+  ['bucket', 'timestamp'],
+  ['sessions', 'bigint'],
+  ['bounces', 'bigint'],
+  ['duration_ms', 'bigint'],
+] as const satisfies readonly (readonly [string, ColumnType])[];
+
 /** The leading columns of both kinds of buckets: their time and visitor. */
 function bucketKey() {
   return [

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { backfillDerived, backfillWhenFree } from '../../local/store/backfill.js';
 import { importEvents } from '../../local/store/importer.js';
 import { StoreBusyError } from '../../local/store/store-lock.js';
-import { derivedRelations } from '../../shared/events/derived-relations.js';
+import { derivedRelations, sessionCountsRelation } from '../../shared/events/derived-relations.js';
 import type { ColumnType } from '../../shared/events/event-columns.js';
 import type { AnalyticsQuery, Dimension, Metric } from '../../shared/requests/query.js';
 import { localCatalog } from '../../shared/query/sql/catalog.js';
@@ -22,8 +22,10 @@ import { visitorPieces } from '../../shared/query/derived/visitor-days.js';
 import { planVisitorList, type VisitorListPlan } from '../../shared/query/journeys/plan.js';
 import { listedVisitors } from '../../shared/services/journeys.js';
 import type { SqlRow } from '../../shared/engines/engine.js';
+import { DuckDbEngine } from '../../shared/engines/duckdb-engine.js';
 import { visitorSortFields, type VisitorBound, type VisitorListQuery } from '../../shared/requests/journeys.js';
 import { fullPartitions } from '../../shared/query/derived/session-fragments.js';
+import { sessionCountsOf } from '../../shared/query/derived/session-counts.js';
 import { integer, print, sql, trusted } from '../../shared/query/sql/sql.js';
 import { offsetSegments } from '../../shared/time/time-zone.js';
 import { rangeOfDates } from '../../shared/time/date-range.js';
@@ -103,6 +105,70 @@ describe('session fragments', () => {
     );
     expect(withFragments).toBeGreaterThan(60);
   }, 240_000);
+
+  it('counted per time bucket give the same answer as raw rows and as the whole fragments, for random queries by time or by nothing', async () => {
+    let withCounts = 0;
+    await fc.assert(
+      fc.asyncProperty(queryArbitrary, async (random) => {
+        const query = { ...random, filters: [], dimensions: random.dimensions.filter((d) => d === 'date' || d === 'hour') };
+        const { plan, rows } = await expectSameAsRaw(query, { sessionFragments: false });
+        const sessions = plan.sources.sessions;
+        if (sessions?.from !== 'fragments' || !sessions.counts) return;
+        withCounts += 1;
+        const fromFragments = await api.engine.run(printAnalyticsQuery(planAnalyticsQuery(query, localCatalog, { sessionCounts: false }), localTarget));
+        expect(rows).toEqual(fromFragments.rows);
+      }),
+      { numRuns: 80, seed: 11 },
+    );
+    expect(withCounts).toBeGreaterThan(40);
+  }, 240_000);
+
+  it('are counted per time bucket in a file beside each fragment file, as marked across imports', async () => {
+    expect(files(api.paths.sessionCountsDir).map((f) => f.replace(/\.\d+-\d+\.parquet$/, '.parquet'))).toEqual(files(api.paths.derivedDirs.sessions));
+    const perBucket = (relation: string) =>
+      `SELECT domain, dt, is_dev, bucket, CAST(sum(sessions) AS BIGINT) AS sessions, CAST(sum(bounces) AS BIGINT) AS bounces, CAST(sum(duration_ms) AS BIGINT) AS duration_ms
+       FROM ${relation} GROUP BY ALL ORDER BY ALL`;
+    const fromFragments = `(${print(sessionCountsOf(trusted('session_fragments'), ['domain', 'dt'])).sql})`;
+    const stored = await api.engine.runRaw(perBucket('session_counts'));
+    expect(stored.length).toBeGreaterThan(50);
+    expect(stored).toEqual(await api.engine.runRaw(perBucket(fromFragments)));
+    // The three imports extended sessions stored by the earlier ones: their marks changed and so did the counts.
+    const [total] = await api.engine.runRaw(`SELECT CAST(sum(sessions) AS BIGINT) AS n FROM session_counts`);
+    const [whole] = await api.engine.runRaw(`SELECT count(*) AS n FROM session_fragments WHERE whole`);
+    expect(total!.n).toBe(whole!.n);
+  });
+
+  it('counted in a snapshot written before the counts existed are computed from the fragments, and stored by the next transaction', async () => {
+    const query = queryOf(['visitors', 'bounce_rate', 'avg_session_duration'], { dimensions: ['date'], filters: [], timeZone: 'America/New_York', range: ['2026-03-01', '2026-03-10'] });
+    const plan = planAnalyticsQuery(query, localCatalog);
+    expect(plan.sources.sessions).toMatchObject({ from: 'fragments', counts: true });
+    const answer = async () => (await api.engine.run(printAnalyticsQuery(plan, localTarget))).rows;
+    const before = await answer();
+    expect(before.length).toBe(10);
+    // As an older version publishes a snapshot: no counts folder, seen by an engine opened on it.
+    rmSync(api.paths.sessionCountsDir, { recursive: true });
+    const opened = await DuckDbEngine.open(api.paths.eventsDir);
+    try {
+      expect((await opened.run(printAnalyticsQuery(plan, localTarget))).rows).toEqual(before);
+    } finally {
+      opened.close();
+    }
+    await backfillDerived(api.paths, uncompacted);
+    expect(files(api.paths.sessionCountsDir).length).toBe(files(api.paths.derivedDirs.sessions).length);
+    expect(await answer()).toEqual(before);
+    // A fragment file replaced (as the marks pass replaces one) gets counted again; a counts file of no fragment file goes.
+    const [name] = files(api.paths.derivedDirs.sessions);
+    const fragmentFile = join(api.paths.derivedDirs.sessions, name!);
+    await api.engine.runRaw(`COPY (SELECT * REPLACE (false AS whole) FROM read_parquet('${fragmentFile}')) TO '${fragmentFile}.new' (FORMAT parquet)`);
+    renameSync(`${fragmentFile}.new`, fragmentFile);
+    writeFileSync(join(api.paths.sessionCountsDir, name!.replace(/\.parquet$/, '.1-1.parquet')), '');
+    await backfillDerived(api.paths, uncompacted);
+    expect(files(api.paths.sessionCountsDir).length).toBe(files(api.paths.derivedDirs.sessions).length);
+    expect(await answer()).toEqual(before);
+    const [counted] = await api.engine.runRaw(`SELECT CAST(sum(sessions) AS BIGINT) AS n FROM session_counts`);
+    const [whole] = await api.engine.runRaw(`SELECT count(*) AS n FROM session_fragments WHERE whole`);
+    expect(counted!.n).toBe(whole!.n);
+  });
 
   it('picked by their path lists give the same answer as raw rows and as the kept rows\' sessions, for page filters', async () => {
     let withPaths = 0;
@@ -623,8 +689,10 @@ describe('every derived relation', () => {
   const parquetTypes: Record<ColumnType, [suffix: string, type: string]> = {
     timestamp: ['', 'INT64'], bigint: ['', 'INT64'], string: ['', 'BYTE_ARRAY'], boolean: ['', 'BOOLEAN'], double: ['', 'DOUBLE'], string_list: [', list, element', 'BYTE_ARRAY'],
   };
-  it.each(derivedRelations.map((r) => [r.folder, r] as const))('%s: files hold the declared columns with the declared Parquet types', async (_, relation) => {
-    const file = join(api.paths.derivedDirs[relation.folder], files(api.paths.derivedDirs[relation.folder])[0]!);
+  const folders = [...derivedRelations.map((r) => [r.folder, r, (paths: TestApi['paths']) => paths.derivedDirs[r.folder]] as const), [sessionCountsRelation.folder, sessionCountsRelation, (paths: TestApi['paths']) => paths.sessionCountsDir] as const];
+  it.each(folders)('%s: files hold the declared columns with the declared Parquet types', async (_, relation, dirOf) => {
+    const dir = dirOf(api.paths);
+    const file = join(dir, files(dir)[0]!);
     const stored = await api.engine.runRaw(`SELECT path_in_schema, type FROM parquet_metadata('${file}') WHERE row_group_id = 0 ORDER BY column_id`);
     expect(stored.map((c) => [c.path_in_schema, c.type])).toEqual(relation.columns.map(([name, type]) => [name + parquetTypes[type][0], parquetTypes[type][1]]));
   });

@@ -9,6 +9,7 @@ import type { QueryPlan, RowAggregate } from './plan.js';
 import type { RowSource, SessionSource } from './sources.js';
 import { scopedBuckets } from '../derived/pageview-buckets.js';
 import { combinedAttribute, sessionPieces, type FragmentAttribute } from '../derived/session-fragments.js';
+import { scopedSessionCounts } from '../derived/session-counts.js';
 import { bitmapVisitorCounts } from '../derived/visitor-bitmaps.js';
 import { integer, join, print, sql, str, trusted, type Sql } from '../sql/sql.js';
 
@@ -59,14 +60,23 @@ export function printAnalyticsQuery(plan: QueryPlan, target: SqlTarget): SqlQuer
   if (sessions) {
     ctes.push(sessionsCte(plan, sessions, target, kept !== 'base'));
     const segmentDims = bySegment ? [sql`segment_event AS d0`] : [];
-    ctes.push(sql`session_metrics AS (
-      SELECT ${join([
-        ...(bySegment ? segmentDims : slots),
-        sql`count(*) AS sessions`,
-        sql`count(*) FILTER (WHERE pageviews = 1) AS bounces`,
-        sql`avg(duration_ms) AS duration_ms`,
-      ])}
+    const perSession = [sql`count(*) AS sessions`, sql`count(*) FILTER (WHERE pageviews = 1) AS bounces`];
+    if (sessions.from === 'fragments' && sessions.counts) {
+      // The whole fragments as counted per bucket, plus the merged sessions counted per group: summed per group.
+      const counted = plan.dimensions.map((d, i) => sql`${timeKey(d as 'date' | 'hour', trusted('local_s'), dialect)} AS d${integer(i)}`);
+      ctes.push(sql`session_metrics AS (
+      SELECT ${join([...slots, sql`sum(sessions) AS sessions`, sql`sum(bounces) AS bounces`, sql`CAST(sum(duration_ms) AS DOUBLE) / sum(sessions) AS duration_ms`])}
+      FROM (
+        SELECT ${join([...counted, trusted('sessions, bounces, duration_ms')])}
+        FROM (${scopedSessionCounts(target, plan.scope, sessions.partitions, plan.segments)}) counts
+        UNION ALL
+        SELECT ${join([...slots, ...perSession, sql`sum(duration_ms) AS duration_ms`])}
+        FROM sessions${groupBy}) counted${groupBy})`);
+    } else {
+      ctes.push(sql`session_metrics AS (
+      SELECT ${join([...(bySegment ? segmentDims : slots), ...perSession, sql`avg(duration_ms) AS duration_ms`])}
       FROM sessions${segmentJoin}${bySegment ? sql` GROUP BY 1` : groupBy})`);
+    }
   }
 
   const from = fromClause(rows !== null, sessions !== null, slots.length);
@@ -247,12 +257,14 @@ function sessionsCte(plan: QueryPlan, source: SessionSource, target: SqlTarget, 
       FROM (${pieces.unlisted}) unlisted_fragments${kept}
       UNION ALL
       ` : sql``;
-  // A whole fragment is a session by itself (docs/STORAGE.md): only the other pieces are merged per session.
-  return sql`sessions AS (
-      ${asSession}
+  // A whole fragment is a session by itself (docs/STORAGE.md): only the other pieces are merged per session. Where
+  // the session counts stand in for the whole fragments, only the merged sessions are listed here.
+  const whole = source.counts ? sql`` : sql`${asSession}
       FROM (${pieces.whole}) whole_fragments${byPaths ? sql`` : kept}
       UNION ALL
-      ${unlisted}
+      `;
+  return sql`sessions AS (
+      ${whole}${unlisted}
       SELECT ${join([
         sql`min(visitor_id) AS visitor_id`,
         sql`sum(pageviews) AS pageviews`,

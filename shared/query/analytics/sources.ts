@@ -53,6 +53,11 @@ export type SessionSource =
        * catalog's wholeMarksExact): such marked fragments are merged with them.
        */
       staleMarks: boolean;
+      /**
+       * The whole fragments are read as the store's session counts per time bucket (derived/session-counts.ts):
+       * for session metrics by time or by nothing, without filters.
+       */
+      counts: boolean;
     };
 
 export interface QuerySources {
@@ -70,6 +75,8 @@ export interface SourceOptions {
   pageviewBuckets?: boolean;
   /** Pick whole session fragments by their path lists where only page filters apply (default true). */
   pathLists?: boolean;
+  /** Read the whole fragments' session counts where the store keeps them (default true). */
+  sessionCounts?: boolean;
   /** The local store's shape for the query's bucket columns: bounds visitor bitmaps by any dimension. */
   storeShape?: StoreShape;
 }
@@ -92,7 +99,7 @@ export function decideSources(
   const rowMetrics = needs.pageviews || needs.visitors || needs.revenue;
   return {
     rows: rowMetrics ? rowSource(query, needs, segments, catalog, options) : null,
-    sessions: needs.sessions ? sessionSource(query, catalog, options) : null,
+    sessions: needs.sessions ? sessionSource(query, segments, catalog, options) : null,
   };
 }
 
@@ -117,16 +124,26 @@ function rowSource(query: AnalyticsQuery, needs: MetricNeeds, segments: OffsetSe
   return { from: 'buckets', relation, visitors: bitmaps ? { count: 'bitmaps' } : { count: 'distinct', column: catalog.bucketVisitor } };
 }
 
-function sessionSource(query: AnalyticsQuery, catalog: StoreCatalog, options: SourceOptions): SessionSource {
+function sessionSource(query: AnalyticsQuery, segments: OffsetSegment[] | undefined, catalog: StoreCatalog, options: SourceOptions): SessionSource {
   // Without one full partition every piece would be a raw row: the raw form is as cheap and simpler.
   const partitions = options.sessionFragments === false ? null : fullPartitions(query.range);
   if (!partitions) return { from: 'rows' };
   const byPaths = options.pathLists !== false && pathListFilters(query.filters);
+  // The counts hold every whole fragment of a partition: only a query keeping every session of the range may read
+  // them, and only by a time whose local boundaries fall on bucket edges (the full partitions' own edges do).
+  const counts =
+    options.sessionCounts !== false &&
+    catalog.sessionCounts !== null &&
+    catalog.wholeMarksExact &&
+    query.filters.length === 0 &&
+    query.dimensions.every((d) => d === 'date' || d === 'hour') &&
+    bucketsAlign(partitions, segments);
   return {
     from: 'fragments',
     partitions,
     pick: byPaths ? { by: 'paths', unlistedByRows: !catalog.fragmentsHavePaths } : { by: 'kept-rows' },
     staleMarks: !catalog.wholeMarksExact,
+    counts,
   };
 }
 

@@ -1,4 +1,4 @@
-import { PAGE_BUCKETS_TABLE, PAGEVIEW_BUCKETS_TABLE, SESSION_FRAGMENTS_TABLE, VISITOR_DAYS_TABLE } from '../../events/derived-relations.js';
+import { PAGE_BUCKETS_TABLE, PAGEVIEW_BUCKETS_TABLE, SESSION_COUNTS_TABLE, SESSION_FRAGMENTS_TABLE, VISITOR_DAYS_TABLE } from '../../events/derived-relations.js';
 import { join, sql, str, trusted, type Sql } from './sql.js';
 
 // What an engine's store holds, apart from how its SQL is spelled (dialect.ts): the names of the stored
@@ -31,6 +31,11 @@ export interface StoreCatalog {
    */
   readonly wholeMarksExact: boolean;
   /**
+   * The session counts of the whole fragments per time bucket (derived/session-counts.ts), where the store keeps
+   * them: the local store, whose marks are exact. Null on S3.
+   */
+  readonly sessionCounts: Sql | null;
+  /**
    * Whether upkeep may be replacing files under the readers (the S3 store: shared/store/file-states-repo.ts), so a
    * query must first learn which files to leave out (withExcludedFiles). A local store swaps whole snapshots.
    */
@@ -49,6 +54,7 @@ export const localCatalog: StoreCatalog = {
   bucketVisitor: 'visitor_key',
   fragmentsHavePaths: true,
   wholeMarksExact: true,
+  sessionCounts: trusted(SESSION_COUNTS_TABLE),
   filesReplacedInPlace: false,
 };
 
@@ -86,6 +92,7 @@ export function athenaCatalog(database: string, table: string, derived: DerivedT
     bucketVisitor: 'visitor_id',
     fragmentsHavePaths: false,
     wholeMarksExact: false,
+    sessionCounts: null,
     filesReplacedInPlace: true,
   };
 }
