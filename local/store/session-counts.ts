@@ -1,6 +1,7 @@
 import { mkdirSync, readdirSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { HIVE_PARTITIONS, pathLiteral } from '../../shared/engines/duckdb-engine.js';
+import { sessionCountsRelation } from '../../shared/events/derived-relations.js';
 import { sessionCountsOf } from '../../shared/query/derived/session-counts.js';
 import { print, trusted } from '../../shared/query/sql/sql.js';
 import { localCodecs, parquetCopyOptions } from './parquet-codec.js';
@@ -56,12 +57,13 @@ export async function syncSessionCounts(paths: LocalPaths): Promise<number> {
     const fragments = `read_parquet([${sources.join(', ')}], ${HIVE_PARTITIONS}, union_by_name = true, filename = true)`;
     await connection.run(`CREATE TABLE counted AS ${print(sessionCountsOf(trusted(fragments), ['filename'])).sql}`);
     const codec = localCodecs().sessions;
+    const columns = sessionCountsRelation.columns.map(([name]) => name).join(', ');
     for (const [countsFile, fragmentFile] of missing) {
       const target = join(countsDir, countsFile);
       mkdirSync(dirname(target), { recursive: true });
       const source = join(sessionsDir, fragmentFile).replaceAll("'", "''");
       await connection.run(
-        `COPY (SELECT is_dev, bucket, sessions, bounces, duration_ms FROM counted WHERE filename = '${source}' ORDER BY is_dev, bucket)
+        `COPY (SELECT ${columns} FROM counted WHERE filename = '${source}' ORDER BY ${columns})
          TO ${pathLiteral(target)} ${parquetCopyOptions(codec)}`,
       );
       changes += 1;

@@ -117,12 +117,16 @@ export const visitorDayColumns = [
 
 /**
  * The stored columns of the session counts (docs/STORAGE.md): the whole session fragments of one fragment file per
- * (is_dev, 15-minute UTC bucket of their first time): how many, how many with one pageview, their summed duration.
- * Written by the local store only, from its fragment files after marking.
+ * is_dev and either 15-minute UTC bucket of their first time (`attribute` NULL) or value of one fragment attribute
+ * (`bucket` NULL): how many, how many with one pageview, their summed duration. Written by the local store only,
+ * from its fragment files after marking.
  */
 export const sessionCountColumns = [
   ['is_dev', 'boolean'],
   ['bucket', 'timestamp'],
+  /** The fragment column counted by (`entry_page`, `referrer_domain`, `country`, ...), NULL on the rows by time. */
+  ['attribute', 'string'],
+  ['value', 'string'],
   ['sessions', 'bigint'],
   ['bounces', 'bigint'],
   ['duration_ms', 'bigint'],

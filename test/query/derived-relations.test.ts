@@ -25,7 +25,7 @@ import type { SqlRow } from '../../shared/engines/engine.js';
 import { DuckDbEngine } from '../../shared/engines/duckdb-engine.js';
 import { visitorSortFields, type VisitorBound, type VisitorListQuery } from '../../shared/requests/journeys.js';
 import { fullPartitions } from '../../shared/query/derived/session-fragments.js';
-import { sessionCountsOf } from '../../shared/query/derived/session-counts.js';
+import { countedAttributes, sessionCountsOf } from '../../shared/query/derived/session-counts.js';
 import { integer, print, sql, trusted } from '../../shared/query/sql/sql.js';
 import { offsetSegments } from '../../shared/time/time-zone.js';
 import { rangeOfDates } from '../../shared/time/date-range.js';
@@ -106,11 +106,11 @@ describe('session fragments', () => {
     expect(withFragments).toBeGreaterThan(60);
   }, 240_000);
 
-  it('counted per time bucket give the same answer as raw rows and as the whole fragments, for random queries by time or by nothing', async () => {
+  it('counted per time bucket and attribute give the same answer as raw rows and as the whole fragments, for random queries without filters', async () => {
     let withCounts = 0;
     await fc.assert(
       fc.asyncProperty(queryArbitrary, async (random) => {
-        const query = { ...random, filters: [], dimensions: random.dimensions.filter((d) => d === 'date' || d === 'hour') };
+        const query = { ...random, filters: [] };
         const { plan, rows } = await expectSameAsRaw(query, { sessionFragments: false });
         const sessions = plan.sources.sessions;
         if (sessions?.from !== 'fragments' || !sessions.counts) return;
@@ -118,24 +118,26 @@ describe('session fragments', () => {
         const fromFragments = await api.engine.run(printAnalyticsQuery(planAnalyticsQuery(query, localCatalog, { sessionCounts: false }), localTarget));
         expect(rows).toEqual(fromFragments.rows);
       }),
-      { numRuns: 80, seed: 11 },
+      { numRuns: 120, seed: 11 },
     );
     expect(withCounts).toBeGreaterThan(40);
   }, 240_000);
 
-  it('are counted per time bucket in a file beside each fragment file, as marked across imports', async () => {
+  it('are counted per time bucket and attribute in a file beside each fragment file, as marked across imports', async () => {
     expect(files(api.paths.sessionCountsDir).map((f) => f.replace(/\.\d+-\d+\.parquet$/, '.parquet'))).toEqual(files(api.paths.derivedDirs.sessions));
     const perBucket = (relation: string) =>
-      `SELECT domain, dt, is_dev, bucket, CAST(sum(sessions) AS BIGINT) AS sessions, CAST(sum(bounces) AS BIGINT) AS bounces, CAST(sum(duration_ms) AS BIGINT) AS duration_ms
+      `SELECT domain, dt, is_dev, bucket, attribute, value, CAST(sum(sessions) AS BIGINT) AS sessions, CAST(sum(bounces) AS BIGINT) AS bounces,
+              CAST(sum(duration_ms) AS BIGINT) AS duration_ms
        FROM ${relation} GROUP BY ALL ORDER BY ALL`;
     const fromFragments = `(${print(sessionCountsOf(trusted('session_fragments'), ['domain', 'dt'])).sql})`;
     const stored = await api.engine.runRaw(perBucket('session_counts'));
     expect(stored.length).toBeGreaterThan(50);
     expect(stored).toEqual(await api.engine.runRaw(perBucket(fromFragments)));
     // The three imports extended sessions stored by the earlier ones: their marks changed and so did the counts.
-    const [total] = await api.engine.runRaw(`SELECT CAST(sum(sessions) AS BIGINT) AS n FROM session_counts`);
+    const totals = await api.engine.runRaw(`SELECT attribute, CAST(sum(sessions) AS BIGINT) AS n FROM session_counts GROUP BY 1 ORDER BY 1`);
     const [whole] = await api.engine.runRaw(`SELECT count(*) AS n FROM session_fragments WHERE whole`);
-    expect(total!.n).toBe(whole!.n);
+    expect(totals.length).toBe(countedAttributes.length + 1);
+    for (const total of totals) expect(total.n).toBe(whole!.n);
   });
 
   it('counted in a snapshot written before the counts existed are computed from the fragments, and stored by the next transaction', async () => {
@@ -165,7 +167,7 @@ describe('session fragments', () => {
     await backfillDerived(api.paths, uncompacted);
     expect(files(api.paths.sessionCountsDir).length).toBe(files(api.paths.derivedDirs.sessions).length);
     expect(await answer()).toEqual(before);
-    const [counted] = await api.engine.runRaw(`SELECT CAST(sum(sessions) AS BIGINT) AS n FROM session_counts`);
+    const [counted] = await api.engine.runRaw(`SELECT CAST(sum(sessions) AS BIGINT) AS n FROM session_counts WHERE attribute IS NULL`);
     const [whole] = await api.engine.runRaw(`SELECT count(*) AS n FROM session_fragments WHERE whole`);
     expect(counted!.n).toBe(whole!.n);
   });

@@ -62,13 +62,19 @@ export function printAnalyticsQuery(plan: QueryPlan, target: SqlTarget): SqlQuer
     const segmentDims = bySegment ? [sql`segment_event AS d0`] : [];
     const perSession = [sql`count(*) AS sessions`, sql`count(*) FILTER (WHERE pageviews = 1) AS bounces`];
     if (sessions.from === 'fragments' && sessions.counts) {
-      // The whole fragments as counted per bucket, plus the merged sessions counted per group: summed per group.
-      const counted = plan.dimensions.map((d, i) => sql`${timeKey(d as 'date' | 'hour', trusted('local_s'), dialect)} AS d${integer(i)}`);
+      // The whole fragments as counted per bucket or attribute value, plus the merged sessions counted per group:
+      // summed per group.
+      const [dimension] = plan.dimensions;
+      const byAttribute = dimension !== undefined && !isTime(dimension) && dimension !== 'event' ? dimension : null;
+      const counted = byAttribute
+        ? [sql`${labelled(trusted('value'), byAttribute)} AS d0`]
+        : plan.dimensions.map((d, i) => sql`${timeKey(d as 'date' | 'hour', trusted('local_s'), dialect)} AS d${integer(i)}`);
+      const by = byAttribute ? { attribute: fragmentAttribute(byAttribute) } : { segments: plan.segments };
       ctes.push(sql`session_metrics AS (
       SELECT ${join([...slots, sql`sum(sessions) AS sessions`, sql`sum(bounces) AS bounces`, sql`CAST(sum(duration_ms) AS DOUBLE) / sum(sessions) AS duration_ms`])}
       FROM (
         SELECT ${join([...counted, trusted('sessions, bounces, duration_ms')])}
-        FROM (${scopedSessionCounts(target, plan.scope, sessions.partitions, plan.segments)}) counts
+        FROM (${scopedSessionCounts(target, plan.scope, sessions.partitions, by)}) counts
         UNION ALL
         SELECT ${join([...slots, ...perSession, sql`sum(duration_ms) AS duration_ms`])}
         FROM sessions${groupBy}) counted${groupBy})`);
@@ -234,9 +240,7 @@ function sessionsCte(plan: QueryPlan, source: SessionSource, target: SqlTarget, 
       ])}
       FROM base WHERE session_id <> ''${keptSessions ? sql` AND ${keptSessions}` : sql``} GROUP BY session_id)`;
   }
-  const attributes = dimensions.flatMap(({ d }): FragmentAttribute[] =>
-    isTime(d) ? [] : [d === 'page' ? 'entry_page' : (rowFieldColumns[d] as FragmentAttribute)],
-  );
+  const attributes = dimensions.flatMap(({ d }): FragmentAttribute[] => (isTime(d) ? [] : [fragmentAttribute(d)]));
   const merged = dimensions.map(({ d, slot }) => sql`${fragmentDimension(d, dialect, plan, false)} AS d${slot}`);
   const own = dimensions.map(({ d, slot }) => sql`${fragmentDimension(d, dialect, plan, true)} AS d${slot}`);
   const kept = keptSessions ? sql` WHERE ${keptSessions}` : sql``;
@@ -282,8 +286,13 @@ function piecesByPaths(source: SessionSource): boolean {
 /** A session's dimension value from its pieces (or its whole fragment): the same "where it started" as sessionDimension. */
 function fragmentDimension(dimension: Exclude<Dimension, 'event'>, dialect: Dialect, plan: QueryPlan, whole: boolean): Sql {
   if (isTime(dimension)) return timeKey(dimension, localSeconds(dialect, trusted(whole ? 'first_ts' : 'min(first_ts)'), plan.segments!), dialect);
-  const attribute = dimension === 'page' ? 'entry_page' : (rowFieldColumns[dimension] as FragmentAttribute);
+  const attribute = fragmentAttribute(dimension);
   return labelled(whole ? trusted(attribute) : combinedAttribute(dialect, attribute), dimension);
+}
+
+/** The fragment column holding a session's value of a dimension: where it started (for `page`, its entry page). */
+function fragmentAttribute(dimension: RowFilterField): FragmentAttribute {
+  return dimension === 'page' ? 'entry_page' : (rowFieldColumns[dimension] as FragmentAttribute);
 }
 
 /** A session's value for a dimension: where it started (its first row; for `page`, its first pageview). */

@@ -54,8 +54,8 @@ export type SessionSource =
        */
       staleMarks: boolean;
       /**
-       * The whole fragments are read as the store's session counts per time bucket (derived/session-counts.ts):
-       * for session metrics by time or by nothing, without filters.
+       * The whole fragments are read as the store's session counts (derived/session-counts.ts): for session
+       * metrics by time, by one attribute or by nothing, without filters.
        */
       counts: boolean;
     };
@@ -130,13 +130,14 @@ function sessionSource(query: AnalyticsQuery, segments: OffsetSegment[] | undefi
   if (!partitions) return { from: 'rows' };
   const byPaths = options.pathLists !== false && pathListFilters(query.filters);
   // The counts hold every whole fragment of a partition: only a query keeping every session of the range may read
-  // them, and only by a time whose local boundaries fall on bucket edges (the full partitions' own edges do).
+  // them, by a time whose local boundaries fall on bucket edges (the full partitions' own edges do), or by one
+  // attribute.
   const counts =
     options.sessionCounts !== false &&
     catalog.sessionCounts !== null &&
     catalog.wholeMarksExact &&
     query.filters.length === 0 &&
-    query.dimensions.every((d) => d === 'date' || d === 'hour') &&
+    countedDimensions(query.dimensions) &&
     bucketsAlign(partitions, segments);
   return {
     from: 'fragments',
@@ -145,6 +146,12 @@ function sessionSource(query: AnalyticsQuery, segments: OffsetSegment[] | undefi
     staleMarks: !catalog.wholeMarksExact,
     counts,
   };
+}
+
+/** Dimensions the session counts group by: none, dates and hours, or one session attribute. */
+function countedDimensions(dimensions: readonly Dimension[]): boolean {
+  if (dimensions.every((d) => d === 'date' || d === 'hour')) return true;
+  return dimensions.length === 1 && dimensions[0] !== 'event';
 }
 
 /**
