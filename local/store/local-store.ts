@@ -4,13 +4,13 @@ import { logger } from '../../shared/log.js';
 import { pathsOfSnapshot, type LocalPaths } from './paths.js';
 import { withStoreLock } from './store-lock.js';
 import { collectSnapshots, copyCurrent, ensureCurrent, publish, snapshotLayout } from './snapshots.js';
-import { syncSessionCounts } from './session-counts.js';
+import { syncFragmentTwins } from './fragment-twins.js';
 
 // The one way anything changes the local store: under the store lock, a writer gets a copy of the current
 // snapshot to change (its paths), and the copy is published whole when the writer returns `changed`, or thrown
 // away when it throws or changes nothing. Imports, the backfill, compaction and the whole-fragment marks all run
 // through here, so every one of them is visible whole or not at all, whatever moment its process dies. Before a
-// copy is published, the session counts are brought in line with its fragments (store/session-counts.ts).
+// copy is published, the fragment twins are brought in line with its fragments (store/fragment-twins.ts).
 
 export interface StoreChange<T> {
   value: T;
@@ -33,7 +33,7 @@ export async function withStoreTransaction<T>(paths: LocalPaths, work: (snapshot
       const { value, changed } = await work(snapshot);
       // Whatever the work changed, the relations derived from the marked fragments follow before anyone sees it;
       // a store written before they existed gets them in its next transaction (the backfill at every start).
-      const synced = await syncSessionCounts(snapshot);
+      const synced = await syncFragmentTwins(snapshot);
       // A copy that left a folder out is published even when the work changed nothing: readers stop seeing it.
       if (changed || synced > 0 || skipped > 0) publish(layout, next);
       else rmSync(next, { recursive: true, force: true });

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { resolve, join } from 'node:path';
-import { derivedRelations, sessionCountsRelation, type DerivedFolder } from '../../shared/events/derived-relations.js';
+import { derivedRelations, fragmentTwinRelations, type DerivedFolder, type FragmentTwinFolder } from '../../shared/events/derived-relations.js';
 
 /**
  * The folders of ANALYTICS_DATA_DIR: every local command derives its paths here so they see one another. The
@@ -12,8 +12,8 @@ export interface LocalPaths {
   eventsDir: string;
   /** The derived relations (session fragments, pageview buckets): one file per event file, same layout (docs/STORAGE.md). */
   derivedDirs: Record<DerivedFolder, string>;
-  /** The session counts, derived from the session fragments (store/session-counts.ts). */
-  sessionCountsDir: string;
+  /** The relations derived from the marked session fragments (store/fragment-twins.ts). */
+  twinDirs: Record<FragmentTwinFolder, string>;
   /** The import records of the snapshot (store/imports.ts). */
   importsDir: string;
   /** The link to the current snapshot. */
@@ -41,11 +41,11 @@ export function pathsOfSnapshot(paths: LocalPaths, snapshotDir: string): LocalPa
   return { ...paths, ...snapshotFolders(snapshotDir) };
 }
 
-function snapshotFolders(dir: string): Pick<LocalPaths, 'eventsDir' | 'derivedDirs' | 'sessionCountsDir' | 'importsDir'> {
+function snapshotFolders(dir: string): Pick<LocalPaths, 'eventsDir' | 'derivedDirs' | 'twinDirs' | 'importsDir'> {
   return {
     eventsDir: join(dir, 'events'),
     derivedDirs: Object.fromEntries(derivedRelations.map((r) => [r.folder, join(dir, r.folder)])) as Record<DerivedFolder, string>,
-    sessionCountsDir: join(dir, sessionCountsRelation.folder),
+    twinDirs: Object.fromEntries(fragmentTwinRelations.map((r) => [r.folder, join(dir, r.folder)])) as Record<FragmentTwinFolder, string>,
     importsDir: join(dir, 'imports'),
   };
 }

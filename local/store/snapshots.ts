@@ -1,6 +1,6 @@
 import { existsSync, linkSync, mkdirSync, readdirSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { derivedRelations, sessionCountsRelation } from '../../shared/events/derived-relations.js';
+import { derivedRelations, fragmentTwinRelations } from '../../shared/events/derived-relations.js';
 import { isDayFolder, isDomainFolder } from './partition-names.js';
 
 // The local store is a sequence of immutable snapshots (docs/STORAGE.md, "Publishing"): `snapshots/<seq>/` holds
@@ -11,7 +11,7 @@ import { isDayFolder, isDomainFolder } from './partition-names.js';
 // dies after it has published everything. Whatever moment it dies, readers see the store before or after, whole.
 
 /** The folders of a snapshot that hold Parquet partitions. */
-export const PARTITIONED_FOLDERS = ['events', ...derivedRelations.map((r) => r.folder), sessionCountsRelation.folder] as const;
+export const PARTITIONED_FOLDERS = ['events', ...derivedRelations.map((r) => r.folder), ...fragmentTwinRelations.map((r) => r.folder)] as const;
 /** Import records (imports.ts): one file per import, part of the snapshot, so an import and its record publish together. */
 export const IMPORTS_FOLDER = 'imports';
 

@@ -8,9 +8,10 @@ import {
   type DuckDBPreparedStatement,
 } from '@duckdb/node-api';
 import { localTarget } from '../query/sql/target.js';
-import { derivedRelations, SESSION_FRAGMENTS_TABLE, sessionCountsRelation } from '../events/derived-relations.js';
+import { derivedRelations, fragmentTwinRelations, SESSION_FRAGMENTS_TABLE, type FragmentTwinFolder } from '../events/derived-relations.js';
 import { sessionCountsOf } from '../query/derived/session-counts.js';
-import { print, trusted } from '../query/sql/sql.js';
+import { unmarkedFragmentsOf } from '../query/derived/session-fragments.js';
+import { print, trusted, type Sql } from '../query/sql/sql.js';
 import { duckdbTypes, eventColumns, partitionColumns, type ColumnType } from '../events/event-columns.js';
 import type { QueryEngine, SqlRow, SqlValue } from './engine.js';
 import { EngineTimeoutError } from './engine-errors.js';
@@ -41,14 +42,14 @@ export class DuckDbEngine implements QueryEngine {
     this.views = [
       { name: 'events', folder: basename(eventsDir), columns: [...eventColumns, ...partitionColumns], overFiles: false },
       ...derivedRelations.map((r) => ({ name: r.table, folder: r.folder, columns: [...r.columns, ...partitionColumns], overFiles: false })),
-      // After the fragments' view, which it is computed from in a snapshot written before the counts existed.
-      {
-        name: sessionCountsRelation.table,
-        folder: sessionCountsRelation.folder,
-        columns: [...sessionCountsRelation.columns, ...partitionColumns],
+      // After the fragments' view, which they are computed from in a snapshot written before they existed.
+      ...fragmentTwinRelations.map((r) => ({
+        name: r.table,
+        folder: r.folder,
+        columns: [...r.columns, ...partitionColumns],
         overFiles: false,
-        computed: print(sessionCountsOf(trusted(SESSION_FRAGMENTS_TABLE), ['domain', 'dt'])).sql,
-      },
+        computed: print(computedTwins[r.folder]).sql,
+      })),
     ];
   }
 
@@ -127,8 +128,8 @@ export class DuckDbEngine implements QueryEngine {
         if (view.overFiles && !moved) continue;
         const dir = join(root, view.folder);
         const hasFiles = hasParquet(dir);
-        // A relation derived in the store's transactions (the session counts) is complete wherever its folder
-        // exists; a snapshot without the folder (written before it existed) gets it computed from its source.
+        // A fragment twin is complete wherever its folder exists (the store's transactions write it whole); a
+        // snapshot without the folder (written before it existed) gets it computed from the fragments.
         const definition = hasFiles
           ? viewOverFilesSql(view.name, dir)
           : view.computed && !existsSync(dir)
@@ -143,6 +144,12 @@ export class DuckDbEngine implements QueryEngine {
     }
   }
 }
+
+/** Each fragment twin computed from the fragments' view, for a snapshot without its folder. */
+const computedTwins: Record<FragmentTwinFolder, Sql> = {
+  session_counts: sessionCountsOf(trusted(SESSION_FRAGMENTS_TABLE), ['domain', 'dt'], 'branches'),
+  unmarked_fragments: unmarkedFragmentsOf(trusted(SESSION_FRAGMENTS_TABLE), ['domain', 'dt']),
+};
 
 function queryTimeoutMs(): number {
   const value = Number(process.env.DUCKDB_QUERY_TIMEOUT_MS ?? 30_000);

@@ -20,10 +20,18 @@ export const derivedRelations = [
 export type DerivedFolder = (typeof derivedRelations)[number]['folder'];
 
 export const SESSION_COUNTS_TABLE = 'session_counts';
+export const UNMARKED_FRAGMENTS_TABLE = 'unmarked_fragments';
 
 /**
- * The session counts (docs/STORAGE.md, "Session counts"): derived from the local store's fragment files after their
- * whole marks, one file per fragment file, by every store transaction before it publishes (local/store/
- * session-counts.ts). Local only: S3's whole marks may be stale, so Athena reads the fragments.
+ * Relations the local store derives from its fragment files as marked (docs/STORAGE.md, "Fragment twins"): a file
+ * of each beside every fragment file, written by every store transaction before it publishes (local/store/
+ * fragment-twins.ts). The session counts count its whole fragments per time bucket and attribute value; the
+ * unmarked fragments are its fragments not marked whole, the only ones a query merges, in a file small enough to
+ * read whole. Local only: S3's whole marks may be stale, so Athena reads the fragments.
  */
-export const sessionCountsRelation = { folder: 'session_counts', table: SESSION_COUNTS_TABLE, columns: sessionCountColumns } as const;
+export const fragmentTwinRelations = [
+  { folder: 'session_counts', table: SESSION_COUNTS_TABLE, columns: sessionCountColumns },
+  { folder: 'unmarked_fragments', table: UNMARKED_FRAGMENTS_TABLE, columns: sessionFragmentColumns },
+] as const;
+
+export type FragmentTwinFolder = (typeof fragmentTwinRelations)[number]['folder'];

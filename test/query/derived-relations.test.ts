@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { backfillDerived, backfillWhenFree } from '../../local/store/backfill.js';
 import { importEvents } from '../../local/store/importer.js';
 import { StoreBusyError } from '../../local/store/store-lock.js';
-import { derivedRelations, sessionCountsRelation } from '../../shared/events/derived-relations.js';
+import { derivedRelations, fragmentTwinRelations } from '../../shared/events/derived-relations.js';
 import type { ColumnType } from '../../shared/events/event-columns.js';
 import type { AnalyticsQuery, Dimension, Metric } from '../../shared/requests/query.js';
 import { localCatalog } from '../../shared/query/sql/catalog.js';
@@ -123,13 +123,19 @@ describe('session fragments', () => {
     expect(withCounts).toBeGreaterThan(40);
   }, 240_000);
 
-  it('are counted per time bucket and attribute in a file beside each fragment file, as marked across imports', async () => {
-    expect(files(api.paths.sessionCountsDir).map((f) => f.replace(/\.\d+-\d+\.parquet$/, '.parquet'))).toEqual(files(api.paths.derivedDirs.sessions));
+  it('are counted per time bucket and attribute, and the unmarked kept apart, in files beside each fragment file, as marked across imports', async () => {
+    for (const dir of Object.values(api.paths.twinDirs)) {
+      expect(files(dir).map((f) => f.replace(/\.\d+-\d+\.parquet$/, '.parquet'))).toEqual(files(api.paths.derivedDirs.sessions));
+    }
+    const unmarked = await api.engine.runRaw(`SELECT * FROM unmarked_fragments ORDER BY ALL`);
+    expect(unmarked.length).toBeGreaterThan(50);
+    expect(unmarked).toEqual(await api.engine.runRaw(`SELECT * FROM session_fragments WHERE NOT coalesce(whole, false) ORDER BY ALL`));
     const perBucket = (relation: string) =>
       `SELECT domain, dt, is_dev, bucket, attribute, value, CAST(sum(sessions) AS BIGINT) AS sessions, CAST(sum(bounces) AS BIGINT) AS bounces,
               CAST(sum(duration_ms) AS BIGINT) AS duration_ms
        FROM ${relation} GROUP BY ALL ORDER BY ALL`;
-    const fromFragments = `(${print(sessionCountsOf(trusted('session_fragments'), ['domain', 'dt'])).sql})`;
+    // Stored as the writer counts (grouping sets), against the form the engine computes for older snapshots.
+    const fromFragments = `(${print(sessionCountsOf(trusted('session_fragments'), ['domain', 'dt'], 'branches')).sql})`;
     const stored = await api.engine.runRaw(perBucket('session_counts'));
     expect(stored.length).toBeGreaterThan(50);
     expect(stored).toEqual(await api.engine.runRaw(perBucket(fromFragments)));
@@ -140,15 +146,15 @@ describe('session fragments', () => {
     for (const total of totals) expect(total.n).toBe(whole!.n);
   });
 
-  it('counted in a snapshot written before the counts existed are computed from the fragments, and stored by the next transaction', async () => {
+  it('counted or kept apart in a snapshot written before those existed are computed from the fragments, and stored by the next transaction', async () => {
     const query = queryOf(['visitors', 'bounce_rate', 'avg_session_duration'], { dimensions: ['date'], filters: [], timeZone: 'America/New_York', range: ['2026-03-01', '2026-03-10'] });
     const plan = planAnalyticsQuery(query, localCatalog);
     expect(plan.sources.sessions).toMatchObject({ from: 'fragments', counts: true });
     const answer = async () => (await api.engine.run(printAnalyticsQuery(plan, localTarget))).rows;
     const before = await answer();
     expect(before.length).toBe(10);
-    // As an older version publishes a snapshot: no counts folder, seen by an engine opened on it.
-    rmSync(api.paths.sessionCountsDir, { recursive: true });
+    // As an older version publishes a snapshot: no twin folders, seen by an engine opened on it.
+    for (const dir of Object.values(api.paths.twinDirs)) rmSync(dir, { recursive: true });
     const opened = await DuckDbEngine.open(api.paths.eventsDir);
     try {
       expect((await opened.run(printAnalyticsQuery(plan, localTarget))).rows).toEqual(before);
@@ -156,16 +162,17 @@ describe('session fragments', () => {
       opened.close();
     }
     await backfillDerived(api.paths, uncompacted);
-    expect(files(api.paths.sessionCountsDir).length).toBe(files(api.paths.derivedDirs.sessions).length);
+    for (const dir of Object.values(api.paths.twinDirs)) expect(files(dir).length).toBe(files(api.paths.derivedDirs.sessions).length);
     expect(await answer()).toEqual(before);
     // A fragment file replaced (as the marks pass replaces one) gets counted again; a counts file of no fragment file goes.
     const [name] = files(api.paths.derivedDirs.sessions);
     const fragmentFile = join(api.paths.derivedDirs.sessions, name!);
     await api.engine.runRaw(`COPY (SELECT * REPLACE (false AS whole) FROM read_parquet('${fragmentFile}')) TO '${fragmentFile}.new' (FORMAT parquet)`);
     renameSync(`${fragmentFile}.new`, fragmentFile);
-    writeFileSync(join(api.paths.sessionCountsDir, name!.replace(/\.parquet$/, '.1-1.parquet')), '');
+    writeFileSync(join(api.paths.twinDirs.session_counts, name!.replace(/\.parquet$/, '.1-1.parquet')), '');
     await backfillDerived(api.paths, uncompacted);
-    expect(files(api.paths.sessionCountsDir).length).toBe(files(api.paths.derivedDirs.sessions).length);
+    for (const dir of Object.values(api.paths.twinDirs)) expect(files(dir).length).toBe(files(api.paths.derivedDirs.sessions).length);
+    expect(await api.engine.runRaw(`SELECT count(*) AS n FROM unmarked_fragments`)).toEqual(await api.engine.runRaw(`SELECT count(*) AS n FROM session_fragments WHERE NOT whole`));
     expect(await answer()).toEqual(before);
     const [counted] = await api.engine.runRaw(`SELECT CAST(sum(sessions) AS BIGINT) AS n FROM session_counts WHERE attribute IS NULL`);
     const [whole] = await api.engine.runRaw(`SELECT count(*) AS n FROM session_fragments WHERE whole`);
@@ -191,7 +198,7 @@ describe('session fragments', () => {
   it('written before `url_paths` existed (read as NULL, as Athena reads them) are picked by their rows, and answers stay exact', async () => {
     // Half the fragments as an older importer wrote them, through a catalog naming that relation.
     await api.engine.runRaw(`CREATE OR REPLACE VIEW fragments_half_old AS SELECT * REPLACE (CASE WHEN hash(session_id) % 2 = 0 THEN NULL ELSE url_paths END AS url_paths) FROM session_fragments`);
-    const catalog = { ...localCatalog, tables: { ...localCatalog.tables, sessionFragments: trusted('fragments_half_old') }, fragmentsHavePaths: false };
+    const catalog = { ...localCatalog, tables: { ...localCatalog.tables, sessionFragments: trusted('fragments_half_old') }, fragmentsHavePaths: false, sessionCounts: null, unmarkedFragments: null };
     let compared = 0;
     for (const filters of pageFilterPool.map((f) => [f])) {
       const query = queryOf(['visitors', 'bounce_rate', 'avg_session_duration'], { dimensions: ['referrer'], filters, timeZone: 'UTC', range: ['2026-03-01', '2026-03-10'] });
@@ -214,8 +221,9 @@ describe('session fragments', () => {
     expect(Number(marks!.stale)).toBeGreaterThan(30);
     expect(Number(marks!.exact)).toBeGreaterThan(30);
     const tables = { ...localCatalog.tables, sessionFragments: trusted('fragments_stale_marks') };
-    const asOnS3 = { ...localCatalog, tables, wholeMarksExact: false, fragmentsHavePaths: false };
-    const trusting = { ...localCatalog, tables };
+    // Only the fragments relation holds these marks: nothing derived from the store's own marks is read.
+    const trusting = { ...localCatalog, tables, sessionCounts: null, unmarkedFragments: null };
+    const asOnS3 = { ...trusting, wholeMarksExact: false, fragmentsHavePaths: false };
     let differ = 0;
     await fc.assert(
       fc.asyncProperty(queryArbitrary, fc.subarray(pageFilterPool, { maxLength: 1 }), async (random, filters) => {
@@ -691,11 +699,14 @@ describe('every derived relation', () => {
   const parquetTypes: Record<ColumnType, [suffix: string, type: string]> = {
     timestamp: ['', 'INT64'], bigint: ['', 'INT64'], string: ['', 'BYTE_ARRAY'], boolean: ['', 'BOOLEAN'], double: ['', 'DOUBLE'], string_list: [', list, element', 'BYTE_ARRAY'],
   };
-  const folders = [...derivedRelations.map((r) => [r.folder, r, (paths: TestApi['paths']) => paths.derivedDirs[r.folder]] as const), [sessionCountsRelation.folder, sessionCountsRelation, (paths: TestApi['paths']) => paths.sessionCountsDir] as const];
-  it.each(folders)('%s: files hold the declared columns with the declared Parquet types', async (_, relation, dirOf) => {
+  const folders = [
+    ...derivedRelations.map((r) => [r.folder, r.columns, (paths: TestApi['paths']) => paths.derivedDirs[r.folder]] as const),
+    ...fragmentTwinRelations.map((r) => [r.folder, r.columns, (paths: TestApi['paths']) => paths.twinDirs[r.folder]] as const),
+  ];
+  it.each(folders)('%s: files hold the declared columns with the declared Parquet types', async (_, columns: readonly (readonly [string, ColumnType])[], dirOf) => {
     const dir = dirOf(api.paths);
     const file = join(dir, files(dir)[0]!);
     const stored = await api.engine.runRaw(`SELECT path_in_schema, type FROM parquet_metadata('${file}') WHERE row_group_id = 0 ORDER BY column_id`);
-    expect(stored.map((c) => [c.path_in_schema, c.type])).toEqual(relation.columns.map(([name, type]) => [name + parquetTypes[type][0], parquetTypes[type][1]]));
+    expect(stored.map((c) => [c.path_in_schema, c.type])).toEqual(columns.map(([name, type]) => [name + parquetTypes[type][0], parquetTypes[type][1]]));
   });
 });

@@ -17,34 +17,43 @@ export const countedAttributes: readonly FragmentAttribute[] = ['entry_page', ..
 
 /**
  * `SELECT` of the counts of `fragments` (a relation of fragment rows with their `whole` marks), one row per
- * (`keys`..., is_dev, bucket) and per (`keys`..., is_dev, attribute, value). DuckDB only: the local store writes them
- * (by `filename`, a file each), and the local engine's view computes them over the fragments (by `domain` and `dt`)
- * for a store whose snapshot predates them.
+ * (`keys`..., is_dev, bucket) and per (`keys`..., is_dev, attribute, value). DuckDB only. The local store writes
+ * them by `filename` (a file each) as `grouping-sets`: one pass over the fragments. The local engine's view computes
+ * them over the fragments by `domain` and `dt` for a snapshot that predates them, as `branches`: a branch per
+ * attribute, so a query's condition on `attribute` leaves one branch to compute.
  */
-export function sessionCountsOf(fragments: Sql, keys: readonly ('domain' | 'dt' | 'filename')[] = []): Sql {
+export function sessionCountsOf(fragments: Sql, keys: readonly ('domain' | 'dt' | 'filename')[], form: 'grouping-sets' | 'branches'): Sql {
   const key = keys.map((k) => trusted(k));
-  const sets = [sql`(${join([...key, trusted('is_dev'), trusted('bucket')])})`, ...countedAttributes.map((a) => sql`(${join([...key, trusted('is_dev'), trusted(a)])})`)];
-  // Which set a row belongs to: the attribute whose column it is grouped by (GROUPING is 0 for a grouped column).
-  const attribute = sql`CASE ${join(countedAttributes.map((a) => trusted(`WHEN GROUPING(${a}) = 0 THEN '${a}'`)), ' ')} END`;
-  const value = sql`CASE ${join(countedAttributes.map((a) => trusted(`WHEN GROUPING(${a}) = 0 THEN ${a}`)), ' ')} END`;
-  return sql`SELECT ${join([
-    ...key,
-    trusted('is_dev'),
-    trusted('bucket'),
-    sql`${attribute} AS attribute`,
-    sql`${value} AS value`,
+  const aggregates = [
     sql`count(*) AS sessions`,
     sql`count(*) FILTER (WHERE pageviews = 1) AS bounces`,
     sql`CAST(sum(duration_ms) AS BIGINT) AS duration_ms`,
-  ])}
-FROM (SELECT ${join([
+  ];
+  const whole = sql`(SELECT ${join([
     ...key,
     trusted('is_dev'),
     sql`time_bucket(INTERVAL '15 minutes', first_ts) AS bucket`,
     ...countedAttributes.map((a) => trusted(a)),
     trusted('pageviews'),
     sql`date_diff('millisecond', first_ts, last_ts) AS duration_ms`,
-  ])} FROM ${fragments} WHERE whole) whole_fragments
+  ])} FROM ${fragments} WHERE whole) whole_fragments`;
+  if (form === 'branches') {
+    const branch = (bucket: Sql, attribute: string | null) => sql`SELECT ${join([
+      ...key,
+      trusted('is_dev'),
+      sql`${bucket} AS bucket`,
+      attribute ? sql`${trusted(`'${attribute}'`)} AS attribute` : sql`CAST(NULL AS VARCHAR) AS attribute`,
+      attribute ? sql`${trusted(attribute)} AS value` : sql`CAST(NULL AS VARCHAR) AS value`,
+      ...aggregates,
+    ])} FROM ${whole} GROUP BY ${join([...key, trusted('is_dev'), attribute ? trusted(attribute) : trusted('bucket')])}`;
+    return join([branch(trusted('bucket'), null), ...countedAttributes.map((a) => branch(sql`CAST(NULL AS TIMESTAMP)`, a))], '\nUNION ALL\n');
+  }
+  const sets = [sql`(${join([...key, trusted('is_dev'), trusted('bucket')])})`, ...countedAttributes.map((a) => sql`(${join([...key, trusted('is_dev'), trusted(a)])})`)];
+  // Which set a row belongs to: the attribute whose column it is grouped by (GROUPING is 0 for a grouped column).
+  const attribute = sql`CASE ${join(countedAttributes.map((a) => trusted(`WHEN GROUPING(${a}) = 0 THEN '${a}'`)), ' ')} END`;
+  const value = sql`CASE ${join(countedAttributes.map((a) => trusted(`WHEN GROUPING(${a}) = 0 THEN ${a}`)), ' ')} END`;
+  return sql`SELECT ${join([...key, trusted('is_dev'), trusted('bucket'), sql`${attribute} AS attribute`, sql`${value} AS value`, ...aggregates])}
+FROM ${whole}
 GROUP BY GROUPING SETS (${join(sets)})`;
 }
 

@@ -1,4 +1,4 @@
-import { sessionAttributeColumns } from '../../events/event-columns.js';
+import { sessionAttributeColumns, sessionFragmentColumns } from '../../events/event-columns.js';
 import type { Dialect } from '../sql/dialect.js';
 import type { SqlTarget } from '../sql/target.js';
 import { scopeCondition, type EventScope } from '../scope/event-scope.js';
@@ -107,20 +107,22 @@ export function sessionPieces(
     ...attributes,
   ];
   const { range } = scope;
-  const fragments = (dtFrom: string, dtTo: string, condition: Sql) => sql`FROM ${catalog.tables.sessionFragments}
+  const fragments = (dtFrom: string, dtTo: string, condition: Sql, table = catalog.tables.sessionFragments) => sql`FROM ${table}
     WHERE domain = ${str(scope.domain)} AND dt BETWEEN ${date(dtFrom)} AND ${date(dtTo)} AND is_dev = ${bool(scope.isDev)} AND ${condition}`;
   // One column list for every side: UNION ALL pairs columns by position, not by name.
   const onPath = byPaths && !byPaths.unlisted ? byPaths : null;
-  const stored = (condition: Sql, onPathColumn = false) =>
-    sql`SELECT ${join([...columns.map((c) => trusted(c)), ...(onPathColumn && onPath ? [sql`${onPath.match} AS on_path`] : [])])} ${fragments(partitions.dtFrom, partitions.dtTo, condition)}`;
+  const stored = (condition: Sql, onPathColumn = false, table = catalog.tables.sessionFragments) =>
+    sql`SELECT ${join([...columns.map((c) => trusted(c)), ...(onPathColumn && onPath ? [sql`${onPath.match} AS on_path`] : [])])} ${fragments(partitions.dtFrom, partitions.dtTo, condition, table)}`;
   const extended = sql`SELECT session_id ${fragments(range.dtFrom, range.dtTo, notWhole)}`;
   const marked = staleMarks ? sql`whole AND session_id NOT IN (${extended})` : sql`whole`;
   const fromRows = [...columns.map((c) => rowAsFragment[c] ?? trusted(c)), ...(onPath ? [sql`${onPath.rowMatch} AS on_path`] : [])];
   const partial = range.from < partitions.from || range.to > partitions.to;
   // Fragments written before `whole` existed read NULL there: merged like any piece.
+  // Where the store keeps its unmarked fragments apart, they are read there (the same rows, a fraction of the bytes).
+  const unmarkedTable = catalog.unmarkedFragments ?? catalog.tables.sessionFragments;
   const unmarked = staleMarks ? sql`${stored(notWhole, true)}
     UNION ALL
-    ${stored(sql`whole AND session_id IN (${extended})`, true)}` : stored(notWhole, true);
+    ${stored(sql`whole AND session_id IN (${extended})`, true)}` : stored(notWhole, true, unmarkedTable);
   return {
     whole: stored(byPaths ? sql`${marked} AND ${byPaths.match}` : marked),
     unlisted: byPaths?.unlisted ? stored(sql`${marked} AND url_paths IS NULL`) : null,
@@ -137,6 +139,11 @@ export function sessionPieces(
 // Not `NOT coalesce(whole, false)`: DuckDB pushes comparisons and IS NULL into the Parquet scan and reads the other
 // columns only for the few matching rows.
 const notWhole = sql`(whole = false OR whole IS NULL)`;
+
+/** `SELECT` of the fragments of `fragments` (a relation of fragment rows) not marked whole, every stored column. */
+export function unmarkedFragmentsOf(fragments: Sql, extra: readonly string[] = []): Sql {
+  return sql`SELECT ${join([...sessionFragmentColumns.map(([c]) => trusted(c)), ...extra.map((c) => trusted(c))])} FROM ${fragments} WHERE ${notWhole}`;
+}
 
 /** A fragment column computed from one event row (the other columns are the row's own). */
 const rowAsFragment: Record<string, Sql> = {

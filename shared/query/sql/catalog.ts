@@ -1,4 +1,4 @@
-import { PAGE_BUCKETS_TABLE, PAGEVIEW_BUCKETS_TABLE, SESSION_COUNTS_TABLE, SESSION_FRAGMENTS_TABLE, VISITOR_DAYS_TABLE } from '../../events/derived-relations.js';
+import { PAGE_BUCKETS_TABLE, PAGEVIEW_BUCKETS_TABLE, SESSION_COUNTS_TABLE, SESSION_FRAGMENTS_TABLE, UNMARKED_FRAGMENTS_TABLE, VISITOR_DAYS_TABLE } from '../../events/derived-relations.js';
 import { join, sql, str, trusted, type Sql } from './sql.js';
 
 // What an engine's store holds, apart from how its SQL is spelled (dialect.ts): the names of the stored
@@ -36,6 +36,11 @@ export interface StoreCatalog {
    */
   readonly sessionCounts: Sql | null;
   /**
+   * The session fragments not marked whole, kept apart from the fragment files (the local store): the merged
+   * pieces' scan reads them instead of picking them out of every fragment. Null on S3.
+   */
+  readonly unmarkedFragments: Sql | null;
+  /**
    * Whether upkeep may be replacing files under the readers (the S3 store: shared/store/file-states-repo.ts), so a
    * query must first learn which files to leave out (withExcludedFiles). A local store swaps whole snapshots.
    */
@@ -55,6 +60,7 @@ export const localCatalog: StoreCatalog = {
   fragmentsHavePaths: true,
   wholeMarksExact: true,
   sessionCounts: trusted(SESSION_COUNTS_TABLE),
+  unmarkedFragments: trusted(UNMARKED_FRAGMENTS_TABLE),
   filesReplacedInPlace: false,
 };
 
@@ -93,6 +99,7 @@ export function athenaCatalog(database: string, table: string, derived: DerivedT
     fragmentsHavePaths: false,
     wholeMarksExact: false,
     sessionCounts: null,
+    unmarkedFragments: null,
     filesReplacedInPlace: true,
   };
 }
