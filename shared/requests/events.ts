@@ -1,13 +1,13 @@
 import * as z from 'zod';
-import { calendarDateSchema, domainSchema, pathSegment, presetSchema, queryBool, queryInt } from './fields.js';
+import { domainSchema, pathSegment, presetSchema, queryBool, queryInt, rangeDateSchema } from './fields.js';
 
 // Query-string parameters shared by the three custom-event endpoints.
 
 const eventsWindowShape = {
   domain: domainSchema.optional(),
   period: presetSchema.optional(),
-  start: calendarDateSchema.optional(),
-  end: calendarDateSchema.optional(),
+  start: rangeDateSchema.optional(),
+  end: rangeDateSchema.optional(),
   limit: queryInt(1, 1000).optional(),
 };
 

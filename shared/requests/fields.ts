@@ -33,7 +33,7 @@ export const presetSchema = z.enum(presets, { error: `must be one of ${presets.j
  */
 export const RANGE_DATE_BOUNDS = [EARLIEST_RANGE_DAY, '2099-12-31'] as const;
 
-const rangeDateSchema = calendarDateSchema.refine(
+export const rangeDateSchema = calendarDateSchema.refine(
   (d) => d >= RANGE_DATE_BOUNDS[0] && d <= RANGE_DATE_BOUNDS[1],
   `must lie between ${RANGE_DATE_BOUNDS[0]} and ${RANGE_DATE_BOUNDS[1]}`,
 );

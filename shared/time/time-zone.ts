@@ -57,14 +57,33 @@ export function localDate(timeZone: string, ms: number): string {
   return new Date(ms + offsetSeconds(timeZone, ms) * 1000).toISOString().slice(0, 10);
 }
 
-/** The first instant of local date `day` in `timeZone` (local midnight, or the first valid time after a gap). */
+/** The local days startOfLocalDay answers for: the ranges' days (1970-2099) and the days either side of them. */
+const LOCAL_DAYS = { first: '1969-12-30', last: '2100-01-02' };
+const QUARTER_HOUR_MS = 15 * 60 * 1000;
+const MAX_STEP_MS = 36 * 3600 * 1000;
+
+/**
+ * The first instant of local date `day` in `timeZone` (local midnight, or the first valid time after a gap).
+ * `day` is a valid `YYYY-MM-DD` within LOCAL_DAYS: the zone arithmetic (Intl's years, ISO dates compared as text)
+ * holds only for four-digit years, and every step below is bounded, so no input makes it loop.
+ */
 export function startOfLocalDay(timeZone: string, day: string): Date {
   const wall = Date.parse(`${day}T00:00:00Z`);
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(day) || Number.isNaN(wall) || new Date(wall).toISOString().slice(0, 10) !== day || day < LOCAL_DAYS.first || day > LOCAL_DAYS.last) {
+    throw new RangeError(`startOfLocalDay: ${JSON.stringify(day)} is not a day from ${LOCAL_DAYS.first} to ${LOCAL_DAYS.last}`);
+  }
   let guess = wall - offsetSeconds(timeZone, wall) * 1000;
   guess = wall - offsetSeconds(timeZone, guess) * 1000;
-  // In a gap at midnight the local day starts when the clock jumps: step forward until the date matches.
-  while (localDate(timeZone, guess) < day) guess += 15 * 60 * 1000;
-  while (localDate(timeZone, guess - 1000) === day) guess -= 1000;
+  // In a gap at midnight the local day starts when the clock jumps: step forward until the date matches, then back
+  // by seconds to the jump. Each within a day and a half (offsets lie within -12 and +14 hours, gaps last hours).
+  for (let steps = 0; localDate(timeZone, guess) < day; steps++) {
+    if (steps > MAX_STEP_MS / QUARTER_HOUR_MS) throw new RangeError(`startOfLocalDay: no start of ${day} found in ${timeZone}`);
+    guess += QUARTER_HOUR_MS;
+  }
+  for (let steps = 0; localDate(timeZone, guess - 1000) === day; steps++) {
+    if (steps > MAX_STEP_MS / 1000) throw new RangeError(`startOfLocalDay: no start of ${day} found in ${timeZone}`);
+    guess -= 1000;
+  }
   return new Date(guess);
 }
 

@@ -75,6 +75,16 @@ describe('GET /v1/events', () => {
     expect(all.meta.date_range[0]).toBe('2026-03-01');
     expect(all.data).toHaveLength(3);
   });
+
+  it('refuses days outside 1970-01-01 to 2099-12-31 with a 400, as /v1/query does', async () => {
+    for (const [start, end] of [['0124-11-25', '2000-01-01'], ['1969-12-31', '2026-03-03'], ['2026-03-01', '2100-01-01']]) {
+      for (const path of ['/v1/events', '/v1/events/purchase/properties', '/v1/events/purchase/properties/plan']) {
+        const res = await api.request('GET', path, { token: events, query: { start: start!, end: end! } });
+        expect(res.status, `${path} ${start} ${end}`).toBe(400);
+        expect(res.body).toMatchObject({ error: 'invalid_request', message: expect.stringContaining('1970-01-01 and 2099-12-31') });
+      }
+    }
+  });
 });
 
 describe('GET /v1/events/:name/properties', () => {
