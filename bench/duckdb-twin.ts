@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDbEngine, pathLiteral, realFolder } from '../shared/engines/duckdb-engine.js';
-import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
+import { derivedRelations, fragmentTwinRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
 import type { SqlQuery } from '../shared/query/sql/sql.js';
 import { queryRequestSchema, type AnalyticsQuery } from '../shared/requests/query.js';
 import { EngineRunner } from '../shared/services/engine-runner.js';
@@ -158,9 +158,14 @@ export class DuckDbTwin implements BenchEngine {
     };
   }
 
-  /** Files, bytes and codecs of the events and of each derived relation, as stored now. */
+  /** Files, bytes and codecs of the events, of each derived relation and of the fragment twins, as stored now. */
   async storage(): Promise<StoredRelation[]> {
-    const folders: [string, string][] = [['events', this.dataset.paths.eventsDir], ...derivedRelations.map((r): [string, string] => [r.folder, this.dataset.paths.derivedDirs[r.folder]])];
+    const { paths } = this.dataset;
+    const folders: [string, string][] = [
+      ['events', paths.eventsDir],
+      ...derivedRelations.map((r): [string, string] => [r.folder, paths.derivedDirs[r.folder]]),
+      ...fragmentTwinRelations.map((r): [string, string] => [r.folder, paths.twinDirs[r.folder]]),
+    ];
     const out: StoredRelation[] = [];
     for (const [folder, dir] of folders) {
       const files = existsSync(dir) ? (readdirSync(dir, { recursive: true, encoding: 'utf8' }) as string[]).filter((f) => f.endsWith('.parquet')) : [];
