@@ -61,7 +61,7 @@ export async function syncFragmentTwins(paths: LocalPaths): Promise<number> {
     // Each relation: one pass over the fragment files it lacks, into a table, then a small file each from it.
     const scan = (files: [string, string][]) =>
       trusted(`read_parquet([${files.map(([, fragmentFile]) => pathLiteral(join(sessionsDir, fragmentFile))).join(', ')}], ${HIVE_PARTITIONS}, filename = true)`);
-    const ofFile = (fragmentFile: string) => `filename = '${join(sessionsDir, fragmentFile).replaceAll("'", "''")}'`;
+    const ofFile = (fragmentFile: string) => `filename = ${pathLiteral(join(sessionsDir, fragmentFile))}`;
     if (toCount.length) {
       await connection.run(`CREATE TABLE counted AS ${print(sessionCountsOf(scan(toCount), ['filename'], 'grouping-sets')).sql}`);
       const columns = twinColumns('session_counts');

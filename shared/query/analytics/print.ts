@@ -22,7 +22,8 @@ import { integer, join, print, sql, str, trusted, type Sql } from '../sql/sql.js
 //                    pageviews per group of stored pageview buckets, when the plan says they apply)
 //   sessions         every kept session, measured over all its rows in the range, with its entry values (with
 //                    session fragments: whole fragments as they are, the other pieces merged per session)
-//   session_metrics  sessions, bounces and mean duration per group
+//   session_metrics  sessions, bounces and mean duration per group (where the sources read session counts: the
+//                    whole fragments' counts plus the merged sessions counted alike, summed per group)
 // and a final select that joins the two metric sets per group, computes rates, orders and pages.
 
 export function printAnalyticsQuery(plan: QueryPlan, target: SqlTarget): SqlQuery {
