@@ -1,6 +1,6 @@
 import { domainSchema } from '../../shared/requests/fields.js';
 import { EVENT_DAYS } from '../../shared/events/event-validation.js';
-import { isCalendarDate } from '../../shared/time/date-range.js';
+import { isCalendarDate } from '../../shared/time/calendar-date.js';
 
 // The partition folder names writers make: `domain=<lower-case host>` and `dt=<YYYY-MM-DD>` of a day inside the
 // window events may have. Readers read partitions through hive partitioning, which casts every `dt` to a date:

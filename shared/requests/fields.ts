@@ -1,5 +1,6 @@
 import * as z from 'zod';
-import { EARLIEST_RANGE_DAY, isCalendarDate, presets } from '../time/date-range.js';
+import { isCalendarDate } from '../time/calendar-date.js';
+import { EARLIEST_RANGE_DAY, presets } from '../time/date-range.js';
 import { isValidTimeZone } from '../time/time-zone.js';
 
 // Field schemas shared by the endpoints. JSON bodies are typed strictly (no coercion); query strings are

@@ -1,3 +1,5 @@
+import { isCalendarDate } from './calendar-date.js';
+
 // Time-zone arithmetic done once per request in JavaScript, so SQL never converts zones row by row:
 // local day boundaries become UTC instants, and a range becomes a few segments of constant UTC offset.
 
@@ -68,10 +70,10 @@ const MAX_STEP_MS = 36 * 3600 * 1000;
  * holds only for four-digit years, and every step below is bounded, so no input makes it loop.
  */
 export function startOfLocalDay(timeZone: string, day: string): Date {
-  const wall = Date.parse(`${day}T00:00:00Z`);
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(day) || Number.isNaN(wall) || new Date(wall).toISOString().slice(0, 10) !== day || day < LOCAL_DAYS.first || day > LOCAL_DAYS.last) {
+  if (!isCalendarDate(day) || day < LOCAL_DAYS.first || day > LOCAL_DAYS.last) {
     throw new RangeError(`startOfLocalDay: ${JSON.stringify(day)} is not a day from ${LOCAL_DAYS.first} to ${LOCAL_DAYS.last}`);
   }
+  const wall = Date.parse(`${day}T00:00:00Z`);
   let guess = wall - offsetSeconds(timeZone, wall) * 1000;
   guess = wall - offsetSeconds(timeZone, guess) * 1000;
   // In a gap at midnight the local day starts when the clock jumps: step forward until the date matches, then back
