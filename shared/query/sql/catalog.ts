@@ -31,8 +31,8 @@ export interface StoreCatalog {
    */
   readonly wholeMarksExact: boolean;
   /**
-   * The session counts of the whole fragments per time bucket (derived/session-counts.ts), where the store keeps
-   * them: the local store, whose marks are exact. Null on S3.
+   * The session counts of the whole fragments per time bucket and attribute value (derived/session-counts.ts),
+   * where the store keeps them: the local store, whose marks are exact. Null on S3.
    */
   readonly sessionCounts: Sql | null;
   /**
