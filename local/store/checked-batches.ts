@@ -30,7 +30,7 @@ export interface CheckedBatch {
   partitions: BatchPartition[];
   /**
    * What the importer must know of a domain's whole import before it writes any of its files (store/importer.ts):
-   * per partition, one JSON object per line, `{"v":<visitor_id>}` for each visitor with a pageview and
+   * per partition, one JSON object per line, `{"v":<visitor_id>}` for each visitor (every type of row) and
    * `{"s":<session_id>}` for each session (a non-empty `session_id`), each once per batch and partition.
    */
   facts: Uint8Array;
@@ -95,7 +95,7 @@ function keptOf(checked: (CheckedEvent | null)[]): CheckedBatch {
     let partition = days.get(day);
     if (!partition) days.set(day, (partition = { domain, day, rows: [], visitors: new Set(), sessions: new Set() }));
     partition.rows.push(row);
-    if (event.type === 'pageview' && event.visitor_id) partition.visitors.add(event.visitor_id);
+    if (event.visitor_id) partition.visitors.add(event.visitor_id);
     if (event.session_id) partition.sessions.add(event.session_id);
     domains[domain] = (domains[domain] ?? 0) + 1;
     accepted++;

@@ -6,7 +6,7 @@ import { derivedRelations, type DerivedFolder } from '../../shared/events/derive
 import { duckdbDialect } from '../../shared/query/sql/dialects.js';
 import { bucketFileOrder, bucketsOf } from '../../shared/query/derived/pageview-buckets.js';
 import { fragmentFileOrder, fragmentsOf } from '../../shared/query/derived/session-fragments.js';
-import { visitorDaysOf } from '../../shared/query/derived/visitor-days.js';
+import { visitorDayFileOrder, visitorDaysOf } from '../../shared/query/derived/visitor-days.js';
 import { print, trusted, type Sql } from '../../shared/query/sql/sql.js';
 import { parquetCopyOptions, type StoreCodecs } from './parquet-codec.js';
 
@@ -15,12 +15,12 @@ import { parquetCopyOptions, type StoreCodecs } from './parquet-codec.js';
 
 /**
  * What a writer knows before it writes derived files, as tables of its connection (names chosen by code):
- * `visitorKeys` (visitor_id, visitor_key) holds a key for every visitor with a pageview in the rows, and the buckets
+ * `visitorKeys` (visitor_id, visitor_key) holds a key for every visitor of the rows, and the buckets and visitor days
  * are written keyed (a local import, store/importer.ts); `splitSessions` (session_id) holds the sessions with a
  * fragment in another file, and every other fragment that is its session's only one in the file written (a session
  * has two when its rows are dev and not dev) is written whole (a local import: the sessions in two of its
- * partitions; S3's upkeep: those in another fragment file of the domain, ingest/s3-upkeep.ts). Without them buckets
- * are written unkeyed and fragments not whole; the store's own passes correct what other files change
+ * partitions; S3's upkeep: those in another fragment file of the domain, ingest/s3-upkeep.ts). Without them buckets and
+ * visitor days are written unkeyed and fragments not whole; the store's own passes correct what other files change
  * (store/visitor-keys.ts, store/whole-fragments.ts).
  */
 export interface WriterKnowledge {
@@ -49,8 +49,12 @@ function selectOf(folder: DerivedFolder, rows: Sql, known: WriterKnowledge): str
         ? `SELECT b.* REPLACE (k.visitor_key AS visitor_key) FROM (${select}) b JOIN ${known.visitorKeys} k ON k.visitor_id = b.visitor_id ORDER BY ${bucketFileOrder}`
         : `${select} ORDER BY ${bucketFileOrder}`;
     }
-    case 'visitors':
-      return print(visitorDaysOf(rows)).sql;
+    case 'visitors': {
+      const select = print(visitorDaysOf(rows)).sql;
+      return known.visitorKeys
+        ? `SELECT d.* REPLACE (k.visitor_key AS visitor_key) FROM (${select}) d JOIN ${known.visitorKeys} k ON k.visitor_id = d.visitor_id ORDER BY ${visitorDayFileOrder}`
+        : select;
+    }
   }
 }
 

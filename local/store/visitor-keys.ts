@@ -8,9 +8,10 @@ import { derivedRelations, type DerivedFolder } from '../../shared/events/derive
 import { domainsUnder, parquetFilesUnder, type LocalPaths } from './paths.js';
 import { localCodecs, parquetCopyOptions } from './parquet-codec.js';
 import { bucketFileOrder } from '../../shared/query/derived/pageview-buckets.js';
+import { visitorDayFileOrder } from '../../shared/query/derived/visitor-days.js';
 
-// Gives every row of the keyed relations (the pageview and page buckets) of a local store its visitor's integer
-// key (docs/STORAGE.md): one key per (domain, visitor_id), never reused, so `count(DISTINCT visitor_key)` equals
+// Gives every row of the keyed relations (the pageview and page buckets, the visitor days) of a local store its
+// visitor's integer key (docs/STORAGE.md): one key per (domain, visitor_id), never reused, so `count(DISTINCT visitor_key)` equals
 // `count(DISTINCT visitor_id)` and hashes integers instead of text. The store is its own dictionary: the keyed
 // files hold every (visitor_id, visitor_key) pair given out, and a new visitor gets the domain's largest key plus
 // one. Buckets are written without keys; this pass keys the files that have none (an import's staged files
@@ -18,6 +19,9 @@ import { bucketFileOrder } from '../../shared/query/derived/pageview-buckets.js'
 // two writers never hand the same key to two visitors.
 
 const keyed = derivedRelations.filter((r) => r.columns.some(([name]) => name === 'visitor_key'));
+
+/** The order a keyed file is rewritten in: the one its writer gives it. */
+const keyedFileOrder: Record<DerivedFolder, string | undefined> = { sessions: undefined, pageviews: bucketFileOrder, pages: bucketFileOrder, visitors: visitorDayFileOrder };
 
 interface BucketFile {
   path: string;
@@ -30,7 +34,10 @@ interface BucketFile {
  * Keys the files without keys: every stored one of `domains` (default: every domain) and every one under the
  * `pending` folders (an import's staged files, same layout). Returns the files rewritten.
  */
-export async function keyVisitors(paths: LocalPaths, options: { pending?: Partial<Record<DerivedFolder, string>>; domains?: string[] } = {}): Promise<number> {
+export async function keyVisitors(
+  paths: LocalPaths,
+  options: { pending?: Partial<Record<DerivedFolder, string>>; domains?: string[]; rowsPerSlice?: number } = {},
+): Promise<number> {
   const pending = options.pending ?? {};
   const roots = keyed.flatMap((r) => [{ relation: r, dir: paths.derivedDirs[r.folder], stored: true }, ...(pending[r.folder] ? [{ relation: r, dir: pending[r.folder]!, stored: false }] : [])]);
   const domains = options.domains ?? [...new Set(roots.flatMap(({ dir }) => domainsUnder(dir)))];
@@ -42,7 +49,7 @@ export async function keyVisitors(paths: LocalPaths, options: { pending?: Partia
     for (const domain of domains) {
       const filesOf = (stored: boolean) =>
         roots.filter((r) => r.stored === stored).flatMap(({ relation, dir }) => parquetFilesUnder(join(dir, `domain=${domain}`)).map((name) => ({ path: join(dir, `domain=${domain}`, name), folder: relation.folder, columns: relation.columns })));
-      rewritten += await keyDomain(connection, filesOf(true), filesOf(false));
+      rewritten += await keyDomain(connection, filesOf(true), filesOf(false), options.rowsPerSlice ?? ROWS_PER_SLICE);
     }
     return rewritten;
   } finally {
@@ -50,7 +57,7 @@ export async function keyVisitors(paths: LocalPaths, options: { pending?: Partia
   }
 }
 
-async function keyDomain(connection: DuckDBConnection, stored: BucketFile[], pending: BucketFile[]): Promise<number> {
+async function keyDomain(connection: DuckDBConnection, stored: BucketFile[], pending: BucketFile[], rowsPerSlice: number): Promise<number> {
   const rows = async (sql: string) => (await connection.runAndReadAll(sql)).getRowObjectsJS();
   const list = (files: BucketFile[]) => `[${files.map((f) => pathLiteral(f.path)).join(', ')}]`;
   const scan = (files: BucketFile[]) => `read_parquet(${list(files)}, union_by_name = true, filename = true)`;
@@ -64,15 +71,15 @@ async function keyDomain(connection: DuckDBConnection, stored: BucketFile[], pen
   const toKey = [...stored.filter((f) => old.has(f.path) || unkeyed.has(f.path)), ...pending];
   if (toKey.length === 0) return 0;
 
-  await connection.run(`CREATE OR REPLACE TABLE needed AS SELECT DISTINCT visitor_id FROM ${scan(toKey)}`);
-  await giveKeys(connection, keyedFiles.map((f) => f.path), 'needed', 'keys');
+  const rowsToKey = Number((await rows(`SELECT coalesce(sum(num_rows), 0) AS n FROM parquet_file_metadata(${list(toKey)})`))[0]?.n ?? 0);
+  await giveKeys(connection, keyedFiles.map((f) => f.path), { visitors: `SELECT visitor_id FROM ${scan(toKey)}`, rows: rowsToKey, rowsPerSlice }, 'keys');
 
   const codecs = localCodecs();
   for (const { path, folder, columns } of toKey) {
     const select = columns.map(([name]) => (name === 'visitor_key' ? 'k.visitor_key' : `f.${name}`)).join(', ');
     // Staged beside the file and renamed over it: a reader sees the old file or the new one, never half of one.
     const staged = `${path}.keyed`;
-    await connection.run(`COPY (SELECT ${select} FROM read_parquet(${pathLiteral(path)}, union_by_name = true) f JOIN keys k USING (visitor_id) ORDER BY ${bucketFileOrder})
+    await connection.run(`COPY (SELECT ${select} FROM read_parquet(${pathLiteral(path)}, union_by_name = true) f JOIN keys k USING (visitor_id) ORDER BY ${keyedFileOrder[folder]})
       TO ${pathLiteral(staged)} ${parquetCopyOptions(codecs[folder])}`);
     await rename(staged, path).catch(async (error: unknown) => {
       await rm(staged, { force: true });
@@ -83,19 +90,44 @@ async function keyDomain(connection: DuckDBConnection, stored: BucketFile[], pen
 }
 
 /**
- * Fills table `table` (visitor_id, visitor_key) with a key for every visitor of table `needed` (visitor_id): the one
- * the keyed files `keyedFiles` already give it, else the next free one after their largest, in visitor_id order.
- * Table names are chosen by code.
+ * Rows of the files to key per slice of their visitors. The lookup groups a slice's visitors' rows of every keyed
+ * file by id, so its memory follows the slice, not the domain: a large domain's visitors in one piece exceed the
+ * memory limit (docs/STORAGE.md).
  */
-async function giveKeys(connection: DuckDBConnection, keyedFiles: string[], needed: string, table: string): Promise<void> {
+const ROWS_PER_SLICE = 4_000_000;
+
+/** The visitors to key: `visitors` selects their ids (repeats allowed) from `rows` rows; sliced per `rowsPerSlice`. */
+interface NeededVisitors {
+  visitors: string;
+  rows: number;
+  rowsPerSlice?: number;
+}
+
+/**
+ * Fills table `table` (visitor_id, visitor_key) with a key for every visitor `needed` names: the one the keyed files
+ * `keyedFiles` already give it, else the next free one after their largest. Visitors are taken in slices by a hash
+ * of the id, each looked up in one statement; new keys follow the id order within a slice. Table names are chosen
+ * by code.
+ */
+async function giveKeys(connection: DuckDBConnection, keyedFiles: string[], needed: NeededVisitors, table: string): Promise<void> {
   const scan = `read_parquet([${keyedFiles.map(pathLiteral).join(', ')}], union_by_name = true)`;
-  await connection.run(keyedFiles.length
-    ? `CREATE OR REPLACE TABLE ${table} AS SELECT visitor_id, min(visitor_key) AS visitor_key FROM ${scan}
-        WHERE visitor_key IS NOT NULL AND visitor_id IN (SELECT visitor_id FROM ${needed}) GROUP BY visitor_id`
-    : `CREATE OR REPLACE TABLE ${table} (visitor_id VARCHAR, visitor_key BIGINT)`);
-  const largest = keyedFiles.length ? Number((await connection.runAndReadAll(`SELECT coalesce(max(visitor_key), 0) AS largest FROM ${scan}`)).getRowObjectsJS()[0]?.largest) : 0;
-  await connection.run(`INSERT INTO ${table} SELECT visitor_id, ${largest} + row_number() OVER (ORDER BY visitor_id)
-    FROM ${needed} WHERE visitor_id NOT IN (SELECT visitor_id FROM ${table})`);
+  let largest = keyedFiles.length ? Number((await connection.runAndReadAll(`SELECT coalesce(max(visitor_key), 0) AS largest FROM ${scan}`)).getRowObjectsJS()[0]?.largest) : 0;
+  await connection.run(`CREATE OR REPLACE TABLE ${table} (visitor_id VARCHAR, visitor_key BIGINT)`);
+  const slices = Math.max(1, Math.ceil(needed.rows / (needed.rowsPerSlice ?? ROWS_PER_SLICE)));
+  for (let slice = 0; slice < slices; slice++) {
+    const inSlice = slices === 1 ? 'true' : `hash(visitor_id) % ${slices} = ${slice}`;
+    await connection.run(`CREATE OR REPLACE TEMP TABLE slice_needed AS SELECT DISTINCT visitor_id FROM (${needed.visitors}) WHERE ${inSlice}`);
+    await connection.run(keyedFiles.length
+      ? `CREATE OR REPLACE TEMP TABLE slice_found AS SELECT visitor_id, min(visitor_key) AS visitor_key FROM ${scan}
+          WHERE visitor_key IS NOT NULL AND ${inSlice} AND visitor_id IN (SELECT visitor_id FROM slice_needed) GROUP BY visitor_id`
+      : 'CREATE OR REPLACE TEMP TABLE slice_found (visitor_id VARCHAR, visitor_key BIGINT)');
+    await connection.run(`INSERT INTO ${table} SELECT visitor_id, visitor_key FROM slice_found`);
+    await connection.run(`CREATE OR REPLACE TEMP TABLE slice_new AS SELECT visitor_id, ${largest} + row_number() OVER (ORDER BY visitor_id) AS visitor_key
+      FROM slice_needed WHERE visitor_id NOT IN (SELECT visitor_id FROM slice_found)`);
+    await connection.run(`INSERT INTO ${table} SELECT visitor_id, visitor_key FROM slice_new`);
+    largest += Number((await connection.runAndReadAll('SELECT count(*) AS n FROM slice_new')).getRowObjectsJS()[0]?.n);
+  }
+  await connection.run('DROP TABLE IF EXISTS slice_needed; DROP TABLE IF EXISTS slice_found; DROP TABLE IF EXISTS slice_new');
 }
 
 /**
@@ -111,7 +143,8 @@ export async function keysBeforeLock(connection: DuckDBConnection, paths: LocalP
   const withKeys = files.length
     ? new Set((await connection.runAndReadAll(`SELECT file_name FROM parquet_schema([${files.map(pathLiteral).join(', ')}]) WHERE name = 'visitor_key' GROUP BY 1`)).getRowObjectsJS().map((r) => r.file_name as string))
     : new Set<string>();
-  await giveKeys(connection, files.filter((f) => withKeys.has(f)), needed, table);
+  const rows = Number((await connection.runAndReadAll(`SELECT count(*) AS n FROM ${needed}`)).getRowObjectsJS()[0]?.n);
+  await giveKeys(connection, files.filter((f) => withKeys.has(f)), { visitors: `SELECT visitor_id FROM ${needed}`, rows }, table);
   return { fingerprint: fingerprintOf(files) };
 }
 

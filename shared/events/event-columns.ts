@@ -101,7 +101,8 @@ export const pageBucketColumns = [
 
 /**
  * The stored columns of the visitor days (docs/STORAGE.md): one row per (is_dev, visitor) of one event file, with
- * the visitor's first and last row time, counts and revenue there; they combine by min, max and sum.
+ * the visitor's first and last row time, counts and revenue there; they combine by min, max and sum. Every visitor
+ * of a file has a row here, so locally the visitor days also key the visitors the buckets never see (no pageview).
  */
 export const visitorDayColumns = [
   ['is_dev', 'boolean'],
@@ -113,6 +114,8 @@ export const visitorDayColumns = [
   ['revenue_cents', 'bigint'],
   ['revenue_events', 'bigint'],
   ['latest_revenue_ts', 'timestamp'],
+  /** The visitor's integer key, as in the buckets; NULL in files not keyed locally. */
+  ['visitor_key', 'bigint'],
 ] as const satisfies readonly (readonly [string, ColumnType])[];
 
 /**

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { backfillDerived, backfillWhenFree } from '../../local/store/backfill.js';
 import { importEvents } from '../../local/store/importer.js';
 import { StoreBusyError } from '../../local/store/store-lock.js';
+import { keyVisitors } from '../../local/store/visitor-keys.js';
 import { derivedRelations, fragmentTwinRelations } from '../../shared/events/derived-relations.js';
 import type { ColumnType } from '../../shared/events/event-columns.js';
 import type { AnalyticsQuery, Dimension, Metric } from '../../shared/requests/query.js';
@@ -46,6 +47,20 @@ async function expectOneKeyPerVisitor(): Promise<void> {
   expect(Number(keys!.unkeyed)).toBe(0);
   expect(Number(keys!.keys)).toBe(Number(keys!.visitors));
   expect(Number(keys!.pairs)).toBe(Number(keys!.visitors));
+}
+
+/** Every visitor-day row has a key: a visitor's own in its domain, the one its buckets give it, and no other visitor's. */
+async function expectVisitorDaysKeyed(): Promise<void> {
+  const [days] = await api.engine.runRaw(
+    `SELECT count(*) FILTER (WHERE d.keys <> 1 OR d.unkeyed > 0) AS not_one, count(*) FILTER (WHERE b.visitor_key IS DISTINCT FROM d.visitor_key AND b.visitor_id IS NOT NULL) AS different,
+            count(DISTINCT (d.domain, d.visitor_key)) AS keys, count(*) AS visitors
+     FROM (SELECT domain, visitor_id, min(visitor_key) AS visitor_key, count(DISTINCT visitor_key) AS keys, count(*) FILTER (WHERE visitor_key IS NULL) AS unkeyed FROM visitor_days GROUP BY 1, 2) d
+     LEFT JOIN (SELECT DISTINCT domain, visitor_id, visitor_key FROM pageview_buckets) b USING (domain, visitor_id)`,
+  );
+  expect(Number(days!.visitors)).toBeGreaterThan(50);
+  expect(Number(days!.not_one)).toBe(0);
+  expect(Number(days!.different)).toBe(0);
+  expect(Number(days!.keys)).toBe(Number(days!.visitors));
 }
 
 /** The page buckets give every visitor the key the pageview buckets give it. */
@@ -296,6 +311,7 @@ describe('session fragments', () => {
     expect(await backfillDerived(api.paths, uncompacted)).toBe(0);
     expect([await api.engine.runRaw(fragmentsSql), await api.engine.runRaw(bucketsSql)]).toEqual(before);
     await expectOneKeyPerVisitor();
+    await expectVisitorDaysKeyed();
   });
 
   it('written before `whole` or `url_paths` existed are derived again by the backfill', async () => {
@@ -529,6 +545,7 @@ describe('pageview buckets', () => {
     // Many visitors have buckets in several files (of several imports), so their keys had to be found again.
     expect(Number(spread!.visitors)).toBeGreaterThan(50);
     await expectOneKeyPerVisitor();
+    await expectVisitorDaysKeyed();
   });
 
   it('by page give each visitor the key its pageview buckets give it', async () => {
@@ -555,9 +572,46 @@ describe('pageview buckets', () => {
     expect(await backfillDerived(api.paths, uncompacted)).toBe(3);
     await expectOneKeyPerVisitor();
     await expectPagesKeyedAlike();
+    await expectVisitorDaysKeyed();
     for (const { visitor_id, visitor_key } of await api.engine.runRaw(keysSql)) {
       if (!onlyStripped.has(visitor_id)) expect(visitor_key).toBe(before.get(visitor_id));
     }
+  });
+
+  it('keyed in slices of visitors keep every key given and give new visitors keys of their own, none twice', async () => {
+    const keysSql = `SELECT DISTINCT visitor_id, visitor_key FROM visitor_days ORDER BY 1`;
+    const before = new Map((await api.engine.runRaw(keysSql)).map((r) => [r.visitor_id, Number(r.visitor_key)]));
+    const [{ largest } = {}] = await api.engine.runRaw(`SELECT max(visitor_key) AS largest FROM visitor_days`);
+    // Every visitor day and three bucket files in four lose their keys: visitors found only there need new ones.
+    const strip = (dir: string, name: string) => {
+      const file = join(dir, name);
+      return api.engine.runRaw(`COPY (SELECT * REPLACE (CAST(NULL AS BIGINT) AS visitor_key) FROM read_parquet('${file}')) TO '${file}.old' (FORMAT parquet)`).then(() => renameSync(`${file}.old`, file));
+    };
+    const dayFiles = files(api.paths.derivedDirs.visitors);
+    for (const name of dayFiles) await strip(api.paths.derivedDirs.visitors, name);
+    const bucketFiles = { pageviews: files(api.paths.derivedDirs.pageviews), pages: files(api.paths.derivedDirs.pages) };
+    for (const folder of ['pageviews', 'pages'] as const) {
+      for (const name of bucketFiles[folder].filter((_, i) => i % 4 !== 0)) await strip(api.paths.derivedDirs[folder], name);
+    }
+    const keptKeys = new Set((await api.engine.runRaw(`SELECT DISTINCT visitor_id FROM (SELECT visitor_id, visitor_key FROM pageview_buckets UNION ALL SELECT visitor_id, visitor_key FROM page_buckets) WHERE visitor_key IS NOT NULL`)).map((r) => r.visitor_id));
+    const [{ rows } = {}] = await api.engine.runRaw(`SELECT count(*) AS rows FROM visitor_days`);
+    // Many slices (the visitor days alone hold hundreds of rows).
+    const rowsPerSlice = Math.ceil(Number(rows) / 7);
+    expect(await keyVisitors(api.paths, { rowsPerSlice })).toBeGreaterThan(dayFiles.length);
+    await expectOneKeyPerVisitor();
+    await expectPagesKeyedAlike();
+    await expectVisitorDaysKeyed();
+    const after = await api.engine.runRaw(keysSql);
+    const renewed = after.filter((r) => !keptKeys.has(r.visitor_id));
+    expect(renewed.length).toBeGreaterThan(10);
+    expect(after.length).toBe(before.size);
+    for (const { visitor_id, visitor_key } of after) {
+      if (keptKeys.has(visitor_id)) expect(Number(visitor_key)).toBe(before.get(visitor_id));
+    }
+    // New keys follow the largest kept key without gaps, whatever slice gave them.
+    const largestKept = Math.max(...after.filter((r) => keptKeys.has(r.visitor_id)).map((r) => Number(r.visitor_key)));
+    expect(renewed.map((r) => Number(r.visitor_key)).sort((a, b) => a - b)).toEqual(Array.from({ length: renewed.length }, (_, i) => largestKept + 1 + i));
+    expect(largestKept).toBeLessThanOrEqual(Number(largest));
   });
 
   it('are written next to every event file and hold every pageview', async () => {
@@ -665,6 +719,8 @@ describe('visitor days', () => {
         ...Array.from({ length: 8 }, (_, i) => pageview('heavy', `2026-03-05T02:0${i}:00Z`)),
         pageview('light', '2026-03-04T12:00:00Z'),
         pageview('early', '2026-03-03T12:00:00Z'),
+        // No pageview: no bucket row, yet a key of its own in the visitor days, which the total counts.
+        { domain: 'cut.test', type: 'event', event_name: 'signup', timestamp: '2026-03-04T08:00:00Z', visitor_id: 'no-pageviews', session_id: 's-e' },
       ], own.paths);
       const query: VisitorListQuery = {
         domain: 'cut.test', isDev: false, range: rangeOfDates('2026-03-03', '2026-03-04', 'America/New_York'), filters: [], bounds: [],
@@ -675,7 +731,7 @@ describe('visitor days', () => {
       expect(CUT_PIECES_PER_VISITOR * 2).toBe(8);
       const rows = await listPage(own, plan);
       expect(rows.map((r) => r.visitor_id)).toEqual(['heavy', 'light']);
-      expect(rows.map((r) => Number(r.total))).toEqual([3, 3]);
+      expect(rows.map((r) => Number(r.total))).toEqual([4, 4]);
       expect(rows).toEqual(await listPage(own, planVisitorList(query, { visitorDays: false })));
     } finally {
       await own.close();

@@ -25,9 +25,14 @@ export function visitorDaysOf(rows: Sql): Sql {
     sql`CAST(sum(amount_cents) FILTER (WHERE ${revenue}) AS BIGINT) AS revenue_cents`,
     sql`count(*) FILTER (WHERE ${revenue}) AS revenue_events`,
     sql`max(ts) FILTER (WHERE ${revenue}) AS latest_revenue_ts`,
+    // Given by the store's keying pass (local/store/visitor-keys.ts), or joined in by a writer that knows the keys.
+    sql`CAST(NULL AS BIGINT) AS visitor_key`,
   ])}
-FROM ${rows} GROUP BY is_dev, visitor_id ORDER BY visitor_id`;
+FROM ${rows} GROUP BY is_dev, visitor_id ORDER BY ${trusted(visitorDayFileOrder)}`;
 }
+
+/** The order of a visitor-day file's rows. */
+export const visitorDayFileOrder = 'visitor_id';
 
 /** The per-visitor aggregates a list can rank and bound by, combined over pieces (stored days or single rows). */
 export const combinedVisitorAggregates = {
@@ -39,9 +44,9 @@ export const combinedVisitorAggregates = {
   latest_revenue_ts: sql`max(latest_revenue_ts)`,
 } as const;
 
-/** A piece's columns: the stored ones but the key's is_dev (the scope fixes it), in stored order. */
-type PieceColumn = Exclude<(typeof visitorDayColumns)[number][0], 'is_dev'>;
-const pieceColumns = visitorDayColumns.map(([name]) => name).filter((name): name is PieceColumn => name !== 'is_dev');
+/** A piece's columns: the stored ones but the key's is_dev (the scope fixes it) and the visitor's key, in stored order. */
+type PieceColumn = Exclude<(typeof visitorDayColumns)[number][0], 'is_dev' | 'visitor_key'>;
+const pieceColumns = visitorDayColumns.map(([name]) => name).filter((name): name is PieceColumn => name !== 'is_dev' && name !== 'visitor_key');
 
 /** Each piece column computed from one event row; UNION ALL pairs by position, so both sides follow pieceColumns. */
 const rowAsPiece: Record<PieceColumn, Sql> = {
@@ -59,15 +64,23 @@ const rowAsPiece: Record<PieceColumn, Sql> = {
  * The pieces of a range's visitors: the stored visitor days of its full partitions, plus every row of the
  * partial partitions at its ends as a one-row piece (a stored day of a partial partition would hold rows outside
  * the range). Grouped by visitor_id they give `combinedVisitorAggregates`; each piece's `dt` is a partition that
- * holds rows of its visitor in the range.
+ * holds rows of its visitor in the range. With `keys` (a catalog with visitorDayKeys) each piece also carries
+ * `visitor_key`: a row's is its visitor's key in the visitor days of the row's own partition, which hold every
+ * visitor of that partition's files.
  */
-export function visitorPieces(catalog: StoreCatalog, scope: EventScope & { range: NonNullable<EventScope['range']> }, partitions: FullPartitions): Sql {
-  const stored = sql`SELECT ${join([...pieceColumns.map((c) => trusted(c)), trusted('dt')])} FROM ${catalog.tables.visitorDays}
+export function visitorPieces(catalog: StoreCatalog, scope: EventScope & { range: NonNullable<EventScope['range']> }, partitions: FullPartitions, keys = false): Sql {
+  const stored = sql`SELECT ${join([...pieceColumns.map((c) => trusted(c)), trusted('dt'), ...(keys ? [trusted('visitor_key')] : [])])} FROM ${catalog.tables.visitorDays}
     WHERE domain = ${str(scope.domain)} AND dt BETWEEN ${date(partitions.dtFrom)} AND ${date(partitions.dtTo)} AND is_dev = ${bool(scope.isDev)}`;
   const { range } = scope;
   if (range.from >= partitions.from && range.to <= partitions.to) return stored;
+  const partial = sql`(dt < ${date(partitions.dtFrom)} OR dt > ${date(partitions.dtTo)})`;
+  const rows = sql`SELECT ${join([...pieceColumns.map((c) => rowAsPiece[c]), trusted('dt')])} FROM ${catalog.tables.events}
+    WHERE ${scopeCondition(scope)} AND ${partial}`;
+  if (!keys) return sql`${stored}\n    UNION ALL\n    ${rows}`;
   return sql`${stored}
     UNION ALL
-    SELECT ${join([...pieceColumns.map((c) => rowAsPiece[c]), trusted('dt')])} FROM ${catalog.tables.events}
-    WHERE ${scopeCondition(scope)} AND (dt < ${date(partitions.dtFrom)} OR dt > ${date(partitions.dtTo)})`;
+    SELECT ${join([...pieceColumns.map((c) => trusted(`r.${c}`)), trusted('r.dt'), trusted('k.visitor_key')])} FROM (${rows}) r
+    LEFT JOIN (SELECT DISTINCT visitor_id, visitor_key FROM ${catalog.tables.visitorDays}
+      WHERE domain = ${str(scope.domain)} AND dt BETWEEN ${date(range.dtFrom)} AND ${date(range.dtTo)} AND ${partial} AND is_dev = ${bool(scope.isDev)}) k
+    ON k.visitor_id = r.visitor_id`;
 }

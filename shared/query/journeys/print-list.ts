@@ -6,6 +6,7 @@ import { rowPredicate } from '../scope/filters.js';
 import type { VisitorColumn, VisitorListPlan } from './plan.js';
 import { date, int, integer, join, print, sql, str, timestamp, trusted, type Sql } from '../sql/sql.js';
 import { combinedVisitorAggregates, visitorPieces } from '../derived/visitor-days.js';
+import { bitmapVisitorCounts } from '../derived/visitor-bitmaps.js';
 
 // Prints a VisitorListPlan as one statement per page, in two passes so the costly per-visitor attributes are
 // computed for the listed page only (the single-pass form spent most of its time on them for every visitor):
@@ -114,10 +115,11 @@ export const CUT_PIECES_PER_VISITOR = 4;
  * condition on visitors: every visitor whose value lies at or beyond the cut (the value of the Nth leading piece) has
  * a piece there, so grouping the pieces beyond the cut gives those visitors with their exact values, ties at the
  * cut included. When they are fewer than the page needs (offset + limit + 1), every visitor is grouped, as without a
- * cut. The total counts every visitor of the range. DuckDB only: there the cut spares grouping every visitor of
- * the range by id; Athena would read the visitor days three times, and bills by bytes read.
+ * cut. The total counts every visitor of the range: by bitmaps of their keys where the pieces carry them
+ * (`keys`), else as distinct ids. DuckDB only: there the cut spares grouping every visitor of the range by id;
+ * Athena would read the visitor days three times, and bills by bytes read.
  */
-function leadingVisitors(plan: VisitorListPlan, cut: CutSort): Sql[] {
+function leadingVisitors(plan: VisitorListPlan, cut: CutSort, keys: boolean): Sql[] {
   const needed = plan.page.offset + plan.page.limit + 1;
   const value = trusted(cut.column);
   const aggregate = rankAggregate(plan, cut.column);
@@ -130,7 +132,9 @@ function leadingVisitors(plan: VisitorListPlan, cut: CutSort): Sql[] {
     SELECT visitor_id, ${value} FROM ahead WHERE ${enough}
     UNION ALL
     SELECT visitor_id, ${aggregate} AS ${value} FROM ranked_rows WHERE NOT ${enough} GROUP BY visitor_id)`,
-    sql`visitor_total AS (SELECT count(DISTINCT visitor_id) AS total FROM ranked_rows)`,
+    keys
+      ? sql`visitor_total AS (SELECT visitors AS total FROM (${bitmapVisitorCounts([], sql`SELECT visitor_key FROM ranked_rows`, false)}) counted)`
+      : sql`visitor_total AS (SELECT count(DISTINCT visitor_id) AS total FROM ranked_rows)`,
   ];
 }
 
@@ -173,13 +177,15 @@ export function printVisitorCount(plan: VisitorListPlan, target: SqlTarget): Sql
 
 function printList(plan: VisitorListPlan, target: SqlTarget, mode: 'page' | 'listed' | 'count'): SqlQuery {
   const { dialect } = target;
-  const ranked = plan.ranking.from === 'visitor-days' ? visitorPieces(target.catalog, plan.scope, plan.ranking.partitions) : scopedEvents(target, plan.scope, plan.rankColumns);
+  const having = havingConditions(plan, dialect);
+  const cut = mode !== 'count' && !having.length && dialect.name === 'duckdb' ? cutSort(plan) : undefined;
+  // The cut's total counts keys by bitmaps where every piece has one.
+  const keys = cut !== undefined && target.catalog.visitorDayKeys;
+  const ranked = plan.ranking.from === 'visitor-days' ? visitorPieces(target.catalog, plan.scope, plan.ranking.partitions, keys) : scopedEvents(target, plan.scope, plan.rankColumns);
   const ctes: Sql[] = [sql`ranked_rows AS (${ranked})`];
   if (plan.firstPurchase) ctes.push(earlierBuyers(plan, target));
-  const having = havingConditions(plan, dialect);
   const sortKeys = [...new Set(plan.order.map((o) => o.column).filter((c): c is VisitorColumn => c !== 'visitor_id'))];
-  const cut = mode !== 'count' && !having.length && dialect.name === 'duckdb' ? cutSort(plan) : undefined;
-  if (cut) ctes.push(...leadingVisitors(plan, cut));
+  if (cut) ctes.push(...leadingVisitors(plan, cut, keys));
   else {
     ctes.push(sql`visitors AS (
     SELECT ${join([trusted('visitor_id'), ...sortKeys.map((c) => sql`${rankAggregate(plan, c)} AS ${trusted(c)}`)])}

@@ -18,6 +18,11 @@ export interface StoreCatalog {
    */
   readonly bucketVisitor: 'visitor_key' | 'visitor_id';
   /**
+   * Every visitor day carries its visitor's `visitor_key` (the same key as in the buckets): true of the local
+   * store, whose writers key every file before a reader sees it; not of a bucket fed by `import --s3`.
+   */
+  readonly visitorDayKeys: boolean;
+  /**
    * Every session fragment carries `url_paths`: true of the local store, whose writers derive files of an older
    * version again before marking any fragment whole or answering a query; not of a bucket synced from an older
    * local store.
@@ -58,6 +63,7 @@ export const localCatalog: StoreCatalog = {
   },
   bucketVisitor: 'visitor_key',
   fragmentsHavePaths: true,
+  visitorDayKeys: true,
   wholeMarksExact: true,
   sessionCounts: trusted(SESSION_COUNTS_TABLE),
   unmarkedFragments: trusted(UNMARKED_FRAGMENTS_TABLE),
@@ -97,6 +103,7 @@ export function athenaCatalog(database: string, table: string, derived: DerivedT
     },
     bucketVisitor: 'visitor_id',
     fragmentsHavePaths: false,
+    visitorDayKeys: false,
     wholeMarksExact: false,
     sessionCounts: null,
     unmarkedFragments: null,
