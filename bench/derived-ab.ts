@@ -28,7 +28,7 @@ for (const query of dashboardMix('shop.bench.example', '2026-11-20')) {
   // As the API plans it: with the store's shape where it lets visitors be counted by bitmaps.
   const storeShape = query.path === '/v1/query' ? await storeShapeFor(await EngineRunner.forDomain(query.body.domain, engine), analyticsQueryOf(query)) : undefined;
   const sql = {
-    raw: planOf(query, { sessionFragments: false, pageviewBuckets: false, visitorDays: false, detailsApart: false }).sql,
+    raw: planOf(query, { sessionFragments: false, pageviewBuckets: false, customEventBuckets: false, visitorDays: false, detailsApart: false }).sql,
     'text ids': planOf(query, { detailsApart: false }, textIds).sql,
     keys: planOf(query, { detailsApart: false, ...(storeShape ? { storeShape } : {}) }).sql,
   };

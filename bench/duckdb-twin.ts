@@ -148,7 +148,7 @@ export class DuckDbTwin implements BenchEngine {
    * journeys list as one statement, its details joined to its page.
    */
   rawRows(): BenchEngine {
-    const raw = { sessionFragments: false, pageviewBuckets: false, visitorDays: false, detailsApart: false };
+    const raw = { sessionFragments: false, pageviewBuckets: false, customEventBuckets: false, visitorDays: false, detailsApart: false };
     return {
       name: 'raw',
       run: async (query) => {

@@ -51,7 +51,7 @@ try {
   }
   const ms = performance.now() - started;
   clearInterval(sampler);
-  const written = (await keysOf(target.s3, target.bucket)).filter((k) => /^[a-z]+\/domain=/.test(k));
+  const written = (await keysOf(target.s3, target.bucket)).filter((k) => /^[a-z_]+\/domain=/.test(k));
   const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
   console.log(`rows ${rows} over ${days} days in ${objects} objects: ${mib(gzipBytes)} gzip (${mib(Buffer.byteLength(lines.join('\n')))} NDJSON)`);
   console.log(`handler module load: ${loadMs.toFixed(0)} ms`);

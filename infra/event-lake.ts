@@ -121,7 +121,7 @@ export class EventLake extends Construct {
     };
     projectedTable('EventsTable', EVENTS_TABLE, EVENTS_PREFIX, eventColumns);
     // Logical ids of the first derived table kept from before the list existed, so a deployed table is updated, not replaced.
-    const logicalIds: Record<string, string> = { session_fragments: 'SessionsTable', pageview_buckets: 'PageviewBucketsTable', page_buckets: 'PageBucketsTable', visitor_days: 'VisitorDaysTable' };
+    const logicalIds: Record<string, string> = { session_fragments: 'SessionsTable', pageview_buckets: 'PageviewBucketsTable', page_buckets: 'PageBucketsTable', visitor_days: 'VisitorDaysTable', custom_event_buckets: 'CustomEventBucketsTable' };
     for (const r of derivedRelations) projectedTable(logicalIds[r.table]!, r.table, r.folder, r.columns);
 
     const workGroup = new CfnWorkGroup(this, 'WorkGroup', {

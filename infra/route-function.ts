@@ -5,7 +5,7 @@ import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { PAGE_BUCKETS_TABLE, PAGEVIEW_BUCKETS_TABLE, SESSION_FRAGMENTS_TABLE, VISITOR_DAYS_TABLE } from '../shared/events/derived-relations.js';
+import { CUSTOM_EVENT_BUCKETS_TABLE, PAGE_BUCKETS_TABLE, PAGEVIEW_BUCKETS_TABLE, SESSION_FRAGMENTS_TABLE, VISITOR_DAYS_TABLE } from '../shared/events/derived-relations.js';
 import type { Route } from '../shared/routes.js';
 import type { DataTables } from './data-tables.js';
 import type { EventLake } from './event-lake.js';
@@ -55,6 +55,7 @@ export class RouteFunction extends Construct {
         ATHENA_BUCKETS_TABLE: PAGEVIEW_BUCKETS_TABLE,
         ATHENA_PAGES_TABLE: PAGE_BUCKETS_TABLE,
         ATHENA_VISITORS_TABLE: VISITOR_DAYS_TABLE,
+        ATHENA_CUSTOM_EVENTS_TABLE: CUSTOM_EVENT_BUCKETS_TABLE,
         ATHENA_RESULT_REUSE_MINUTES: String(settings.athenaResultReuseMinutes),
         ATHENA_QUERY_TIMEOUT_MS: String(settings.athenaQueryTimeoutMs),
       });

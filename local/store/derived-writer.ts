@@ -7,6 +7,7 @@ import { duckdbDialect } from '../../shared/query/sql/dialects.js';
 import { bucketFileOrder, bucketsOf } from '../../shared/query/derived/pageview-buckets.js';
 import { fragmentFileOrder, fragmentsOf } from '../../shared/query/derived/session-fragments.js';
 import { visitorDayFileOrder, visitorDaysOf } from '../../shared/query/derived/visitor-days.js';
+import { customEventBucketsOf } from '../../shared/query/derived/custom-event-buckets.js';
 import { print, trusted, type Sql } from '../../shared/query/sql/sql.js';
 import { parquetCopyOptions, type StoreCodecs } from './parquet-codec.js';
 
@@ -15,8 +16,8 @@ import { parquetCopyOptions, type StoreCodecs } from './parquet-codec.js';
 
 /**
  * What a writer knows before it writes derived files, as tables of its connection (names chosen by code):
- * `visitorKeys` (visitor_id, visitor_key) holds a key for every visitor of the rows, and the buckets and visitor days
- * are written keyed (a local import, store/importer.ts); `splitSessions` (session_id) holds the sessions with a
+ * `visitorKeys` (visitor_id, visitor_key) holds a key for every visitor of the rows, and the buckets (of every kind) and visitor
+ * days are written keyed (a local import, store/importer.ts); `splitSessions` (session_id) holds the sessions with a
  * fragment in another file, and every other fragment that is its session's only one in the file written (a session
  * has two when its rows are dev and not dev) is written whole (a local import: the sessions in two of its
  * partitions; S3's upkeep: those in another fragment file of the domain, ingest/s3-upkeep.ts). Without them buckets and
@@ -42,9 +43,10 @@ function selectOf(folder: DerivedFolder, rows: Sql, known: WriterKnowledge): str
         : `${select} ORDER BY ${fragmentFileOrder}`;
     }
     case 'pageviews':
-    case 'pages': {
+    case 'pages':
+    case 'custom_events': {
       // Ordered once, after the keys are joined.
-      const select = print(bucketsOf(rows, folder)).sql;
+      const select = print(folder === 'custom_events' ? customEventBucketsOf(rows) : bucketsOf(rows, folder)).sql;
       return known.visitorKeys
         ? `SELECT b.* REPLACE (k.visitor_key AS visitor_key) FROM (${select}) b JOIN ${known.visitorKeys} k ON k.visitor_id = b.visitor_id ORDER BY ${bucketFileOrder}`
         : `${select} ORDER BY ${bucketFileOrder}`;

@@ -407,7 +407,7 @@ class PartitionWriter {
           await connection.run(`COPY part TO ${pathLiteral(join(eventsDir, name))} ${eventFileCopyOptions(this.codecs.events, this.store)}`);
           await writeDerived(connection, 'part', name, derivedDirs, this.codecs, { known, only: ['sessions'] });
         })(),
-        writeDerived(other, 'part', name, derivedDirs, this.codecs, { known, only: ['pageviews', 'pages', 'visitors'] }),
+        writeDerived(other, 'part', name, derivedDirs, this.codecs, { known, only: ['pageviews', 'pages', 'visitors', 'custom_events'] }),
       ]);
       for (const result of written) if (result.status === 'rejected') throw result.reason;
       files.push(name);

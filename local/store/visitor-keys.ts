@@ -10,7 +10,7 @@ import { localCodecs, parquetCopyOptions } from './parquet-codec.js';
 import { bucketFileOrder } from '../../shared/query/derived/pageview-buckets.js';
 import { visitorDayFileOrder } from '../../shared/query/derived/visitor-days.js';
 
-// Gives every row of the keyed relations (the pageview and page buckets, the visitor days) of a local store its
+// Gives every row of the keyed relations (the pageview, page and custom-event buckets, the visitor days) of a local store its
 // visitor's integer key (docs/STORAGE.md): one key per (domain, visitor_id), never reused, so `count(DISTINCT visitor_key)` equals
 // `count(DISTINCT visitor_id)` and hashes integers instead of text. The store is its own dictionary: the keyed
 // files hold every (visitor_id, visitor_key) pair given out, and a new visitor gets the domain's largest key plus
@@ -21,7 +21,7 @@ import { visitorDayFileOrder } from '../../shared/query/derived/visitor-days.js'
 const keyed = derivedRelations.filter((r) => r.columns.some(([name]) => name === 'visitor_key'));
 
 /** The order a keyed file is rewritten in: the one its writer gives it. */
-const keyedFileOrder: Record<DerivedFolder, string | undefined> = { sessions: undefined, pageviews: bucketFileOrder, pages: bucketFileOrder, visitors: visitorDayFileOrder };
+const keyedFileOrder: Record<DerivedFolder, string | undefined> = { sessions: undefined, pageviews: bucketFileOrder, pages: bucketFileOrder, visitors: visitorDayFileOrder, custom_events: bucketFileOrder };
 
 interface BucketFile {
   path: string;

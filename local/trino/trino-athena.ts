@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { AthenaClient } from '@aws-sdk/client-athena';
 import { AthenaEngine, type AthenaSettings } from '../../shared/engines/athena-engine.js';
-import { PAGE_BUCKETS_TABLE, PAGEVIEW_BUCKETS_TABLE, SESSION_FRAGMENTS_TABLE, VISITOR_DAYS_TABLE } from '../../shared/events/derived-relations.js';
+import { CUSTOM_EVENT_BUCKETS_TABLE, PAGE_BUCKETS_TABLE, PAGEVIEW_BUCKETS_TABLE, SESSION_FRAGMENTS_TABLE, VISITOR_DAYS_TABLE } from '../../shared/events/derived-relations.js';
 import { EVENTS_TABLE } from '../../infra/event-lake.js';
 import { startAthenaEmulator, type AthenaEmulator } from '../athena-emulator/athena-emulator.js';
 import { EVENTS_BUCKET, synthesizedGlueTables } from './glue-tables.js';
@@ -62,6 +62,7 @@ export async function startTrinoAthena(options: TrinoAthenaOptions): Promise<Tri
       bucketsTable: PAGEVIEW_BUCKETS_TABLE,
       pagesTable: PAGE_BUCKETS_TABLE,
       visitorsTable: VISITOR_DAYS_TABLE,
+      customEventsTable: CUSTOM_EVENT_BUCKETS_TABLE,
       resultReuseMinutes: options.resultReuseMinutes ?? 5,
       timeoutMs: options.timeoutMs ?? 25_000,
     };

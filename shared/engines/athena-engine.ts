@@ -191,6 +191,7 @@ export function athenaSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Ath
     ...(env.ATHENA_BUCKETS_TABLE ? { bucketsTable: env.ATHENA_BUCKETS_TABLE } : {}),
     ...(env.ATHENA_PAGES_TABLE ? { pagesTable: env.ATHENA_PAGES_TABLE } : {}),
     ...(env.ATHENA_VISITORS_TABLE ? { visitorsTable: env.ATHENA_VISITORS_TABLE } : {}),
+    ...(env.ATHENA_CUSTOM_EVENTS_TABLE ? { customEventsTable: env.ATHENA_CUSTOM_EVENTS_TABLE } : {}),
     resultReuseMinutes: wholeNumber(env, 'ATHENA_RESULT_REUSE_MINUTES', 0, 10_080, 5),
     timeoutMs: wholeNumber(env, 'ATHENA_QUERY_TIMEOUT_MS', 1_000, 900_000, 25_000),
   };

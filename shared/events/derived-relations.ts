@@ -1,4 +1,4 @@
-import { pageBucketColumns, pageviewBucketColumns, sessionCountColumns, sessionFragmentColumns, visitorDayColumns } from './event-columns.js';
+import { customEventBucketColumns, pageBucketColumns, pageviewBucketColumns, sessionCountColumns, sessionFragmentColumns, visitorDayColumns } from './event-columns.js';
 
 // The relations derived from each event file at import and stored beside it, in the same `domain=/dt=` layout
 // under the same file name (docs/STORAGE.md): the folder (locally under the data dir, on S3 beside the events
@@ -9,12 +9,14 @@ export const SESSION_FRAGMENTS_TABLE = 'session_fragments';
 export const PAGEVIEW_BUCKETS_TABLE = 'pageview_buckets';
 export const PAGE_BUCKETS_TABLE = 'page_buckets';
 export const VISITOR_DAYS_TABLE = 'visitor_days';
+export const CUSTOM_EVENT_BUCKETS_TABLE = 'custom_event_buckets';
 
 export const derivedRelations = [
   { folder: 'sessions', table: SESSION_FRAGMENTS_TABLE, columns: sessionFragmentColumns },
   { folder: 'pageviews', table: PAGEVIEW_BUCKETS_TABLE, columns: pageviewBucketColumns },
   { folder: 'pages', table: PAGE_BUCKETS_TABLE, columns: pageBucketColumns },
   { folder: 'visitors', table: VISITOR_DAYS_TABLE, columns: visitorDayColumns },
+  { folder: 'custom_events', table: CUSTOM_EVENT_BUCKETS_TABLE, columns: customEventBucketColumns },
 ] as const;
 
 export type DerivedFolder = (typeof derivedRelations)[number]['folder'];

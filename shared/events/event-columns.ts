@@ -100,6 +100,18 @@ export const pageBucketColumns = [
 ] as const satisfies readonly (readonly [string, ColumnType])[];
 
 /**
+ * The stored columns of the custom-event buckets (docs/STORAGE.md): the pageview buckets' time and visitor with each
+ * distinct custom event (`type` 'event') and exit link (`type` 'auto', `event_name` 'exit_link') of the bucket's
+ * visitor in one event file: the rows a visitor filter or the event dimension tests, without the rest of the row.
+ */
+export const customEventBucketColumns = [
+  ...bucketKey(),
+  ['type', 'string'],
+  ['event_name', 'string'],
+  ['event_properties', 'string'],
+] as const satisfies readonly (readonly [string, ColumnType])[];
+
+/**
  * The stored columns of the visitor days (docs/STORAGE.md): one row per (is_dev, visitor) of one event file, with
  * the visitor's first and last row time, counts and revenue there; they combine by min, max and sum. Every visitor
  * of a file has a row here, so locally the visitor days also key the visitors the buckets never see (no pageview).
@@ -135,7 +147,7 @@ export const sessionCountColumns = [
   ['duration_ms', 'bigint'],
 ] as const satisfies readonly (readonly [string, ColumnType])[];
 
-/** The leading columns of both kinds of buckets: their time and visitor. */
+/** The leading columns of every kind of bucket: their time and visitor. */
 function bucketKey() {
   return [
     ['bucket', 'timestamp'],

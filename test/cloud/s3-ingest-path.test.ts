@@ -67,10 +67,10 @@ describe.skipIf(!trinoAvailable('S3 ingest path suite'))('events ingested from i
 
   it('writes every relation in the published layout, the same files in each relation; every object moved', async () => {
     const keys = await keysOf(target.s3, target.bucket);
-    const stored = keys.filter((k) => /^[a-z]+\/domain=/.test(k));
+    const stored = keys.filter((k) => /^[a-z_]+\/domain=/.test(k));
     const folders = new Set(stored.map((k) => k.split('/')[0]));
     expect([...folders].sort()).toEqual(['events', ...derivedRelations.map((r) => r.folder)].sort());
-    for (const key of stored) expect(key).toMatch(/^[a-z]+\/domain=[a-z.]+\/dt=\d{4}-\d{2}-\d{2}\/[^/]+\.parquet$/);
+    for (const key of stored) expect(key).toMatch(/^[a-z_]+\/domain=[a-z.]+\/dt=\d{4}-\d{2}-\d{2}\/[^/]+\.parquet$/);
     const eventFiles = stored.filter((k) => k.startsWith('events/')).map((k) => k.slice('events/'.length));
     for (const r of derivedRelations) expect(stored.filter((k) => k.startsWith(`${r.folder}/`)).map((k) => k.slice(r.folder.length + 1))).toEqual(eventFiles);
     expect(keys.filter((k) => k.startsWith('incoming/'))).toEqual([]);

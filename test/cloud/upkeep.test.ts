@@ -54,7 +54,7 @@ async function expectOneMarkAtMost(target: IngestBucket): Promise<{ stale: numbe
   expect(marks.filter((m) => m.marked > 1)).toEqual([]);
   return { stale: marks.filter((m) => m.marked === 1 && m.fragments > 1).length };
 }
-const fileCount = async (target: IngestBucket) => (await keysOf(target.s3, target.bucket)).filter((k) => /^[a-z]+\/domain=/.test(k)).length;
+const fileCount = async (target: IngestBucket) => (await keysOf(target.s3, target.bucket)).filter((k) => /^[a-z_]+\/domain=/.test(k)).length;
 
 describe('upkeep of the S3 store', () => {
   it('compacts every crowded partition; replaced files are left out of queries, then deleted after the grace period', async () => {
@@ -222,7 +222,7 @@ describe('upkeep of the S3 store', () => {
     counting.disarm();
     const total = counting.count();
     // File names carry digests of their contents, which differ by domain: compared as shapes.
-    const shape = (keys: string[], domain: string) => keys.filter((k) => /^[a-z]+\/domain=/.test(k)).map((k) => k.replace(domain, 'D').replace(/[0-9a-f]{32}/, 'X')).sort();
+    const shape = (keys: string[], domain: string) => keys.filter((k) => /^[a-z_]+\/domain=/.test(k)).map((k) => k.replace(domain, 'D').replace(/[0-9a-f]{32}/, 'X')).sort();
     const clean = shape(await keysOf(reference.target.s3, reference.target.bucket), 'upkeep-crash.test');
     console.info(`upkeep crash test: ${total} writes to S3 and DynamoDB, a crash after each`);
     for (let crashAt = 0; crashAt < total; crashAt++) {

@@ -110,6 +110,7 @@ describe('API and functions from the route table', () => {
           ATHENA_BUCKETS_TABLE: 'pageview_buckets',
           ATHENA_PAGES_TABLE: 'page_buckets',
           ATHENA_VISITORS_TABLE: 'visitor_days',
+          ATHENA_CUSTOM_EVENTS_TABLE: 'custom_event_buckets',
           ATHENA_RESULT_REUSE_MINUTES: String(defaultSettings.athenaResultReuseMinutes),
           ATHENA_QUERY_TIMEOUT_MS: String(defaultSettings.athenaQueryTimeoutMs),
         });

@@ -41,7 +41,7 @@ async function answers(): Promise<string> {
     const out: unknown[] = [(await engine.runRaw(`SELECT count(*) AS n FROM events`))[0]];
     for (const query of questions) {
       const derived = (await engine.run(printAnalyticsQuery(planAnalyticsQuery(query, localCatalog), localTarget))).rows;
-      const raw = (await engine.run(printAnalyticsQuery(planAnalyticsQuery(query, localCatalog, { sessionFragments: false, pageviewBuckets: false }), localTarget))).rows;
+      const raw = (await engine.run(printAnalyticsQuery(planAnalyticsQuery(query, localCatalog, { sessionFragments: false, pageviewBuckets: false, customEventBuckets: false }), localTarget))).rows;
       // The derived relations always agree with the rows they were derived from: no half-published state.
       expect(derived).toEqual(raw);
       out.push(derived);

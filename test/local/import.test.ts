@@ -344,8 +344,8 @@ describe('compression (local/store/parquet-codec.ts)', () => {
   const twoSessions = [pageview, { ...pageview, session_id: 's2', timestamp: '2026-03-01T12:00:00Z' }, event];
 
   it('reads one codec for every relation from ANALYTICS_PARQUET_COMPRESSION, else each relation\'s own, and refuses others', () => {
-    expect(localCodecs({})).toEqual({ events: 'snappy', sessions: 'zstd', pageviews: 'snappy', pages: 'zstd', visitors: 'zstd' });
-    expect(localCodecs({ ANALYTICS_PARQUET_COMPRESSION: ' ZSTD ' })).toEqual({ events: 'zstd', sessions: 'zstd', pageviews: 'zstd', pages: 'zstd', visitors: 'zstd' });
+    expect(localCodecs({})).toEqual({ events: 'snappy', sessions: 'zstd', pageviews: 'snappy', pages: 'zstd', visitors: 'zstd', custom_events: 'zstd' });
+    expect(localCodecs({ ANALYTICS_PARQUET_COMPRESSION: ' ZSTD ' })).toEqual({ events: 'zstd', sessions: 'zstd', pageviews: 'zstd', pages: 'zstd', visitors: 'zstd', custom_events: 'zstd' });
     expect(new Set(Object.values(localCodecs({ ANALYTICS_PARQUET_COMPRESSION: 'uncompressed' })))).toEqual(new Set(['uncompressed']));
     expect(() => localCodecs({ ANALYTICS_PARQUET_COMPRESSION: 'gzip' })).toThrow(/one of uncompressed, snappy, zstd, not "gzip"/);
     expect(() => localCodecs({ ANALYTICS_PARQUET_COMPRESSION: 'lz4_raw' })).toThrow(/not "lz4_raw"/);

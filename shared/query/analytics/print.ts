@@ -4,10 +4,11 @@ import type { Dialect } from '../sql/dialect.js';
 import type { SqlTarget } from '../sql/target.js';
 import { localSeconds, scopedEvents } from '../scope/event-scope.js';
 import { missingLabel, type RowFilterField } from '../../requests/filters.js';
-import { pathListPredicate, rowFieldColumns, rowPredicate } from '../scope/filters.js';
+import { filterColumns, pathListPredicate, rowFieldColumns, rowPredicate } from '../scope/filters.js';
 import type { QueryPlan, RowAggregate } from './plan.js';
 import type { RowSource, SessionSource } from './sources.js';
 import { scopedBuckets } from '../derived/pageview-buckets.js';
+import { scopedCustomEventBuckets } from '../derived/custom-event-buckets.js';
 import { combinedAttribute, sessionPieces, type FragmentAttribute } from '../derived/session-fragments.js';
 import { scopedSessionCounts } from '../derived/session-counts.js';
 import { bitmapVisitorCounts } from '../derived/visitor-bitmaps.js';
@@ -15,9 +16,10 @@ import { integer, join, print, sql, str, trusted, type Sql } from '../sql/sql.js
 
 // Prints a QueryPlan as one SQL statement. Shape (CTEs only where the plan needs them):
 //   base             rows of the scope, only the needed columns
-//   filter_visitors_N visitors who did what a visitor filter asks, anywhere in the range
+//   filter_visitors_N visitors who did what a visitor filter asks, anywhere in the range (from the event rows or
+//                    the custom-event buckets)
 //   kept             base rows passing the row filters, of visitors passing the visitor filters
-//   event_segments   (event dimension) which visitors triggered which custom event
+//   event_segments   (event dimension) which visitors triggered which custom event (from the same)
 //   row_metrics      pageviews, visitors, revenue, conversions per group of kept rows (or visitors and
 //                    pageviews per group of stored pageview buckets, when the plan says they apply)
 //   sessions         every kept session, measured over all its rows in the range, with its entry values (with
@@ -28,14 +30,21 @@ import { integer, join, print, sql, str, trusted, type Sql } from '../sql/sql.js
 
 export function printAnalyticsQuery(plan: QueryPlan, target: SqlTarget): SqlQuery {
   const { dialect } = target;
-  const { rows, sessions } = plan.sources;
-  // Only row metrics from pageview buckets (which rule out row filters) without visitor filters read no event rows at all.
-  const readsEvents =
-    rows?.from !== 'buckets' || sessions !== null || plan.visitorFilters.length > 0 || plan.dimensions.includes('event') || plan.rowAggregates.some(isRevenueAggregate);
+  const { rows, sessions, eventVisitors } = plan.sources;
+  const bySegment = plan.dimensions.includes('event');
+  // Row metrics from pageview buckets (which rule out row filters) read no event rows, unless revenue, sessions or
+  // the visitors of visitor filters and event segments are read from them.
+  const readsEvents = rows?.from !== 'buckets' || sessions !== null || plan.rowAggregates.some(isRevenueAggregate) || eventVisitors?.from === 'rows';
   const ctes: Sql[] = readsEvents ? [sql`base AS (${scopedEvents(target, plan.scope, plan.columns, plan.segments, 'local_s')})`] : [];
 
+  // The visitor columns the filters' visitors and the segments carry: the id for event rows (and for buckets
+  // matched by id), the key for buckets matched by key.
+  const bucketMatch = eventVisitors?.from === 'buckets' ? eventVisitors.visitor : 'visitor_id';
+  const visitorColumns = [...(readsEvents || (rows?.from === 'buckets' && bucketMatch === 'visitor_id') ? ['visitor_id'] : []), ...(rows?.from === 'buckets' && bucketMatch === 'visitor_key' ? ['visitor_key'] : [])];
+  const eventVisitorRows = (columns: string[]) =>
+    eventVisitors?.from === 'buckets' ? sql`(${scopedCustomEventBuckets(target, plan.scope, [...visitorColumns, ...columns])}) custom_events` : trusted('base');
   plan.visitorFilters.forEach((filter, i) => {
-    ctes.push(sql`filter_visitors_${integer(i)} AS (SELECT DISTINCT visitor_id FROM base WHERE ${rowPredicate(filter, dialect)})`);
+    ctes.push(sql`filter_visitors_${integer(i)} AS (SELECT DISTINCT ${join(visitorColumns.map((c) => trusted(c)))} FROM ${eventVisitorRows(filterColumns(filter))} WHERE ${rowPredicate(filter, dialect)})`);
   });
   const keptConditions = [
     ...plan.rowFilters.map((f) => rowPredicate(f, dialect)),
@@ -44,19 +53,21 @@ export function printAnalyticsQuery(plan: QueryPlan, target: SqlTarget): SqlQuer
   const kept = keptConditions.length ? 'kept' : 'base';
   // Row metrics and the sessions picked by the kept rows' ids both read the kept rows: DuckDB filters them once.
   const keptTwice = rows !== null && sessions !== null && !piecesByPaths(sessions);
-  if (keptConditions.length) ctes.push(sql`kept AS ${keptTwice ? dialect.materialized : sql``}(SELECT * FROM base WHERE ${join(keptConditions, ' AND ')})`);
+  if (readsEvents && keptConditions.length) ctes.push(sql`kept AS ${keptTwice ? dialect.materialized : sql``}(SELECT * FROM base WHERE ${join(keptConditions, ' AND ')})`);
 
-  const bySegment = plan.dimensions.includes('event');
   if (bySegment) {
-    ctes.push(sql`event_segments AS (SELECT DISTINCT event_name AS segment_event, visitor_id AS segment_visitor FROM base WHERE type = 'event')`);
+    const segmentColumns = visitorColumns.map((c) => trusted(c === 'visitor_id' ? 'visitor_id AS segment_visitor' : 'visitor_key AS segment_key'));
+    ctes.push(sql`event_segments AS (SELECT DISTINCT ${join([sql`event_name AS segment_event`, ...segmentColumns])} FROM ${eventVisitorRows(['type', 'event_name'])} WHERE type = 'event')`);
   }
+  // Event rows and sessions meet the segments by id; buckets by the column matched.
   const segmentJoin = bySegment ? sql` JOIN event_segments ON segment_visitor = visitor_id` : sql``;
+  const bucketSegmentJoin = bySegment ? (bucketMatch === 'visitor_key' ? sql` JOIN event_segments ON segment_key = visitor_key` : segmentJoin) : sql``;
   const slots = plan.dimensions.map((_, i) => trusted(`d${i}`));
   // Ordinals, not aliases or repeated expressions: Trino resolves neither an alias nor an expression holding
   // a parameter in GROUP BY.
   const groupBy = slots.length ? sql` GROUP BY ${join(slots.map((_, i) => integer(i + 1)))}` : sql``;
 
-  if (rows) ctes.push(rowMetricsCte(plan, rows, target, kept, segmentJoin, groupBy));
+  if (rows) ctes.push(rowMetricsCte(plan, rows, target, { kept, segmentJoin, bucketSegmentJoin, bucketMatch }, groupBy));
 
   if (sessions) {
     ctes.push(sessionsCte(plan, sessions, target, kept !== 'base'));
@@ -108,7 +119,19 @@ const isRevenueAggregate = (a: RowAggregate) => a === 'revenue' || a === 'conver
  * from the buckets (of the visitors the visitor filters keep; of the segment's visitors, for the event dimension),
  * joined per group with revenue and conversions from the (few) kept revenue rows.
  */
-function rowMetricsCte(plan: QueryPlan, source: RowSource, target: SqlTarget, kept: string, segmentJoin: Sql, groupBy: Sql): Sql {
+/**
+ * How row metrics meet the rest of the statement: `kept`, the kept rows' CTE; `segmentJoin` joins event rows to the
+ * event segments; `bucketSegmentJoin` joins buckets to them; `bucketMatch`, the buckets' column matched with the
+ * visitor filters' visitors.
+ */
+interface RowMetricsLinks {
+  kept: string;
+  segmentJoin: Sql;
+  bucketSegmentJoin: Sql;
+  bucketMatch: 'visitor_key' | 'visitor_id';
+}
+
+function rowMetricsCte(plan: QueryPlan, source: RowSource, target: SqlTarget, { kept, segmentJoin, bucketSegmentJoin, bucketMatch }: RowMetricsLinks, groupBy: Sql): Sql {
   const dims = plan.dimensions.map((d, i) => sql`${rowDimension(d, target.dialect)} AS d${integer(i)}`);
   if (source.from === 'rows') {
     const types = [...new Set(plan.rowAggregates.map((a) => (isRevenueAggregate(a) ? 'revenue' : 'pageview')))];
@@ -123,15 +146,16 @@ function rowMetricsCte(plan: QueryPlan, source: RowSource, target: SqlTarget, ke
   const attributes = plan.dimensions.filter((d) => !isTime(d) && d !== 'event').map((d) => rowFieldColumns[d as RowFilterField]);
   const pageviewAggregates = plan.rowAggregates.filter((a) => !isRevenueAggregate(a));
   // Visitors are told apart by the column the sources chose (an integer key where the store has them, cheaper to
-  // hash than text); the event segments name them by id.
+  // hash than text); visitor filters and event segments match them by the column their source gives.
   const { visitors } = source;
   const visitorColumn = visitors === null ? null : visitors.count === 'bitmaps' ? 'visitor_key' : visitors.column;
-  const byVisitorId = plan.dimensions.includes('event') || plan.visitorFilters.length > 0;
-  const visitorColumns = [...(visitorColumn ? [visitorColumn] : []), ...(byVisitorId ? ['visitor_id'] : [])];
+  const matched = plan.dimensions.includes('event') || plan.visitorFilters.length > 0;
+  const visitorColumns = [...(visitorColumn ? [visitorColumn] : []), ...(matched ? [bucketMatch] : [])];
   const scoped = scopedBuckets(target, source.relation, plan.scope, visitorColumns, attributes, plan.segments);
   // A visitor filter keeps the buckets of the visitors it keeps, as it keeps their rows.
+  const match = trusted(bucketMatch);
   const buckets = plan.visitorFilters.length
-    ? sql`SELECT * FROM (${scoped}) scoped WHERE ${join(plan.visitorFilters.map((_, i) => sql`visitor_id IN (SELECT visitor_id FROM filter_visitors_${integer(i)})`), ' AND ')}`
+    ? sql`SELECT * FROM (${scoped}) scoped WHERE ${join(plan.visitorFilters.map((_, i) => sql`${match} IN (SELECT ${match} FROM filter_visitors_${integer(i)})`), ' AND ')}`
     : scoped;
   const fromBuckets =
     visitors?.count === 'bitmaps'
@@ -140,7 +164,7 @@ function rowMetricsCte(plan: QueryPlan, source: RowSource, target: SqlTarget, ke
           ...dims,
           ...pageviewAggregates.map((a) => (a === 'visitors' ? sql`count(DISTINCT ${trusted(visitorColumn!)}) AS visitors` : sql`CAST(sum(pageviews) AS BIGINT) AS pageviews`)),
         ])}
-      FROM (${buckets}) buckets${segmentJoin}${groupBy}`;
+      FROM (${buckets}) buckets${bucketSegmentJoin}${groupBy}`;
   const revenueAggregates = plan.rowAggregates.filter(isRevenueAggregate);
   if (revenueAggregates.length === 0) return sql`row_metrics AS (${fromBuckets})`;
   const fromRevenue = sql`SELECT ${join([...dims, ...revenueAggregates.map((a) => rowAggregateSql(a, false))])}

@@ -60,11 +60,23 @@ export type SessionSource =
       counts: boolean;
     };
 
+/** Where the visitor filters and the event dimension find the visitors who had a custom event or exit link. */
+export type EventVisitorSource =
+  /** The event rows of the range. */
+  | { from: 'rows' }
+  /**
+   * The custom-event buckets of the range (derived/custom-event-buckets.ts). `visitor` is the column their visitors
+   * are matched by with the pageview and page buckets (the catalog's bucketVisitor); event rows match by id.
+   */
+  | { from: 'buckets'; visitor: 'visitor_key' | 'visitor_id' };
+
 export interface QuerySources {
   /** Null when no requested metric is a row metric. */
   rows: RowSource | null;
   /** Null when no requested metric is a session metric. */
   sessions: SessionSource | null;
+  /** Null when the query has neither a visitor filter nor the event dimension. */
+  eventVisitors: EventVisitorSource | null;
 }
 
 /** Turns a derived relation off, to plan the raw-row form of a query (tests and benchmarks compare the two). */
@@ -77,6 +89,8 @@ export interface SourceOptions {
   pathLists?: boolean;
   /** Read the whole fragments' session counts where the store keeps them (default true). */
   sessionCounts?: boolean;
+  /** Find the visitors of visitor filters and event segments in the custom-event buckets where exact (default true). */
+  customEventBuckets?: boolean;
   /** The local store's shape for the query's bucket columns: bounds visitor bitmaps by any dimension. */
   storeShape?: StoreShape;
 }
@@ -100,7 +114,19 @@ export function decideSources(
   return {
     rows: rowMetrics ? rowSource(query, needs, segments, catalog, options) : null,
     sessions: needs.sessions ? sessionSource(query, segments, catalog, options) : null,
+    eventVisitors: eventVisitorSource(query, catalog, options),
   };
+}
+
+/**
+ * The custom-event buckets hold every row a visitor filter or the event dimension tests, by visitor and 15-minute
+ * bucket. Both ask who had such a row anywhere in the range, never when in local time: exact whenever the range's
+ * ends fall on bucket edges.
+ */
+function eventVisitorSource(query: AnalyticsQuery, catalog: StoreCatalog, options: SourceOptions): EventVisitorSource | null {
+  if (!query.dimensions.includes('event') && query.filters.every(isRowFilter)) return null;
+  if (options.customEventBuckets === false || !bucketsAlign(query.range, undefined)) return { from: 'rows' };
+  return { from: 'buckets', visitor: catalog.bucketVisitor };
 }
 
 /**

@@ -46,6 +46,13 @@ export function rowPredicate(filter: Filter, dialect: Dialect): Sql {
   return sql`(type = 'auto' AND event_name = 'exit_link' AND ${match(url, filter.operator, filter.value, null)})`;
 }
 
+/**
+ * The rows a visitor filter's rowPredicate or the event dimension's segments can match, and all the columns they read
+ * (`type`, `event_name`, `event_properties`): custom events and exit links. The custom-event buckets hold these
+ * rows' distinct values per bucket and visitor (derived/custom-event-buckets.ts).
+ */
+export const visitorFilterRows = sql`(type = 'event' OR (type = 'auto' AND event_name = 'exit_link'))`;
+
 /** Filters a session's path list (`url_paths` of a session fragment) can stand in for: all on `page`. */
 export function pathListFilters(filters: readonly Filter[]): boolean {
   return filters.length > 0 && filters.every((f) => f.field === 'page');

@@ -1,4 +1,4 @@
-import { PAGE_BUCKETS_TABLE, PAGEVIEW_BUCKETS_TABLE, SESSION_COUNTS_TABLE, SESSION_FRAGMENTS_TABLE, UNMARKED_FRAGMENTS_TABLE, VISITOR_DAYS_TABLE } from '../../events/derived-relations.js';
+import { CUSTOM_EVENT_BUCKETS_TABLE, PAGE_BUCKETS_TABLE, PAGEVIEW_BUCKETS_TABLE, SESSION_COUNTS_TABLE, SESSION_FRAGMENTS_TABLE, UNMARKED_FRAGMENTS_TABLE, VISITOR_DAYS_TABLE } from '../../events/derived-relations.js';
 import { join, sql, str, trusted, type Sql } from './sql.js';
 
 // What an engine's store holds, apart from how its SQL is spelled (dialect.ts): the names of the stored
@@ -6,7 +6,7 @@ import { join, sql, str, trusted, type Sql } from './sql.js';
 // these facts once (analytics/sources.ts); the printers only print the relation names.
 
 /** The stored relations: the events and the derived relations beside them (docs/STORAGE.md). */
-export type StoredRelation = 'events' | 'sessionFragments' | 'pageviewBuckets' | 'pageBuckets' | 'visitorDays';
+export type StoredRelation = 'events' | 'sessionFragments' | 'pageviewBuckets' | 'pageBuckets' | 'visitorDays' | 'customEventBuckets';
 
 export interface StoreCatalog {
   /** Each relation as the engine names it: a view over Parquet files locally, a Glue table on AWS. */
@@ -60,6 +60,7 @@ export const localCatalog: StoreCatalog = {
     pageviewBuckets: trusted(PAGEVIEW_BUCKETS_TABLE),
     pageBuckets: trusted(PAGE_BUCKETS_TABLE),
     visitorDays: trusted(VISITOR_DAYS_TABLE),
+    customEventBuckets: trusted(CUSTOM_EVENT_BUCKETS_TABLE),
   },
   bucketVisitor: 'visitor_key',
   fragmentsHavePaths: true,
@@ -76,6 +77,7 @@ export interface DerivedTableNames {
   bucketsTable?: string;
   pagesTable?: string;
   visitorsTable?: string;
+  customEventsTable?: string;
 }
 
 /**
@@ -89,9 +91,10 @@ export function athenaCatalog(database: string, table: string, derived: DerivedT
     bucketsTable = PAGEVIEW_BUCKETS_TABLE,
     pagesTable = PAGE_BUCKETS_TABLE,
     visitorsTable = VISITOR_DAYS_TABLE,
+    customEventsTable = CUSTOM_EVENT_BUCKETS_TABLE,
   } = derived;
   const identifier = /^[a-z0-9_]+$/;
-  if (![database, table, sessionsTable, bucketsTable, pagesTable, visitorsTable].every((name) => identifier.test(name))) throw new Error('Glue names must match [a-z0-9_]+');
+  if (![database, table, sessionsTable, bucketsTable, pagesTable, visitorsTable, customEventsTable].every((name) => identifier.test(name))) throw new Error('Glue names must match [a-z0-9_]+');
   const quoted = (name: string) => trusted(`"${database}"."${name}"`);
   return {
     tables: {
@@ -100,6 +103,7 @@ export function athenaCatalog(database: string, table: string, derived: DerivedT
       pageviewBuckets: quoted(bucketsTable),
       pageBuckets: quoted(pagesTable),
       visitorDays: quoted(visitorsTable),
+      customEventBuckets: quoted(customEventsTable),
     },
     bucketVisitor: 'visitor_id',
     fragmentsHavePaths: false,
