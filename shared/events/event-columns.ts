@@ -96,6 +96,8 @@ export const pageviewBucketColumns = [
 export const pageBucketColumns = [
   ...bucketKey(),
   ['url_path', 'string'],
+  /** The pageviews' referrer domain: pages by referrer, and a page's referrers, answered from these too. */
+  ['referrer_domain', 'string'],
   ['pageviews', 'bigint'],
 ] as const satisfies readonly (readonly [string, ColumnType])[];
 

@@ -12,7 +12,7 @@ import type { ColumnType } from '../../shared/events/event-columns.js';
 import type { AnalyticsQuery, Dimension, Metric } from '../../shared/requests/query.js';
 import { localCatalog } from '../../shared/query/sql/catalog.js';
 import { athenaTarget, localTarget } from '../../shared/query/sql/target.js';
-import type { Filter } from '../../shared/requests/filters.js';
+import { isRowFilter, type Filter } from '../../shared/requests/filters.js';
 import { printAnalyticsQuery } from '../../shared/query/analytics/print.js';
 import { planAnalyticsQuery, type PlanOptions, type QueryPlan } from '../../shared/query/analytics/plan.js';
 import { bucketGroups, bucketsAlign } from '../../shared/query/derived/pageview-buckets.js';
@@ -430,7 +430,17 @@ describe('pageview buckets', () => {
     expect(relation(['page', 'country'])).toBeUndefined();
     expect(relation(['page', 'event'])).toBeUndefined();
     expect(relation(['event'])).toBe('pageviews');
-    expect(relation([], [filterPool[1]!])).toBeUndefined();
+    // A row filter on a column the buckets group by keeps whole bucket rows: page and referrer on the page buckets,
+    // attribution on the pageview buckets; one relation must hold every filtered and grouped column.
+    expect(relation([], [filterPool[1]!])).toBe('pages');
+    expect(relation(['referrer'], [filterPool[0]!])).toBe('pages');
+    expect(relation(['page'], [filterPool[3]!])).toBe('pages');
+    expect(relation(['device'], [filterPool[2]!, filterPool[4]!])).toBe('pageviews');
+    expect(relation(['country'], [filterPool[1]!])).toBeUndefined();
+    expect(relation(['page'], [filterPool[2]!])).toBeUndefined();
+    // Athena's page buckets may predate their referrer column.
+    expect(relation(['referrer'], [filterPool[0]!], ['visitors'], athenaTarget('db', 'events').catalog)).toBeUndefined();
+    expect(relation(['page'], [filterPool[0]!], ['visitors'], athenaTarget('db', 'events').catalog)).toBe('pages');
     // A visitor filter keeps whole visitors, so their buckets: event, event_property, exit_link.
     for (const filter of filterPool.slice(5)) expect(relation(['page'], [filter])).toBe('pages');
     expect(relation(['country'], [filterPool[1]!, filterPool[5]!])).toBeUndefined();
@@ -505,7 +515,7 @@ describe('pageview buckets', () => {
   });
 
   it('give the same answer as raw rows for random queries', async () => {
-    const used = { pageviews: 0, pages: 0, bitmaps: 0, visitorFiltered: 0, customEvents: 0 };
+    const used = { pageviews: 0, pages: 0, bitmaps: 0, visitorFiltered: 0, rowFiltered: 0, customEvents: 0 };
     await fc.assert(
       fc.asyncProperty(bucketQueryArbitrary, async (query) => {
         const { sources } = (await expectSameAsRaw(query, { sessionFragments: false, pageviewBuckets: false, customEventBuckets: false })).plan;
@@ -513,7 +523,8 @@ describe('pageview buckets', () => {
         if (sources.eventVisitors?.from === 'buckets') used.customEvents += 1;
         if (source?.from === 'buckets') used[source.relation] += 1;
         if (source?.from === 'buckets' && source.visitors?.count === 'bitmaps') used.bitmaps += 1;
-        if (source?.from === 'buckets' && query.filters.length > 0) used.visitorFiltered += 1;
+        if (source?.from === 'buckets' && query.filters.some((f) => !isRowFilter(f))) used.visitorFiltered += 1;
+        if (source?.from === 'buckets' && query.filters.some(isRowFilter)) used.rowFiltered += 1;
       }),
       { numRuns: 120, seed: 7 },
     );
@@ -521,6 +532,7 @@ describe('pageview buckets', () => {
     expect(used.pages).toBeGreaterThan(5);
     expect(used.bitmaps).toBeGreaterThan(5);
     expect(used.visitorFiltered).toBeGreaterThan(3);
+    expect(used.rowFiltered).toBeGreaterThan(5);
     expect(used.customEvents).toBeGreaterThan(10);
   }, 240_000);
 

@@ -151,12 +151,16 @@ function rowMetricsCte(plan: QueryPlan, source: RowSource, target: SqlTarget, { 
   const visitorColumn = visitors === null ? null : visitors.count === 'bitmaps' ? 'visitor_key' : visitors.column;
   const matched = plan.dimensions.includes('event') || plan.visitorFilters.length > 0;
   const visitorColumns = [...(visitorColumn ? [visitorColumn] : []), ...(matched ? [bucketMatch] : [])];
-  const scoped = scopedBuckets(target, source.relation, plan.scope, visitorColumns, attributes, plan.segments);
-  // A visitor filter keeps the buckets of the visitors it keeps, as it keeps their rows.
+  const filtered = plan.rowFilters.map((f) => rowFieldColumns[f.field as RowFilterField]);
+  const scoped = scopedBuckets(target, source.relation, plan.scope, visitorColumns, [...attributes, ...filtered], plan.segments);
+  // A row filter keeps the bucket rows whose grouped column passes; a visitor filter keeps the buckets of the
+  // visitors it keeps: each as it keeps their rows.
   const match = trusted(bucketMatch);
-  const buckets = plan.visitorFilters.length
-    ? sql`SELECT * FROM (${scoped}) scoped WHERE ${join(plan.visitorFilters.map((_, i) => sql`${match} IN (SELECT ${match} FROM filter_visitors_${integer(i)})`), ' AND ')}`
-    : scoped;
+  const conditions = [
+    ...plan.rowFilters.map((f) => rowPredicate(f, target.dialect)),
+    ...plan.visitorFilters.map((_, i) => sql`${match} IN (SELECT ${match} FROM filter_visitors_${integer(i)})`),
+  ];
+  const buckets = conditions.length ? sql`SELECT * FROM (${scoped}) scoped WHERE ${join(conditions, ' AND ')}` : scoped;
   const fromBuckets =
     visitors?.count === 'bitmaps'
       ? bitmapVisitorCounts(dims, buckets, pageviewAggregates.includes('pageviews'))

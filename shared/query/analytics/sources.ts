@@ -130,16 +130,18 @@ function eventVisitorSource(query: AnalyticsQuery, catalog: StoreCatalog, option
 }
 
 /**
- * Buckets hold pageviews by visitor, time and attribution (or page): exact for visitors and pageviews without row
- * filters (a visitor filter keeps whole visitors, so their buckets), grouped by time, attribution (or page) or the
- * event segment, when the range and the zone's boundaries fall on bucket edges.
+ * Buckets hold pageviews by visitor, time and attribution (or page and referrer): exact for visitors and pageviews
+ * grouped by time, by columns of one relation or by the event segment, with row filters on columns of the same
+ * relation (a filter on a grouped column keeps whole bucket rows, as it keeps their rows; a visitor filter keeps
+ * whole visitors, so their buckets), when the range and the zone's boundaries fall on bucket edges.
  */
 function rowSource(query: AnalyticsQuery, needs: MetricNeeds, segments: OffsetSegment[] | undefined, catalog: StoreCatalog, options: SourceOptions): RowSource {
-  const { columns, relation } = bucketGrouping(query.dimensions);
+  const { columns } = bucketGrouping(query.dimensions);
+  const filtered = query.filters.filter(isRowFilter).map((f) => rowFieldColumns[f.field]);
+  const relation = bucketRelationFor([...columns, ...filtered], catalog.pageBucketReferrers);
   const usable =
     options.pageviewBuckets !== false &&
     (needs.pageviews || needs.visitors) &&
-    !query.filters.some(isRowFilter) &&
     relation !== null &&
     // The event segments are joined to the attribution buckets only.
     (relation === 'pageviews' || !query.dimensions.includes('event')) &&
@@ -192,10 +194,9 @@ export function shapeQuestion(query: AnalyticsQuery, needs: MetricNeeds, segment
   return { relation: rows.relation, columns: bucketGrouping(query.dimensions).columns };
 }
 
-/** The bucket columns a query's dimensions group by (other than time and event), and the relation holding them. */
-export function bucketGrouping(dimensions: readonly Dimension[]): { columns: string[]; relation: BucketRelation | null } {
-  const columns = dimensions.filter((d) => d !== 'date' && d !== 'hour' && d !== 'event').map((d) => rowFieldColumns[d as RowFilterField]);
-  return { columns, relation: bucketRelationFor(columns) };
+/** The bucket columns a query's dimensions group by (other than time and event). */
+export function bucketGrouping(dimensions: readonly Dimension[]): { columns: string[] } {
+  return { columns: dimensions.filter((d) => d !== 'date' && d !== 'hour' && d !== 'event').map((d) => rowFieldColumns[d as RowFilterField]) };
 }
 
 /**

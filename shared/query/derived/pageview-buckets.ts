@@ -18,16 +18,24 @@ const BUCKET_MS = 15 * 60 * 1000;
 /** The two bucket relations, by folder. */
 export type BucketRelation = 'pageviews' | 'pages';
 
-/** The columns a bucket of each relation groups by besides its time and visitor: the dimensions it can answer. */
+/**
+ * The columns a bucket of each relation groups by besides its time and visitor: the dimensions it can answer, and
+ * the columns a row filter can test on it (a filter on a grouped column keeps whole bucket rows).
+ */
 export const bucketGroups: Record<BucketRelation, readonly string[]> = {
   pageviews: sessionAttributeColumns,
-  pages: ['url_path'],
+  pages: ['url_path', 'referrer_domain'],
 };
 
-/** The relation whose buckets group by every one of `columns` (the pageview buckets for none); null if neither. */
-export function bucketRelationFor(columns: string[]): BucketRelation | null {
+/**
+ * The relation whose buckets group by every one of `columns` (the pageview buckets for none); null if neither.
+ * Without `pageReferrers` (a store whose page buckets may lack the column: the catalog's pageBucketReferrers), the
+ * page buckets answer by `url_path` only.
+ */
+export function bucketRelationFor(columns: string[], pageReferrers = true): BucketRelation | null {
   if (columns.every((c) => bucketGroups.pageviews.includes(c))) return 'pageviews';
-  if (columns.every((c) => bucketGroups.pages.includes(c))) return 'pages';
+  const pages = pageReferrers ? bucketGroups.pages : ['url_path'];
+  if (columns.every((c) => pages.includes(c))) return 'pages';
   return null;
 }
 

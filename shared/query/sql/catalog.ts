@@ -23,6 +23,11 @@ export interface StoreCatalog {
    */
   readonly visitorDayKeys: boolean;
   /**
+   * Every page bucket carries `referrer_domain`: true of the local store, whose backfill derives files of an older
+   * version again; not of a bucket whose files may predate the column.
+   */
+  readonly pageBucketReferrers: boolean;
+  /**
    * Every session fragment carries `url_paths`: true of the local store, whose writers derive files of an older
    * version again before marking any fragment whole or answering a query; not of a bucket synced from an older
    * local store.
@@ -65,6 +70,7 @@ export const localCatalog: StoreCatalog = {
   bucketVisitor: 'visitor_key',
   fragmentsHavePaths: true,
   visitorDayKeys: true,
+  pageBucketReferrers: true,
   wholeMarksExact: true,
   sessionCounts: trusted(SESSION_COUNTS_TABLE),
   unmarkedFragments: trusted(UNMARKED_FRAGMENTS_TABLE),
@@ -108,6 +114,7 @@ export function athenaCatalog(database: string, table: string, derived: DerivedT
     bucketVisitor: 'visitor_id',
     fragmentsHavePaths: false,
     visitorDayKeys: false,
+    pageBucketReferrers: false,
     wholeMarksExact: false,
     sessionCounts: null,
     unmarkedFragments: null,
