@@ -100,7 +100,7 @@ const section = [
     `${startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC, ${cpus().length} cores, load average ${Math.min(...load).toFixed(1)}-${Math.max(...load).toFixed(1)} ` +
     `during the run. Each query: one warm-up, then ${timing.repeat} rounds alternating the API over HTTP (the local server, keys, counters) and ` +
     'plain SQL over the raw event rows in DuckDB on the same files (the statements the planner writes with every derived relation ' +
-    'off: no session fragments, buckets, visitor days or keys). Answers compared row by row.',
+    'off: no session fragments, buckets of any kind, visitor days or keys). Answers compared row by row.',
   '',
   ...sections,
 ].join('\n');
