@@ -10,13 +10,13 @@ import { localCodecs, parquetCopyOptions } from './parquet-codec.js';
 import { bucketFileOrder } from '../../shared/query/derived/pageview-buckets.js';
 import { visitorDayFileOrder } from '../../shared/query/derived/visitor-days.js';
 
-// Gives every row of the keyed relations (the pageview, page and custom-event buckets, the visitor days) of a local store its
-// visitor's integer key (docs/STORAGE.md): one key per (domain, visitor_id), never reused, so `count(DISTINCT visitor_key)` equals
-// `count(DISTINCT visitor_id)` and hashes integers instead of text. The store is its own dictionary: the keyed
-// files hold every (visitor_id, visitor_key) pair given out, and a new visitor gets the domain's largest key plus
-// one. Buckets are written without keys; this pass keys the files that have none (an import's staged files
-// before they are published, files of older versions or of the backfill) and must run under the store lock, so
-// two writers never hand the same key to two visitors.
+// Gives every row of the keyed relations (the pageview, page and custom-event buckets, the visitor days) of a local
+// store its visitor's integer key (docs/STORAGE.md): one key per (domain, visitor_id), never reused, so
+// `count(DISTINCT visitor_key)` equals `count(DISTINCT visitor_id)` and hashes integers instead of text. The store is
+// its own dictionary: the keyed files hold every (visitor_id, visitor_key) pair given out, and a new visitor gets the
+// domain's largest key plus one. Files written without keys are keyed here (an import's staged files before they are
+// published, files of older versions or of the backfill); the pass must run under the store lock, so two writers
+// never hand the same key to two visitors.
 
 const keyed = derivedRelations.filter((r) => r.columns.some(([name]) => name === 'visitor_key'));
 

@@ -32,8 +32,8 @@ export function printAnalyticsQuery(plan: QueryPlan, target: SqlTarget): SqlQuer
   const { dialect } = target;
   const { rows, sessions, eventVisitors } = plan.sources;
   const bySegment = plan.dimensions.includes('event');
-  // Row metrics from pageview buckets (which rule out row filters) read no event rows, unless revenue, sessions or
-  // the visitors of visitor filters and event segments are read from them.
+  // Row metrics from buckets read no event rows, unless revenue, sessions or the visitors of visitor filters and
+  // event segments are read from them.
   const readsEvents = rows?.from !== 'buckets' || sessions !== null || plan.rowAggregates.some(isRevenueAggregate) || eventVisitors?.from === 'rows';
   const ctes: Sql[] = readsEvents ? [sql`base AS (${scopedEvents(target, plan.scope, plan.columns, plan.segments, 'local_s')})`] : [];
 
@@ -115,11 +115,6 @@ OFFSET ${integer(plan.page.offset)} LIMIT ${integer(plan.page.limit + 1)}`);
 const isRevenueAggregate = (a: RowAggregate) => a === 'revenue' || a === 'conversions';
 
 /**
- * `row_metrics`: the row aggregates per group of kept rows; or, with pageview buckets, visitors and pageviews
- * from the buckets (of the visitors the visitor filters keep; of the segment's visitors, for the event dimension),
- * joined per group with revenue and conversions from the (few) kept revenue rows.
- */
-/**
  * How row metrics meet the rest of the statement: `kept`, the kept rows' CTE; `segmentJoin` joins event rows to the
  * event segments; `bucketSegmentJoin` joins buckets to them; `bucketMatch`, the buckets' column matched with the
  * visitor filters' visitors.
@@ -131,6 +126,11 @@ interface RowMetricsLinks {
   bucketMatch: 'visitor_key' | 'visitor_id';
 }
 
+/**
+ * `row_metrics`: the row aggregates per group of kept rows; or, with pageview buckets, visitors and pageviews
+ * from the buckets (of the visitors the visitor filters keep; of the segment's visitors, for the event dimension),
+ * joined per group with revenue and conversions from the (few) kept revenue rows.
+ */
 function rowMetricsCte(plan: QueryPlan, source: RowSource, target: SqlTarget, { kept, segmentJoin, bucketSegmentJoin, bucketMatch }: RowMetricsLinks, groupBy: Sql): Sql {
   const dims = plan.dimensions.map((d, i) => sql`${rowDimension(d, target.dialect)} AS d${integer(i)}`);
   if (source.from === 'rows') {
