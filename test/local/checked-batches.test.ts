@@ -44,7 +44,7 @@ describe('checkLines', () => {
     expect(batch.domains).toEqual({ 'a.example': 3, 'b.example': 1 });
   });
 
-  it('names each partition\'s visitors with a pageview and its sessions once, as JSON lines beside its rows', () => {
+  it('names each partition\'s visitors (of any row) and its sessions once, as JSON lines beside its rows', () => {
     const at = (visitor: string, session: string, timestamp: string, type = 'pageview') =>
       JSON.stringify({ type, domain: 'a.example', timestamp, visitor_id: visitor, session_id: session, url_path: '/', event_name: 'signup' });
     const revenue = JSON.stringify({ type: 'revenue', domain: 'a.example', timestamp: '2026-03-01T10:00:00Z', visitor_id: 'paid', transaction_id: 't1', amount_cents: 100, currency: 'USD', revenue_event: 'order' });
@@ -58,8 +58,8 @@ describe('checkLines', () => {
     const factsOf = (i: number) =>
       Buffer.from(batch.facts.subarray(i ? batch.partitions[i - 1]!.factsEnd : 0, batch.partitions[i]!.factsEnd)).toString('utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as unknown);
     expect(batch.partitions.map((p) => p.key)).toEqual(['a.example/2026-03-01', 'a.example/2026-03-02']);
-    // v2 sent no pageview, the revenue row has no session: neither is named.
-    expect(factsOf(0)).toEqual([{ v: 'v1' }, { s: 's1' }, { s: 's "2"' }]);
+    // Every visitor is named (v2 sent no pageview, yet its visitor days need its key); the revenue row has no session.
+    expect(factsOf(0)).toEqual([{ v: 'v1' }, { v: 'v2' }, { v: 'paid' }, { s: 's1' }, { s: 's "2"' }]);
     expect(factsOf(1)).toEqual([{ v: 'v1' }, { s: 's1' }]);
   });
 

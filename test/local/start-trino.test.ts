@@ -91,7 +91,7 @@ describe.skipIf(!trinoAvailable('npm start with Trino suite'))('ANALYTICS_ENGINE
     expect(await stop(duckdb)).toBe(0);
 
     const trino = await start({ ANALYTICS_ENGINE: 'trino' }, /Analytics API listening/);
-    expect(trino.output()).toMatch(/Queries run on the Athena engine through Trino .* in \d+ ms, server up in \d+ ms, 5 Glue tables created in \d+ ms/);
+    expect(trino.output()).toMatch(/Queries run on the Athena engine through Trino .* in \d+ ms, server up in \d+ ms, 6 Glue tables created in \d+ ms/);
     const answers = [];
     for (const call of [...calls, ...visitorCalls]) answers.push(await send(trino, call));
     expect(answers).toEqual(expected);
