@@ -1,8 +1,8 @@
 import type { SqlTarget } from '../sql/target.js';
 import type { EventScope } from '../scope/event-scope.js';
-import { rangeConditions } from '../scope/event-scope.js';
 import { visitorFilterRows } from '../scope/filters.js';
-import { bool, join, sql, str, trusted, type Sql } from '../sql/sql.js';
+import { bucketScope } from './pageview-buckets.js';
+import { join, sql, trusted, type Sql } from '../sql/sql.js';
 
 // Custom-event buckets (docs/STORAGE.md): per (15-minute UTC bucket, visitor) of one event file, each distinct
 // custom event and exit link, with its name and properties. A visitor filter (`event`, `event_property`,
@@ -26,5 +26,5 @@ FROM ${rows} WHERE ${visitorFilterRows} GROUP BY ALL`;
 export function scopedCustomEventBuckets({ catalog }: SqlTarget, scope: EventScope & { range: NonNullable<EventScope['range']> }, columns: Iterable<string>): Sql {
   const selected = [...new Set(columns)].sort().map((c) => trusted(c));
   return sql`SELECT ${join(selected)} FROM ${catalog.tables.customEventBuckets}
-    WHERE ${join([sql`domain = ${str(scope.domain)}`, ...rangeConditions(scope.range, 'bucket'), sql`is_dev = ${bool(scope.isDev)}`], ' AND ')}`;
+    WHERE ${bucketScope(scope)}`;
 }

@@ -83,11 +83,15 @@ export function scopedBuckets(
   attributes: string[],
   segments?: OffsetSegment[],
 ): Sql {
-  const { range } = scope;
   const selected = [...new Set([...visitorColumns, 'pageviews', ...attributes])].map((c) => trusted(c));
   if (segments) selected.push(sql`${localSeconds(dialect, trusted('bucket'), segments)} AS local_s`);
   return sql`SELECT ${join(selected)} FROM ${bucketTable(catalog, relation)}
-    WHERE ${join([sql`domain = ${str(scope.domain)}`, ...rangeConditions(range, 'bucket'), sql`is_dev = ${bool(scope.isDev)}`], ' AND ')}`;
+    WHERE ${bucketScope(scope)}`;
+}
+
+/** The rows of a relation keyed by 15-minute `bucket` that lie in a scope's domain, range and is_dev. */
+export function bucketScope(scope: EventScope & { range: NonNullable<EventScope['range']> }): Sql {
+  return join([sql`domain = ${str(scope.domain)}`, ...rangeConditions(scope.range, 'bucket'), sql`is_dev = ${bool(scope.isDev)}`], ' AND ');
 }
 
 export function bucketTable(catalog: StoreCatalog, relation: BucketRelation): Sql {
