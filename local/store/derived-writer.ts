@@ -29,7 +29,24 @@ export interface WriterKnowledge {
   splitSessions?: string;
 }
 
+/**
+ * The order of each derived relation's rows in its files, given by whichever writer writes a file (this one, and the
+ * keying pass when it rewrites a keyed file: store/visitor-keys.ts).
+ */
+export const derivedFileOrder: Record<DerivedFolder, string> = {
+  sessions: fragmentFileOrder,
+  pageviews: bucketFileOrder,
+  pages: bucketFileOrder,
+  visitors: visitorDayFileOrder,
+  custom_events: bucketFileOrder,
+};
+
 function selectOf(folder: DerivedFolder, rows: Sql, known: WriterKnowledge): string {
+  // A keyed relation's rows with the visitors' keys joined where the writer knows them, ordered once after that.
+  const keyed = (select: Sql) =>
+    known.visitorKeys
+      ? `SELECT r.* REPLACE (k.visitor_key AS visitor_key) FROM (${print(select).sql}) r JOIN ${known.visitorKeys} k ON k.visitor_id = r.visitor_id ORDER BY ${derivedFileOrder[folder]}`
+      : `${print(select).sql} ORDER BY ${derivedFileOrder[folder]}`;
   switch (folder) {
     case 'sessions': {
       const select = print(fragmentsOf(rows, duckdbDialect)).sql;
@@ -44,19 +61,11 @@ function selectOf(folder: DerivedFolder, rows: Sql, known: WriterKnowledge): str
     }
     case 'pageviews':
     case 'pages':
-    case 'custom_events': {
-      // Ordered once, after the keys are joined.
-      const select = print(folder === 'custom_events' ? customEventBucketsOf(rows) : bucketsOf(rows, folder)).sql;
-      return known.visitorKeys
-        ? `SELECT b.* REPLACE (k.visitor_key AS visitor_key) FROM (${select}) b JOIN ${known.visitorKeys} k ON k.visitor_id = b.visitor_id ORDER BY ${bucketFileOrder}`
-        : `${select} ORDER BY ${bucketFileOrder}`;
-    }
-    case 'visitors': {
-      const select = print(visitorDaysOf(rows)).sql;
-      return known.visitorKeys
-        ? `SELECT d.* REPLACE (k.visitor_key AS visitor_key) FROM (${select}) d JOIN ${known.visitorKeys} k ON k.visitor_id = d.visitor_id ORDER BY ${visitorDayFileOrder}`
-        : select;
-    }
+      return keyed(bucketsOf(rows, folder));
+    case 'custom_events':
+      return keyed(customEventBucketsOf(rows));
+    case 'visitors':
+      return keyed(visitorDaysOf(rows));
   }
 }
 

@@ -7,8 +7,7 @@ import { pathLiteral } from '../../shared/engines/duckdb-engine.js';
 import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
 import { domainsUnder, parquetFilesUnder, type LocalPaths } from './paths.js';
 import { localCodecs, parquetCopyOptions } from './parquet-codec.js';
-import { bucketFileOrder } from '../../shared/query/derived/pageview-buckets.js';
-import { visitorDayFileOrder } from '../../shared/query/derived/visitor-days.js';
+import { derivedFileOrder } from './derived-writer.js';
 
 // Gives every row of the keyed relations (the pageview, page and custom-event buckets, the visitor days) of a local
 // store its visitor's integer key (docs/STORAGE.md): one key per (domain, visitor_id), never reused, so
@@ -19,9 +18,6 @@ import { visitorDayFileOrder } from '../../shared/query/derived/visitor-days.js'
 // never hand the same key to two visitors.
 
 const keyed = derivedRelations.filter((r) => r.columns.some(([name]) => name === 'visitor_key'));
-
-/** The order a keyed file is rewritten in: the one its writer gives it. */
-const keyedFileOrder: Record<DerivedFolder, string | undefined> = { sessions: undefined, pageviews: bucketFileOrder, pages: bucketFileOrder, visitors: visitorDayFileOrder, custom_events: bucketFileOrder };
 
 interface BucketFile {
   path: string;
@@ -79,7 +75,7 @@ async function keyDomain(connection: DuckDBConnection, stored: BucketFile[], pen
     const select = columns.map(([name]) => (name === 'visitor_key' ? 'k.visitor_key' : `f.${name}`)).join(', ');
     // Staged beside the file and renamed over it: a reader sees the old file or the new one, never half of one.
     const staged = `${path}.keyed`;
-    await connection.run(`COPY (SELECT ${select} FROM read_parquet(${pathLiteral(path)}, union_by_name = true) f JOIN keys k USING (visitor_id) ORDER BY ${keyedFileOrder[folder]})
+    await connection.run(`COPY (SELECT ${select} FROM read_parquet(${pathLiteral(path)}, union_by_name = true) f JOIN keys k USING (visitor_id) ORDER BY ${derivedFileOrder[folder]})
       TO ${pathLiteral(staged)} ${parquetCopyOptions(codecs[folder])}`);
     await rename(staged, path).catch(async (error: unknown) => {
       await rm(staged, { force: true });

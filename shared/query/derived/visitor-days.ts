@@ -12,7 +12,10 @@ import { bool, date, join, sql, str, trusted, type Sql } from '../sql/sql.js';
 const pageview = sql`type = 'pageview'`;
 const revenue = sql`type = 'revenue'`;
 
-/** `SELECT` of the visitor days of `rows` (a relation of event rows). DuckDB only: the importer writes them. */
+/**
+ * `SELECT` of the visitor days of `rows` (a relation of event rows), unordered: the writer orders them by
+ * `visitorDayFileOrder` after joining keys if it has them. DuckDB only: the writers write them.
+ */
 export function visitorDaysOf(rows: Sql): Sql {
   return sql`SELECT ${join([
     trusted('is_dev'),
@@ -28,7 +31,7 @@ export function visitorDaysOf(rows: Sql): Sql {
     // Given by the store's keying pass (local/store/visitor-keys.ts), or joined in by a writer that knows the keys.
     sql`CAST(NULL AS BIGINT) AS visitor_key`,
   ])}
-FROM ${rows} GROUP BY is_dev, visitor_id ORDER BY ${trusted(visitorDayFileOrder)}`;
+FROM ${rows} GROUP BY is_dev, visitor_id`;
 }
 
 /** The order of a visitor-day file's rows. */
