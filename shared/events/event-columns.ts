@@ -115,7 +115,8 @@ export const customEventBucketColumns = [
 
 /**
  * The stored columns of the visitor days (docs/STORAGE.md): one row per (is_dev, visitor) of one event file, with
- * the visitor's first and last row time, counts and revenue there; they combine by min, max and sum. Every visitor
+ * the visitor's first and last row time, counts and revenue there, their first pageview and their sessions; they combine
+ * by min, max, sum, the first pageview's values and the union of the sessions. Every visitor
  * of a file has a row here, so locally the visitor days also key the visitors the buckets never see (no pageview).
  */
 export const visitorDayColumns = [
@@ -128,6 +129,20 @@ export const visitorDayColumns = [
   ['revenue_cents', 'bigint'],
   ['revenue_events', 'bigint'],
   ['latest_revenue_ts', 'timestamp'],
+  /**
+   * The time of the visitor's first pageview in the file when it is later than `first_ts`; NULL when the first row
+   * is a pageview (the common case, so the column costs almost nothing) or when there is no pageview.
+   */
+  ['first_pageview_ts', 'timestamp'],
+  // The attributes of that first pageview (NULL without a pageview): what a journeys list shows per visitor.
+  ['country', 'string'],
+  ['browser', 'string'],
+  ['os', 'string'],
+  ['device', 'string'],
+  ['referrer_domain', 'string'],
+  ['entry_page', 'string'],
+  /** The distinct non-empty `session_id` of the visitor's rows in the file, sorted: sessions counted across files. */
+  ['session_ids', 'string_list'],
   /** The visitor's integer key, as in the buckets; NULL in files not keyed locally. */
   ['visitor_key', 'bigint'],
 ] as const satisfies readonly (readonly [string, ColumnType])[];

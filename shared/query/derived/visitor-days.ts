@@ -17,7 +17,7 @@ const revenue = sql`type = 'revenue'`;
  * `visitorDayFileOrder` after joining keys if it has them. DuckDB only: the writers write them.
  */
 export function visitorDaysOf(rows: Sql): Sql {
-  return sql`SELECT ${join([
+  const grouped = sql`SELECT ${join([
     trusted('is_dev'),
     trusted('visitor_id'),
     sql`min(ts) AS first_ts`,
@@ -28,11 +28,34 @@ export function visitorDaysOf(rows: Sql): Sql {
     sql`CAST(sum(amount_cents) FILTER (WHERE ${revenue}) AS BIGINT) AS revenue_cents`,
     sql`count(*) FILTER (WHERE ${revenue}) AS revenue_events`,
     sql`max(ts) FILTER (WHERE ${revenue}) AS latest_revenue_ts`,
+    sql`min(ts) FILTER (WHERE ${pageview}) AS pageview_ts`,
+    // The first pageview's attributes as one struct: one aggregate state, all from the same row.
+    sql`arg_min_null({${join(firstPageviewAttributes.map(([name, column]) => trusted(`'${name}': ${column}`)))}}, ts) FILTER (WHERE ${pageview}) AS first_pageview`,
+    // Sorted only so that a file's bytes depend on its rows alone.
+    sql`list(DISTINCT session_id ORDER BY session_id) FILTER (WHERE session_id <> '') AS session_ids`,
+  ])}
+FROM ${rows} GROUP BY is_dev, visitor_id`;
+  return sql`SELECT ${join([
+    trusted('is_dev, visitor_id, first_ts, last_ts, pageviews, events, revenue_cents, revenue_events, latest_revenue_ts'),
+    sql`CASE WHEN pageview_ts > first_ts THEN pageview_ts END AS first_pageview_ts`,
+    ...firstPageviewAttributes.map(([name]) => trusted(`first_pageview.${name} AS ${name}`)),
+    // Empty when every row of the visitor lacks a session id.
+    sql`coalesce(session_ids, []) AS session_ids`,
     // Given by the store's keying pass (local/store/visitor-keys.ts), or joined in by a writer that knows the keys.
     sql`CAST(NULL AS BIGINT) AS visitor_key`,
   ])}
-FROM ${rows} GROUP BY is_dev, visitor_id`;
+FROM (${grouped})`;
 }
+
+/** The first pageview's attributes a visitor day keeps: stored name and event column. */
+const firstPageviewAttributes = [
+  ['country', 'country'],
+  ['browser', 'browser'],
+  ['os', 'os'],
+  ['device', 'device'],
+  ['referrer_domain', 'referrer_domain'],
+  ['entry_page', 'url_path'],
+] as const;
 
 /** The order of a visitor-day file's rows. */
 export const visitorDayFileOrder = 'visitor_id';
@@ -48,10 +71,22 @@ export const combinedVisitorAggregates = {
 } as const;
 
 /** A piece's columns: the stored ones but the key's is_dev (the scope fixes it) and the visitor's key, in stored order. */
-type PieceColumn = Exclude<(typeof visitorDayColumns)[number][0], 'is_dev' | 'visitor_key'>;
+export type PieceColumn = Exclude<(typeof visitorDayColumns)[number][0], 'is_dev' | 'visitor_key'>;
 const pieceColumns = visitorDayColumns.map(([name]) => name).filter((name): name is PieceColumn => name !== 'is_dev' && name !== 'visitor_key');
 
-/** Each piece column computed from one event row; UNION ALL pairs by position, so both sides follow pieceColumns. */
+/** The piece columns a list's first pass ranks and bounds by (combinedVisitorAggregates). */
+export const rankingPieceColumns: readonly PieceColumn[] = ['visitor_id', 'first_ts', 'last_ts', 'pageviews', 'events', 'revenue_cents', 'revenue_events', 'latest_revenue_ts'];
+
+/** Every piece column: what a listed visitor's details combine (combinedVisitorDetails). */
+export const detailPieceColumns: readonly PieceColumn[] = pieceColumns;
+
+const whenPageview = (value: string) => sql`CASE WHEN ${pageview} THEN ${trusted(value)} END`;
+
+/**
+ * Each piece column computed from one event row. A row that is a pageview is its own first pageview, at its
+ * `first_ts`, so `first_pageview_ts` stays NULL as in a stored day whose first row is a pageview. The session list is
+ * DuckDB's syntax: only DuckDB reads details from pieces (printListedDetails).
+ */
 const rowAsPiece: Record<PieceColumn, Sql> = {
   visitor_id: trusted('visitor_id'),
   first_ts: sql`ts AS first_ts`,
@@ -61,28 +96,64 @@ const rowAsPiece: Record<PieceColumn, Sql> = {
   revenue_cents: sql`CASE WHEN ${revenue} THEN amount_cents END AS revenue_cents`,
   revenue_events: sql`CASE WHEN ${revenue} THEN 1 ELSE 0 END AS revenue_events`,
   latest_revenue_ts: sql`CASE WHEN ${revenue} THEN ts END AS latest_revenue_ts`,
+  first_pageview_ts: sql`CAST(NULL AS TIMESTAMP) AS first_pageview_ts`,
+  country: sql`${whenPageview('country')} AS country`,
+  browser: sql`${whenPageview('browser')} AS browser`,
+  os: sql`${whenPageview('os')} AS os`,
+  device: sql`${whenPageview('device')} AS device`,
+  referrer_domain: sql`${whenPageview('referrer_domain')} AS referrer_domain`,
+  entry_page: sql`${whenPageview('url_path')} AS entry_page`,
+  session_ids: sql`CASE WHEN session_id <> '' THEN [session_id] ELSE [] END AS session_ids`,
 };
+
+/** The time of a piece's first pageview (its pageviews > 0). */
+const pieceFirstPageview = sql`coalesce(first_pageview_ts, first_ts)`;
+
+/** `value` at the visitor's first pageview over the pieces; NULL when they have none. */
+const atFirstPageview = (value: Sql) => sql`arg_min_null(${value}, ${pieceFirstPageview}) FILTER (WHERE pageviews > 0)`;
+
+/**
+ * A listed visitor's details (the fields of a journeys list item) combined over the pieces of detailPieceColumns,
+ * named as the details over rows name them. DuckDB only, like the pieces' session lists.
+ */
+export const combinedVisitorDetails = {
+  ...combinedVisitorAggregates,
+  session_count: sql`length(list_distinct(flatten(list(session_ids))))`,
+  event_count: sql`sum(events)`,
+  country: atFirstPageview(trusted('country')),
+  browser: atFirstPageview(trusted('browser')),
+  os: atFirstPageview(trusted('os')),
+  device: atFirstPageview(trusted('device')),
+  first_referrer: atFirstPageview(sql`coalesce(nullif(referrer_domain, ''), '(direct)')`),
+  entry_page: atFirstPageview(trusted('entry_page')),
+} as const;
 
 /**
  * The pieces of a range's visitors: the stored visitor days of its full partitions, plus every row of the
  * partial partitions at its ends as a one-row piece (a stored day of a partial partition would hold rows outside
- * the range). Grouped by visitor_id they give `combinedVisitorAggregates`; each piece's `dt` is a partition that
- * holds rows of its visitor in the range. With `keys` (a catalog with visitorDayKeys) each piece also carries
+ * the range). Each carries `columns` (by default what the ranking needs); grouped by visitor_id they give
+ * `combinedVisitorAggregates`, and with detailPieceColumns `combinedVisitorDetails`. Each piece's `dt` is a partition
+ * that holds rows of its visitor in the range. With `keys` (a catalog with visitorDayKeys) each piece also carries
  * `visitor_key`: a row's is its visitor's key in the visitor days of the row's own partition, which hold every
  * visitor of that partition's files.
  */
-export function visitorPieces(catalog: StoreCatalog, scope: EventScope & { range: NonNullable<EventScope['range']> }, partitions: FullPartitions, keys = false): Sql {
-  const stored = sql`SELECT ${join([...pieceColumns.map((c) => trusted(c)), trusted('dt'), ...(keys ? [trusted('visitor_key')] : [])])} FROM ${catalog.tables.visitorDays}
+export function visitorPieces(
+  catalog: StoreCatalog,
+  scope: EventScope & { range: NonNullable<EventScope['range']> },
+  partitions: FullPartitions,
+  { columns = rankingPieceColumns, keys = false }: { columns?: readonly PieceColumn[]; keys?: boolean } = {},
+): Sql {
+  const stored = sql`SELECT ${join([...columns.map((c) => trusted(c)), trusted('dt'), ...(keys ? [trusted('visitor_key')] : [])])} FROM ${catalog.tables.visitorDays}
     WHERE domain = ${str(scope.domain)} AND dt BETWEEN ${date(partitions.dtFrom)} AND ${date(partitions.dtTo)} AND is_dev = ${bool(scope.isDev)}`;
   const { range } = scope;
   if (range.from >= partitions.from && range.to <= partitions.to) return stored;
   const partial = sql`(dt < ${date(partitions.dtFrom)} OR dt > ${date(partitions.dtTo)})`;
-  const rows = sql`SELECT ${join([...pieceColumns.map((c) => rowAsPiece[c]), trusted('dt')])} FROM ${catalog.tables.events}
+  const rows = sql`SELECT ${join([...columns.map((c) => rowAsPiece[c]), trusted('dt')])} FROM ${catalog.tables.events}
     WHERE ${scopeCondition(scope)} AND ${partial}`;
   if (!keys) return sql`${stored}\n    UNION ALL\n    ${rows}`;
   return sql`${stored}
     UNION ALL
-    SELECT ${join([...pieceColumns.map((c) => trusted(`r.${c}`)), trusted('r.dt'), trusted('k.visitor_key')])} FROM (${rows}) r
+    SELECT ${join([...columns.map((c) => trusted(`r.${c}`)), trusted('r.dt'), trusted('k.visitor_key')])} FROM (${rows}) r
     LEFT JOIN (SELECT DISTINCT visitor_id, visitor_key FROM ${catalog.tables.visitorDays}
       WHERE domain = ${str(scope.domain)} AND dt BETWEEN ${date(range.dtFrom)} AND ${date(range.dtTo)} AND ${partial} AND is_dev = ${bool(scope.isDev)}) k
     ON k.visitor_id = r.visitor_id`;

@@ -5,7 +5,8 @@ import { localTime, scopeCondition, scopedEvents } from '../scope/event-scope.js
 import { rowPredicate } from '../scope/filters.js';
 import type { VisitorColumn, VisitorListPlan } from './plan.js';
 import { date, int, integer, join, print, sql, str, timestamp, trusted, type Sql } from '../sql/sql.js';
-import { combinedVisitorAggregates, visitorPieces } from '../derived/visitor-days.js';
+import { combinedVisitorAggregates, combinedVisitorDetails, detailPieceColumns, visitorPieces } from '../derived/visitor-days.js';
+import { fullPartitions } from '../derived/session-fragments.js';
 import { bitmapVisitorCounts } from '../derived/visitor-bitmaps.js';
 
 // Prints a VisitorListPlan as one statement per page, in two passes so the costly per-visitor attributes are
@@ -24,7 +25,8 @@ import { bitmapVisitorCounts } from '../derived/visitor-bitmaps.js';
 // and a final select that formats timestamps in the request's zone and keeps the page's order.
 // `count` mode prints the same filter answering only that total.
 // On DuckDB the details are a statement of their own (detailsApart, printListedDetails): the page statement ends
-// at `listed` and names the partitions its visitors have rows in, which the details statement then reads alone.
+// at `listed` and names the partitions its visitors have rows in, which the details statement then reads alone,
+// from the visitor days of their whole partitions where the store's visitor days carry details (docs/STORAGE.md).
 
 const pageview = sql`type = 'pageview'`;
 const revenue = sql`type = 'revenue'`;
@@ -162,12 +164,24 @@ export function printVisitorList(plan: VisitorListPlan, target: SqlTarget, apart
  * read only from the partitions `days` names (every partition of the range when null). DuckDB only.
  */
 export function printListedDetails(plan: VisitorListPlan, visitorIds: readonly string[], days: readonly string[] | null, target: SqlTarget): SqlQuery {
-  const rows = sql`${scopedEvents(target, plan.scope, plan.columns)} AND visitor_id IN (${join(visitorIds.map((id) => sql`${str(id)}`))})${
-    days ? sql` AND dt IN (${join(days.map((d) => sql`${date(d)}`))})` : sql``
-  }`;
-  return print(sql`WITH ${detailsCte(plan, target.dialect, [trusted('visitor_id')], sql`(${rows}) base`, [trusted('visitor_id')])}
+  const listed = sql`visitor_id IN (${join(visitorIds.map((id) => sql`${str(id)}`))})${days ? sql` AND dt IN (${join(days.map((d) => sql`${date(d)}`))})` : sql``}`;
+  const key = [trusted('visitor_id')];
+  // Whole partitions are read as the visitor days (a few rows per visitor, no event row); the rest as rows.
+  const partitions = target.catalog.visitorDayDetails ? fullPartitions(plan.scope.range) : null;
+  const details = partitions
+    ? combinedDetailsCte(sql`(SELECT * FROM (${visitorPieces(target.catalog, plan.scope, partitions, { columns: detailPieceColumns })}) pieces WHERE ${listed}) base`)
+    : detailsCte(plan, target.dialect, key, sql`(${scopedEvents(target, plan.scope, plan.columns)} AND ${listed}) base`, key);
+  return print(sql`WITH ${details}
 SELECT ${join(detailsOutput(plan, target.dialect))}
 FROM details`);
+}
+
+/** `details` of the listed visitors combined over their visitor pieces (combinedVisitorDetails). */
+function combinedDetailsCte(from: Sql): Sql {
+  return sql`details AS (
+    SELECT ${join([trusted('visitor_id'), ...Object.entries(combinedVisitorDetails).map(([name, value]) => sql`${value} AS ${trusted(name)}`)])}
+    FROM ${from}
+    GROUP BY visitor_id)`;
 }
 
 /** The number of visitors the list's filters and bounds keep (`total`). */
@@ -181,7 +195,7 @@ function printList(plan: VisitorListPlan, target: SqlTarget, mode: 'page' | 'lis
   const cut = mode !== 'count' && !having.length && dialect.name === 'duckdb' ? cutSort(plan) : undefined;
   // The cut's total counts keys by bitmaps where every piece has one.
   const keys = cut !== undefined && target.catalog.visitorDayKeys;
-  const ranked = plan.ranking.from === 'visitor-days' ? visitorPieces(target.catalog, plan.scope, plan.ranking.partitions, keys) : scopedEvents(target, plan.scope, plan.rankColumns);
+  const ranked = plan.ranking.from === 'visitor-days' ? visitorPieces(target.catalog, plan.scope, plan.ranking.partitions, { keys }) : scopedEvents(target, plan.scope, plan.rankColumns);
   const ctes: Sql[] = [sql`ranked_rows AS (${ranked})`];
   if (plan.firstPurchase) ctes.push(earlierBuyers(plan, target));
   const sortKeys = [...new Set(plan.order.map((o) => o.column).filter((c): c is VisitorColumn => c !== 'visitor_id'))];

@@ -28,6 +28,12 @@ export interface StoreCatalog {
    */
   readonly pageBucketReferrers: boolean;
   /**
+   * Every visitor day carries its visitor's first pageview and session ids (`first_pageview_ts` to `session_ids`):
+   * true of the local store, whose backfill derives files of an older version again; not of a bucket whose files
+   * may predate the columns.
+   */
+  readonly visitorDayDetails: boolean;
+  /**
    * Every session fragment carries `url_paths`: true of the local store, whose writers derive files of an older
    * version again before marking any fragment whole or answering a query; not of a bucket synced from an older
    * local store.
@@ -71,6 +77,7 @@ export const localCatalog: StoreCatalog = {
   fragmentsHavePaths: true,
   visitorDayKeys: true,
   pageBucketReferrers: true,
+  visitorDayDetails: true,
   wholeMarksExact: true,
   sessionCounts: trusted(SESSION_COUNTS_TABLE),
   unmarkedFragments: trusted(UNMARKED_FRAGMENTS_TABLE),
@@ -115,6 +122,7 @@ export function athenaCatalog(database: string, table: string, derived: DerivedT
     fragmentsHavePaths: false,
     visitorDayKeys: false,
     pageBucketReferrers: false,
+    visitorDayDetails: false,
     wholeMarksExact: false,
     sessionCounts: null,
     unmarkedFragments: null,
