@@ -15,11 +15,12 @@ import { print, trusted, type Sql } from '../query/sql/sql.js';
 import { duckdbTypes, eventColumns, partitionColumns, type ColumnType } from '../events/event-columns.js';
 import type { QueryEngine, SqlRow, SqlValue } from './engine.js';
 import { EngineTimeoutError } from './engine-errors.js';
+import { ConnectionPool } from './duckdb-connections.js';
 import { requestDeadline } from '../log.js';
 import type { SqlParam, SqlQuery } from '../query/sql/sql.js';
 
-// Local engine: one in-process DuckDB per process over the Parquet layout (docs/EVENT-FORMAT.md), a connection
-// per query. Never imported by a Lambda entry point. The derived relations (derivedRelations, docs/STORAGE.md)
+// Local engine: one in-process DuckDB per process over the Parquet layout (docs/EVENT-FORMAT.md), its connections
+// and prepared statements kept between queries (duckdb-connections.ts). Never imported by a Lambda entry point. The derived relations (derivedRelations, docs/STORAGE.md)
 // sit in their folders next to the events folder, in the same `domain=/dt=` layout, each read through a view named
 // like its Glue table. The folders' parent may be a link to the store's current snapshot (local/store/): each
 // query resolves it first and reads that snapshot only, so a store published meanwhile is never half read.
@@ -33,11 +34,14 @@ export class DuckDbEngine implements QueryEngine {
 
   /** The view definition under way: concurrent queries wait for one instead of racing to replace the views. */
   private defining: Promise<void> | undefined;
+  /** Connections kept between queries with the statements they prepared (duckdb-connections.ts). */
+  private readonly connections: ConnectionPool;
 
   private constructor(
     private readonly instance: DuckDBInstance,
     eventsDir: string,
   ) {
+    this.connections = new ConnectionPool(instance);
     this.root = dirname(eventsDir);
     this.views = [
       { name: 'events', folder: basename(eventsDir), columns: [...eventColumns, ...partitionColumns], overFiles: false },
@@ -75,23 +79,25 @@ export class DuckDbEngine implements QueryEngine {
    */
   async run(query: SqlQuery): Promise<{ rows: SqlRow[]; stats: Record<string, never> }> {
     await this.refreshViews();
-    const connection = await this.instance.connect();
+    const pooled = await this.connections.take();
     let timedOut = false;
+    let healthy = false;
     const timer = setTimeout(() => {
       timedOut = true;
-      connection.interrupt();
+      pooled.connection.interrupt();
     }, Math.max(0, Math.min(queryTimeoutMs(), (requestDeadline() ?? Infinity) - Date.now())));
     try {
-      const statement = await connection.prepare(query.sql);
+      const statement = await pooled.prepare(query.sql);
       bindAll(statement, query.params);
       const reader = await statement.runAndReadAll();
       if (timedOut) throw new EngineTimeoutError();
+      healthy = true;
       return { rows: reader.getRowObjectsJS().map(decodeRow), stats: {} };
     } catch (error) {
       throw timedOut ? new EngineTimeoutError() : error;
     } finally {
       clearTimeout(timer);
-      connection.closeSync();
+      this.connections.give(pooled, healthy);
     }
   }
 
@@ -107,6 +113,7 @@ export class DuckDbEngine implements QueryEngine {
   }
 
   close(): void {
+    this.connections.close();
     this.instance.closeSync();
   }
 
@@ -139,6 +146,8 @@ export class DuckDbEngine implements QueryEngine {
         view.overFiles = hasFiles;
       }
       this.resolvedRoot = root;
+      // Statements prepared before read the views as they were.
+      this.connections.reset();
     } finally {
       connection.closeSync();
     }
