@@ -51,6 +51,7 @@ export function athenaClient(): AthenaClient {
 
 export class AthenaEngine implements QueryEngine {
   readonly target: SqlTarget;
+  readonly billedPerStatement = true;
   private readonly client: AthenaClient;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly now: () => number;

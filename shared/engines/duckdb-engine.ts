@@ -27,6 +27,7 @@ import type { SqlParam, SqlQuery } from '../query/sql/sql.js';
 
 export class DuckDbEngine implements QueryEngine {
   readonly target = localTarget;
+  readonly billedPerStatement = false;
   private readonly views: { name: string; folder: string; columns: ColumnList; overFiles: boolean; computed?: string }[];
   /** The folder holding the events folder and the derived folders, as given (a link) and as last resolved. */
   private readonly root: string;

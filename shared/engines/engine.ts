@@ -15,5 +15,11 @@ export interface QueryStats {
 export interface QueryEngine {
   /** The SQL spelling and the store's relations this engine's queries are printed for. */
   readonly target: SqlTarget;
+  /**
+   * Whether a statement is billed once it starts (Athena bills each query, with a minimum): then a request starts
+   * none before the rate and usage limits admit it. An engine that costs only local work may start meanwhile
+   * (shared/http/handler.ts).
+   */
+  readonly billedPerStatement: boolean;
   run(query: SqlQuery): Promise<{ rows: SqlRow[]; stats: QueryStats }>;
 }

@@ -7,6 +7,7 @@ import { authenticate, requireScope } from '../auth/authenticate.js';
 import { resolveDomain } from '../auth/domain-access.js';
 import { enterRequest } from '../limits/concurrency.js';
 import { admitDomainRequest, admitRequest } from '../limits/limiter.js';
+import type { QueryEngine } from '../engines/engine.js';
 import { logger, withRequestLogger } from '../log.js';
 import type { Route } from '../routes.js';
 import type { Credential } from '../store/credentials-repo.js';
@@ -29,6 +30,11 @@ export interface HandlerSpec<B extends z.ZodType, Q extends z.ZodType, P extends
   body?: B;
   query?: Q;
   path?: P;
+  /**
+   * The engine a route that reads analytics runs on (required for those routes): whether it bills a statement it
+   * starts decides whether the work may start before the limits admit the request (workBeforeAdmission).
+   */
+  engine?: () => QueryEngine;
 }
 
 /** What the middlewares learn about a request, in the order they learn it; the handler reads it from its context. */
@@ -39,6 +45,11 @@ interface RequestState {
   credential?: Credential;
   /** The rate-limit update, started at authentication and awaited with the usage update (one round trip). */
   admission?: Promise<Record<string, string>>;
+  /**
+   * The rate and usage verdict on the domain (authorizeDomain), when the request's work runs while it is pending
+   * (workBeforeAdmission): awaited before any answer.
+   */
+  domainAdmission?: Promise<void>;
   /** Headers every response to this request carries (request id, rate limit). */
   headers: Record<string, string>;
   /** Counts the request out of its key's requests in flight (shared/limits/concurrency.ts). */
@@ -73,17 +84,25 @@ export function httpHandler<B extends z.ZodType = z.ZodUnknown, Q extends z.ZodT
       log: state.log,
       async authorizeDomain(requested) {
         const domain = resolveDomain(credential, requested);
-        await admitDomainRequest(state.admission!, credential, domain);
+        const admitted = admitDomainRequest(state.admission!, credential, domain);
+        if (!workBeforeAdmission(route, spec)) await admitted;
+        else {
+          admitted.catch(() => undefined); // awaited after the work, or by onError
+          state.domainAdmission = admitted;
+        }
         return domain;
       },
     };
     // The request's engine calls share one deadline, early enough to answer 504 before Lambda ends the invocation.
     const deadline = typeof context.getRemainingTimeInMillis === 'function' ? Date.now() + context.getRemainingTimeInMillis() - RESPONSE_MARGIN_MS : undefined;
     const result = await withRequestLogger(state.log, () => run(input), deadline);
+    // A request the limits refuse is answered 429 or 403 even when its work is done: the work is dropped.
+    await state.domainAdmission;
     Object.assign(state.headers, await state.admission);
     return jsonResponse(result.status ?? 200, result.body, { ...state.headers, ...result.headers });
   };
 
+  if (route.uses.includes('analytics') && !spec.engine) throw new Error(`route ${route.name} reads analytics: give its handler the engine`);
   const chain = middy<Event, Result, unknown, StateContext>(base).use(envelope(route)).use(authentication(route));
   // Any content type is read as JSON (curl -d sends form encoding); the parser's own errors become 400s (toApiError).
   if (spec.body) chain.use(bodyPresent()).use(httpJsonBodyParser(anyContentType));
@@ -108,12 +127,14 @@ function envelope(route: Route): Middleware {
       const state = request.context.state;
       state?.release?.();
       let thrown: unknown = request.error;
-      // A request over the rate limit is answered 429 whatever else was wrong with it.
+      // A request over the rate limit is answered 429 whatever else was wrong with it, and one over the usage limit
+      // 403 whatever went wrong in the work that ran while the limits were read.
       if (state?.admission) {
         try {
           Object.assign(state.headers, await state.admission);
-        } catch (rateError) {
-          thrown = rateError;
+          await state.domainAdmission;
+        } catch (refusal) {
+          thrown = refusal;
         }
       }
       const error = toApiError(thrown, state?.log ?? logger);
@@ -121,6 +142,17 @@ function envelope(route: Route): Middleware {
       logRequest(request, error.status);
     },
   };
+}
+
+/**
+ * Whether a request's work may run while its rate and usage updates are in flight, sparing their round trip: only
+ * for reads (a refused write must change nothing), and only where a started statement costs nothing but local
+ * work (not on Athena, which bills each statement it starts). A refused request's work is then done and dropped;
+ * the per-key limit on requests running at once (shared/limits/concurrency.ts) bounds that work.
+ */
+function workBeforeAdmission(route: Route, spec: HandlerSpec<z.ZodType, z.ZodType, z.ZodType>): boolean {
+  if (route.scope !== 'analytics:read') return false;
+  return !spec.engine || !spec.engine().billedPerStatement;
 }
 
 function logRequest(request: Request, status: number): void {

@@ -24,6 +24,7 @@ beforeAll(async () => {
   const inner = api.engine;
   const recording: QueryEngine = {
     target: inner.target,
+    billedPerStatement: inner.billedPerStatement,
     run: async (query) => {
       seen.push(query);
       return inner.run(query);

@@ -84,7 +84,7 @@ describe('client errors never echo parser internals', () => {
 });
 
 describe('engine failures the client can act on', () => {
-  const failingWith = (error: Error): QueryEngine => ({ target: api.engine.target, run: async () => Promise.reject(error) });
+  const failingWith = (error: Error): QueryEngine => ({ target: api.engine.target, billedPerStatement: false, run: async () => Promise.reject(error) });
   afterEach(() => installEngine(api.engine));
 
   it.each([

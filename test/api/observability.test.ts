@@ -67,6 +67,7 @@ function slowedEngine(delayMs: number, extra: { bytesScanned?: number; fail?: bo
   const inner = api.engine;
   return {
     target: inner.target,
+    billedPerStatement: inner.billedPerStatement,
     async run(query: SqlQuery) {
       await new Promise((resolve) => setTimeout(resolve, delayMs));
       if (extra.fail) throw new Error('engine exploded: internal detail that must stay in the logs');

@@ -392,7 +392,7 @@ describe('registry default on Lambda', () => {
       built = true;
       throw new Error('not here');
     });
-    const local = { target: engine().target, run: async () => ({ rows: [], stats: {} }) };
+    const local = { target: engine().target, billedPerStatement: false, run: async () => ({ rows: [], stats: {} }) };
     installEngine(local);
     expect(analyticsEngine()).toBe(local);
     expect(built).toBe(false);

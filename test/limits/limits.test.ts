@@ -3,6 +3,8 @@ import { freePort } from '../../local/tools/local-process.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admitRequest, readUsage, recordImportedEvents } from '../../shared/limits/limiter.js';
 import { RateLimitedError } from '../../shared/errors.js';
+import type { QueryEngine } from '../../shared/engines/engine.js';
+import { installEngine } from '../../shared/engines/registry.js';
 import { documentClient } from '../../shared/store/dynamo-client.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
 
@@ -69,6 +71,62 @@ describe('rate limit: 100 requests per minute per key', () => {
     } finally {
       other.process.kill('SIGINT');
     }
+  });
+});
+
+describe('work done while the limits are read', () => {
+  const query = (token: string) =>
+    api.request('POST', '/v1/query', { token, body: { domain: 'work.test', date_range: ['2026-03-01', '2026-03-01'], metrics: ['pageviews'] } });
+
+  /** The installed engine, counting the statements it starts and claiming `billedPerStatement`. */
+  function countingEngine(billedPerStatement: boolean): { engine: QueryEngine; started: () => number } {
+    const inner = api.engine;
+    let started = 0;
+    const engine: QueryEngine = {
+      target: inner.target,
+      billedPerStatement,
+      run: (q) => {
+        started += 1;
+        return inner.run(q);
+      },
+    };
+    return { engine, started: () => started };
+  }
+
+  it.each([
+    { billed: false, refusedRun: true },
+    { billed: true, refusedRun: false },
+  ])('reads refused by the rate limit answer 429, and start statements only where they are not billed (billed: $billed)', async ({ billed, refusedRun }) => {
+    const { engine, started } = countingEngine(billed);
+    installEngine(engine);
+    try {
+      const { token } = await api.createKey({ domains: ['work.test'] });
+      await awayFromWindowEdge();
+      const usageBefore = await readUsage('work.test');
+      const responses = await Promise.all(Array.from({ length: 103 }, () => query(token)));
+      expect(responses.map((r) => r.status).sort()).toEqual([...Array(100).fill(200), ...Array(3).fill(429)]);
+      for (const r of responses.filter((x) => x.status === 429)) expect(r.body).toEqual({ error: 'rate_limited', message: expect.any(String) });
+      // One statement per query (an explicit range needs no first event).
+      expect(started()).toBe(refusedRun ? 103 : 100);
+      expect((await readUsage('work.test')) - usageBefore).toBe(100);
+    } finally {
+      installEngine(api.engine);
+    }
+  });
+
+  it('writes refused by the rate limit change nothing', async () => {
+    const { token } = await api.createKey({ domains: ['write.test'], scopes: ['analytics:read', 'analytics:write'] });
+    await awayFromWindowEdge();
+    const responses = await Promise.all(
+      Array.from({ length: 103 }, (_, i) => api.request('POST', '/v1/annotations', { token, body: { domain: 'write.test', date: '2026-03-01', title: `note ${i}` } })),
+    );
+    expect(responses.filter((r) => r.status === 429)).toHaveLength(3);
+    const created = responses.filter((r) => r.status === 201).length;
+    expect(created).toBe(100);
+    const { token: reader } = await api.createKey({ domains: ['write.test'] });
+    const listed = await api.request('GET', '/v1/annotations', { token: reader, query: { domain: 'write.test' } });
+    expect(listed.status).toBe(200);
+    expect((listed.body as { data: unknown[] }).data).toHaveLength(100);
   });
 });
 

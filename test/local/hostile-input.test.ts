@@ -198,6 +198,7 @@ describe('requests', () => {
     let started = 0;
     const held: QueryEngine = {
       target: api.engine.target,
+      billedPerStatement: api.engine.billedPerStatement,
       run: async (q) => {
         started += 1;
         await gate;
