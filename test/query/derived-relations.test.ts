@@ -761,6 +761,36 @@ describe('visitor days', () => {
     }
   });
 
+  it('list the same visitors with the same details while some of their files have no keys yet (a store being upgraded)', async () => {
+    const own = await startTestApi();
+    try {
+      await importEvents(generatedEvents(), own.paths);
+      // Every other visitor-day file as the backfill leaves it before the keying pass reaches it.
+      const dir = own.paths.derivedDirs.visitors;
+      for (const name of files(dir).filter((_, i) => i % 2 === 0)) {
+        const file = join(dir, name);
+        await own.engine.runRaw(`COPY (SELECT * REPLACE (CAST(NULL AS BIGINT) AS visitor_key) FROM read_parquet('${file}')) TO '${file}.old' (FORMAT parquet)`);
+        renameSync(`${file}.old`, file);
+      }
+      const [{ unkeyed } = {}] = await own.engine.runRaw(`SELECT count(*) FILTER (WHERE visitor_key IS NULL) AS unkeyed FROM visitor_days`);
+      expect(Number(unkeyed)).toBeGreaterThan(0);
+      for (const [limit, offset] of [[10, 0], [50, 0], [20, 40]] as const) {
+        const query: VisitorListQuery = {
+          domain, isDev: false, range: rangeOfDates(days[1]!, days[10]!, 'UTC'), filters: [], bounds: [], hasRevenue: false,
+          firstPurchase: false, sort: { field: 'last_seen', order: 'desc' }, limit, offset,
+        };
+        const plan = planVisitorList(query);
+        expect(printVisitorList(plan, localTarget).sql).toContain('cut_edge');
+        // The total counts keyed visitors only until the keying pass runs (docs/STORAGE.md); the page and details are exact.
+        const withoutTotal = (rows: SqlRow[]) => rows.map(({ total: _total, ...rest }) => rest);
+        const [a, b] = await Promise.all([planVisitorList(query, { visitorDays: false }), plan].map((p) => listPage(own, p)));
+        expect(withoutTotal(b)).toEqual(withoutTotal(a));
+      }
+    } finally {
+      await own.close();
+    }
+  });
+
   it('are not read where they cannot answer: filters, session counts, no whole day', () => {
     const base: VisitorListQuery = {
       domain, isDev: false, range: rangeOfDates('2026-03-02', '2026-03-04', 'UTC'), filters: [], bounds: [], hasRevenue: false,

@@ -118,23 +118,32 @@ export const CUT_PIECES_PER_VISITOR = 4;
  * a piece there, so grouping the pieces beyond the cut gives those visitors with their exact values, ties at the
  * cut included. When they are fewer than the page needs (offset + limit + 1), every visitor is grouped, as without a
  * cut. The total counts every visitor of the range: by bitmaps of their keys where the pieces carry them
- * (`keys`), else as distinct ids. DuckDB only: there the cut spares grouping every visitor of the range by id;
- * Athena would read the visitor days three times, and bills by bytes read.
+ * (`keys`), else as distinct ids. With keys the visitors' ids are read only where they are grouped: the pieces
+ * beyond the cut are read again through a join with the cut, which DuckDB turns into a filter on the scan, so the
+ * first pass (`ranked_rows`) holds no text; `visitors` then carries each visitor's key for `listed_days`. DuckDB
+ * only: there the cut spares grouping every visitor of the range by id; Athena would read the visitor days three
+ * times, and bills by bytes read.
  */
-function leadingVisitors(plan: VisitorListPlan, cut: CutSort, keys: boolean): Sql[] {
+function leadingVisitors(plan: VisitorListPlan, cut: CutSort, pieces: Sql | null): Sql[] {
   const needed = plan.page.offset + plan.page.limit + 1;
   const value = trusted(cut.column);
   const aggregate = rankAggregate(plan, cut.column);
   const enough = sql`(SELECT count(*) FROM ahead) >= ${integer(needed)}`;
+  const key = pieces ? [sql`min(visitor_key) AS visitor_key`] : [];
+  const carried = pieces ? [trusted('visitor_key')] : [];
+  const all = pieces ? sql`(${pieces}) pieces` : trusted('ranked_rows');
+  const beyondCut = pieces
+    ? sql`(${pieces}) pieces JOIN cut_edge ON pieces.${value} ${trusted(cut.beyond)} cut_edge.edge`
+    : sql`ranked_rows WHERE ${value} ${trusted(cut.beyond)} (SELECT edge FROM cut_edge)`;
   return [
     sql`cut_edge AS (SELECT ${cut.direction === 'desc' ? sql`min` : sql`max`}(${value}) AS edge FROM (
       SELECT ${value} FROM ranked_rows ORDER BY ${value} ${trusted(cut.direction.toUpperCase())} LIMIT ${integer(needed * CUT_PIECES_PER_VISITOR)}))`,
-    sql`ahead AS (SELECT visitor_id, ${aggregate} AS ${value} FROM ranked_rows WHERE ${value} ${trusted(cut.beyond)} (SELECT edge FROM cut_edge) GROUP BY visitor_id)`,
+    sql`ahead AS (SELECT ${join([trusted('visitor_id'), sql`${aggregate} AS ${value}`, ...key])} FROM ${beyondCut} GROUP BY visitor_id)`,
     sql`visitors AS (
-    SELECT visitor_id, ${value} FROM ahead WHERE ${enough}
+    SELECT ${join([trusted('visitor_id'), value, ...carried])} FROM ahead WHERE ${enough}
     UNION ALL
-    SELECT visitor_id, ${aggregate} AS ${value} FROM ranked_rows WHERE NOT ${enough} GROUP BY visitor_id)`,
-    keys
+    SELECT ${join([trusted('visitor_id'), sql`${aggregate} AS ${value}`, ...key])} FROM ${all} WHERE NOT ${enough} GROUP BY visitor_id)`,
+    pieces
       ? sql`visitor_total AS (SELECT visitors AS total FROM (${bitmapVisitorCounts([], sql`SELECT visitor_key FROM ranked_rows`, false)}) counted)`
       : sql`visitor_total AS (SELECT count(DISTINCT visitor_id) AS total FROM ranked_rows)`,
   ];
@@ -199,7 +208,7 @@ function printList(plan: VisitorListPlan, target: SqlTarget, mode: 'page' | 'lis
   const ctes: Sql[] = [sql`ranked_rows AS (${ranked})`];
   if (plan.firstPurchase) ctes.push(earlierBuyers(plan, target));
   const sortKeys = [...new Set(plan.order.map((o) => o.column).filter((c): c is VisitorColumn => c !== 'visitor_id'))];
-  if (cut) ctes.push(...leadingVisitors(plan, cut, keys));
+  if (cut) ctes.push(...leadingVisitors(plan, cut, keys ? ranked : null));
   else {
     ctes.push(sql`visitors AS (
     SELECT ${join([trusted('visitor_id'), ...sortKeys.map((c) => sql`${rankAggregate(plan, c)} AS ${trusted(c)}`)])}
@@ -215,16 +224,24 @@ function printList(plan: VisitorListPlan, target: SqlTarget, mode: 'page' | 'lis
     join(plan.order.map((o) => trusted(`${prefix}${rank(o.column)} ${o.direction.toUpperCase()}${o.nullsLast ? ' NULLS LAST' : ''}`)));
   const listedColumns = ['visitor_id', ...sortKeys.map(rank), 'total'];
   ctes.push(sql`listed AS (
-    SELECT ${join([trusted('visitor_id'), ...sortKeys.map((c) => trusted(`${c} AS ${rank(c)}`)), cut ? sql`(SELECT total FROM visitor_total) AS total` : sql`count(*) OVER () AS total`])}
+    SELECT ${join([
+      trusted('visitor_id'),
+      ...sortKeys.map((c) => trusted(`${c} AS ${rank(c)}`)),
+      cut ? sql`(SELECT total FROM visitor_total) AS total` : sql`count(*) OVER () AS total`,
+      ...(keys ? [trusted('visitor_key')] : []),
+    ])}
     FROM visitors
     ORDER BY ${orderBy('')}
     OFFSET ${integer(plan.page.offset)} LIMIT ${integer(plan.page.limit + 1)})`);
   if (mode === 'listed') {
     // The pieces of the page's visitors name their partitions; rows read in the first pass tell no more than the range.
+    // With keys they are found by key; a piece without one (a file the keying pass has not reached) may be anyone's,
+    // so its partition is named too.
+    const listedPieces = keys
+      ? sql`visitor_key IN (SELECT visitor_key FROM listed) OR visitor_key IS NULL`
+      : sql`visitor_id IN (SELECT visitor_id FROM listed)`;
     const days =
-      plan.ranking.from === 'visitor-days'
-        ? sql`(SELECT string_agg(DISTINCT CAST(dt AS VARCHAR), ',') FROM ranked_rows WHERE visitor_id IN (SELECT visitor_id FROM listed))`
-        : sql`NULL`;
+      plan.ranking.from === 'visitor-days' ? sql`(SELECT string_agg(DISTINCT CAST(dt AS VARCHAR), ',') FROM ranked_rows WHERE ${listedPieces})` : sql`NULL`;
     return print(sql`WITH ${join(ctes, ',\n')}
 SELECT ${join([...listedColumns.map((c) => trusted(c)), sql`${days} AS listed_days`])}
 FROM listed
