@@ -4,7 +4,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { pathLiteral } from '../../shared/engines/duckdb-engine.js';
 import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
 import { duckdbDialect } from '../../shared/query/sql/dialects.js';
-import { bucketFileOrder, bucketsOf } from '../../shared/query/derived/pageview-buckets.js';
+import { bucketFileOrder, bucketsOf, pageBucketFileOrder } from '../../shared/query/derived/pageview-buckets.js';
 import { fragmentFileOrder, fragmentsOf } from '../../shared/query/derived/session-fragments.js';
 import { visitorDayFileOrder, visitorDaysOf } from '../../shared/query/derived/visitor-days.js';
 import { customEventBucketsOf } from '../../shared/query/derived/custom-event-buckets.js';
@@ -36,7 +36,7 @@ export interface WriterKnowledge {
 export const derivedFileOrder: Record<DerivedFolder, string> = {
   sessions: fragmentFileOrder,
   pageviews: bucketFileOrder,
-  pages: bucketFileOrder,
+  pages: pageBucketFileOrder,
   visitors: visitorDayFileOrder,
   custom_events: bucketFileOrder,
 };

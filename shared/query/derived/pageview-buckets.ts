@@ -61,6 +61,13 @@ FROM ${rows} WHERE type = 'pageview' GROUP BY ALL`;
 export const bucketFileOrder = 'visitor_id, bucket';
 
 /**
+ * The order of the rows in a page-bucket file: by page first, so counting a page's visitors (bitmaps of their keys,
+ * which follow the ids) sets bits in that page's bitmaps only while it reads that page's rows, and a page filter's
+ * rows lie together. The files take about 45% more bytes than in visitor order (docs/STORAGE.md).
+ */
+export const pageBucketFileOrder = 'url_path, visitor_id, bucket';
+
+/**
  * Buckets are exact for a range when the range and every local-time boundary inside it fall on bucket edges:
  * then each bucket lies wholly inside or outside the range and wholly inside one local date or hour. True of
  * every zone since 1970 except a few odd historical offsets, which fall back to the event rows.
