@@ -2,8 +2,8 @@ import type { DuckDBConnection, DuckDBInstance, DuckDBPreparedStatement } from '
 
 // The connections of one DuckDB instance kept between queries, each with the statements it has prepared, by SQL
 // text. DuckDB plans a statement when it is prepared (without its values) and again when it runs with its values;
-// a statement prepared before is only planned with its values, which spares the first plan (a few milliseconds
-// for a dashboard query, whose text repeats while only its values change). A prepared statement keeps reading the
+// a statement prepared before is only planned with its values, which spares the first plan: a dashboard's statements
+// repeat their text while only their values change. A prepared statement keeps reading the
 // views as they were when it was prepared, so `reset` (called whenever the views are redefined) retires every
 // connection and statement made before it.
 

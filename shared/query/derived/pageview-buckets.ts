@@ -63,7 +63,7 @@ export const bucketFileOrder = 'visitor_id, bucket';
 /**
  * The order of the rows in a page-bucket file: by page first, so counting a page's visitors (bitmaps of their keys,
  * which follow the ids) sets bits in that page's bitmaps only while it reads that page's rows, and a page filter's
- * rows lie together. The files take about 45% more bytes than in visitor order (docs/STORAGE.md).
+ * rows lie together. The files take more bytes than in visitor order, whose runs of ids compress (docs/STORAGE.md).
  */
 export const pageBucketFileOrder = 'url_path, visitor_id, bucket';
 
