@@ -28,7 +28,7 @@ import type { SqlParam, SqlQuery } from '../query/sql/sql.js';
 export class DuckDbEngine implements QueryEngine {
   readonly target = localTarget;
   readonly billedPerStatement = false;
-  private readonly views: { name: string; folder: string; columns: ColumnList; overFiles: boolean; computed?: string }[];
+  private readonly views: { name: string; folder: string; columns: ColumnList; overFiles: boolean; computed?: string; definition?: string }[];
   /** The folder holding the events folder and the derived folders, as given (a link) and as last resolved. */
   private readonly root: string;
   private resolvedRoot: string | undefined;
@@ -131,6 +131,7 @@ export class DuckDbEngine implements QueryEngine {
     const root = realFolder(this.root);
     const moved = root !== this.resolvedRoot;
     const connection = await this.instance.connect();
+    let changed = false;
     try {
       for (const view of this.views) {
         if (view.overFiles && !moved) continue;
@@ -143,12 +144,16 @@ export class DuckDbEngine implements QueryEngine {
           : view.computed && !existsSync(dir)
             ? `CREATE OR REPLACE VIEW ${view.name} AS ${view.computed}`
             : emptyViewSql(view.name, view.columns);
-        await connection.run(definition);
+        if (definition !== view.definition) {
+          await connection.run(definition);
+          view.definition = definition;
+          changed = true;
+        }
         view.overFiles = hasFiles;
       }
       this.resolvedRoot = root;
       // Statements prepared before read the views as they were.
-      this.connections.reset();
+      if (changed) this.connections.reset();
     } finally {
       connection.closeSync();
     }

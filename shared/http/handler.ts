@@ -84,8 +84,9 @@ export function httpHandler<B extends z.ZodType = z.ZodUnknown, Q extends z.ZodT
       log: state.log,
       async authorizeDomain(requested) {
         const domain = resolveDomain(credential, requested);
+        const early = workBeforeAdmission(route, spec);
         const admitted = admitDomainRequest(state.admission!, credential, domain);
-        if (!workBeforeAdmission(route, spec)) await admitted;
+        if (!early) await admitted;
         else {
           admitted.catch(() => undefined); // awaited after the work, or by onError
           state.domainAdmission = admitted;
@@ -146,13 +147,13 @@ function envelope(route: Route): Middleware {
 
 /**
  * Whether a request's work may run while its rate and usage updates are in flight, sparing their round trip: only
- * for reads (a refused write must change nothing), and only where a started statement costs nothing but local
- * work (not on Athena, which bills each statement it starts). A refused request's work is then done and dropped;
- * the per-key limit on requests running at once (shared/limits/concurrency.ts) bounds that work.
+ * for reads (a refused write must change nothing) on an engine whose started statements cost nothing but local work
+ * (not Athena, which bills each statement it starts); other routes (annotations: DynamoDB) wait. A refused request's
+ * work is then done and dropped; the per-key limit on requests running at once (shared/limits/concurrency.ts)
+ * bounds that work.
  */
 function workBeforeAdmission(route: Route, spec: HandlerSpec<z.ZodType, z.ZodType, z.ZodType>): boolean {
-  if (route.scope !== 'analytics:read') return false;
-  return !spec.engine || !spec.engine().billedPerStatement;
+  return route.scope === 'analytics:read' && spec.engine !== undefined && !spec.engine().billedPerStatement;
 }
 
 function logRequest(request: Request, status: number): void {

@@ -236,12 +236,15 @@ function printList(plan: VisitorListPlan, target: SqlTarget, mode: 'page' | 'lis
   if (mode === 'listed') {
     // The pieces of the page's visitors name their partitions; rows read in the first pass tell no more than the range.
     // With keys they are found by key; a piece without one (a file the keying pass has not reached) may be anyone's,
-    // so its partition is named too.
-    const listedPieces = keys
-      ? sql`visitor_key IN (SELECT visitor_key FROM listed) OR visitor_key IS NULL`
-      : sql`visitor_id IN (SELECT visitor_id FROM listed)`;
+    // so its partition is named too, and a listed visitor whose key is unknown (every piece it was ranked by lacks
+    // one) names no partitions: the details then read the whole range.
+    const named = (listedPieces: Sql) => sql`(SELECT string_agg(DISTINCT CAST(dt AS VARCHAR), ',') FROM ranked_rows WHERE ${listedPieces})`;
     const days =
-      plan.ranking.from === 'visitor-days' ? sql`(SELECT string_agg(DISTINCT CAST(dt AS VARCHAR), ',') FROM ranked_rows WHERE ${listedPieces})` : sql`NULL`;
+      plan.ranking.from !== 'visitor-days'
+        ? sql`NULL`
+        : keys
+          ? sql`CASE WHEN EXISTS (SELECT 1 FROM listed WHERE visitor_key IS NULL) THEN NULL ELSE ${named(sql`visitor_key IN (SELECT visitor_key FROM listed) OR visitor_key IS NULL`)} END`
+          : named(sql`visitor_id IN (SELECT visitor_id FROM listed)`);
     return print(sql`WITH ${join(ctes, ',\n')}
 SELECT ${join([...listedColumns.map((c) => trusted(c)), sql`${days} AS listed_days`])}
 FROM listed
