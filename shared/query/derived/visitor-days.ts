@@ -56,6 +56,7 @@ const firstPageviewAttributes = [
   ['referrer_domain', 'referrer_domain'],
   ['entry_page', 'url_path'],
 ] as const;
+type FirstPageviewAttribute = (typeof firstPageviewAttributes)[number][0];
 
 /** The order of a visitor-day file's rows. */
 export const visitorDayFileOrder = 'visitor_id';
@@ -77,10 +78,8 @@ const pieceColumns = visitorDayColumns.map(([name]) => name).filter((name): name
 /** The piece columns a list's first pass ranks and bounds by (combinedVisitorAggregates). */
 export const rankingPieceColumns: readonly PieceColumn[] = ['visitor_id', 'first_ts', 'last_ts', 'pageviews', 'events', 'revenue_cents', 'revenue_events', 'latest_revenue_ts'];
 
-/** Every piece column: what a listed visitor's details combine (combinedVisitorDetails). */
+/** Every piece column: what a listed visitor's details combine (combinedVisitorDetails, journeys/print-list.ts). */
 export const detailPieceColumns: readonly PieceColumn[] = pieceColumns;
-
-const whenPageview = (value: string) => sql`CASE WHEN ${pageview} THEN ${trusted(value)} END`;
 
 /**
  * Each piece column computed from one event row. A row that is a pageview is its own first pageview, at its
@@ -97,42 +96,27 @@ const rowAsPiece: Record<PieceColumn, Sql> = {
   revenue_events: sql`CASE WHEN ${revenue} THEN 1 ELSE 0 END AS revenue_events`,
   latest_revenue_ts: sql`CASE WHEN ${revenue} THEN ts END AS latest_revenue_ts`,
   first_pageview_ts: sql`CAST(NULL AS TIMESTAMP) AS first_pageview_ts`,
-  country: sql`${whenPageview('country')} AS country`,
-  browser: sql`${whenPageview('browser')} AS browser`,
-  os: sql`${whenPageview('os')} AS os`,
-  device: sql`${whenPageview('device')} AS device`,
-  referrer_domain: sql`${whenPageview('referrer_domain')} AS referrer_domain`,
-  entry_page: sql`${whenPageview('url_path')} AS entry_page`,
+  ...(Object.fromEntries(
+    firstPageviewAttributes.map(([name, column]) => [name, sql`CASE WHEN ${pageview} THEN ${trusted(column)} END AS ${trusted(name)}`]),
+  ) as Record<FirstPageviewAttribute, Sql>),
   session_ids: sql`CASE WHEN session_id <> '' THEN [session_id] ELSE [] END AS session_ids`,
 };
 
 /** The time of a piece's first pageview (its pageviews > 0). */
 const pieceFirstPageview = sql`coalesce(first_pageview_ts, first_ts)`;
 
-/** `value` at the visitor's first pageview over the pieces; NULL when they have none. */
-const atFirstPageview = (value: Sql) => sql`arg_min_null(${value}, ${pieceFirstPageview}) FILTER (WHERE pageviews > 0)`;
-
 /**
- * A listed visitor's details (the fields of a journeys list item) combined over the pieces of detailPieceColumns,
- * named as the details over rows name them. DuckDB only, like the pieces' session lists.
+ * `value` (of the pieces' first-pageview columns) at the visitor's first pageview over its pieces; NULL when it has
+ * none. The pieces' counterpart of a first pageview over rows; DuckDB's `arg_min_null`, as only DuckDB reads
+ * details from pieces.
  */
-export const combinedVisitorDetails = {
-  ...combinedVisitorAggregates,
-  session_count: sql`length(list_distinct(flatten(list(session_ids))))`,
-  event_count: sql`sum(events)`,
-  country: atFirstPageview(trusted('country')),
-  browser: atFirstPageview(trusted('browser')),
-  os: atFirstPageview(trusted('os')),
-  device: atFirstPageview(trusted('device')),
-  first_referrer: atFirstPageview(sql`coalesce(nullif(referrer_domain, ''), '(direct)')`),
-  entry_page: atFirstPageview(trusted('entry_page')),
-} as const;
+export const atFirstPageview = (value: Sql) => sql`arg_min_null(${value}, ${pieceFirstPageview}) FILTER (WHERE pageviews > 0)`;
 
 /**
  * The pieces of a range's visitors: the stored visitor days of its full partitions, plus every row of the
  * partial partitions at its ends as a one-row piece (a stored day of a partial partition would hold rows outside
  * the range). Each carries `columns` (by default what the ranking needs); grouped by visitor_id they give
- * `combinedVisitorAggregates`, and with detailPieceColumns `combinedVisitorDetails`. Each piece's `dt` is a partition
+ * `combinedVisitorAggregates`, and with detailPieceColumns a listed visitor's details. Each piece's `dt` is a partition
  * that holds rows of its visitor in the range. With `keys` (a catalog with visitorDayKeys) each piece also carries
  * `visitor_key`: a row's is its visitor's key in the visitor days of the row's own partition, which hold every
  * visitor of that partition's files.

@@ -5,7 +5,7 @@ import { localTime, scopeCondition, scopedEvents } from '../scope/event-scope.js
 import { rowPredicate } from '../scope/filters.js';
 import type { VisitorColumn, VisitorListPlan } from './plan.js';
 import { date, int, integer, join, print, sql, str, timestamp, trusted, type Sql } from '../sql/sql.js';
-import { combinedVisitorAggregates, combinedVisitorDetails, detailPieceColumns, visitorPieces } from '../derived/visitor-days.js';
+import { atFirstPageview, combinedVisitorAggregates, detailPieceColumns, visitorPieces } from '../derived/visitor-days.js';
 import { fullPartitions } from '../derived/session-fragments.js';
 import { bitmapVisitorCounts } from '../derived/visitor-bitmaps.js';
 
@@ -51,11 +51,27 @@ export function firstPageview(dialect: Dialect, value: Sql, name: string): Sql {
 /** What journeys show as a visitor's source: the referrer domain, or `(direct)`. */
 export const referrerSource = sql`coalesce(nullif(referrer_domain, ''), '(direct)')`;
 
+/** The first pageview's fields a list item shows under their own names. */
+const shownAttributes = ['country', 'browser', 'os', 'device'];
+
 const listedAttributes = (dialect: Dialect): Sql[] => [
-  ...['country', 'browser', 'os', 'device'].map((c) => firstPageview(dialect, trusted(c), c)),
+  ...shownAttributes.map((c) => firstPageview(dialect, trusted(c), c)),
   firstPageview(dialect, referrerSource, 'first_referrer'),
   firstPageview(dialect, trusted('url_path'), 'entry_page'),
 ];
+
+/**
+ * The same details (`aggregates` and listedAttributes, named alike) combined over visitor pieces of
+ * detailPieceColumns (derived/visitor-days.ts). DuckDB only, like the pieces' session lists.
+ */
+const combinedVisitorDetails: Record<string, Sql> = {
+  ...combinedVisitorAggregates,
+  session_count: sql`length(list_distinct(flatten(list(session_ids))))`,
+  event_count: sql`sum(events)`,
+  ...Object.fromEntries(shownAttributes.map((c) => [c, atFirstPageview(trusted(c))])),
+  first_referrer: atFirstPageview(referrerSource),
+  entry_page: atFirstPageview(trusted('entry_page')),
+};
 
 type RankAggregate = VisitorColumn | 'revenue_event_count';
 
