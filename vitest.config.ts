@@ -6,6 +6,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // AWS's rules on every SDK call the tests make: request limits, and IAM for the deployed functions' calls.
+    globalSetup: ['test/support/aws-rules/global-setup.ts'],
+    setupFiles: ['test/support/aws-rules/install.ts'],
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'SILENT' },
   },
 });

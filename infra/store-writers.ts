@@ -131,7 +131,8 @@ export class StoreWriters extends Construct {
 
     this.upkeep = writer('Upkeep', 'store-upkeep', { timeout: UPKEEP_TIMEOUT, memorySize: 4096, reservedConcurrentExecutions: 1 });
     const stored = [`${EVENTS_PREFIX}/`, ...derivedRelations.map((r) => `${r.folder}/`)];
-    grantObjects(this.upkeep.role!, bucket.bucketArn, { read: [`${EVENTS_PREFIX}/`], write: stored, remove: stored });
+    // Reads every relation: the events it compacts, and each domain's session fragments to mark sessions whole.
+    grantObjects(this.upkeep.role!, bucket.bucketArn, { read: stored, write: stored, remove: stored });
     new Rule(this, 'UpkeepSchedule', {
       description: 'Compacts crowded partitions of the events bucket; deletes the files compactions replaced',
       schedule: Schedule.rate(Duration.hours(1)),

@@ -46,10 +46,14 @@ function loadHandler(route: Route): Promise<LambdaHandler> {
 /** Extra routes served only by the local server (e.g. the OpenAPI document). */
 export type ExtraRoutes = Record<string, () => Promise<APIGatewayProxyStructuredResultV2>>;
 
-export function createLocalServer(extra: ExtraRoutes = {}): Server {
+/** How a route's handler is invoked: directly, or (in the tests) as the deployed function it is, with its role. */
+export type RouteInvoker = <T>(route: Route, invoke: () => Promise<T>) => Promise<T>;
+const direct: RouteInvoker = (_route, invoke) => invoke();
+
+export function createLocalServer(extra: ExtraRoutes = {}, invoker: RouteInvoker = direct): Server {
   return createServer((req, res) => {
     const requestId = randomUUID();
-    handle(req, res, extra, requestId).catch((error: unknown) => {
+    handle(req, res, extra, invoker, requestId).catch((error: unknown) => {
       console.error('local server error', error);
       if (!res.headersSent) write(res, errorResponse(internalError(), requestId));
       else res.end();
@@ -57,7 +61,7 @@ export function createLocalServer(extra: ExtraRoutes = {}): Server {
   });
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, extra: ExtraRoutes, requestId: string): Promise<void> {
+async function handle(req: IncomingMessage, res: ServerResponse, extra: ExtraRoutes, invoker: RouteInvoker, requestId: string): Promise<void> {
   const url = URL.parse(req.url ?? '/', 'http://localhost');
   // A target Node's parser lets through but no URL can hold (`http://[`, a port past 65535) is the client's.
   if (!url) return write(res, errorResponse(new ValidationError('The request target is not a valid URL', [{ path: 'url', message: 'is not a valid URL' }]), requestId));
@@ -85,7 +89,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, extra: ExtraRou
   }
   const event = toEvent(req, url, method, hit.c.route, pathParameters, body, requestId);
   const handler = await loadHandler(hit.c.route);
-  write(res, await handler(event, lambdaContext(hit.c.route, requestId)));
+  write(res, await invoker(hit.c.route, () => handler(event, lambdaContext(hit.c.route, requestId))));
 }
 
 function toEvent(

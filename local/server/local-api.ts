@@ -5,7 +5,7 @@ import { installEngine } from '../../shared/engines/registry.js';
 import { rateLimitPerMinute } from '../../shared/config.js';
 import { jsonResponse } from '../../shared/http/response.js';
 import { logger } from '../../shared/log.js';
-import { createLocalServer, type ExtraRoutes } from './http-server.js';
+import { createLocalServer, type ExtraRoutes, type RouteInvoker } from './http-server.js';
 import { openApiJson } from './openapi-document.js';
 import { referencePageRoutes } from './reference-page.js';
 import { dashboardRoutes } from './dashboard-page.js';
@@ -34,6 +34,8 @@ export interface LocalApiOptions {
   dataDir?: string;
   port?: number;
   extraRoutes?: ExtraRoutes;
+  /** How each route's handler is invoked (the tests run it as its deployed function). */
+  invoker?: RouteInvoker;
   backfillRetryMs?: number;
   engine?: LocalEngineName;
   /** With `engine: 'trino'`: how old a reused result may be, in minutes (5, as the stack sets; 0 turns reuse off). */
@@ -72,7 +74,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     ...referencePageRoutes(),
     ...dashboardRoutes(paths),
     ...options.extraRoutes,
-  });
+  }, options.invoker);
   await new Promise<void>((resolveListen, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', () => resolveListen());

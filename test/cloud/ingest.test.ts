@@ -9,7 +9,7 @@ import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { ingestHandler } from '../../functions/ingest-events.js';
+import { ingestHandler } from '../support/deployed-functions.js';
 import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
 import { importEvents } from '../../local/store/importer.js';
 import { localPaths } from '../../local/store/paths.js';

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { derivedUrlOf, s3ImportRecords, s3Publisher, s3StoredDays } from '../../ingest/s3-store.js';
-import { importEvents, type ImportOptions } from '../../local/store/importer.js';
+import { importEvents as importLocally, type ImportOptions } from '../../local/store/importer.js';
+import { asOperator } from '../support/aws-rules/install.js';
 import { startMoto, type MotoServer } from '../../local/tools/moto-server.js';
 import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
 import { readUsage } from '../../shared/limits/limiter.js';
@@ -12,6 +13,9 @@ import { startTestApi, type TestApi } from '../support/test-api.js';
 // `npm run import -- --s3` against a real S3 implementation (moto's server): the same input imported twice, or
 // retried after the process died midway (files partly uploaded; or all uploaded and counted but not recorded),
 // leaves the bucket as one clean import leaves it, and counts its events once.
+
+/** `npm run import -- --s3`: run by a person with their own credentials. */
+const importEvents = (...args: Parameters<typeof importLocally>) => asOperator(() => importLocally(...args));
 
 let moto: MotoServer;
 let s3: S3Client;

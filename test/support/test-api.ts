@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startLocalApi, type LocalApi, type LocalApiOptions } from '../../local/server/local-api.js';
 import type { ImportReport } from '../../local/store/importer.js';
+import { asFunction } from './aws-rules/install.js';
 import { createCredential, type NewCredential, type CreatedCredential } from '../../shared/services/credentials.js';
 
 // A real local API for a test file: its own data folder, dynalite and DuckDB, the real HTTP server.
@@ -23,7 +24,8 @@ export async function startTestApi(options: Pick<LocalApiOptions, 'engine'> = {}
   const dataDir = mkdtempSync(join(tmpdir(), 'analytics-test-'));
   let api: LocalApi;
   try {
-    api = await startLocalApi({ dataDir, ...options });
+    // Each route runs as its deployed function: its DynamoDB and Athena calls are authorized against its role.
+    api = await startLocalApi({ dataDir, ...options, invoker: (route, invoke) => asFunction(route.name, invoke) });
   } catch (error) {
     // A start that fails (the tests of bad settings) leaves no data folder behind either.
     rmSync(dataDir, { recursive: true, force: true });
