@@ -4,7 +4,7 @@ import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement, Role, ServicePrincipal, type IRole } from 'aws-cdk-lib/aws-iam';
-import { Alias } from 'aws-cdk-lib/aws-kms';
+import { Key } from 'aws-cdk-lib/aws-kms';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -71,10 +71,26 @@ export class StoreWriters extends Construct {
       });
     }
 
+    // CloudWatch publishes an alarm's notification with its own service principal: the AWS-managed SNS key cannot
+    // allow it (its policy is AWS's), so the topic has a key of its own whose policy lets CloudWatch encrypt, and a
+    // topic policy that lets this account's alarms publish.
+    const topicKey = new Key(this, 'AlarmTopicKey', {
+      description: 'Encrypts the ingest alarm topic; CloudWatch alarms of this account may use it to publish',
+      enableKeyRotation: true,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    const account = Stack.of(this).account;
+    topicKey.addToResourcePolicy(new PolicyStatement({
+      sid: 'CloudWatchAlarmsPublishEncrypted',
+      principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+      actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+      resources: ['*'],
+      conditions: { StringEquals: { 'aws:SourceAccount': account } },
+    }));
     this.alarmTopic = new Topic(this, 'AlarmTopic', {
       displayName: 'Analytics ingest: objects that could not be ingested',
       enforceSSL: true,
-      masterKey: Alias.fromAliasName(this, 'SnsKey', 'alias/aws/sns'),
+      masterKey: topicKey,
     });
     const alarm = new Alarm(this, 'DeadLettersAlarm', {
       alarmDescription: `Objects under ${INCOMING_PREFIX} failed ${INGEST_MAX_RECEIVES} ingest attempts; their notifications wait in the dead-letter queue (docs/DEPLOY.md, "When the alarm fires").`,
@@ -85,6 +101,13 @@ export class StoreWriters extends Construct {
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
     alarm.addAlarmAction(new SnsAction(this.alarmTopic));
+    this.alarmTopic.addToResourcePolicy(new PolicyStatement({
+      sid: 'CloudWatchAlarmPublishes',
+      principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+      actions: ['sns:Publish'],
+      resources: [this.alarmTopic.topicArn],
+      conditions: { ArnLike: { 'aws:SourceArn': alarm.alarmArn }, StringEquals: { 'aws:SourceAccount': account } },
+    }));
 
     const environment = {
       COUNTERS_TABLE: tables.counters.tableName,

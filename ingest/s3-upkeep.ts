@@ -55,8 +55,8 @@ export interface UpkeepOptions {
   graceMs?: number;
   /**
    * At most this many files of a domain hidden at once: every query of the domain names each hidden file in its
-   * text (for each relation it reads), and the domain's state item holds them. Crowded partitions beyond it wait
-   * for a later run.
+   * text (for each relation it reads), and the domain's state item holds them. A partition with more files than
+   * the room left is compacted in part; partitions beyond the budget wait for a later run.
    */
   maxHiddenFiles?: number;
   now?: () => number;
@@ -121,9 +121,14 @@ export async function upkeepStore(target: UpkeepTarget, options: UpkeepOptions =
       const compactable = files.map((f) => f.name).filter((n) => !/^[0-9a-f]{32}\.parquet$/.test(n) || recorded.has(n.slice(0, 32)));
       const settled = now() - Math.max(...files.map((f) => f.modified)) >= settleMs && compactable.some((n) => !n.startsWith('compacted-'));
       if (compactable.length < minFiles && !settled) continue;
-      if (hidden + compactable.length + 1 > (options.maxHiddenFiles ?? UPKEEP_MAX_HIDDEN_FILES)) break;
-      due.push([partition, compactable]);
-      hidden += compactable.length;
+      // Within the domain's budget of hidden files: a partition with more files than the room left is compacted
+      // in part (its oldest files; the rest, with the compacted file, at a later run), so no partition, however
+      // crowded, keeps the others from being compacted.
+      const room = (options.maxHiddenFiles ?? UPKEEP_MAX_HIDDEN_FILES) - hidden - 1;
+      if (room < 2) break;
+      const chunk = compactable.length <= room ? compactable : oldestFirst(files, compactable).slice(0, room);
+      due.push([partition, chunk]);
+      hidden += chunk.length;
     }
     if (due.length === 0) continue;
     const scratch = await openScratchDuckDb();
@@ -205,6 +210,12 @@ async function loadFragmentSessions(target: UpkeepTarget, domain: string, connec
     await rm(dir, { recursive: true, force: true });
   }
   return indexes;
+}
+
+/** `names` ordered by when their files were written, oldest first (then by name). */
+function oldestFirst(files: { name: string; modified: number }[], names: string[]): string[] {
+  const modified = new Map(files.map((f) => [f.name, f.modified]));
+  return [...names].sort((a, b) => modified.get(a)! - modified.get(b)! || a.localeCompare(b));
 }
 
 /** Streams an object to a local file (Lambda: under /tmp): a partition's files need not fit in memory. */

@@ -7,7 +7,7 @@ import { derivedRelations, type DerivedFolder } from '../../shared/events/derive
 import { openScratchDuckDb, type ScratchDuckDb } from './scratch-duckdb.js';
 import { pathLiteral } from '../../shared/engines/duckdb-engine.js';
 import { duckdbTypes, eventColumns } from '../../shared/events/event-columns.js';
-import { recordImportedEventsOnce } from '../../shared/limits/limiter.js';
+import { forgetImportCount, recordImportedEventsOnce } from '../../shared/limits/limiter.js';
 import { parquetFilesUnder, pathsOfSnapshot, type LocalPaths } from './paths.js';
 import { currentSnapshot, snapshotLayout } from './snapshots.js';
 import { localCodecs, S3_CODECS, type StoreCodecs } from './parquet-codec.js';
@@ -217,8 +217,11 @@ async function importChecked(
       await options.publish(eventsStaging, files);
       report.files = files.length;
       // Counted once per input whatever the retries, then recorded: a record means rows and usage are both in.
-      for (const [domain, count] of Object.entries(report.domains)) await recordImportedEventsOnce(domain, count, digest);
+      const countedAt = new Date();
+      for (const [domain, count] of Object.entries(report.domains)) await recordImportedEventsOnce(domain, count, digest, countedAt);
       await options.publishedImports?.record(record);
+      // The record now stops any retry before it counts: the month's item need not keep the digest.
+      if (options.publishedImports) for (const domain of Object.keys(report.domains)) await forgetImportCount(domain, digest, countedAt);
       for (const [domain, names] of hidden) await options.visibility?.show(domain, names);
       return report;
     }

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { recordImportedEventsOnce } from '../../shared/limits/limiter.js';
+import { forgetImportCount, recordImportedEventsOnce } from '../../shared/limits/limiter.js';
 import type { LocalPaths } from './paths.js';
 
 // What the store has imported (docs/STORAGE.md, "Imports are idempotent"). An import is identified by the SHA-256 of
@@ -40,6 +40,8 @@ export async function recordUsage(paths: LocalPaths): Promise<void> {
     const temporary = `${counted(paths, r.digest)}.${process.pid}.tmp`;
     writeFileSync(temporary, r.at);
     renameSync(temporary, counted(paths, r.digest));
+    // The marker now stops a second count: the month's item need not keep the digest.
+    for (const domain of Object.keys(r.domains)) await forgetImportCount(domain, r.digest, new Date(r.at));
   }
 }
 

@@ -1,7 +1,7 @@
 import { rateLimitPerMinute } from '../config.js';
 import { RateLimitedError, UsageLimitError } from '../errors.js';
 import type { Credential } from '../store/credentials-repo.js';
-import { add, addBelowLimit, addOnce, read } from '../store/counters-repo.js';
+import { add, addBelowLimit, addOnce, forgetToken, read } from '../store/counters-repo.js';
 
 // Fixed one-minute windows per credential, and calendar months (UTC) per domain for usage. Both live in
 // DynamoDB so every Lambda instance shares them; items expire by TTL once their window is over.
@@ -59,10 +59,16 @@ export async function recordImportedEvents(domain: string, count: number, now = 
 
 /**
  * Counts an import's events once: a second call with the same `importId` (the import's digest) adds nothing, so an
- * import whose count is retried after a crash is never counted twice.
+ * import whose count is retried after a crash is never counted twice. Once the import's own record is written (a
+ * retry then stops before counting), forgetImportCount drops the id from the month's item.
  */
 export async function recordImportedEventsOnce(domain: string, count: number, importId: string, now = new Date()): Promise<void> {
   await addOnce(usageKey(domain, now), count, importId, monthExpiry(now));
+}
+
+/** After the import's record: its id is no longer needed to keep a retry from counting again. `now` as counted. */
+export async function forgetImportCount(domain: string, importId: string, now: Date): Promise<void> {
+  await forgetToken(usageKey(domain, now), importId);
 }
 
 export async function readUsage(domain: string, now = new Date()): Promise<number> {

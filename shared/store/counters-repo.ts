@@ -53,7 +53,10 @@ export async function read(pk: string): Promise<number> {
 
 /**
  * Adds `amount` unless `token` was applied before: the tokens applied are kept in the item (a string set), and the
- * update is conditional on its absence, so a retried call adds nothing. Returns whether this call added.
+ * update is conditional on its absence, so a retried call adds nothing. Returns whether this call added. A token
+ * is needed only until the caller has recorded elsewhere that its work is done (forgetToken): the set holds the
+ * tokens of work in flight, so the item stays small however many calls a month brings (DynamoDB bills every
+ * write by the whole item's size, and refuses items over 400 KB).
  */
 export async function addOnce(pk: string, amount: number, token: string, expiresAt: number): Promise<boolean> {
   try {
@@ -72,4 +75,20 @@ export async function addOnce(pk: string, amount: number, token: string, expires
     if (error instanceof ConditionalCheckFailedException) return false;
     throw error;
   }
+}
+
+/** Forgets a token of addOnce once its caller's own record makes a retry impossible (idempotent). */
+export async function forgetToken(pk: string, token: string): Promise<void> {
+  await documentClient().send(
+    new UpdateCommand({
+      TableName: tableNames().counters,
+      Key: { pk },
+      UpdateExpression: 'DELETE #applied :tokens',
+      ConditionExpression: 'attribute_exists(#applied)',
+      ExpressionAttributeNames: { '#applied': 'applied' },
+      ExpressionAttributeValues: { ':tokens': new Set([token]) },
+    }),
+  ).catch((error: unknown) => {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  });
 }

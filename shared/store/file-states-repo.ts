@@ -1,5 +1,6 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { packExpressionClauses } from '../aws/service-limits.js';
 import { tableNames } from '../config.js';
 import { documentClient } from './dynamo-client.js';
 
@@ -29,8 +30,6 @@ export interface FileStates {
 }
 
 const key = (domain: string) => ({ pk: `files#${domain}` });
-/** Names per UpdateItem: far below DynamoDB's expression limits. */
-const NAMES_PER_WRITE = 100;
 
 export async function readFileStates(domain: string): Promise<FileStates> {
   const { Item } = await documentClient().send(new GetCommand({ TableName: tableNames().counters, Key: key(domain), ConsistentRead: true }));
@@ -60,13 +59,14 @@ export async function hiddenFiles(domain: string): Promise<{ names: string[]; fi
 export async function hideFiles(domain: string, files: readonly string[], now = Date.now()): Promise<void> {
   if (files.length === 0) return;
   await ensureItem(domain);
-  for (let i = 0; i < files.length; i += NAMES_PER_WRITE) {
-    const part = files.slice(i, i + NAMES_PER_WRITE);
+  // As many names per write as DynamoDB's 4 KB expression limit takes (an import of many days hides many).
+  for (const { from, to, expression } of packExpressionClauses(files.length, 'SET ', (_, j) => `pending.#f${j} = if_not_exists(pending.#f${j}, :now)`, 2)) {
+    const part = files.slice(from, to);
     await documentClient().send(
       new UpdateCommand({
         TableName: tableNames().counters,
         Key: key(domain),
-        UpdateExpression: `SET ${part.map((_, j) => `pending.#f${j} = if_not_exists(pending.#f${j}, :now)`).join(', ')}`,
+        UpdateExpression: expression,
         ExpressionAttributeNames: Object.fromEntries(part.map((f, j) => [`#f${j}`, f])),
         ExpressionAttributeValues: { ':now': now },
       }),
@@ -75,17 +75,18 @@ export async function hideFiles(domain: string, files: readonly string[], now = 
 }
 
 /**
- * Shows hidden files to queries once all are uploaded (idempotent), NAMES_PER_WRITE per write. Readers hide pending
- * files by name alone (hiddenFiles), and one writer's files share their name, so they appear with the last write.
+ * Shows hidden files to queries once all are uploaded (idempotent), as many per write as the expression limit takes.
+ * Readers hide pending files by name alone (hiddenFiles), and one writer's files share their name, so they appear
+ * with the last write.
  */
 export async function showFiles(domain: string, files: readonly string[]): Promise<void> {
-  for (let i = 0; i < files.length; i += NAMES_PER_WRITE) {
-    const part = files.slice(i, i + NAMES_PER_WRITE);
+  for (const { from, to, expression } of packExpressionClauses(files.length, 'REMOVE ', (_, j) => `pending.#f${j}`)) {
+    const part = files.slice(from, to);
     await documentClient().send(
       new UpdateCommand({
         TableName: tableNames().counters,
         Key: key(domain),
-        UpdateExpression: `REMOVE ${part.map((_, j) => `pending.#f${j}`).join(', ')}`,
+        UpdateExpression: expression,
         ConditionExpression: 'attribute_exists(pending)',
         ExpressionAttributeNames: Object.fromEntries(part.map((f, j) => [`#f${j}`, f])),
       }),

@@ -129,19 +129,41 @@ describe('upkeep of the S3 store', () => {
     expect((await eventRows(target)).length).toBe(events.length + 2 * goOn.length);
   });
 
-  it('hides at most maxHiddenFiles of a domain at once: the other crowded partitions wait for a later run', async () => {
+  it('hides at most maxHiddenFiles of a domain at once: a partition beyond the room left is compacted in part', async () => {
     const { target } = await crowdedBucket('budget.test');
     const before = await eventRows(target);
     const run = (at: number) => upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { now: () => at, maxHiddenFiles: 25 });
     const start = Date.now();
-    // Ten files per partition: two partitions fit in 25 hidden names, the third waits.
-    expect((await run(start)).compacted).toHaveLength(2);
+    // Ten files per partition: two partitions fit in 25 hidden names, the third gets the room left (4 files).
+    expect((await run(start)).compacted).toHaveLength(3);
     expect((await excludedFiles('budget.test')).length).toBeLessThanOrEqual(25);
     expect(await eventRows(target)).toEqual(before);
     const later = await run(start + UPKEEP_GRACE_MS + 1);
-    expect(later.cleaned).toHaveLength(2);
-    expect(later.compacted).toHaveLength(1);
+    expect(later.cleaned).toHaveLength(3);
+    // The third partition: its compacted file and the six files left, compacted again.
+    expect(later.compacted).toEqual(['budget.test/dt=2026-03-03']);
     expect(await eventRows(target)).toEqual(before);
+  });
+
+  it('a partition more crowded than the whole budget is compacted in chunks and never keeps the others waiting', async () => {
+    // 30 files in each partition, a budget of 25: every run makes progress on every partition it reaches.
+    const { target } = await crowdedBucket('crowded.test', 30);
+    const before = await eventRows(target);
+    const run = (at: number) => upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { now: () => at, maxHiddenFiles: 25 });
+    const start = Date.now();
+    const first = await run(start);
+    expect(first.compacted).toEqual(['crowded.test/dt=2026-03-01']);
+    expect((await excludedFiles('crowded.test')).length).toBeLessThanOrEqual(25);
+    let at = start;
+    for (let i = 0; i < 12; i++) {
+      at += UPKEEP_GRACE_MS + 1;
+      const report = await run(at);
+      expect(await eventRows(target)).toEqual(before);
+      if (report.compacted.length === 0 && report.cleaned.length === 0) break;
+    }
+    // Every partition ends as one file per relation.
+    const eventFiles = (await keysOf(target.s3, target.bucket)).filter((k) => k.startsWith('events/domain=crowded.test/'));
+    expect(eventFiles.map((k) => k.split('/')[2]).sort()).toEqual(['dt=2026-03-01', 'dt=2026-03-02', 'dt=2026-03-03']);
   });
 
   it('the scheduled handler runs the same upkeep on the stack\'s bucket', async () => {

@@ -176,3 +176,22 @@ export async function authorize(stack: ResolvedStack, functionName: string, requ
     allowed.add(memo);
   }
 }
+
+/**
+ * Whether an AWS service, acting for this account (`cloudwatch.amazonaws.com` publishing an alarm, `s3.amazonaws.com`
+ * sending a notification), may call `action` on `resource` under that resource's policy (a topic, queue or key
+ * policy from the template): the calls services make between the stack's resources.
+ */
+export async function serviceMayCall(service: string, action: string, resource: string, resourcePolicy: Json, context: Record<string, string>): Promise<string> {
+  const result = await runSimulation(
+    {
+      request: { principal: service, action, resource: { resource, accountId: ACCOUNT }, contextVariables: { 'aws:SecureTransport': 'true', 'aws:SourceAccount': ACCOUNT, ...context } },
+      identityPolicies: [],
+      serviceControlPolicies: [],
+      resourceControlPolicies: [],
+      resourcePolicy,
+    },
+    {},
+  );
+  return result.resultType === 'error' ? `error: ${JSON.stringify(result.errors)}` : String(result.overallResult);
+}
