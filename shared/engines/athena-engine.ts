@@ -9,6 +9,7 @@ import {
   type QueryExecution,
   type Row,
 } from '@aws-sdk/client-athena';
+import { ATHENA_QUERY_MAX_BYTES, utf8Bytes } from '../aws/service-limits.js';
 import { EngineBusyError, EngineScanLimitError, EngineTimeoutError } from './engine-errors.js';
 import { requestDeadline, requestLogger } from '../log.js';
 import type { DerivedTableNames } from '../query/sql/catalog.js';
@@ -40,6 +41,10 @@ export interface AthenaEngineOptions {
 const FIRST_POLL_MS = 100;
 const MAX_POLL_MS = 1_000;
 const PAGE_SIZE = 1_000;
+const FIRST_START_RETRY_MS = 200;
+const MAX_START_RETRY_MS = 2_000;
+/** A start is retried only while this much time is left for the query to run. */
+const MIN_QUERY_MS = 2_000;
 
 let sharedClient: AthenaClient | undefined;
 
@@ -74,26 +79,30 @@ export class AthenaEngine implements QueryEngine {
    */
   async run(query: SqlQuery): Promise<{ rows: SqlRow[]; stats: QueryStats }> {
     const queryString = inlineParameters(query.sql, query.params);
+    // Athena refuses a longer statement outright; only a domain whose hidden files piled up prints one, so the
+    // client is told to come back (503) while the reason is logged for the operator.
+    if (utf8Bytes(queryString) > ATHENA_QUERY_MAX_BYTES) {
+      requestLogger().error('statement over Athena\'s query length limit', { bytes: utf8Bytes(queryString), limit: ATHENA_QUERY_MAX_BYTES });
+      throw new EngineBusyError(60);
+    }
     const deadline = Math.min(this.now() + this.settings.timeoutMs, requestDeadline() ?? Infinity);
+    try {
+      return await this.runOnce(queryString, deadline);
+    } catch (error) {
+      // A file listed by the query and deleted by upkeep before it was opened (a replaced file, past its grace
+      // period): the files have changed under the query, and a second run lists them anew.
+      if (!(error instanceof VanishedFileError)) throw error;
+      requestLogger().warn('athena query read a file deleted meanwhile; running it again', { reason: error.message });
+      return await this.runOnce(queryString, deadline).catch((again: unknown) => {
+        throw again instanceof VanishedFileError ? new EngineBusyError() : again;
+      });
+    }
+  }
+
+  private async runOnce(queryString: string, deadline: number): Promise<{ rows: SqlRow[]; stats: QueryStats }> {
     // A statement with less than one poll interval left could not be waited for: it is not started (nor billed).
     if (deadline - this.now() < MAX_POLL_MS) throw new EngineTimeoutError();
-    const id = await this.call(() =>
-      this.client.send(
-        new StartQueryExecutionCommand({
-          WorkGroup: this.settings.workgroup,
-          QueryString: queryString,
-          QueryExecutionContext: { Database: this.settings.database },
-          // A retried StartQueryExecution (the SDK retries throttling) must not start a second query.
-          ClientRequestToken: randomUUID(),
-          ResultReuseConfiguration: {
-            ResultReuseByAgeConfiguration: {
-              Enabled: this.settings.resultReuseMinutes > 0,
-              ...(this.settings.resultReuseMinutes > 0 ? { MaxAgeInMinutes: this.settings.resultReuseMinutes } : {}),
-            },
-          },
-        }),
-      ),
-    ).then((out) => out.QueryExecutionId!);
+    const id = await this.start(queryString, deadline);
 
     let execution: QueryExecution;
     let rows: SqlRow[];
@@ -114,6 +123,46 @@ export class AthenaEngine implements QueryEngine {
       rows: rows.length,
     });
     return { rows, stats: bytesScanned === undefined ? {} : { bytesScanned } };
+  }
+
+  /**
+   * Starts the statement. Past the account's active-query quota Athena refuses new queries (TooManyRequestsException)
+   * until running ones end: the start is tried again with growing, jittered waits while the deadline leaves room
+   * for the query itself, then the client gets a 503.
+   */
+  private async start(queryString: string, deadline: number): Promise<string> {
+    let wait = FIRST_START_RETRY_MS;
+    for (;;) {
+      try {
+        const out = await this.client.send(
+          new StartQueryExecutionCommand({
+            WorkGroup: this.settings.workgroup,
+            QueryString: queryString,
+            QueryExecutionContext: { Database: this.settings.database },
+            // A retried StartQueryExecution (the SDK retries throttling) must not start a second query.
+            ClientRequestToken: randomUUID(),
+            ResultReuseConfiguration: {
+              ResultReuseByAgeConfiguration: {
+                Enabled: this.settings.resultReuseMinutes > 0,
+                ...(this.settings.resultReuseMinutes > 0 ? { MaxAgeInMinutes: this.settings.resultReuseMinutes } : {}),
+              },
+            },
+          }),
+        );
+        return out.QueryExecutionId!;
+      } catch (error) {
+        const name = (error as { name?: string }).name;
+        const throttled = name === 'TooManyRequestsException' || name === 'ThrottlingException';
+        const pause = wait / 2 + Math.random() * (wait / 2);
+        if (throttled && this.now() + pause + MIN_QUERY_MS <= deadline) {
+          requestLogger().info('athena refused a new query (active-query quota); trying again', { wait_ms: Math.round(pause) });
+          await this.sleep(pause);
+          wait = Math.min(wait * 2, MAX_START_RETRY_MS);
+          continue;
+        }
+        return this.call(() => Promise.reject(error));
+      }
+    }
   }
 
   /** Polls with doubling waits (100 ms up to 1 s) until the query ends; stops it once the deadline passes. */
@@ -206,6 +255,9 @@ function wholeNumber(env: NodeJS.ProcessEnv, name: string, min: number, max: num
   return value;
 }
 
+/** A query failed because a file it listed was gone when it opened it. */
+class VanishedFileError extends Error {}
+
 /** A query Athena ended itself: nothing to stop. */
 class QueryEndedError extends Error {
   constructor(override readonly cause: Error) {
@@ -227,6 +279,8 @@ function failure(id: string, execution: QueryExecution): Error {
   if (/bytes scanned limit was exceeded/i.test(reason)) {
     return new EngineScanLimitError();
   }
+  // Trino's Hive connector, on a file listed and then deleted: HIVE_CANNOT_OPEN_SPLIT (S3's NoSuchKey beneath).
+  if (/HIVE_CANNOT_OPEN_SPLIT|NoSuchKey|FileNotFoundException/i.test(reason)) return new VanishedFileError(reason);
   // Error types 0-8: "Query exhausted resources at this scale factor", i.e. Athena capacity, not our SQL.
   const type = status.AthenaError?.ErrorType;
   if (status.AthenaError?.Retryable || (type !== undefined && type >= 0 && type <= 8)) return new EngineBusyError();

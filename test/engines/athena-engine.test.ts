@@ -315,6 +315,45 @@ describe('AthenaEngine.run', () => {
     expect(athena.commandCalls(GetQueryExecutionCommand)).toHaveLength(0);
   });
 
+  it('retries a start refused by the active-query quota with growing waits, while the deadline leaves room', async () => {
+    const quota = () => new TooManyRequestsException({ message: 'Rate exceeded', $metadata: {}, Reason: 'CONCURRENT_QUERY_LIMIT_EXCEEDED' });
+    athena.on(StartQueryExecutionCommand).rejectsOnce(quota()).rejectsOnce(quota()).resolves({ QueryExecutionId: 'q-1' });
+    athena.on(GetQueryExecutionCommand).resolves(execution('SUCCEEDED'));
+    athena.on(GetQueryResultsCommand).resolves(page([column('n', 'bigint')], [row('1')], undefined, true));
+    const clock = fakeClock();
+    const { rows } = await engine(clock).run(query);
+    expect(rows).toEqual([{ n: 1 }]);
+    expect(athena.commandCalls(StartQueryExecutionCommand)).toHaveLength(3);
+    // Two jittered waits before the first poll: the second drawn from a doubled range.
+    const [first, second] = clock.waits;
+    expect(first).toBeGreaterThanOrEqual(100);
+    expect(first).toBeLessThanOrEqual(200);
+    expect(second).toBeGreaterThanOrEqual(200);
+    expect(second).toBeLessThanOrEqual(400);
+  });
+
+  it('answers 503 without calling Athena for a statement longer than Athena accepts (262,144 bytes)', async () => {
+    const long = print(sql`SELECT count(*) AS n FROM events WHERE domain = ${str('x'.repeat(262_144))}`);
+    const error = await engine().run(long).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(EngineBusyError);
+    expect(apiErrorOfEngine(error)!.status).toBe(503);
+    expect(athena.commandCalls(StartQueryExecutionCommand)).toHaveLength(0);
+  });
+
+  it('runs a statement once more when a file it listed was deleted before it opened it (upkeep\'s clean-up), then answers 503', async () => {
+    const vanished = execution('FAILED', { StateChangeReason: 'HIVE_CANNOT_OPEN_SPLIT: Error opening Hive split s3://b/events/x.parquet: NoSuchKey' });
+    athena.on(GetQueryExecutionCommand).resolvesOnce(vanished).resolves(execution('SUCCEEDED'));
+    athena.on(GetQueryResultsCommand).resolves(page([column('n', 'bigint')], [row('7')], undefined, true));
+    expect((await engine().run(query)).rows).toEqual([{ n: 7 }]);
+    expect(athena.commandCalls(StartQueryExecutionCommand)).toHaveLength(2);
+    athena.reset();
+    athena.on(StartQueryExecutionCommand).resolves({ QueryExecutionId: 'q-1' });
+    athena.on(GetQueryExecutionCommand).resolves(vanished);
+    const error = await engine().run(query).catch((e: unknown) => e);
+    expect(apiErrorOfEngine(error)!.status).toBe(503);
+    expect(athena.commandCalls(StartQueryExecutionCommand)).toHaveLength(2);
+  });
+
   it('lets other StartQueryExecution errors through as 500s', async () => {
     athena.on(StartQueryExecutionCommand).rejects(new InvalidRequestException({ message: 'line 1:1: mismatched input', $metadata: {} }));
     const error = await engine().run(query).catch((e: unknown) => e);
