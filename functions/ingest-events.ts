@@ -2,6 +2,7 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { S3Client } from '@aws-sdk/client-s3';
 import { ingestObject } from '../ingest/ingest-object.js';
 import { createdObjects } from '../ingest/s3-notifications.js';
+import { removeStaleWorkFolders } from '../ingest/work-dirs.js';
 import { logger } from '../shared/log.js';
 
 // The ingest function (docs/DEPLOY.md, "Feeding the stack"): S3 notifications of objects put under `incoming/`
@@ -16,7 +17,12 @@ export function ingestHandler(client: S3Client, workDir = process.env.INGEST_WOR
 
 export const handler = ingestHandler(new S3Client({}));
 
+/** Longer than the function's timeout (10 minutes): a work folder this old belongs to no running invocation. */
+const STALE_WORK_MS = 15 * 60_000;
+
 async function ingestMessages(event: SQSEvent, client: S3Client, workDir: string, eventsBucket: string | undefined): Promise<SQSBatchResponse> {
+  const stale = await removeStaleWorkFolders(workDir, STALE_WORK_MS);
+  if (stale.length) logger.warn('removed work folders of invocations that did not finish', { folders: stale });
   const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
   for (const message of event.Records) {
     try {

@@ -31,6 +31,8 @@ export class AnalyticsApiStack extends Stack {
     const tables = new DataTables(this, 'Tables');
     const lake = (this.lake = new EventLake(this, 'Lake', settings));
     const writers = (this.writers = new StoreWriters(this, 'StoreWriters', { lake, tables, settings }));
+    // Athena's workgroup-wide data usage control: every query of the workgroup together, per hour, to the alarm topic.
+    writers.notifyOn(lake.scanAlarm(settings.athenaHourlyBytesAlarm));
 
     const api = new HttpApi(this, 'HttpApi', {
       apiName: id,

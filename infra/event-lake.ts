@@ -1,10 +1,12 @@
 import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Alarm, ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { CfnWorkGroup } from 'aws-cdk-lib/aws-athena';
 import { CfnDatabase, CfnTable } from 'aws-cdk-lib/aws-glue';
 import { PolicyStatement, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership, type BucketProps } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { derivedRelations } from '../shared/events/derived-relations.js';
+import { EVENT_DAYS } from '../shared/events/event-validation.js';
 import { eventColumns, partitionColumns, type ColumnType } from '../shared/events/event-columns.js';
 import type { StackSettings } from './settings.js';
 
@@ -101,7 +103,9 @@ export class EventLake extends Construct {
             'projection.domain.type': 'injected',
             'projection.dt.type': 'date',
             'projection.dt.format': 'yyyy-MM-dd',
-            'projection.dt.range': `${settings.eventsStartDate},NOW`,
+            // Every day the importer accepts, no more and no less: an event that was imported can be read. Queries
+            // always bound `dt` (all-time reads by the domain's days), so the span costs no partition listing.
+            'projection.dt.range': `${EVENT_DAYS.first},${EVENT_DAYS.last}`,
             'projection.dt.interval': '1',
             'projection.dt.interval.unit': 'DAYS',
             'storage.location.template': `${root}/domain=\${domain}/dt=\${dt}/`,
@@ -142,6 +146,18 @@ export class EventLake extends Construct {
       },
     });
     workGroup.applyRemovalPolicy(RemovalPolicy.DESTROY);
+  }
+
+  /** An alarm when the workgroup's queries together scan more than `bytes` in an hour (CloudWatch's ProcessedBytes). */
+  scanAlarm(bytes: number): Alarm {
+    return new Alarm(this, 'HourlyScanAlarm', {
+      alarmDescription: `The API's Athena queries scanned more than ${bytes} bytes in an hour (docs/DEPLOY.md, "Sizing the scan limits").`,
+      metric: new Metric({ namespace: 'AWS/Athena', metricName: 'ProcessedBytes', dimensionsMap: { WorkGroup: this.workGroupName }, statistic: 'Sum', period: Duration.hours(1) }),
+      threshold: bytes,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
   }
 
   /** Run queries in the workgroup: Athena calls, read the Glue table and the event files, write results. */

@@ -10,10 +10,12 @@ export interface StackSettings {
   athenaQueryTimeoutMs: number;
   /** The workgroup cancels any query that would scan more (Athena's minimum is 10 MB). */
   bytesScannedCutoffPerQuery: number;
+  /** The alarm topic hears when the workgroup's queries scan more than this in one hour (all queries together). */
+  athenaHourlyBytesAlarm: number;
+  /** Ingests running at once (SQS event source maximum concurrency, 2 to 1000). */
+  ingestMaxConcurrency: number;
   /** Query results are deleted after this many days. */
   athenaResultsRetentionDays: number;
-  /** First `dt` partition the Glue projection generates; earlier dates are never read. */
-  eventsStartDate: string;
   logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   /** API Gateway stage throttling, requests per second and burst, across all keys. */
   apiRateLimit: number;
@@ -31,9 +33,12 @@ export const ANALYTICS_FUNCTION_TIMEOUT_SECONDS = 29;
 export const defaultSettings: StackSettings = {
   athenaResultReuseMinutes: 5,
   athenaQueryTimeoutMs: 25_000,
-  bytesScannedCutoffPerQuery: 10 * 1024 ** 3,
+  // The widest dashboard request measured reads about 54 bytes per event in its range (docs/DEPLOY.md, "Sizing the
+  // scan limits"): 5 GiB serves ranges of about 100 million events, and caps a runaway query at $0.025.
+  bytesScannedCutoffPerQuery: 5 * 1024 ** 3,
+  athenaHourlyBytesAlarm: 50 * 1024 ** 3,
+  ingestMaxConcurrency: 2,
   athenaResultsRetentionDays: 7,
-  eventsStartDate: '2020-01-01',
   logLevel: 'INFO',
   apiRateLimit: 100,
   apiBurstLimit: 200,
@@ -50,8 +55,8 @@ export function settingsFromContext(node: Node): StackSettings {
     }
     return value;
   };
-  const eventsStartDate = String(node.tryGetContext('eventsStartDate') ?? defaultSettings.eventsStartDate);
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(eventsStartDate)) throw new Error('context eventsStartDate must be YYYY-MM-DD');
+  // The Glue projection spans every day the importer accepts (infra/event-lake.ts): no start date to choose.
+  if (node.tryGetContext('eventsStartDate') !== undefined) throw new Error('context eventsStartDate is no longer used: the tables project every day an import accepts (1970-01-01 to 2099-12-31); remove it');
   const logLevel = String(node.tryGetContext('logLevel') ?? defaultSettings.logLevel).toUpperCase();
   if (!['DEBUG', 'INFO', 'WARN', 'ERROR'].includes(logLevel)) throw new Error('context logLevel must be DEBUG, INFO, WARN or ERROR');
   const origins: unknown = node.tryGetContext('dashboardOrigins') ?? [];
@@ -64,8 +69,9 @@ export function settingsFromContext(node: Node): StackSettings {
     // Leaves the handler a few seconds inside its own timeout to read results and answer.
     athenaQueryTimeoutMs: number('athenaQueryTimeoutMs', 1_000, (ANALYTICS_FUNCTION_TIMEOUT_SECONDS - 3) * 1000),
     bytesScannedCutoffPerQuery: number('bytesScannedCutoffPerQuery', 10_000_000, Number.MAX_SAFE_INTEGER),
+    athenaHourlyBytesAlarm: number('athenaHourlyBytesAlarm', 10_000_000, Number.MAX_SAFE_INTEGER),
+    ingestMaxConcurrency: number('ingestMaxConcurrency', 2, 1000),
     athenaResultsRetentionDays: number('athenaResultsRetentionDays', 1, 3650),
-    eventsStartDate,
     logLevel: logLevel as StackSettings['logLevel'],
     apiRateLimit: number('apiRateLimit', 1, 10_000),
     apiBurstLimit: number('apiBurstLimit', 1, 5_000),

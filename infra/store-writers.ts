@@ -24,7 +24,8 @@ import type { StackSettings } from './settings.js';
 // The functions that keep the S3 store correct and fast with no laptop in the loop (docs/DEPLOY.md, "Feeding the
 // stack"): objects put under `incoming/` are announced by S3 to an SQS queue and imported by the ingest function
 // (redelivered on failure, dead-lettered after INGEST_MAX_RECEIVES tries, with an alarm on the dead letters); an
-// EventBridge schedule runs the upkeep function, one run at a time, to compact crowded partitions.
+// EventBridge schedule runs the upkeep function, one run at a time (a lease in DynamoDB), to compact crowded
+// partitions.
 
 export const INCOMING_PREFIX = 'incoming/';
 const INGEST_TIMEOUT = Duration.minutes(10);
@@ -100,14 +101,7 @@ export class StoreWriters extends Construct {
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
-    alarm.addAlarmAction(new SnsAction(this.alarmTopic));
-    this.alarmTopic.addToResourcePolicy(new PolicyStatement({
-      sid: 'CloudWatchAlarmPublishes',
-      principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
-      actions: ['sns:Publish'],
-      resources: [this.alarmTopic.topicArn],
-      conditions: { ArnLike: { 'aws:SourceArn': alarm.alarmArn }, StringEquals: { 'aws:SourceAccount': account } },
-    }));
+    this.notifyOn(alarm);
 
     const environment = {
       COUNTERS_TABLE: tables.counters.tableName,
@@ -118,7 +112,7 @@ export class StoreWriters extends Construct {
       // DuckDB's buffer pool within the functions' 4,096 MB, leaving the rest to Node and DuckDB's memory outside it.
       DUCKDB_MEMORY_LIMIT: '3GB',
     };
-    const writer = (name: string, handler: string, props: { timeout: Duration; memorySize: number; reservedConcurrentExecutions?: number }) => {
+    const writer = (name: string, handler: string, props: { timeout: Duration; memorySize: number }) => {
       const logGroup = new LogGroup(this, `${name}Logs`, { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
       const role = new Role(this, `${name}Role`, { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
       logGroup.grantWrite(role);
@@ -145,14 +139,18 @@ export class StoreWriters extends Construct {
 
     // 2 vCPUs from 3,538 MB on: DuckDB's two threads each get a core.
     this.ingest = writer('Ingest', 'ingest-events', { timeout: INGEST_TIMEOUT, memorySize: 4096 });
-    this.ingest.addEventSource(new SqsEventSource(this.queue, { batchSize: 1, reportBatchItemFailures: true, maxConcurrency: 10 }));
+    // At most settings.ingestMaxConcurrency ingests at once (2 by default, SQS's least): the rest of the account's
+    // concurrency stays with the API, even in a new account whose quota is small.
+    this.ingest.addEventSource(new SqsEventSource(this.queue, { batchSize: 1, reportBatchItemFailures: true, maxConcurrency: settings.ingestMaxConcurrency }));
     grantObjects(this.ingest.role!, bucket.bucketArn, {
       read: [INCOMING_PREFIX, 'imports/'],
       write: ['ingested/', 'rejected/', 'imports/', `${EVENTS_PREFIX}/`, ...derivedRelations.map((r) => `${r.folder}/`)],
       remove: [INCOMING_PREFIX],
     });
 
-    this.upkeep = writer('Upkeep', 'store-upkeep', { timeout: UPKEEP_TIMEOUT, memorySize: 4096, reservedConcurrentExecutions: 1 });
+    // No reserved concurrency (AWS keeps 100 of an account's concurrency unreserved, so a new account with a
+    // small quota refuses any reservation and the stack rolls back): runs are kept apart by a lease in DynamoDB.
+    this.upkeep = writer('Upkeep', 'store-upkeep', { timeout: UPKEEP_TIMEOUT, memorySize: 4096 });
     const stored = [`${EVENTS_PREFIX}/`, ...derivedRelations.map((r) => `${r.folder}/`)];
     // Reads every relation: the events it compacts, and each domain's session fragments to mark sessions whole.
     grantObjects(this.upkeep.role!, bucket.bucketArn, { read: stored, write: stored, remove: stored });
@@ -161,6 +159,17 @@ export class StoreWriters extends Construct {
       schedule: Schedule.rate(Duration.hours(1)),
       targets: [new LambdaFunction(this.upkeep, { retryAttempts: 0 })],
     });
+  }
+
+  /** Sends `alarm`'s notifications to the alarm topic: its action, and the topic policy that lets it publish. */
+  notifyOn(alarm: Alarm): void {
+    alarm.addAlarmAction(new SnsAction(this.alarmTopic));
+    this.alarmTopic.addToResourcePolicy(new PolicyStatement({
+      principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+      actions: ['sns:Publish'],
+      resources: [this.alarmTopic.topicArn],
+      conditions: { ArnLike: { 'aws:SourceArn': alarm.alarmArn }, StringEquals: { 'aws:SourceAccount': Stack.of(this).account } },
+    }));
   }
 }
 

@@ -5,6 +5,7 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
+import { S3_COPY_MAX_BYTES } from '../shared/aws/service-limits.js';
 import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { importLines, importNdjson, type ImportReport } from '../local/store/importer.js';
 import { localPaths } from '../local/store/paths.js';
@@ -37,6 +38,8 @@ export interface IngestTarget {
   bucket: string;
   /** A folder for the object and the import's staging files (Lambda: under /tmp). */
   workDir: string;
+  /** The sizes above which an object is rejected, and cannot be moved by one CopyObject (tests lower them). */
+  limits?: { maxObjectBytes: number; copyMaxBytes: number };
 }
 
 export type IngestOutcome =
@@ -71,7 +74,13 @@ export async function ingestObject(key: string, target: IngestTarget): Promise<I
     } catch (error) {
       if (error instanceof NoSuchKey || (error as { name?: string }).name === 'NoSuchKey') return { key, outcome: 'absent' };
       if (!(error instanceof UnreadableObject)) throw error;
-      await finish(target, key, name, REJECTED_PREFIX, { source: key, rowsAccepted: 0, rejected: [], error: error.message });
+      const report = { source: key, rowsAccepted: 0, rejected: [], error: error.message };
+      if (error instanceof TooLargeObject && error.bytes > (target.limits?.copyMaxBytes ?? S3_COPY_MAX_BYTES)) {
+        // One CopyObject moves at most 5 GB: such an object stays under incoming/, its report says why.
+        await writeReport(target, name, { ...report, error: `${error.message}; left under ${INCOMING_PREFIX}, delete it once split` });
+        return { key, outcome: 'rejected', reason: error.message };
+      }
+      await finish(target, key, name, REJECTED_PREFIX, report);
       return { key, outcome: 'rejected', reason: error.message };
     }
     // The same report whichever delivery writes it: a redelivery after a crash rewrites it identically.
@@ -85,11 +94,7 @@ export async function ingestObject(key: string, target: IngestTarget): Promise<I
 /** Writes the report (when there is one), then moves the object under `prefix`: copy, then delete. */
 async function finish(target: IngestTarget, key: string, name: string, prefix: string, report: IngestReportFile | undefined): Promise<void> {
   const { client, bucket } = target;
-  if (report) {
-    await client.send(
-      new PutObjectCommand({ Bucket: bucket, Key: `${REJECTED_PREFIX}${name}.report.json`, Body: JSON.stringify(report, null, 1), ContentType: 'application/json' }),
-    );
-  }
+  if (report) await writeReport(target, name, report);
   try {
     await client.send(new CopyObjectCommand({ Bucket: bucket, Key: `${prefix}${name}`, CopySource: `${bucket}/${encodeURIComponent(key).replace(/%2F/g, '/')}` }));
   } catch (error) {
@@ -100,15 +105,29 @@ async function finish(target: IngestTarget, key: string, name: string, prefix: s
   await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
 }
 
+async function writeReport(target: IngestTarget, name: string, report: IngestReportFile): Promise<void> {
+  await target.client.send(
+    new PutObjectCommand({ Bucket: target.bucket, Key: `${REJECTED_PREFIX}${name}.report.json`, Body: JSON.stringify(report, null, 1), ContentType: 'application/json' }),
+  );
+}
+
+/** An object over MAX_OBJECT_BYTES, with its size. */
+class TooLargeObject extends UnreadableObject {
+  constructor(readonly bytes: number, limit: number) {
+    super(`object of ${bytes} bytes is larger than ${limit} bytes; split it`);
+  }
+}
+
 /**
  * The object as an NDJSON or Parquet file in `dir`: gzip (by its magic bytes, whatever the name) is inflated on the
  * way, bounded by MAX_INFLATED_BYTES.
  */
 async function download(target: IngestTarget, key: string, dir: string): Promise<string> {
   const object = await target.client.send(new GetObjectCommand({ Bucket: target.bucket, Key: key }));
-  if ((object.ContentLength ?? 0) > MAX_OBJECT_BYTES) {
-    (object.Body as NodeJS.ReadableStream | undefined)?.resume?.();
-    throw new UnreadableObject(`object of ${object.ContentLength} bytes is larger than ${MAX_OBJECT_BYTES} bytes; split it`);
+  const limit = target.limits?.maxObjectBytes ?? MAX_OBJECT_BYTES;
+  if ((object.ContentLength ?? 0) > limit) {
+    (object.Body as { destroy?: () => void } | undefined)?.destroy?.();
+    throw new TooLargeObject(object.ContentLength!, limit);
   }
   const raw = join(dir, 'object');
   await pipeline(object.Body as NodeJS.ReadableStream, createWriteStream(raw));

@@ -1,10 +1,11 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { dirname, join } from 'node:path';
 import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
+import { releaseLease, takeLease } from '../shared/store/leases-repo.js';
 import { forgetSuperseded, hideFiles, readFileStates, showFiles, supersede } from '../shared/store/file-states-repo.js';
 import { writeCompacted } from '../local/store/compaction.js';
 import { S3_CODECS } from '../local/store/parquet-codec.js';
@@ -27,7 +28,9 @@ import { s3Publisher } from './s3-store.js';
 // file still hidden after the grace period (a run that died in step 1) is deleted and the partition compacted
 // again. Only files of finished imports are compacted (a digest-named file needs its import record), so an import
 // retried after a crash never writes again a file upkeep already folded into a compacted one. Runs must not
-// overlap: the stack gives the function a reserved concurrency of one.
+// overlap: each holds a lease in DynamoDB (shared/store/leases-repo.ts), and a run that finds it held does nothing.
+// Domains are taken in turn from where the last run stopped, so a run that cannot reach them all leaves no domain
+// waiting for ever.
 //
 // Whole-fragment marks (docs/STORAGE.md, "Whole marks on S3"): a rewritten partition's fragments are marked whole
 // when their session has no fragment in any other file of the domain listed by the run (listed after the event
@@ -60,6 +63,10 @@ export interface UpkeepOptions {
    */
   maxHiddenFiles?: number;
   now?: () => number;
+  /** How long a run holds the lease: longer than the function may run. */
+  leaseMs?: number;
+  /** No domain is started after this long (real time): the function's timeout less the longest domain's work. */
+  budgetMs?: number;
 }
 
 export interface UpkeepReport {
@@ -69,12 +76,21 @@ export interface UpkeepReport {
   cleaned: string[];
   /** Partitions whose compacted file was found hidden past the grace period and deleted. */
   abandoned: string[];
+  /** Another run held the lease: this one did nothing. */
+  busy?: boolean;
+  /** The run stopped at its budget; the next run starts at this domain. */
+  next?: string;
 }
 
 export const UPKEEP_MIN_FILES = 8;
 export const UPKEEP_GRACE_MS = 60 * 60_000;
 export const UPKEEP_MAX_HIDDEN_FILES = 200;
 export const UPKEEP_SETTLE_MS = 60 * 60_000;
+const UPKEEP_LEASE = 'upkeep';
+/** The function's timeout is 15 minutes: a lease of 16 outlives any run, and a dead run's lease ends soon after. */
+export const UPKEEP_LEASE_MS = 16 * 60_000;
+/** 10 minutes of 15: the last domain started has 5 to finish. */
+export const UPKEEP_BUDGET_MS = 10 * 60_000;
 /** Fragment files downloaded at once to learn the domain's sessions. */
 const DOWNLOADS_AT_ONCE = 8;
 
@@ -88,61 +104,100 @@ export async function upkeepStore(target: UpkeepTarget, options: UpkeepOptions =
   const graceMs = options.graceMs ?? UPKEEP_GRACE_MS;
   const now = options.now ?? Date.now;
   const report: UpkeepReport = { compacted: [], cleaned: [], abandoned: [] };
-  const recorded = await importDigests(target);
-  for (const domain of await domainsOf(target)) {
-    const states = await readFileStates(domain);
-    // The domain's files still hidden once this run's clean-up is done; compactions add to it, within the budget.
-    let hidden = 0;
-    for (const [partition, compaction] of Object.entries(states.superseded)) {
-      if (now() - compaction.since < graceMs) {
-        hidden += compaction.replaces.length;
-        continue;
+  // Runs never overlap (two would compact the same partition): a lease in DynamoDB, on real time, not `now`.
+  const owner = randomUUID();
+  const lease = await takeLease(UPKEEP_LEASE, owner, options.leaseMs ?? UPKEEP_LEASE_MS);
+  if (!lease) return { ...report, busy: true };
+  const stopStartingAt = Date.now() + (options.budgetMs ?? UPKEEP_BUDGET_MS);
+  let cursor: string | undefined;
+  try {
+    const recorded = await importDigests(target);
+    // From the domain after the one the last run stopped at, round the sorted list: a run that cannot reach every
+    // domain leaves the rest to the next, and every domain's turn comes.
+    const domains = (await domainsOf(target)).sort();
+    const from = lease.cursor === undefined ? 0 : Math.max(0, domains.findIndex((d) => d > lease.cursor!));
+    let last: string | undefined;
+    for (const domain of [...domains.slice(from), ...domains.slice(0, from)]) {
+      if (last !== undefined && Date.now() >= stopStartingAt) {
+        cursor = last;
+        report.next = domain;
+        break;
       }
-      await deleteEverywhere(target, domain, partition, compaction.replaces);
-      await forgetSuperseded(domain, partition, compaction.file);
-      report.cleaned.push(`${domain}/${partition}`);
-    }
-    for (const [file, since] of Object.entries(states.pending)) {
-      const [partition, name] = file.split('/') as [string, string];
-      if (!name.startsWith('compacted-') || now() - since < graceMs) {
-        hidden += 1;
-        continue;
+      try {
+        await upkeepDomain(target, domain, recorded, { minFiles, settleMs, graceMs, now, maxHiddenFiles: options.maxHiddenFiles ?? UPKEEP_MAX_HIDDEN_FILES }, report);
+      } catch (error) {
+        // The next run starts after this domain: one that fails every time keeps none of the others waiting.
+        cursor = domain;
+        throw error;
       }
-      await deleteEverywhere(target, domain, partition, [name]);
-      // Its entry goes once the file is gone: there is nothing left to show.
-      await showFiles(domain, [file]);
-      report.abandoned.push(`${domain}/${partition}`);
+      last = domain;
     }
-    const busy = new Set([...Object.keys(states.superseded), ...Object.keys(states.pending).map((f) => f.split('/')[0]!)]);
-    const due: [string, string[]][] = [];
-    for (const [partition, files] of await eventFilesOf(target, domain)) {
-      if (busy.has(partition)) continue;
-      // Files of imports not finished yet stay as they are (see above).
-      const compactable = files.map((f) => f.name).filter((n) => !/^[0-9a-f]{32}\.parquet$/.test(n) || recorded.has(n.slice(0, 32)));
-      const settled = now() - Math.max(...files.map((f) => f.modified)) >= settleMs && compactable.some((n) => !n.startsWith('compacted-'));
-      if (compactable.length < minFiles && !settled) continue;
-      // Within the domain's budget of hidden files: a partition with more files than the room left is compacted
-      // in part (its oldest files; the rest, with the compacted file, at a later run), so no partition, however
-      // crowded, keeps the others from being compacted.
-      const room = (options.maxHiddenFiles ?? UPKEEP_MAX_HIDDEN_FILES) - hidden - 1;
-      if (room < 2) break;
-      const chunk = compactable.length <= room ? compactable : oldestFirst(files, compactable).slice(0, room);
-      due.push([partition, chunk]);
-      hidden += chunk.length;
-    }
-    if (due.length === 0) continue;
-    const scratch = await openScratchDuckDb();
-    try {
-      const fragmentFiles = await loadFragmentSessions(target, domain, scratch.connection);
-      for (const [partition, names] of due) {
-        const inputs = names.map((name) => fragmentFiles.get(`${partition}/${name}`)).filter((i) => i !== undefined);
-        if (await compact(target, scratch.connection, domain, partition, names, inputs, now())) report.compacted.push(`${domain}/${partition}`);
-      }
-    } finally {
-      scratch.close();
-    }
+  } finally {
+    await releaseLease(UPKEEP_LEASE, owner, cursor);
   }
   return report;
+}
+
+/** One domain's upkeep: clean-up past the grace period, then compaction of its crowded partitions, within the budget. */
+async function upkeepDomain(
+  target: UpkeepTarget,
+  domain: string,
+  recorded: Set<string>,
+  options: { minFiles: number; settleMs: number; graceMs: number; now: () => number; maxHiddenFiles: number },
+  report: UpkeepReport,
+): Promise<void> {
+  const { minFiles, settleMs, graceMs, now } = options;
+  const states = await readFileStates(domain);
+  // The domain's files still hidden once this run's clean-up is done; compactions add to it, within the budget.
+  let hidden = 0;
+  for (const [partition, compaction] of Object.entries(states.superseded)) {
+    if (now() - compaction.since < graceMs) {
+      hidden += compaction.replaces.length;
+      continue;
+    }
+    await deleteEverywhere(target, domain, partition, compaction.replaces);
+    await forgetSuperseded(domain, partition, compaction.file);
+    report.cleaned.push(`${domain}/${partition}`);
+  }
+  for (const [file, since] of Object.entries(states.pending)) {
+    const [partition, name] = file.split('/') as [string, string];
+    if (!name.startsWith('compacted-') || now() - since < graceMs) {
+      hidden += 1;
+      continue;
+    }
+    await deleteEverywhere(target, domain, partition, [name]);
+    // Its entry goes once the file is gone: there is nothing left to show.
+    await showFiles(domain, [file]);
+    report.abandoned.push(`${domain}/${partition}`);
+  }
+  const busy = new Set([...Object.keys(states.superseded), ...Object.keys(states.pending).map((f) => f.split('/')[0]!)]);
+  const due: [string, string[]][] = [];
+  for (const [partition, files] of await eventFilesOf(target, domain)) {
+    if (busy.has(partition)) continue;
+    // Files of imports not finished yet stay as they are (see above).
+    const compactable = files.map((f) => f.name).filter((n) => !/^[0-9a-f]{32}\.parquet$/.test(n) || recorded.has(n.slice(0, 32)));
+    const settled = now() - Math.max(...files.map((f) => f.modified)) >= settleMs && compactable.some((n) => !n.startsWith('compacted-'));
+    if (compactable.length < minFiles && !settled) continue;
+    // Within the domain's budget of hidden files: a partition with more files than the room left is compacted
+    // in part (its oldest files; the rest, with the compacted file, at a later run), so no partition, however
+    // crowded, keeps the others from being compacted.
+    const room = options.maxHiddenFiles - hidden - 1;
+    if (room < 2) break;
+    const chunk = compactable.length <= room ? compactable : oldestFirst(files, compactable).slice(0, room);
+    due.push([partition, chunk]);
+    hidden += chunk.length;
+  }
+  if (due.length === 0) return;
+  const scratch = await openScratchDuckDb();
+  try {
+    const fragmentFiles = await loadFragmentSessions(target, domain, scratch.connection);
+    for (const [partition, names] of due) {
+      const inputs = names.map((name) => fragmentFiles.get(`${partition}/${name}`)).filter((i) => i !== undefined);
+      if (await compact(target, scratch.connection, domain, partition, names, inputs, now())) report.compacted.push(`${domain}/${partition}`);
+    }
+  } finally {
+    scratch.close();
+  }
 }
 
 /**

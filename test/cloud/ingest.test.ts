@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, utimesSync, writeFileSync } from 'node:fs';
 import { excludedFiles } from '../../shared/store/file-states-repo.js';
 import { crashingWrites, readRows, visibleRows } from '../support/s3-store-view.js';
 import { readFile } from 'node:fs/promises';
@@ -10,6 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { ingestHandler } from '../support/deployed-functions.js';
+import { asFunction } from '../support/aws-rules/install.js';
+import { ingestObject } from '../../ingest/ingest-object.js';
 import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
 import { importEvents } from '../../local/store/importer.js';
 import { localPaths } from '../../local/store/paths.js';
@@ -157,6 +159,35 @@ describe('ingest: objects under incoming/ become the store', () => {
     expect(long.rejected).toEqual([{ line: 21, reason: 'line longer than 1048576 bytes' }]);
     expect(long.rowsAccepted).toBe(50);
     expect(await readUsage('poison.test')).toBe(50);
+  });
+
+  it('an object too large to import is rejected; one too large for a single CopyObject stays under incoming/ with its report', async () => {
+    const target = await ingestBucket(parts.moto);
+    const body = ndjson(generatedEvents().slice(0, 20));
+    await target.put('incoming/large.ndjson', body);
+    await target.put('incoming/huge.ndjson', body + body);
+    const limits = { maxObjectBytes: body.length - 1, copyMaxBytes: body.length + 1 };
+    const ingest = (key: string) => asFunction('Ingest', () => ingestObject(key, { client: target.s3, bucket: target.bucket, workDir: work, limits }));
+    expect(await ingest('incoming/large.ndjson')).toMatchObject({ outcome: 'rejected' });
+    expect(await ingest('incoming/huge.ndjson')).toMatchObject({ outcome: 'rejected' });
+    const keys = await keysOf(target.s3, target.bucket);
+    expect(keys.filter((k) => !k.startsWith('rejected/') || !k.endsWith('.report.json')).sort()).toEqual(['incoming/huge.ndjson', 'rejected/large.ndjson']);
+    const report = JSON.parse(await (await target.s3.send(new GetObjectCommand({ Bucket: target.bucket, Key: 'rejected/huge.ndjson.report.json' }))).Body!.transformToString());
+    expect(report.error).toMatch(/left under incoming\//);
+  });
+
+  it('removes the work folders an invocation that timed out left in /tmp, and none another may be using', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'stale-work-'));
+    const old = join(dir, 'ingest-0123abcd');
+    const young = join(dir, 'ingest-4567cdef');
+    for (const folder of [old, young]) mkdirSync(join(folder, 'store'), { recursive: true });
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    utimesSync(old, hourAgo, hourAgo);
+    const target = await ingestBucket(parts.moto);
+    await target.put('incoming/one.ndjson', ndjson(generatedEvents().slice(0, 5)));
+    expect(await target.deliver(ingestHandler(target.s3, dir))).toEqual([]);
+    expect(existsSync(old)).toBe(false);
+    expect(existsSync(young)).toBe(true);
   });
 
   it('a message that is not an S3 notification fails alone, so the queue retries it and then dead-letters it', async () => {

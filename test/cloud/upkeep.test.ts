@@ -166,6 +166,25 @@ describe('upkeep of the S3 store', () => {
     expect(eventFiles.map((k) => k.split('/')[2]).sort()).toEqual(['dt=2026-03-01', 'dt=2026-03-02', 'dt=2026-03-03']);
   });
 
+  it('runs one at a time: a run that finds the lease held does nothing; a run past its budget leaves the next domain to the next run', async () => {
+    const { target } = await crowdedBucket('turn-a.test');
+    for (const [i, e] of generatedEvents().filter((e) => /^2026-03-01/.test(String((e as { timestamp: string }).timestamp))).entries()) {
+      if (i % 10 === 0) await target.put(`incoming/b-${i}.ndjson`, ndjson([{ ...(e as object), domain: 'turn-b.test' }]));
+    }
+    expect(await target.deliver(ingestHandler(target.s3, work))).toEqual([]);
+    const options = { minFiles: 2, settleMs: 0 };
+    const runs = await Promise.all([0, 1].map(() => upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { ...options, budgetMs: 0 })));
+    expect(runs.filter((r) => r.busy)).toHaveLength(1);
+    const done = runs.find((r) => !r.busy)!;
+    // Its budget spent after one domain: the first of the sorted list; the next run starts at the other.
+    expect(new Set(done.compacted.map((p) => p.split('/')[0]))).toEqual(new Set(['turn-a.test']));
+    expect(done.next).toBe('turn-b.test');
+    const second = await upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { ...options, budgetMs: 0 });
+    expect(second.busy).toBeUndefined();
+    expect(new Set(second.compacted.map((p) => p.split('/')[0]))).toEqual(new Set(['turn-b.test']));
+    expect(second.next).toBe('turn-a.test');
+  });
+
   it('the scheduled handler runs the same upkeep on the stack\'s bucket', async () => {
     const { target } = await crowdedBucket('handler.test');
     const report = await upkeepHandler(target.s3, target.bucket, work)();
