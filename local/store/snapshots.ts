@@ -98,6 +98,8 @@ export function copyCurrent(layout: SnapshotLayout, onSkipped: (path: string) =>
 
 /** Makes `snapshot` the current one (one rename of the link) and marks the one it replaces retired. */
 export function publish(layout: SnapshotLayout, snapshot: string): void {
+  // `current` never names a folder that is not there.
+  if (!statSync(snapshot, { throwIfNoEntry: false })?.isDirectory()) throw new Error(`cannot publish ${snapshot}: no such snapshot`);
   const previous = currentSnapshot(layout);
   point(layout, snapshot);
   if (previous && previous !== snapshot) writeFileSync(join(previous, RETIRED_MARK), new Date().toISOString());
@@ -109,7 +111,8 @@ export function publish(layout: SnapshotLayout, snapshot: string): void {
  */
 export function collectSnapshots(layout: SnapshotLayout, now = Date.now()): number {
   const current = currentSnapshot(layout);
-  if (!current || !existsSync(layout.snapshotsDir)) return 0;
+  // With `current` naming no folder (a store damaged by hand), nothing is removed: the last good snapshot stays.
+  if (!current || !existsSync(current) || !existsSync(layout.snapshotsDir)) return 0;
   let removed = 0;
   for (const name of readdirSync(layout.snapshotsDir)) {
     const dir = join(layout.snapshotsDir, name);

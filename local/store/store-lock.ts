@@ -1,13 +1,30 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { linkSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LocalPaths } from './paths.js';
 
-// One writer of the derived relations at a time per data folder: the import's publish step and the backfill
-// decide which session fragments are whole from what the store holds, so two of them at once could each mark
-// a fragment of the same session whole. A folder made with mkdir is the lock (atomic); a lock left by a process
-// that no longer runs is taken over.
+// One writer at a time per data folder (docs/SECURITY.md, "The store lock"): imports, backfills and compactions
+// publish snapshots, and two at once could publish over each other. The lock is the file `store.lock`, holding its
+// owner: the process id and the process's start (its start time since boot and the boot's id, read from /proc), so
+// a lock whose pid now names another process is known to be stale.
+//   - Taking it is one exclusive create that already holds the owner: the record is written to a file of our own,
+//     then hard-linked as `store.lock`; link fails if the name exists, so two takers can never both succeed, and no
+//     taker ever sees a lock without its owner.
+//   - A stale lock (its owner no longer runs) is taken over under a second exclusive name, `store.lock.takeover`,
+//     held for the few microseconds of the check and one rename that replaces the stale file with ours; only the
+//     taker holding that name may replace, and it replaces only the very record it found stale.
+//   - Releasing removes the lock only if it still holds our record.
 
 export class StoreBusyError extends Error {}
+
+interface Owner {
+  pid: number;
+  /** `<boot id>:<start time in clock ticks>`, or '' where /proc does not say. */
+  start: string;
+}
+
+/** A takeover name left by a taker that died while holding it (it holds it for microseconds) is cleared after this. */
+const STALE_TAKEOVER_MS = 10_000;
 
 /** Callers in this process queue behind one another; another process holding the lock is an error. */
 const queues = new Map<string, Promise<unknown>>();
@@ -16,11 +33,11 @@ export async function withStoreLock<T>(paths: LocalPaths, work: () => Promise<T>
   const lock = join(paths.dataDir, 'store.lock');
   const previous = queues.get(lock) ?? Promise.resolve();
   const run = previous.catch(() => {}).then(async () => {
-    take(lock);
+    const record = takeStoreLock(lock);
     try {
       return await work();
     } finally {
-      rmSync(lock, { recursive: true, force: true });
+      releaseStoreLock(lock, record);
     }
   });
   queues.set(lock, run);
@@ -31,37 +48,132 @@ export async function withStoreLock<T>(paths: LocalPaths, work: () => Promise<T>
   }
 }
 
-function take(lock: string): void {
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      mkdirSync(lock, { recursive: false });
-      writeFileSync(join(lock, 'pid'), String(process.pid));
-      return;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const holder = Number(readSafe(join(lock, 'pid')));
-      if (holder && alive(holder)) {
-        throw new StoreBusyError(`another import or backfill (pid ${holder}) is writing ${lock.slice(0, -'/store.lock'.length)}; try again when it is done`);
+/** Takes the lock at `lock` for this process, or throws StoreBusyError; returns the record it wrote. */
+export function takeStoreLock(lock: string, owner: Owner = thisProcess()): string {
+  const record = `${JSON.stringify({ ...owner, token: randomBytes(8).toString('hex') })}\n`;
+  const mine = `${lock}.${process.pid}.${randomBytes(6).toString('hex')}`;
+  writeFileSync(mine, record, { mode: 0o600 });
+  try {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if (exclusiveLink(mine, lock)) return record;
+      const found = readSafe(lock);
+      if (found === undefined) {
+        clearLegacyLock(lock);
+        continue; // released meanwhile: try again
       }
-      rmSync(lock, { recursive: true, force: true });
+      const holder = parseOwner(found);
+      if (holder && running(holder)) throw busy(lock, holder.pid);
+      // Stale: replace exactly that record, under the takeover name.
+      const takeover = `${lock}.takeover`;
+      if (!exclusiveLink(mine, takeover)) {
+        clearStaleTakeover(takeover);
+        throw busy(lock);
+      }
+      try {
+        if (readSafe(lock) !== found) continue; // someone else took it over first
+        const replacement = `${mine}.replace`;
+        linkSync(mine, replacement);
+        renameSync(replacement, lock);
+        return record;
+      } finally {
+        rmSync(takeover, { force: true });
+      }
     }
+    throw busy(lock);
+  } finally {
+    rmSync(mine, { force: true });
   }
-  throw new StoreBusyError(`could not lock ${lock}`);
 }
 
-function readSafe(file: string): string {
+/** Removes the lock if it still holds `record` (a lock taken over meanwhile is another's). */
+export function releaseStoreLock(lock: string, record: string): void {
+  if (readSafe(lock) === record) rmSync(lock, { force: true });
+}
+
+function exclusiveLink(from: string, to: string): boolean {
+  try {
+    linkSync(from, to);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  }
+}
+
+/** An earlier version's lock was a folder holding `pid`: taken away (by one rename) once that process is gone. */
+function clearLegacyLock(lock: string): void {
+  try {
+    if (!statSync(lock).isDirectory()) return;
+  } catch {
+    return;
+  }
+  const holder = parseOwner(readSafe(join(lock, 'pid')) ?? '');
+  if (holder && running(holder)) throw busy(lock, holder.pid);
+  const aside = `${lock}.legacy.${randomBytes(6).toString('hex')}`;
+  try {
+    renameSync(lock, aside);
+  } catch {
+    return;
+  }
+  rmSync(aside, { recursive: true, force: true });
+}
+
+function clearStaleTakeover(takeover: string): void {
+  try {
+    if (Date.now() - statSync(takeover).mtimeMs > STALE_TAKEOVER_MS) rmSync(takeover, { force: true });
+  } catch {
+    // gone meanwhile
+  }
+}
+
+function busy(lock: string, pid?: number): StoreBusyError {
+  const folder = lock.slice(0, -'/store.lock'.length);
+  return new StoreBusyError(`another import, backfill or compaction${pid ? ` (pid ${pid})` : ''} is writing ${folder}; try again when it is done`);
+}
+
+function readSafe(file: string): string | undefined {
   try {
     return readFileSync(file, 'utf8');
   } catch {
-    return '';
+    return undefined;
   }
 }
 
-function alive(pid: number): boolean {
+function parseOwner(text: string): Owner | undefined {
   try {
-    process.kill(pid, 0);
-    return true;
+    const value = JSON.parse(text) as Partial<Owner>;
+    return typeof value.pid === 'number' && typeof value.start === 'string' ? { pid: value.pid, start: value.start } : undefined;
+  } catch {
+    // An older version's lock held a bare pid.
+    const pid = Number(text);
+    return Number.isInteger(pid) && pid > 0 ? { pid, start: '' } : undefined;
+  }
+}
+
+/** This process as a lock owner. */
+export function thisProcess(): Owner {
+  return { pid: process.pid, start: startOf(process.pid) };
+}
+
+/** Whether `owner` still runs: its pid is alive and, where /proc tells, was started when the lock says. */
+function running(owner: Owner): boolean {
+  try {
+    process.kill(owner.pid, 0);
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  return owner.start === '' || startOf(owner.pid) === owner.start;
+}
+
+/** `<boot id>:<start ticks>` of a process from /proc (Linux), or '' elsewhere. */
+function startOf(pid: number): string {
+  try {
+    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Field 22 (starttime) counts from after the command's closing parenthesis, which may itself hold spaces.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return `${boot}:${fields[19]}`;
+  } catch {
+    return '';
   }
 }
