@@ -170,7 +170,9 @@ async function upkeepDomain(
     await showFiles(domain, [file]);
     report.abandoned.push(`${domain}/${partition}`);
   }
-  const busy = new Set([...Object.keys(states.superseded), ...Object.keys(states.pending).map((f) => f.split('/')[0]!)]);
+  // A partition whose compaction this run finished (its replaced files deleted) may be compacted again at once.
+  const cleaned = new Set(report.cleaned.filter((p) => p.startsWith(`${domain}/`)).map((p) => p.slice(domain.length + 1)));
+  const busy = new Set([...Object.keys(states.superseded).filter((p) => !cleaned.has(p)), ...Object.keys(states.pending).map((f) => f.split('/')[0]!)]);
   const due: [string, string[]][] = [];
   for (const [partition, files] of await eventFilesOf(target, domain)) {
     if (busy.has(partition)) continue;

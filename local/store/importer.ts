@@ -190,6 +190,8 @@ async function importChecked(
     if (options.publish && (await options.publishedImports?.has(digest))) {
       // Recorded, so every file is up; shown again in case the process died between the record and the showing.
       for (const [domain, names] of byDomain(writer.partitionFiles(publishedName))) await options.visibility?.show(domain, names);
+      // And its digest dropped from the month's usage item, in case the process died between the record and that.
+      for (const domain of Object.keys(report.domains)) await forgetImportCount(domain, digest, new Date());
       return alreadyImportedReport(report.rejected, report.rowsAccepted);
     }
     await stageDone('read and check');
