@@ -1,5 +1,6 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { writerS3Client } from '../ingest/s3-client.js';
 import { ingestObject } from '../ingest/ingest-object.js';
 import { createdObjects } from '../ingest/s3-notifications.js';
 import { removeStaleWorkFolders } from '../ingest/work-dirs.js';
@@ -15,7 +16,7 @@ export function ingestHandler(client: S3Client, workDir = process.env.INGEST_WOR
   return (event: SQSEvent) => ingestMessages(event, client, workDir, eventsBucket);
 }
 
-export const handler = ingestHandler(new S3Client({}));
+export const handler = ingestHandler(writerS3Client());
 
 /** Longer than the function's timeout (10 minutes): a work folder this old belongs to no running invocation. */
 const STALE_WORK_MS = 15 * 60_000;

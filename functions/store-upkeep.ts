@@ -1,4 +1,5 @@
-import { S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { writerS3Client } from '../ingest/s3-client.js';
 import { upkeepStore, type UpkeepReport } from '../ingest/s3-upkeep.js';
 import { removeStaleWorkFolders } from '../ingest/work-dirs.js';
 import { logger } from '../shared/log.js';
@@ -20,4 +21,4 @@ export function upkeepHandler(client: S3Client, bucket = process.env.EVENTS_BUCK
   };
 }
 
-export const handler = upkeepHandler(new S3Client({}));
+export const handler = upkeepHandler(writerS3Client());

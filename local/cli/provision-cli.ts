@@ -1,8 +1,9 @@
 import { provisionPythonTool, pythonTools, type PythonTool } from '../tools/python-tools.js';
 import { duckdbLambdaModules } from '../tools/duckdb-lambda-modules.js';
+import { lambdaRuntime } from '../tools/lambda-runtime-install.js';
 import { findJava, provisionTrino } from '../tools/trino-install.js';
 
-// `npm run provision`: installs what the Trino, cfn-lint and S3 tests and the store writers' Lambda bundles need into
+// `npm run provision`: installs what the Trino, cfn-lint, S3 and Lambda runtime tests and the store writers' Lambda bundles need into
 // the cache (outside the repository), so neither a test run nor `cdk synth` starts with a download. `.ci/run` calls it; tests provision on first use too.
 
 const started = performance.now();
@@ -19,4 +20,6 @@ for (const tool of Object.keys(pythonTools) as PythonTool[]) {
 }
 const duckdb = duckdbLambdaModules();
 console.log(`DuckDB for Lambda (linux-arm64): ${duckdb.provisioned ? 'fetched' : 'cached'} at ${duckdb.dir}`);
+const runtime = lambdaRuntime();
+console.log(`Lambda runtime (Node.js 22, aws-lambda-ric, aws-lambda-rie): ${runtime.provisioned ? 'built' : 'cached'} at ${runtime.rie}`);
 console.log(`provisioned in ${Math.round(performance.now() - started)} ms`);

@@ -50,10 +50,13 @@ export type ExtraRoutes = Record<string, () => Promise<APIGatewayProxyStructured
 export type RouteInvoker = <T>(route: Route, invoke: () => Promise<T>) => Promise<T>;
 const direct: RouteInvoker = (_route, invoke) => invoke();
 
-export function createLocalServer(extra: ExtraRoutes = {}, invoker: RouteInvoker = direct): Server {
+/** Where a route's event goes instead of its handler in this process: the stack's function in a Lambda runtime. */
+export type RouteDispatcher = (route: Route, event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
+
+export function createLocalServer(extra: ExtraRoutes = {}, invoker: RouteInvoker = direct, dispatcher?: RouteDispatcher): Server {
   return createServer((req, res) => {
     const requestId = randomUUID();
-    handle(req, res, extra, invoker, requestId).catch((error: unknown) => {
+    handle(req, res, extra, invoker, dispatcher, requestId).catch((error: unknown) => {
       console.error('local server error', error);
       if (!res.headersSent) write(res, errorResponse(internalError(), requestId));
       else res.end();
@@ -61,7 +64,7 @@ export function createLocalServer(extra: ExtraRoutes = {}, invoker: RouteInvoker
   });
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, extra: ExtraRoutes, invoker: RouteInvoker, requestId: string): Promise<void> {
+async function handle(req: IncomingMessage, res: ServerResponse, extra: ExtraRoutes, invoker: RouteInvoker, dispatcher: RouteDispatcher | undefined, requestId: string): Promise<void> {
   const url = URL.parse(req.url ?? '/', 'http://localhost');
   // A target Node's parser lets through but no URL can hold (`http://[`, a port past 65535) is the client's.
   if (!url) return write(res, errorResponse(new ValidationError('The request target is not a valid URL', [{ path: 'url', message: 'is not a valid URL' }]), requestId));
@@ -88,6 +91,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, extra: ExtraRou
     }
   }
   const event = toEvent(req, url, method, hit.c.route, pathParameters, body, requestId);
+  if (dispatcher) return write(res, await dispatcher(hit.c.route, event));
   const handler = await loadHandler(hit.c.route);
   write(res, await invoker(hit.c.route, () => handler(event, lambdaContext(hit.c.route, requestId))));
 }

@@ -19,6 +19,8 @@ export interface TrinoAthena {
   engine: AthenaEngine;
   /** What was provisioned and how long each step took, for the start-up message. */
   report: string;
+  /** The Athena emulator's URL: AWS_ENDPOINT_URL_ATHENA for a function run in the local Lambda runtime. */
+  endpoint: string;
   close(): Promise<void>;
 }
 
@@ -72,6 +74,7 @@ export async function startTrinoAthena(options: TrinoAthenaOptions): Promise<Tri
     const stopTrino = trino;
     return {
       engine: new AthenaEngine(settings, { client }),
+      endpoint: emulator.url,
       report:
         `Trino ${install.provisioned === 'cached' ? 'from the cache' : install.provisioned} (${install.home}) in ${provisionedMs} ms, ` +
         `server up in ${serverMs - provisionedMs} ms, ${tables.length} Glue tables created in ${tablesMs - serverMs} ms; Athena emulator on ${emulator.url}, Trino on ${trino.url}`,
