@@ -56,6 +56,8 @@ export class RouteFunction extends Construct {
         ATHENA_PAGES_TABLE: PAGE_BUCKETS_TABLE,
         ATHENA_VISITORS_TABLE: VISITOR_DAYS_TABLE,
         ATHENA_CUSTOM_EVENTS_TABLE: CUSTOM_EVENT_BUCKETS_TABLE,
+        // The Glue tables' bucket, as Trino spells a file's "$path": hidden files are left out by path, never opened.
+        ATHENA_EVENTS_LOCATION: `s3://${lake.eventsBucket.bucketName}`,
         ATHENA_RESULT_REUSE_MINUTES: String(settings.athenaResultReuseMinutes),
         ATHENA_QUERY_TIMEOUT_MS: String(settings.athenaQueryTimeoutMs),
       });

@@ -67,6 +67,7 @@ export async function startTrinoAthena(options: TrinoAthenaOptions): Promise<Tri
       customEventsTable: CUSTOM_EVENT_BUCKETS_TABLE,
       resultReuseMinutes: options.resultReuseMinutes ?? 5,
       timeoutMs: options.timeoutMs ?? 25_000,
+      location: 'dir' in bucket ? `local://${bucket.dir}` : `s3://${bucket.s3.bucket}`,
     };
     // The client the Lambdas build, pointed at the emulator as AWS_ENDPOINT_URL would point it; nothing leaves the machine.
     const client = new AthenaClient({ endpoint: emulator.url, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 3 });

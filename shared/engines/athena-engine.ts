@@ -29,6 +29,8 @@ export interface AthenaSettings extends DerivedTableNames {
   resultReuseMinutes: number;
   /** Start to last poll; past it the query is stopped and the client gets a 504. Below the Lambda timeout. */
   timeoutMs: number;
+  /** The events bucket as the tables' locations spell it (`s3://<bucket>`): hidden files are then left out by path. */
+  location?: string;
 }
 
 export interface AthenaEngineOptions {
@@ -65,7 +67,7 @@ export class AthenaEngine implements QueryEngine {
     private readonly settings: AthenaSettings,
     options: AthenaEngineOptions = {},
   ) {
-    this.target = athenaTarget(settings.database, settings.table, settings);
+    this.target = athenaTarget(settings.database, settings.table, settings, settings.location);
     this.client = options.client ?? athenaClient();
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.now = options.now ?? Date.now;
@@ -242,6 +244,7 @@ export function athenaSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Ath
     ...(env.ATHENA_PAGES_TABLE ? { pagesTable: env.ATHENA_PAGES_TABLE } : {}),
     ...(env.ATHENA_VISITORS_TABLE ? { visitorsTable: env.ATHENA_VISITORS_TABLE } : {}),
     ...(env.ATHENA_CUSTOM_EVENTS_TABLE ? { customEventsTable: env.ATHENA_CUSTOM_EVENTS_TABLE } : {}),
+    ...(env.ATHENA_EVENTS_LOCATION ? { location: env.ATHENA_EVENTS_LOCATION } : {}),
     resultReuseMinutes: wholeNumber(env, 'ATHENA_RESULT_REUSE_MINUTES', 0, 10_080, 5),
     timeoutMs: wholeNumber(env, 'ATHENA_QUERY_TIMEOUT_MS', 1_000, 900_000, 25_000),
   };

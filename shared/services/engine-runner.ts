@@ -28,7 +28,7 @@ export class EngineRunner {
   static async forDomain(domain: string, engine: QueryEngine = analyticsEngine()): Promise<EngineRunner> {
     const { target } = engine;
     if (!target.catalog.filesReplacedInPlace) return new EngineRunner(engine, target);
-    return new EngineRunner(engine, { ...target, catalog: withExcludedFiles(target.catalog, await hiddenFiles(domain)) });
+    return new EngineRunner(engine, { ...target, catalog: withExcludedFiles(target.catalog, await hiddenFiles(domain), domain) });
   }
 
   /** A runner of its own on the same engine and files, for work that outlives the request: its time is not the request's. */

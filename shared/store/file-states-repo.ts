@@ -43,15 +43,18 @@ export async function excludedFiles(domain: string): Promise<string[]> {
 }
 
 /**
- * What queries of `domain` leave out, in the fewest names: pending files by file name alone (a writer's file name is
- * its own in every partition: an import's digest, a compaction's hash, so an import of a thousand days is one
- * name), and replaced files as `dt=<day>/<file>` (a replaced import file may still be visible in other partitions).
+ * What queries of `domain` leave out, in the fewest names: pending import files by file name alone (an import's
+ * file name is its own in every partition, so an import of a thousand days is one name), and replaced files and
+ * pending compacted ones as `dt=<day>/<file>` (a replaced import file may still be visible in other partitions).
  */
 export async function hiddenFiles(domain: string): Promise<{ names: string[]; files: string[] }> {
   const { pending, superseded } = await readFileStates(domain);
+  // A pending compacted file is one partition's, and upkeep deletes it if its run died: named by partition, so that
+  // readers that know the whole path never open it (StoreCatalog.locations).
+  const compacted = Object.keys(pending).filter((f) => f.includes('/compacted-'));
   return {
-    names: [...new Set(Object.keys(pending).map((f) => f.slice(f.indexOf('/') + 1)))].sort(),
-    files: Object.entries(superseded).flatMap(([partition, c]) => c.replaces.map((name) => `${partition}/${name}`)).sort(),
+    names: [...new Set(Object.keys(pending).filter((f) => !f.includes('/compacted-')).map((f) => f.slice(f.indexOf('/') + 1)))].sort(),
+    files: [...compacted, ...Object.entries(superseded).flatMap(([partition, c]) => c.replaces.map((name) => `${partition}/${name}`))].sort(),
   };
 }
 

@@ -1,4 +1,4 @@
-import { CUSTOM_EVENT_BUCKETS_TABLE, PAGE_BUCKETS_TABLE, PAGEVIEW_BUCKETS_TABLE, SESSION_COUNTS_TABLE, SESSION_FRAGMENTS_TABLE, UNMARKED_FRAGMENTS_TABLE, VISITOR_DAYS_TABLE } from '../../events/derived-relations.js';
+import { CUSTOM_EVENT_BUCKETS_TABLE, derivedRelations, PAGE_BUCKETS_TABLE, PAGEVIEW_BUCKETS_TABLE, SESSION_COUNTS_TABLE, SESSION_FRAGMENTS_TABLE, UNMARKED_FRAGMENTS_TABLE, VISITOR_DAYS_TABLE } from '../../events/derived-relations.js';
 import { join, sql, str, trusted, type Sql } from './sql.js';
 
 // What an engine's store holds, apart from how its SQL is spelled (dialect.ts): the names of the stored
@@ -61,6 +61,13 @@ export interface StoreCatalog {
    * query must first learn which files to leave out (withExcludedFiles). A local store swaps whole snapshots.
    */
   readonly filesReplacedInPlace: boolean;
+  /**
+   * Where each relation's files are, as the engine spells a file's `"$path"` (`s3://<bucket>/events`): a file left
+   * out by its whole path is never opened (Trino prunes it when it lists the splits; measured on Trino 476, where a
+   * condition on a function of the path opens the file first), so upkeep may delete it under a running query.
+   * Unknown, files are left out by their names alone.
+   */
+  readonly locations?: Readonly<Record<StoredRelation, string>>;
 }
 
 /** The local store: views named like the Glue tables, integer visitor keys, path lists on every whole fragment. */
@@ -98,7 +105,7 @@ export interface DerivedTableNames {
  * printed quoted as `"database"."table"`. Buckets on S3 may be written without keys, and whole fragments may come
  * from an older local store without paths, so neither is assumed.
  */
-export function athenaCatalog(database: string, table: string, derived: DerivedTableNames = {}): StoreCatalog {
+export function athenaCatalog(database: string, table: string, derived: DerivedTableNames = {}, location?: string): StoreCatalog {
   const {
     sessionsTable = SESSION_FRAGMENTS_TABLE,
     bucketsTable = PAGEVIEW_BUCKETS_TABLE,
@@ -127,21 +134,41 @@ export function athenaCatalog(database: string, table: string, derived: DerivedT
     sessionCounts: null,
     unmarkedFragments: null,
     filesReplacedInPlace: true,
+    ...(location === undefined ? {} : { locations: relationLocations(location.replace(/\/+$/, '')) }),
+  };
+}
+
+/** Each relation's folder under the bucket's URL (docs/STORAGE.md: `events/`, and each derived relation's folder). */
+function relationLocations(bucket: string): Record<StoredRelation, string> {
+  const folder = (table: string) => derivedRelations.find((r) => r.table === table)!.folder;
+  return {
+    events: `${bucket}/events`,
+    sessionFragments: `${bucket}/${folder(SESSION_FRAGMENTS_TABLE)}`,
+    pageviewBuckets: `${bucket}/${folder(PAGEVIEW_BUCKETS_TABLE)}`,
+    pageBuckets: `${bucket}/${folder(PAGE_BUCKETS_TABLE)}`,
+    visitorDays: `${bucket}/${folder(VISITOR_DAYS_TABLE)}`,
+    customEventBuckets: `${bucket}/${folder(CUSTOM_EVENT_BUCKETS_TABLE)}`,
   };
 }
 
 /**
  * The catalog with each relation read without the hidden files (shared/store/file-states-repo.ts, `hiddenFiles`):
  * `names`, file names left out in every partition, and `files`, `dt=<day>/<file>` left out in that partition (the
- * same names in every relation's folder, all of one domain). Each table becomes a subquery on the file's path,
- * which Trino reads per split; the names are bound values in its WHERE, as Athena allows them.
+ * same names in every relation's folder, all of one `domain`). Each table becomes a subquery on the file's path;
+ * the names are bound values in its WHERE, as Athena allows them. Where the catalog knows its relations' locations,
+ * `files` are left out by whole path, which Trino applies before it opens a file.
  */
-export function withExcludedFiles(catalog: StoreCatalog, hidden: { names: readonly string[]; files: readonly string[] }): StoreCatalog {
-  const conditions: Sql[] = [];
-  if (hidden.names.length) conditions.push(sql`regexp_extract("$path", '[^/]+$') NOT IN (${join(hidden.names.map((f) => sql`${str(f)}`))})`);
-  if (hidden.files.length) conditions.push(sql`regexp_extract("$path", '[^/]+/[^/]+$') NOT IN (${join(hidden.files.map((f) => sql`${str(f)}`))})`);
-  if (conditions.length === 0) return catalog;
-  const without = (table: Sql) => sql`(SELECT * FROM ${table} WHERE ${join(conditions, ' AND ')})`;
-  const tables = Object.fromEntries(Object.entries(catalog.tables).map(([relation, table]) => [relation, without(table)])) as Record<StoredRelation, Sql>;
+export function withExcludedFiles(catalog: StoreCatalog, hidden: { names: readonly string[]; files: readonly string[] }, domain: string): StoreCatalog {
+  if (hidden.names.length === 0 && hidden.files.length === 0) return catalog;
+  const without = (relation: StoredRelation, table: Sql) => {
+    const conditions: Sql[] = [];
+    if (hidden.names.length) conditions.push(sql`regexp_extract("$path", '[^/]+$') NOT IN (${join(hidden.names.map((f) => sql`${str(f)}`))})`);
+    const root = catalog.locations?.[relation];
+    // Files by their whole path where it is known: the ones upkeep deletes are never opened.
+    if (hidden.files.length && root) conditions.push(sql`"$path" NOT IN (${join(hidden.files.map((f) => sql`${str(`${root}/domain=${domain}/${f}`)}`))})`);
+    else if (hidden.files.length) conditions.push(sql`regexp_extract("$path", '[^/]+/[^/]+$') NOT IN (${join(hidden.files.map((f) => sql`${str(f)}`))})`);
+    return sql`(SELECT * FROM ${table} WHERE ${join(conditions, ' AND ')})`;
+  };
+  const tables = Object.fromEntries(Object.entries(catalog.tables).map(([relation, table]) => [relation, without(relation as StoredRelation, table)])) as Record<StoredRelation, Sql>;
   return { ...catalog, tables };
 }
