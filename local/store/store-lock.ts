@@ -140,13 +140,13 @@ function readSafe(file: string): string | undefined {
 }
 
 function parseOwner(text: string): Owner | undefined {
+  // An older version's lock held a bare pid.
+  if (/^\s*\d+\s*$/.test(text)) return { pid: Number(text), start: '' };
   try {
     const value = JSON.parse(text) as Partial<Owner>;
     return typeof value.pid === 'number' && typeof value.start === 'string' ? { pid: value.pid, start: value.start } : undefined;
   } catch {
-    // An older version's lock held a bare pid.
-    const pid = Number(text);
-    return Number.isInteger(pid) && pid > 0 ? { pid, start: '' } : undefined;
+    return undefined;
   }
 }
 

@@ -82,10 +82,12 @@ describe('the store lock', () => {
     expect(existsSync(lock)).toBe(false);
   });
 
-  it('takes over a folder lock left by an earlier version once its process is gone', () => {
+  it('takes over a folder lock left by an earlier version once its process is gone, and not before', () => {
     const dir = mkdtempSync(join(tmpdir(), 'store-lock-'));
     const lock = join(dir, 'store.lock');
     mkdirSync(lock);
+    writeFileSync(join(lock, 'pid'), String(process.ppid));
+    expect(() => takeStoreLock(lock)).toThrow(StoreBusyError);
     writeFileSync(join(lock, 'pid'), String(4_194_304 + 9));
     const record = takeStoreLock(lock);
     expect(readFileSync(lock, 'utf8')).toBe(record);
