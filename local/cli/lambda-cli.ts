@@ -46,7 +46,7 @@ const stack = localStackFunctions(cdkOut, {
   dynamodb: local.dynamo.endpoint,
   tables: tableNames(),
   ...(values['s3-endpoint'] ? { s3: { endpoint: values['s3-endpoint'], bucket: values.bucket! } } : {}),
-  ...(local.trino ? { athena: local.trino.endpoint } : {}),
+  ...(local.trino ? { athena: { endpoint: local.trino.endpoint, location: local.trino.location } } : {}),
 });
 const stop = async () => {
   await stack.close();

@@ -20,6 +20,8 @@ export interface RunningFunction {
   initMs(): number | undefined;
   /** The runtime process's peak resident memory in bytes (VmHWM), while it runs. */
   peakMemoryBytes(): number | undefined;
+  /** The last of what the emulator and the function printed. */
+  log(): string;
   stop(): Promise<void>;
 }
 
@@ -98,6 +100,7 @@ export async function startFunction(fn: StackFunction, runtime: LambdaRuntime, e
       queue = run;
       return run;
     },
+    log: () => log,
     initMs: () => {
       const match = /INIT REPORT\(durationMs: ([\d.]+)\)/.exec(log);
       return match ? Number(match[1]) : undefined;

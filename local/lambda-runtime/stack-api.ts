@@ -16,9 +16,8 @@ export interface LocalServices {
   tables: TableNames;
   /** An S3-compatible server (moto) and the bucket standing for the events bucket: for the store writers. */
   s3?: { endpoint: string; bucket: string };
-  /** The Athena emulator's URL (over Trino): for the analytics routes. */
-  athena?: string;
-  /** The template's ATHENA_WORKGROUP and ATHENA_DATABASE stand; this replaces the workgroup. */
+  /** The Athena emulator's URL (over Trino) and the bucket its tables read (`local://…` or `s3://…`): for the analytics routes. */
+  athena?: { endpoint: string; location: string };
   credentials?: { accessKeyId: string; secretAccessKey: string };
 }
 
@@ -27,6 +26,7 @@ const fromResource: Record<string, (s: LocalServices) => string | undefined> = {
   ANNOTATIONS_TABLE: (s) => s.tables.annotations,
   COUNTERS_TABLE: (s) => s.tables.counters,
   EVENTS_BUCKET: (s) => s.s3?.bucket,
+  ATHENA_EVENTS_LOCATION: (s) => s.athena?.location,
 };
 
 /** The function's environment with the local services in place of the stack's resources. */
@@ -47,7 +47,7 @@ export function localEnvironment(fn: StackFunction, services: LocalServices): Re
     AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
     AWS_ENDPOINT_URL_DYNAMODB: services.dynamodb,
     ...(services.s3 ? { AWS_ENDPOINT_URL_S3: services.s3.endpoint, AWS_S3_FORCE_PATH_STYLE: 'true' } : {}),
-    ...(services.athena ? { AWS_ENDPOINT_URL_ATHENA: services.athena } : {}),
+    ...(services.athena ? { AWS_ENDPOINT_URL_ATHENA: services.athena.endpoint } : {}),
     POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? env.LOG_LEVEL ?? 'INFO',
   };
 }

@@ -21,6 +21,8 @@ export interface TrinoAthena {
   report: string;
   /** The Athena emulator's URL: AWS_ENDPOINT_URL_ATHENA for a function run in the local Lambda runtime. */
   endpoint: string;
+  /** The bucket the tables read, as Trino spells a file's path (the engine's `location`). */
+  location: string;
   close(): Promise<void>;
 }
 
@@ -76,6 +78,7 @@ export async function startTrinoAthena(options: TrinoAthenaOptions): Promise<Tri
     return {
       engine: new AthenaEngine(settings, { client }),
       endpoint: emulator.url,
+      location: settings.location!,
       report:
         `Trino ${install.provisioned === 'cached' ? 'from the cache' : install.provisioned} (${install.home}) in ${provisionedMs} ms, ` +
         `server up in ${serverMs - provisionedMs} ms, ${tables.length} Glue tables created in ${tablesMs - serverMs} ms; Athena emulator on ${emulator.url}, Trino on ${trino.url}`,

@@ -43,11 +43,13 @@ beforeAll(async () => {
   token = (await api.createKey({ domains: ['journeys.test'], scopes: ['analytics:read', 'analytics:write'] })).token;
   const s3 = new S3Client({ endpoint: moto.endpoint, region: moto.region, credentials: moto.credentials, forcePathStyle: true });
   await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+  // The functions log as on Lambda (errors with their cause), for a failure's message below.
+  process.env.POWERTOOLS_LOG_LEVEL = 'ERROR';
   stack = localStackFunctions(outdir, {
     dynamodb: api.dynamo.endpoint,
     tables: tableNames(),
     s3: { endpoint: moto.endpoint, bucket },
-    athena: api.trino!.endpoint,
+    athena: { endpoint: api.trino!.endpoint, location: api.trino!.location },
     credentials: moto.credentials,
   });
   served = await serveStackApi(stack);
@@ -97,7 +99,8 @@ runIf('the stack\'s functions in the Lambda runtime (Runtime Interface Emulator,
     for (const route of routeList) {
       const request = requests[route.name]!;
       const [viaLambda, inProcess] = [await ask(served.url, request), await ask(api.url, request)];
-      expect(viaLambda, route.name).toEqual(inProcess);
+      const printed = viaLambda.status >= 500 ? stack.started().find((f) => f.fn.name === route.name)?.log().slice(-3000) : '';
+      expect(viaLambda, `${route.name}${printed ? `\n${printed}` : ''}`).toEqual(inProcess);
       expect(viaLambda.status, route.name).toBeLessThan(500);
     }
     // No key: 401, from the function itself.
