@@ -162,7 +162,7 @@ export class AthenaEngine implements QueryEngine {
           wait = Math.min(wait * 2, MAX_START_RETRY_MS);
           continue;
         }
-        return this.call(() => Promise.reject(error));
+        throw engineErrorOf(error);
       }
     }
   }
@@ -214,19 +214,23 @@ export class AthenaEngine implements QueryEngine {
     return rows;
   }
 
-  /** Throttling and Athena's own server errors are worth a retry by the client (503); anything else is ours. */
   private async call<T>(send: () => Promise<T>): Promise<T> {
     try {
       return await send();
     } catch (error) {
-      const name = (error as { name?: string }).name;
-      if (name === 'TooManyRequestsException' || name === 'ThrottlingException' || name === 'InternalServerException') {
-        requestLogger().warn('athena unavailable', { error: error as Error });
-        throw new EngineBusyError();
-      }
-      throw error;
+      throw engineErrorOf(error);
     }
   }
+}
+
+/** Throttling and Athena's own server errors are worth a retry by the client (503); anything else is ours. */
+function engineErrorOf(error: unknown): unknown {
+  const name = (error as { name?: string }).name;
+  if (name === 'TooManyRequestsException' || name === 'ThrottlingException' || name === 'InternalServerException') {
+    requestLogger().warn('athena unavailable', { error: error as Error });
+    return new EngineBusyError();
+  }
+  return error;
 }
 
 /** Reads ATHENA_* once; missing names are a deployment bug, said plainly at the first analytics request. */
