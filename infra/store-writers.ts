@@ -28,6 +28,8 @@ import type { StackSettings } from './settings.js';
 // partitions.
 
 export const INCOMING_PREFIX = 'incoming/';
+/** Upkeep's own objects: each domain's fragment index (ingest/fragment-index.ts, FRAGMENT_INDEX_PREFIX). */
+const UPKEEP_PREFIX = 'upkeep/';
 const INGEST_TIMEOUT = Duration.minutes(10);
 export const INGEST_MAX_RECEIVES = 5;
 const UPKEEP_TIMEOUT = Duration.minutes(15);
@@ -152,8 +154,9 @@ export class StoreWriters extends Construct {
     // small quota refuses any reservation and the stack rolls back): runs are kept apart by a lease in DynamoDB.
     this.upkeep = writer('Upkeep', 'store-upkeep', { timeout: UPKEEP_TIMEOUT, memorySize: 4096 });
     const stored = [`${EVENTS_PREFIX}/`, ...derivedRelations.map((r) => `${r.folder}/`)];
-    // Reads every relation: the events it compacts, and each domain's session fragments to mark sessions whole.
-    grantObjects(this.upkeep.role!, bucket.bucketArn, { read: stored, write: stored, remove: stored });
+    // Reads every relation: the events it compacts, and the session fragments written since its last run to mark
+    // sessions whole; keeps each domain's fragment index under upkeep/ (ingest/fragment-index.ts).
+    grantObjects(this.upkeep.role!, bucket.bucketArn, { read: [...stored, UPKEEP_PREFIX], write: [...stored, UPKEEP_PREFIX], remove: stored });
     new Rule(this, 'UpkeepSchedule', {
       description: 'Compacts crowded partitions of the events bucket; deletes the files compactions replaced',
       schedule: Schedule.rate(Duration.hours(1)),

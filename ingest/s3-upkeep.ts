@@ -1,9 +1,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
-import { pipeline } from 'node:stream/promises';
-import { dirname, join } from 'node:path';
-import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DeleteObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
 import { releaseLease, takeLease } from '../shared/store/leases-repo.js';
 import { forgetSuperseded, hideFiles, readFileStates, showFiles, supersede } from '../shared/store/file-states-repo.js';
@@ -11,8 +9,9 @@ import { writeCompacted } from '../local/store/compaction.js';
 import { S3_CODECS } from '../local/store/parquet-codec.js';
 import { parquetFilesUnder } from '../local/store/paths.js';
 import { openScratchDuckDb } from '../local/store/scratch-duckdb.js';
-import { pathLiteral } from '../shared/engines/duckdb-engine.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { refreshFragmentIndex, splitSessionsOf } from './fragment-index.js';
+import { download, listing } from './s3-objects.js';
 import { s3Publisher } from './s3-store.js';
 
 // Scheduled upkeep of the S3 store (docs/STORAGE.md, "Upkeep on S3"). Each ingest adds one file per partition it
@@ -34,7 +33,10 @@ import { s3Publisher } from './s3-store.js';
 //
 // Whole-fragment marks (docs/STORAGE.md, "Whole marks on S3"): a rewritten partition's fragments are marked whole
 // when their session has no fragment in any other file of the domain listed by the run (listed after the event
-// files, so every file compacted is among them; a file arriving later is unmarked). An ingest may later add an
+// files, so every file compacted is among them; a file arriving later is unmarked). Which files hold which sessions
+// comes from the domain's fragment index (ingest/fragment-index.ts), so a run reads only the fragment files written
+// since the index was saved, and whether an import is finished from its record alone: a run's requests grow with
+// the files that arrived and the partitions it rewrites, not with the domain's history. An ingest may later add an
 // unmarked fragment to a marked session, never a marked one, so a session has at most one marked fragment and
 // Athena's queries merge a marked fragment with its session's unmarked ones (StoreCatalog.wholeMarksExact). A
 // partition is rewritten when crowded, and also once its import files have settled, so every partition gets marks.
@@ -91,11 +93,8 @@ const UPKEEP_LEASE = 'upkeep';
 export const UPKEEP_LEASE_MS = 16 * 60_000;
 /** 10 minutes of 15: the last domain started has 5 to finish. */
 export const UPKEEP_BUDGET_MS = 10 * 60_000;
-/** Fragment files downloaded at once to learn the domain's sessions. */
-const DOWNLOADS_AT_ONCE = 8;
 
 const EVENTS_FOLDER = 'events';
-const SESSIONS_FOLDER: DerivedFolder = 'sessions';
 const folders = [EVENTS_FOLDER, ...derivedRelations.map((r) => r.folder)];
 
 export async function upkeepStore(target: UpkeepTarget, options: UpkeepOptions = {}): Promise<UpkeepReport> {
@@ -111,7 +110,7 @@ export async function upkeepStore(target: UpkeepTarget, options: UpkeepOptions =
   const stopStartingAt = Date.now() + (options.budgetMs ?? UPKEEP_BUDGET_MS);
   let cursor: string | undefined;
   try {
-    const recorded = await importDigests(target);
+    const recorded = importRecords(target);
     // From the domain after the one the last run stopped at, round the sorted list: a run that cannot reach every
     // domain leaves the rest to the next, and every domain's turn comes.
     const domains = (await domainsOf(target)).sort();
@@ -142,7 +141,7 @@ export async function upkeepStore(target: UpkeepTarget, options: UpkeepOptions =
 async function upkeepDomain(
   target: UpkeepTarget,
   domain: string,
-  recorded: Set<string>,
+  recorded: (digest: string) => Promise<boolean>,
   options: { minFiles: number; settleMs: number; graceMs: number; now: () => number; maxHiddenFiles: number },
   report: UpkeepReport,
 ): Promise<void> {
@@ -176,9 +175,13 @@ async function upkeepDomain(
   const due: [string, string[]][] = [];
   for (const [partition, files] of await eventFilesOf(target, domain)) {
     if (busy.has(partition)) continue;
+    // Nothing to do unless crowded or settled (counting every file: unfinished imports' are left out below).
+    const settledAt = now() - Math.max(...files.map((f) => f.modified)) >= settleMs;
+    if (files.length < minFiles && !(settledAt && files.some((f) => !f.name.startsWith('compacted-')))) continue;
     // Files of imports not finished yet stay as they are (see above).
-    const compactable = files.map((f) => f.name).filter((n) => !/^[0-9a-f]{32}\.parquet$/.test(n) || recorded.has(n.slice(0, 32)));
-    const settled = now() - Math.max(...files.map((f) => f.modified)) >= settleMs && compactable.some((n) => !n.startsWith('compacted-'));
+    const compactable: string[] = [];
+    for (const { name } of files) if (!/^[0-9a-f]{32}\.parquet$/.test(name) || (await recorded(name.slice(0, 32)))) compactable.push(name);
+    const settled = settledAt && compactable.some((n) => !n.startsWith('compacted-'));
     if (compactable.length < minFiles && !settled) continue;
     // Within the domain's budget of hidden files: a partition with more files than the room left is compacted
     // in part (its oldest files; the rest, with the compacted file, at a later run), so no partition, however
@@ -192,10 +195,9 @@ async function upkeepDomain(
   if (due.length === 0) return;
   const scratch = await openScratchDuckDb();
   try {
-    const fragmentFiles = await loadFragmentSessions(target, domain, scratch.connection);
+    await refreshFragmentIndex(target, domain, scratch.connection);
     for (const [partition, names] of due) {
-      const inputs = names.map((name) => fragmentFiles.get(`${partition}/${name}`)).filter((i) => i !== undefined);
-      if (await compact(target, scratch.connection, domain, partition, names, inputs, now())) report.compacted.push(`${domain}/${partition}`);
+      if (await compact(target, scratch.connection, domain, partition, names, now())) report.compacted.push(`${domain}/${partition}`);
     }
   } finally {
     scratch.close();
@@ -203,11 +205,10 @@ async function upkeepDomain(
 }
 
 /**
- * Rewrites one partition from its event files `names` and shows the result in place of them. `inputs` are the
- * indexes of their fragment files in the run's `fragment_sessions` (loadFragmentSessions): a fragment of the result
- * is marked whole when its session is in no other fragment file of the domain.
+ * Rewrites one partition from its event files `names` and shows the result in place of them. A fragment of the
+ * result is marked whole when its session is in no other fragment file of the domain's index (refreshFragmentIndex).
  */
-async function compact(target: UpkeepTarget, connection: DuckDBConnection, domain: string, partition: string, names: string[], inputs: number[], now: number): Promise<boolean> {
+async function compact(target: UpkeepTarget, connection: DuckDBConnection, domain: string, partition: string, names: string[], now: number): Promise<boolean> {
   // Named after its partition and the names it replaces: no other partition's compacted file has its name, so
   // readers may hide it by name alone while it is pending (shared/store/file-states-repo.ts, hiddenFiles).
   const file = `compacted-${createHash('sha256').update([partition, ...names.sort()].join('\n')).digest('hex').slice(0, 32)}.parquet`;
@@ -221,8 +222,8 @@ async function compact(target: UpkeepTarget, connection: DuckDBConnection, domai
     }
     const dirs = Object.fromEntries(folders.map((f) => [f, join(dir, f)])) as Record<'events' | DerivedFolder, string>;
     const name = join(`domain=${domain}`, partition, file);
-    // Not whole: a session with a fragment in another file of the domain. Integers of our own: the input files' indexes.
-    await connection.run(`CREATE OR REPLACE TEMP TABLE upkeep_split AS SELECT session_id FROM fragment_sessions${inputs.length ? ` WHERE file NOT IN (${inputs.map((i) => String(Math.trunc(i))).join(', ')})` : ''}`);
+    // Not whole: a session with a fragment in another file of the domain.
+    await splitSessionsOf(connection, 'upkeep_split', sources, names.map((n) => `${partition}/${n}`));
     await writeCompacted(connection, sources, name, dirs, 's3', S3_CODECS, { splitSessions: 'upkeep_split' });
     await hideFiles(domain, [`${partition}/${file}`], now);
     for (const folder of [...derivedRelations.map((r) => r.folder), EVENTS_FOLDER]) {
@@ -234,52 +235,10 @@ async function compact(target: UpkeepTarget, connection: DuckDBConnection, domai
   }
 }
 
-/**
- * Loads the session ids of every fragment file of the domain (each file's sessions once) into `fragment_sessions
- * (file, session_id)`; returns each file's index by `dt=<day>/<name>`. Every file counts, whatever its state: a
- * pending or replaced file's sessions only keep marks off.
- */
-async function loadFragmentSessions(target: UpkeepTarget, domain: string, connection: DuckDBConnection): Promise<Map<string, number>> {
-  await connection.run('CREATE OR REPLACE TABLE fragment_sessions (file INTEGER, session_id VARCHAR)');
-  const indexes = new Map<string, number>();
-  for await (const page of listing(target, `${SESSIONS_FOLDER}/domain=${domain}/`)) {
-    for (const object of page.Contents ?? []) {
-      const match = /\/(dt=\d{4}-\d{2}-\d{2}\/[^/]+\.parquet)$/.exec(object.Key ?? '');
-      if (match) indexes.set(match[1]!, indexes.size);
-    }
-  }
-  const dir = join(target.workDir, `sessions-${randomBytes(6).toString('hex')}`);
-  try {
-    const files = [...indexes];
-    for (let i = 0; i < files.length; i += DOWNLOADS_AT_ONCE) {
-      const batch = files.slice(i, i + DOWNLOADS_AT_ONCE);
-      const locals = await Promise.all(batch.map(async ([file, index]) => {
-        const local = join(dir, `${index}.parquet`);
-        await download(target, `${SESSIONS_FOLDER}/domain=${domain}/${file}`, local);
-        return [index, local] as const;
-      }));
-      for (const [index, local] of locals) {
-        await connection.run(`INSERT INTO fragment_sessions SELECT DISTINCT ${index}, session_id FROM read_parquet(${pathLiteral(local)})`);
-        await rm(local);
-      }
-    }
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-  return indexes;
-}
-
 /** `names` ordered by when their files were written, oldest first (then by name). */
 function oldestFirst(files: { name: string; modified: number }[], names: string[]): string[] {
   const modified = new Map(files.map((f) => [f.name, f.modified]));
   return [...names].sort((a, b) => modified.get(a)! - modified.get(b)! || a.localeCompare(b));
-}
-
-/** Streams an object to a local file (Lambda: under /tmp): a partition's files need not fit in memory. */
-async function download(target: UpkeepTarget, key: string, local: string): Promise<void> {
-  const object = await target.client.send(new GetObjectCommand({ Bucket: target.bucket, Key: key }));
-  await mkdir(dirname(local), { recursive: true });
-  await pipeline(object.Body as NodeJS.ReadableStream, createWriteStream(local));
 }
 
 function keyOf(folder: string, domain: string, partition: string, name: string): string {
@@ -290,15 +249,6 @@ async function deleteEverywhere(target: UpkeepTarget, domain: string, partition:
   for (const folder of folders) {
     for (const name of names) await target.client.send(new DeleteObjectCommand({ Bucket: target.bucket, Key: keyOf(folder, domain, partition, name) }));
   }
-}
-
-async function* listing(target: UpkeepTarget, prefix: string, delimiter?: string) {
-  let token: string | undefined;
-  do {
-    const page = await target.client.send(new ListObjectsV2Command({ Bucket: target.bucket, Prefix: prefix, Delimiter: delimiter, ContinuationToken: token }));
-    yield page;
-    token = page.NextContinuationToken;
-  } while (token);
 }
 
 async function domainsOf(target: UpkeepTarget): Promise<string[]> {
@@ -324,14 +274,20 @@ async function eventFilesOf(target: UpkeepTarget, domain: string): Promise<Map<s
   return byPartition;
 }
 
-/** The first 32 hex digits of every recorded import's digest (the names of its files). */
-async function importDigests(target: UpkeepTarget): Promise<Set<string>> {
-  const digests = new Set<string>();
-  for await (const page of listing(target, 'imports/')) {
-    for (const object of page.Contents ?? []) {
-      const digest = /^imports\/([0-9a-f]{64})\.json$/.exec(object.Key ?? '')?.[1];
-      if (digest) digests.add(digest.slice(0, 32));
+/**
+ * Whether the import whose digest begins with `digest` (32 hex digits, its files' name) is recorded: one listing of
+ * its record's key prefix, asked once per run.
+ */
+function importRecords(target: UpkeepTarget): (digest: string) => Promise<boolean> {
+  const known = new Map<string, Promise<boolean>>();
+  return (digest) => {
+    let found = known.get(digest);
+    if (!found) {
+      found = target.client
+        .send(new ListObjectsV2Command({ Bucket: target.bucket, Prefix: `imports/${digest}`, MaxKeys: 1 }))
+        .then((page) => (page.Contents ?? []).some((o) => /^imports\/[0-9a-f]{64}\.json$/.test(o.Key ?? '')));
+      known.set(digest, found);
     }
-  }
-  return digests;
+    return found;
+  };
 }

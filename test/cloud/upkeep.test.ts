@@ -54,7 +54,8 @@ async function expectOneMarkAtMost(target: IngestBucket): Promise<{ stale: numbe
   expect(marks.filter((m) => m.marked > 1)).toEqual([]);
   return { stale: marks.filter((m) => m.marked === 1 && m.fragments > 1).length };
 }
-const fileCount = async (target: IngestBucket) => (await keysOf(target.s3, target.bucket)).filter((k) => /^[a-z_]+\/domain=/.test(k)).length;
+/** The store's files: every relation's, not upkeep's own index. */
+const fileCount = async (target: IngestBucket) => (await keysOf(target.s3, target.bucket)).filter((k) => /^[a-z_]+\/domain=/.test(k) && !k.startsWith('upkeep/')).length;
 
 describe('upkeep of the S3 store', () => {
   it('compacts every crowded partition; replaced files are left out of queries, then deleted after the grace period', async () => {
@@ -127,6 +128,56 @@ describe('upkeep of the S3 store', () => {
     expect(rewritten.sort()).toEqual(['extend.test/dt=2026-03-01', 'extend.test/dt=2026-03-02', 'extend.test/dt=2026-03-03', 'extend.test/dt=2026-03-04']);
     expect((await visibleMarks(target.s3, target.bucket, work)).filter((m) => m.fragments === 1 && m.marked === 0)).toEqual([]);
     expect((await eventRows(target)).length).toBe(events.length + 2 * goOn.length);
+  });
+
+  it('reads only what arrived since its last run: a run\'s requests do not grow with the domain\'s history', async () => {
+    // Sixty days of history: the generated sessions six times over, ten days apart, each copy its own sessions.
+    const DAY_MS = 86_400_000;
+    const history = [0, 1, 2, 3, 4, 5].flatMap((copy) =>
+      (generatedEvents() as Record<string, unknown>[]).map((e) => ({
+        ...e,
+        domain: 'history.test',
+        timestamp: new Date(Date.parse(String(e.timestamp)) - copy * 10 * DAY_MS).toISOString(),
+        ...(e.session_id ? { session_id: `${String(e.session_id)}-${copy}` } : {}),
+      })),
+    );
+    const target = await ingestBucket(parts.moto);
+    for (let copy = 0; copy < 6; copy++) await target.put(`incoming/history-${copy}.ndjson`, ndjson(history.slice(copy * (history.length / 6), (copy + 1) * (history.length / 6))));
+    expect(await target.deliver(ingestHandler(target.s3, work))).toEqual([]);
+    const calls: string[] = [];
+    target.s3.middlewareStack.add((next, context) => (args) => {
+      const input = args.input as { Key?: string; Prefix?: string };
+      calls.push(`${context.commandName} ${input.Key ?? input.Prefix ?? ''}`);
+      return next(args);
+    }, { step: 'initialize', name: 'countCalls' });
+    const run = (at: number) => upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { now: () => at });
+    let at = Date.now() + UPKEEP_SETTLE_MS + 1;
+    const partitions = (await run(at)).compacted;
+    expect(partitions.length).toBeGreaterThanOrEqual(60);
+    // One more event a day, settled and cleaned in turn: the first run after it catches up with the compacted files,
+    // the next reads the new fragment file and the one compacted since, whatever the history.
+    const latest = history.reduce((a, b) => (String(a.timestamp) > String(b.timestamp) ? a : b));
+    let reads: string[] = [];
+    for (const n of [1, 2]) {
+      at += UPKEEP_GRACE_MS + UPKEEP_SETTLE_MS + 2;
+      await run(at);
+      await target.put(`incoming/one-more-${n}.ndjson`, ndjson([{ ...latest, session_id: `one-more-${n}`, timestamp: new Date(Date.parse(String(latest.timestamp)) + n * 1000).toISOString() }]));
+      expect(await target.deliver(ingestHandler(target.s3, work))).toEqual([]);
+      at += UPKEEP_SETTLE_MS + 1;
+      calls.length = 0;
+      expect((await run(at)).compacted).toHaveLength(1);
+      reads = calls.filter((c) => c.startsWith('GetObjectCommand') || c.startsWith('ListObjectsV2Command imports/'));
+    }
+    expect(reads.filter((c) => c.includes(' sessions/'))).toHaveLength(2);
+    // Besides: the saved index, the two event files compacted, and the new file's import record.
+    expect(reads.filter((c) => !c.includes(' sessions/')).map((c) => c.replace(/dt=[^/]+\/[^/]+$/, 'dt=…').replace(/imports\/[0-9a-f]+$/, 'imports/…')).sort()).toEqual([
+      'GetObjectCommand events/domain=history.test/dt=…',
+      'GetObjectCommand events/domain=history.test/dt=…',
+      'GetObjectCommand upkeep/domain=history.test/fragment-sessions.parquet',
+      'ListObjectsV2Command imports/…',
+    ]);
+    expect(await expectOneMarkAtMost(target)).toEqual({ stale: 0 });
+    expect((await eventRows(target)).length).toBe(history.length + 2);
   });
 
   it('hides at most maxHiddenFiles of a domain at once: a partition beyond the room left is compacted in part', async () => {
