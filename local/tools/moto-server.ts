@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
 import { freePort, stopProcess, waitUntil } from './local-process.js';
 import { provisionPythonTool } from './python-tools.js';
 
@@ -11,12 +12,30 @@ export interface MotoServer {
   region: string;
   credentials: { accessKeyId: string; secretAccessKey: string };
   stop(): Promise<void>;
+  /** What the server wrote on its error stream, requests left out (only with a launcher). */
+  log(): string;
 }
 
-export async function startMoto(): Promise<MotoServer> {
+export interface MotoOptions {
+  /**
+   * A Python file that starts moto's server in its own way (the tests' launcher that runs Lambda functions without
+   * Docker), run by moto's Python with moto's arguments and MOTO_PORT set.
+   */
+  launcher?: string;
+}
+
+export async function startMoto(options: MotoOptions = {}): Promise<MotoServer> {
   const { bin } = provisionPythonTool('moto');
   const port = await freePort();
-  const child = spawn(bin, ['-H', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
+  const args = ['-H', '127.0.0.1', '-p', String(port)];
+  const child = options.launcher
+    ? spawn(join(dirname(bin), 'python'), [options.launcher, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, MOTO_PORT: String(port) } })
+    : spawn(bin, args, { stdio: 'ignore' });
+  // A launcher's functions write their errors here: kept for the caller's failure messages.
+  const log: string[] = [];
+  child.stderr?.on('data', (chunk: Buffer) => {
+    for (const line of chunk.toString().split('\n')) if (line && !/HTTP\/1\.1"/.test(line)) log.push(line);
+  });
   process.once('exit', () => child.kill('SIGKILL'));
   const endpoint = `http://127.0.0.1:${port}`;
   let stopped: Promise<void> | undefined;
@@ -25,7 +44,8 @@ export async function startMoto(): Promise<MotoServer> {
     await waitUntil('moto', child, async () => (await fetch(`${endpoint}/moto-api/`)).ok, 60_000);
   } catch (error) {
     await stop();
+    if (log.length) (error as Error).message += `\n${log.join('\n')}`;
     throw error;
   }
-  return { endpoint, region: 'us-east-1', credentials: { accessKeyId: 'moto', secretAccessKey: 'moto' }, stop };
+  return { endpoint, region: 'us-east-1', credentials: { accessKeyId: 'moto', secretAccessKey: 'moto' }, stop, log: () => log.join('\n') };
 }
