@@ -60,6 +60,7 @@ export class RouteFunction extends Construct {
         ATHENA_EVENTS_LOCATION: `s3://${lake.eventsBucket.bucketName}`,
         ATHENA_RESULT_REUSE_MINUTES: String(settings.athenaResultReuseMinutes),
         ATHENA_QUERY_TIMEOUT_MS: String(settings.athenaQueryTimeoutMs),
+        ATHENA_MAX_CONCURRENT_QUERIES: String(settings.athenaMaxConcurrentQueries),
       });
     }
 

@@ -12,6 +12,11 @@ export interface StackSettings {
   bytesScannedCutoffPerQuery: number;
   /** The alarm topic hears when the workgroup's queries scan more than this in one hour (all queries together). */
   athenaHourlyBytesAlarm: number;
+  /**
+   * Athena statements the API runs at once, all functions together (0: no bound of the stack's own). Below the
+   * account's active-query quota (25 in most regions), so that a burst waits for a slot instead of being refused.
+   */
+  athenaMaxConcurrentQueries: number;
   /** Ingests running at once (SQS event source maximum concurrency, 2 to 1000). */
   ingestMaxConcurrency: number;
   /** Query results are deleted after this many days. */
@@ -37,6 +42,7 @@ export const defaultSettings: StackSettings = {
   // scan limits"): 5 GiB serves ranges of about 100 million events, and caps a runaway query at $0.025.
   bytesScannedCutoffPerQuery: 5 * 1024 ** 3,
   athenaHourlyBytesAlarm: 50 * 1024 ** 3,
+  athenaMaxConcurrentQueries: 20,
   ingestMaxConcurrency: 2,
   athenaResultsRetentionDays: 7,
   logLevel: 'INFO',
@@ -70,6 +76,7 @@ export function settingsFromContext(node: Node): StackSettings {
     athenaQueryTimeoutMs: number('athenaQueryTimeoutMs', 1_000, (ANALYTICS_FUNCTION_TIMEOUT_SECONDS - 3) * 1000),
     bytesScannedCutoffPerQuery: number('bytesScannedCutoffPerQuery', 10_000_000, Number.MAX_SAFE_INTEGER),
     athenaHourlyBytesAlarm: number('athenaHourlyBytesAlarm', 10_000_000, Number.MAX_SAFE_INTEGER),
+    athenaMaxConcurrentQueries: number('athenaMaxConcurrentQueries', 0, 1000),
     ingestMaxConcurrency: number('ingestMaxConcurrency', 2, 1000),
     athenaResultsRetentionDays: number('athenaResultsRetentionDays', 1, 3650),
     logLevel: logLevel as StackSettings['logLevel'],

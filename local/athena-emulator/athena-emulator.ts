@@ -16,11 +16,15 @@ import { athenaColumnType, athenaText } from './result-text.js';
 // - GetQueryResults: at most 1000 rows a page, the column names as the first row of the first page, an opaque
 //   NextToken, every value as text and NULL as a cell without VarCharValue.
 // - StopQueryExecution: cancels the statement on Trino.
+// - The account's active-query quota: past `activeQueryQuota` statements QUEUED or RUNNING, StartQueryExecution is
+//   refused with TooManyRequestsException (Reason CONCURRENT_QUERY_LIMIT_EXCEEDED), as Athena refuses it.
 // Not modelled: workgroups' settings, result files on S3, IAM; every request is accepted whatever it signs with.
 
 export interface AthenaEmulatorOptions {
   /** The Trino server, e.g. `http://127.0.0.1:8080`; statements run in its catalog `hive`. */
   trinoUrl: string;
+  /** Statements QUEUED or RUNNING at once, beyond which a start is refused (Athena's default in most regions: 25). */
+  activeQueryQuota?: number;
 }
 
 export interface AthenaEmulator {
@@ -55,10 +59,13 @@ class RequestError extends Error {
   constructor(
     readonly type: string,
     message: string,
+    readonly reason?: string,
   ) {
     super(message);
   }
 }
+
+const ACTIVE_QUERY_QUOTA = 25;
 
 export async function startAthenaEmulator(options: AthenaEmulatorOptions): Promise<AthenaEmulator> {
   const trino = Trino.create({ server: options.trinoUrl, catalog: 'hive', source: 'athena-emulator' });
@@ -72,6 +79,10 @@ export async function startAthenaEmulator(options: AthenaEmulatorOptions): Promi
       const token: string | undefined = input.ClientRequestToken;
       if (token && byToken.has(token)) return { QueryExecutionId: byToken.get(token) };
       if (typeof input.QueryString !== 'string' || input.QueryString.length === 0) throw new RequestError('InvalidRequestException', 'QueryString is required');
+      const active = [...executions.values()].filter((e) => e.state === 'QUEUED' || e.state === 'RUNNING').length;
+      if (active >= (options.activeQueryQuota ?? ACTIVE_QUERY_QUOTA)) {
+        throw new RequestError('TooManyRequestsException', 'Rate exceeded', 'CONCURRENT_QUERY_LIMIT_EXCEEDED');
+      }
       const parameters: unknown = input.ExecutionParameters;
       let query: string = input.QueryString;
       if (parameters !== undefined) {
@@ -239,7 +250,7 @@ export async function startAthenaEmulator(options: AthenaEmulatorOptions): Promi
       const input = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : {};
       reply(200, await operation(input));
     } catch (error) {
-      if (error instanceof RequestError) reply(400, { __type: error.type, Message: error.message });
+      if (error instanceof RequestError) reply(400, { __type: error.type, Message: error.message, ...(error.reason ? { Reason: error.reason } : {}) });
       else reply(500, { __type: 'InternalServerException', Message: (error as Error).message });
     }
   }

@@ -10,6 +10,7 @@ import {
   type Row,
 } from '@aws-sdk/client-athena';
 import { ATHENA_QUERY_MAX_BYTES, utf8Bytes } from '../aws/service-limits.js';
+import { releaseSlot, takeSlot } from '../store/slots-repo.js';
 import { EngineBusyError, EngineScanLimitError, EngineTimeoutError } from './engine-errors.js';
 import { requestDeadline, requestLogger } from '../log.js';
 import type { DerivedTableNames } from '../query/sql/catalog.js';
@@ -31,10 +32,24 @@ export interface AthenaSettings extends DerivedTableNames {
   timeoutMs: number;
   /** The events bucket as the tables' locations spell it (`s3://<bucket>`): hidden files are then left out by path. */
   location?: string;
+  /**
+   * The most statements the whole stack runs at once (every function's, counted in DynamoDB: QuerySlots); a
+   * statement waits for a slot, then 503. Below the account's active-query quota; 0: no bound of our own.
+   */
+  maxConcurrentQueries?: number;
+}
+
+/** The stack-wide count of running statements (shared/store/slots-repo.ts on Lambda). */
+export interface QuerySlots {
+  /** Takes a slot for `holder` for `ms` at most; false when every slot is held. */
+  take(holder: string, ms: number): Promise<boolean>;
+  release(holder: string): Promise<void>;
 }
 
 export interface AthenaEngineOptions {
   client?: AthenaClient;
+  /** The stack's slots when `maxConcurrentQueries` is set: by default one item of the counters table. */
+  slots?: QuerySlots;
   /** Injected by tests to run the polling loop on a fake clock. */
   sleep?: (ms: number) => Promise<void>;
   now?: () => number;
@@ -50,6 +65,15 @@ const MIN_QUERY_MS = 2_000;
 
 let sharedClient: AthenaClient | undefined;
 
+/** The stack's query slots in the counters table. */
+function dynamoSlots(limit: number): QuerySlots {
+  return {
+    take: (holder, ms) => takeSlot(QUERY_SLOTS, holder, limit, ms),
+    release: (holder) => releaseSlot(QUERY_SLOTS, holder),
+  };
+}
+const QUERY_SLOTS = 'athena-queries';
+
 /** One client per process. The SDK reads AWS_ENDPOINT_URL itself (LocalStack); we never set an endpoint. */
 export function athenaClient(): AthenaClient {
   sharedClient ??= new AthenaClient({ maxAttempts: 3 });
@@ -60,6 +84,7 @@ export class AthenaEngine implements QueryEngine {
   readonly target: SqlTarget;
   readonly billedPerStatement = true;
   private readonly client: AthenaClient;
+  private readonly slots: QuerySlots | undefined;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly now: () => number;
 
@@ -69,6 +94,7 @@ export class AthenaEngine implements QueryEngine {
   ) {
     this.target = athenaTarget(settings.database, settings.table, settings, settings.location);
     this.client = options.client ?? athenaClient();
+    this.slots = settings.maxConcurrentQueries ? (options.slots ?? dynamoSlots(settings.maxConcurrentQueries)) : undefined;
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.now = options.now ?? Date.now;
   }
@@ -104,6 +130,36 @@ export class AthenaEngine implements QueryEngine {
   private async runOnce(queryString: string, deadline: number): Promise<{ rows: SqlRow[]; stats: QueryStats }> {
     // A statement with less than one poll interval left could not be waited for: it is not started (nor billed).
     if (deadline - this.now() < MAX_POLL_MS) throw new EngineTimeoutError();
+    const holder = await this.takeSlot(deadline);
+    try {
+      return await this.startAndRead(queryString, deadline);
+    } finally {
+      if (holder) await this.slots!.release(holder);
+    }
+  }
+
+  /**
+   * A slot of the stack's `maxConcurrentQueries`, waited for with growing, jittered pauses while the deadline
+   * leaves room for the query itself; then the client gets a 503. Held until the deadline at most, so a run that
+   * dies frees its slot by then. Undefined when there is no bound.
+   */
+  private async takeSlot(deadline: number): Promise<string | undefined> {
+    if (!this.slots) return undefined;
+    const holder = randomUUID();
+    let wait = FIRST_START_RETRY_MS;
+    for (;;) {
+      if (await this.slots.take(holder, deadline - this.now() + MAX_POLL_MS)) return holder;
+      const pause = wait / 2 + Math.random() * (wait / 2);
+      if (this.now() + pause + MIN_QUERY_MS > deadline) {
+        requestLogger().warn('every query slot of the stack is held; answering 503', { max_concurrent_queries: this.settings.maxConcurrentQueries });
+        throw new EngineBusyError();
+      }
+      await this.sleep(pause);
+      wait = Math.min(wait * 2, MAX_START_RETRY_MS);
+    }
+  }
+
+  private async startAndRead(queryString: string, deadline: number): Promise<{ rows: SqlRow[]; stats: QueryStats }> {
     const id = await this.start(queryString, deadline);
 
     let execution: QueryExecution;
@@ -250,6 +306,7 @@ export function athenaSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Ath
     ...(env.ATHENA_CUSTOM_EVENTS_TABLE ? { customEventsTable: env.ATHENA_CUSTOM_EVENTS_TABLE } : {}),
     ...(env.ATHENA_EVENTS_LOCATION ? { location: env.ATHENA_EVENTS_LOCATION } : {}),
     resultReuseMinutes: wholeNumber(env, 'ATHENA_RESULT_REUSE_MINUTES', 0, 10_080, 5),
+    maxConcurrentQueries: wholeNumber(env, 'ATHENA_MAX_CONCURRENT_QUERIES', 0, 1_000, 0),
     timeoutMs: wholeNumber(env, 'ATHENA_QUERY_TIMEOUT_MS', 1_000, 900_000, 25_000),
   };
 }

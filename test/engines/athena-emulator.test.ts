@@ -12,7 +12,7 @@ import { startAthenaEmulator, type AthenaEmulator } from '../../local/athena-emu
 import { provisionTrino } from '../../local/tools/trino-install.js';
 import { startTrino, type TrinoServer } from '../../local/trino/trino-server.js';
 import { AthenaEngine } from '../../shared/engines/athena-engine.js';
-import { print, sql, str } from '../../shared/query/sql/sql.js';
+import { int, print, sql, str } from '../../shared/query/sql/sql.js';
 import { trinoAvailable } from '../support/trino-available.js';
 import { sendingWhatAwsRefuses } from '../support/aws-rules/install.js';
 
@@ -125,6 +125,25 @@ describe.skipIf(!trinoAvailable('Athena emulator suite'))('the Athena emulator o
     const rows = (await client.send(new GetQueryResultsCommand({ QueryExecutionId: second }))).ResultSet!.Rows!;
     // The worst case Athena's documentation allows: the first statement's rows for the second's question.
     expect(rows[1]!.Data![0]!.VarCharValue).toBe('1');
+  });
+
+  it('refuses a start past the active-query quota as Athena does; the engine waits and retries, and every statement answers', async () => {
+    const small = await startAthenaEmulator({ trinoUrl: trino.url, activeQueryQuota: 2 });
+    try {
+      const quotaClient = new AthenaClient({ endpoint: small.url, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
+      const slow = 'SELECT count(*) FROM UNNEST(sequence(1, 10000)) a(x) CROSS JOIN UNNEST(sequence(1, 100000)) b(y) CROSS JOIN UNNEST(sequence(1, 1000)) c(z)';
+      const running = await Promise.all([1, 2].map(async () => (await quotaClient.send(new StartQueryExecutionCommand({ QueryString: slow, WorkGroup: 'primary' }))).QueryExecutionId!));
+      const refused = await quotaClient.send(new StartQueryExecutionCommand({ QueryString: 'SELECT 1', WorkGroup: 'primary' })).catch((e: unknown) => e);
+      expect(refused).toMatchObject({ name: 'TooManyRequestsException', Reason: 'CONCURRENT_QUERY_LIMIT_EXCEEDED' });
+      await quotaClient.send(new StopQueryExecutionCommand({ QueryExecutionId: running[0] }));
+      await quotaClient.send(new StopQueryExecutionCommand({ QueryExecutionId: running[1] }));
+      // Eight statements at once against a quota of two: the refused starts are retried until each runs.
+      const engine = new AthenaEngine({ workgroup: 'primary', database: 'default', table: 'events', resultReuseMinutes: 0, timeoutMs: 20_000 }, { client: quotaClient });
+      const answers = await Promise.all([1, 2, 3, 4, 5, 6, 7, 8].map((n) => engine.run(print(sql`SELECT x FROM (VALUES 1, 2, 3, 4, 5, 6, 7, 8) AS t(x) WHERE x = ${int(n)}`))));
+      expect(answers.map((a) => a.rows)).toEqual([1, 2, 3, 4, 5, 6, 7, 8].map((x) => [{ x }]));
+    } finally {
+      await small.close();
+    }
   });
 
   it('never serves one domain another domain`s rows through the engine: its statements name their domain', async () => {

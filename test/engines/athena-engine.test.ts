@@ -332,6 +332,57 @@ describe('AthenaEngine.run', () => {
     expect(second).toBeLessThanOrEqual(400);
   });
 
+  describe('the stack\'s bound on running statements (maxConcurrentQueries)', () => {
+    /** Slots counted in memory, as the counters table counts them for the stack; `held` taken by others first. */
+    function slots(limit: number, held: string[] = []) {
+      const holders = new Set(held);
+      return {
+        holders,
+        take: async (holder: string) => holders.size < limit && !!holders.add(holder),
+        release: async (holder: string) => void holders.delete(holder),
+      };
+    }
+    const bounded = (clock: ReturnType<typeof fakeClock>, s: ReturnType<typeof slots>) =>
+      new AthenaEngine({ ...settings, maxConcurrentQueries: 1 }, { client: new AthenaClient({ region: 'eu-west-1' }), slots: s, sleep: clock.sleep, now: clock.now });
+
+    it('waits for a slot with growing, jittered pauses, runs, and gives the slot back', async () => {
+      athena.on(StartQueryExecutionCommand).resolves({ QueryExecutionId: 'q-1' });
+      athena.on(GetQueryExecutionCommand).resolves(execution('SUCCEEDED'));
+      athena.on(GetQueryResultsCommand).resolves(page([column('n', 'bigint')], [row('1')], undefined, true));
+      const s = slots(1, ['another function']);
+      const clock = fakeClock();
+      const sleep = clock.sleep;
+      // The other holder ends its statement during the second wait.
+      clock.sleep = async (ms) => {
+        await sleep(ms);
+        if (clock.waits.length === 2) s.holders.delete('another function');
+      };
+      const { rows } = await bounded(clock, s).run(query);
+      expect(rows).toEqual([{ n: 1 }]);
+      expect(clock.waits[0]).toBeGreaterThanOrEqual(100);
+      expect(clock.waits[0]).toBeLessThanOrEqual(200);
+      expect(clock.waits[1]).toBeGreaterThanOrEqual(200);
+      expect(s.holders.size).toBe(0);
+    });
+
+    it('answers 503 without starting a query when no slot frees while the deadline leaves room', async () => {
+      const s = slots(1, ['another function']);
+      const error = await bounded(fakeClock(), s).run(query).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(EngineBusyError);
+      expect(apiErrorOfEngine(error)!.status).toBe(503);
+      expect(athena.commandCalls(StartQueryExecutionCommand)).toHaveLength(0);
+      expect([...s.holders]).toEqual(['another function']);
+    });
+
+    it('gives the slot back when the statement fails', async () => {
+      athena.on(StartQueryExecutionCommand).resolves({ QueryExecutionId: 'q-1' });
+      athena.on(GetQueryExecutionCommand).resolves(execution('FAILED', { StateChangeReason: 'SYNTAX_ERROR' }));
+      const s = slots(1);
+      await expect(bounded(fakeClock(), s).run(query)).rejects.toThrow();
+      expect(s.holders.size).toBe(0);
+    });
+  });
+
   it('answers 503 without calling Athena for a statement longer than Athena accepts (262,144 bytes)', async () => {
     const long = print(sql`SELECT count(*) AS n FROM events WHERE domain = ${str('x'.repeat(262_144))}`);
     const error = await engine().run(long).catch((e: unknown) => e);
@@ -390,7 +441,7 @@ describe('Athena settings from the environment', () => {
   const env = { ATHENA_WORKGROUP: 'wg', ATHENA_DATABASE: 'db', ATHENA_TABLE: 'events' };
 
   it('reads the names and defaults', () => {
-    expect(athenaSettingsFromEnv(env)).toEqual({ workgroup: 'wg', database: 'db', table: 'events', resultReuseMinutes: 5, timeoutMs: 25_000 });
+    expect(athenaSettingsFromEnv(env)).toEqual({ workgroup: 'wg', database: 'db', table: 'events', resultReuseMinutes: 5, timeoutMs: 25_000, maxConcurrentQueries: 0 });
     expect(athenaSettingsFromEnv({ ...env, ATHENA_RESULT_REUSE_MINUTES: '0', ATHENA_QUERY_TIMEOUT_MS: '9000' })).toMatchObject({
       resultReuseMinutes: 0,
       timeoutMs: 9000,

@@ -1,0 +1,39 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { releaseSlot, takeSlot } from '../../shared/store/slots-repo.js';
+import { startTestApi, type TestApi } from '../support/test-api.js';
+
+// The stack's query slots (shared/store/slots-repo.ts) on dynalite, with DynamoDB's request rules held by the tests'
+// AWS rules: never more holders than the limit, however many take at once; a dead holder's slot frees at its end.
+
+let api: TestApi;
+beforeAll(async () => {
+  api = await startTestApi();
+}, 120_000);
+afterAll(async () => {
+  await api?.close();
+});
+
+describe('query slots', () => {
+  it('lets at most `limit` holders in, however many take at once, and a released slot is taken again', async () => {
+    const name = `slots-${randomUUID()}`;
+    const takers = Array.from({ length: 12 }, () => randomUUID());
+    const taken = await Promise.all(takers.map((holder) => takeSlot(name, holder, 3, 60_000)));
+    expect(taken.filter(Boolean)).toHaveLength(3);
+    expect(await takeSlot(name, randomUUID(), 3, 60_000)).toBe(false);
+    await releaseSlot(name, takers[taken.indexOf(true)]!);
+    expect(await takeSlot(name, randomUUID(), 3, 60_000)).toBe(true);
+    expect(await takeSlot(name, randomUUID(), 3, 60_000)).toBe(false);
+  });
+
+  it('frees the slot of a holder that died at the end of its hold, and only then', async () => {
+    const name = `slots-${randomUUID()}`;
+    const now = Date.now();
+    expect(await takeSlot(name, 'died', 1, 10_000, now)).toBe(true);
+    expect(await takeSlot(name, 'waiting', 1, 10_000, now + 9_000)).toBe(false);
+    expect(await takeSlot(name, 'waiting', 1, 10_000, now + 11_000)).toBe(true);
+    // The dead holder's late release does not free the slot another holds.
+    await releaseSlot(name, 'died');
+    expect(await takeSlot(name, 'third', 1, 10_000, now + 12_000)).toBe(false);
+  });
+});
