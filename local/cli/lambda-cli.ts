@@ -44,6 +44,8 @@ const analytics = command === 'serve' || routeList.some((r) => r.name === name &
 const local = await startLocalApi({ engine: analytics ? 'trino' : 'duckdb' });
 const stack = localStackFunctions(cdkOut, {
   dynamodb: local.dynamo.endpoint,
+  // The data folder's DynamoDB takes only its own credentials; moto and the Athena emulator take any.
+  credentials: local.dynamo.credentials,
   tables: tableNames(),
   ...(values['s3-endpoint'] ? { s3: { endpoint: values['s3-endpoint'], bucket: values.bucket! } } : {}),
   ...(local.trino ? { athena: { endpoint: local.trino.endpoint, location: local.trino.location } } : {}),

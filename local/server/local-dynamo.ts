@@ -1,73 +1,117 @@
-import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
-import type { AddressInfo } from 'node:net';
-import { CreateTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CreateTableCommand, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import { tableNames } from '../../shared/config.js';
-import { resetDocumentClient } from '../../shared/store/dynamo-client.js';
+import { documentClient, useLocalDynamo } from '../../shared/store/dynamo-client.js';
 import { tableDefinitions } from '../../shared/store/table-schemas.js';
 import type { LocalPaths } from '../store/paths.js';
+import { openSignedDoor, type DoorCredentials } from './signed-dynamo-door.js';
 
 // DynamoDB for local use: dynalite serves the real protocol from ANALYTICS_DATA_DIR. Its files can be opened
-// by one process only, so the first process to need them serves them on a loopback port and writes the
-// endpoint to a file; `npm run import`, `npm run keys` and further servers then talk to that endpoint.
+// by one process only, so the first process to need them serves them and writes the endpoint to a file;
+// `npm run import`, `npm run keys` and further servers then talk to that endpoint.
+//
+// Only the data folder's owner gets in (docs/SECURITY.md, "Local services"): the folder is made owner-only (0700);
+// dynalite listens on a Unix socket in a private folder, and the loopback port is a door that passes on only the
+// requests signed with the data folder's own credentials (`dynamodb-credentials.json`, generated once, 0600:
+// signed-dynamo-door.ts). The endpoint file is 0600 too.
 
 export interface LocalDynamo {
   endpoint: string;
+  /** The data folder's credentials: what a client of this DynamoDB signs with. */
+  credentials: DoorCredentials;
   /** True when this process serves the files (and must close them). */
   owner: boolean;
   close(): Promise<void>;
 }
 
 export async function openLocalDynamo(paths: LocalPaths, { publish }: { publish: boolean }): Promise<LocalDynamo> {
+  ownerOnlyFolder(paths.dataDir);
+  const credentials = folderCredentials(paths);
   const running = await runningEndpoint(paths);
   if (running) {
-    pointSdkAt(running);
-    return { endpoint: running, owner: false, close: async () => {} };
+    useLocalDynamo(running, credentials);
+    return { endpoint: running, credentials, owner: false, close: async () => {} };
   }
-  mkdirSync(paths.dynamoDir, { recursive: true });
+  mkdirSync(paths.dynamoDir, { recursive: true, mode: 0o700 });
   const server = dynalite({ path: paths.dynamoDir, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  // mkdtemp makes the folder 0700: only this user reaches the socket.
+  const socketDir = mkdtempSync(join(tmpdir(), 'analytics-dynamo-'));
+  const socket = join(socketDir, 'dynalite.sock');
+  let door: Awaited<ReturnType<typeof openSignedDoor>>;
   try {
     await new Promise<void>((resolveListen, reject) => {
       server.once('error', reject);
-      server.listen(Number(process.env.DYNAMODB_PORT ?? 0), '127.0.0.1', () => resolveListen());
+      server.listen(socket, () => resolveListen());
     });
+    door = await openSignedDoor(socket, credentials, Number(process.env.DYNAMODB_PORT ?? 0));
   } catch (error) {
+    server.close();
+    rmSync(socketDir, { recursive: true, force: true });
     throw new Error(`Could not open the local DynamoDB in ${paths.dynamoDir}: ${(error as Error).message}`, { cause: error });
   }
-  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  if (publish) writeFileSync(paths.dynamoEndpointFile, JSON.stringify({ endpoint, pid: process.pid, dataDir: realpathSync(paths.dataDir) }));
-  pointSdkAt(endpoint);
+  const { endpoint } = door;
+  if (publish) writeOwnerOnly(paths.dynamoEndpointFile, JSON.stringify({ endpoint, pid: process.pid, dataDir: realpathSync(paths.dataDir) }));
+  useLocalDynamo(endpoint, credentials);
   await ensureTables();
   return {
     endpoint,
+    credentials,
     owner: true,
     close: async () => {
       if (publish && existsSync(paths.dynamoEndpointFile)) rmSync(paths.dynamoEndpointFile, { force: true });
+      await door.close();
       await new Promise<void>((done) => server.close(() => done()));
+      rmSync(socketDir, { recursive: true, force: true });
     },
   };
 }
 
-/** Points every AWS SDK client of this process at the local endpoint, with dummy credentials. */
-export function pointSdkAt(endpoint: string): void {
-  process.env.AWS_ENDPOINT_URL_DYNAMODB = endpoint;
-  process.env.AWS_REGION ??= 'us-east-1';
-  process.env.AWS_ACCESS_KEY_ID ??= 'local';
-  process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-  resetDocumentClient();
+/** The data folder, made if missing, readable by its owner only (its files hold every domain's events and keys). */
+function ownerOnlyFolder(dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if ((statSync(dir).mode & 0o077) !== 0) chmodSync(dir, 0o700);
+}
+
+/** The data folder's DynamoDB credentials, generated on first use; the file is the owner's only. */
+function folderCredentials(paths: LocalPaths): DoorCredentials {
+  const file = join(paths.dataDir, 'dynamodb-credentials.json');
+  if (!existsSync(file)) {
+    const fresh: DoorCredentials = { accessKeyId: `LOCAL${randomBytes(8).toString('hex').toUpperCase()}`, secretAccessKey: randomBytes(30).toString('base64url') };
+    try {
+      // Exclusive: of two processes starting at once, one writes and both read what it wrote.
+      writeFileSync(file, JSON.stringify(fresh), { flag: 'wx', mode: 0o600 });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+  }
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const read = JSON.parse(readFileSync(file, 'utf8')) as DoorCredentials;
+      if (typeof read.accessKeyId === 'string' && typeof read.secretAccessKey === 'string') return read;
+    } catch {
+      // Being written by the other process: read again.
+    }
+    if (attempt >= 50) throw new Error(`${file} is not readable as the local DynamoDB's credentials; delete it to make new ones`);
+  }
+}
+
+/** Writes `file` whole (renamed into place) with mode 0600. */
+function writeOwnerOnly(file: string, text: string): void {
+  const staging = `${file}.${process.pid}.tmp`;
+  writeFileSync(staging, text, { mode: 0o600 });
+  renameSync(staging, file);
 }
 
 async function ensureTables(): Promise<void> {
-  const client = new DynamoDBClient({});
-  try {
-    const existing = new Set((await client.send(new ListTablesCommand({}))).TableNames ?? []);
-    for (const definition of tableDefinitions(tableNames())) {
-      if (!existing.has(definition.TableName!)) await client.send(new CreateTableCommand(definition));
-    }
-  } finally {
-    client.destroy();
+  const client = documentClient();
+  const existing = new Set((await client.send(new ListTablesCommand({}))).TableNames ?? []);
+  for (const definition of tableDefinitions(tableNames())) {
+    if (!existing.has(definition.TableName!)) await client.send(new CreateTableCommand(definition));
   }
 }
 

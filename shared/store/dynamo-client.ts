@@ -2,14 +2,22 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 // One document client per process, created on first use. The SDK reads AWS_ENDPOINT_URL itself, which is how
-// the local runtime (dynalite) and LocalStack point it elsewhere.
+// the Lambda runtime and LocalStack point it elsewhere; a local process names its DynamoDB (the data folder's,
+// with that folder's own credentials) with useLocalDynamo, leaving every other AWS client of the process as it was.
 let client: DynamoDBDocumentClient | undefined;
+let local: { endpoint: string; credentials: { accessKeyId: string; secretAccessKey: string } } | undefined;
 
 export function documentClient(): DynamoDBDocumentClient {
-  client ??= DynamoDBDocumentClient.from(new DynamoDBClient({ maxAttempts: 3 }), {
+  client ??= DynamoDBDocumentClient.from(new DynamoDBClient({ maxAttempts: 3, ...(local ? { ...local, region: process.env.AWS_REGION ?? 'us-east-1' } : {}) }), {
     marshallOptions: { removeUndefinedValues: true },
   });
   return client;
+}
+
+/** Sends this process's DynamoDB calls to a local endpoint with its credentials (local/server/local-dynamo.ts). */
+export function useLocalDynamo(endpoint: string, credentials: { accessKeyId: string; secretAccessKey: string }): void {
+  local = { endpoint, credentials };
+  resetDocumentClient();
 }
 
 /** For processes that change endpoint after start (tests starting their own dynalite). */

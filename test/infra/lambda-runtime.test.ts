@@ -50,7 +50,8 @@ beforeAll(async () => {
     tables: tableNames(),
     s3: { endpoint: moto.endpoint, bucket },
     athena: { endpoint: api.trino!.endpoint, location: api.trino!.location },
-    credentials: moto.credentials,
+    // The data folder's DynamoDB takes only its own credentials; moto and the Athena emulator take any.
+    credentials: api.dynamo.credentials,
   });
   served = await serveStackApi(stack);
 }, 600_000);

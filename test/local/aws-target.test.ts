@@ -76,8 +76,8 @@ describe('keys --aws', () => {
       CREDENTIALS_TABLE: 'analytics-credentials',
       AWS_ENDPOINT_URL: api.dynamo.endpoint,
       AWS_REGION: 'us-east-1',
-      AWS_ACCESS_KEY_ID: 'x',
-      AWS_SECRET_ACCESS_KEY: 'y',
+      AWS_ACCESS_KEY_ID: api.dynamo.credentials.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: api.dynamo.credentials.secretAccessKey,
     };
     const created = await runCli('local/cli/keys-cli.ts', ['create', '--domain', 'aws.test', '--json', '--aws'], env);
     expect(created.code, created.stderr).toBe(0);

@@ -15,6 +15,8 @@ export interface TestResponse<T = any> {
 }
 
 export interface TestApi extends LocalApi {
+  /** The API's data folder (a fresh temporary one). */
+  dataDir: string;
   createKey(input: NewCredential): Promise<CreatedCredential>;
   importEvents(events: unknown[]): Promise<ImportReport>;
   request<T = any>(method: string, path: string, options?: { token?: string; body?: unknown; rawBody?: string; query?: Record<string, string> }): Promise<TestResponse<T>>;
@@ -33,6 +35,7 @@ export async function startTestApi(options: Pick<LocalApiOptions, 'engine'> = {}
   }
   return {
     ...api,
+    dataDir,
     close: async () => {
       await api.close();
       rmSync(dataDir, { recursive: true, force: true });
