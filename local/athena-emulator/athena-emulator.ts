@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { Trino, type QueryResult } from 'trino-client';
 import { ParameterError, substituteParameters } from './execution-parameters.js';
 import { athenaColumnType, athenaText } from './result-text.js';
+import { sigV4Problem, type DoorCredentials } from '../server/signed-dynamo-door.js';
 
 // Athena's JSON protocol (the one @aws-sdk/client-athena speaks: POST, `X-Amz-Target: AmazonAthena.<Operation>`,
 // `application/x-amz-json-1.1`) backed by a Trino server, so the unchanged Athena engine and the real SDK run
@@ -18,11 +19,16 @@ import { athenaColumnType, athenaText } from './result-text.js';
 // - StopQueryExecution: cancels the statement on Trino.
 // - The account's active-query quota: past `activeQueryQuota` statements QUEUED or RUNNING, StartQueryExecution is
 //   refused with TooManyRequestsException (Reason CONCURRENT_QUERY_LIMIT_EXCEEDED), as Athena refuses it.
-// Not modelled: workgroups' settings, result files on S3, IAM; every request is accepted whatever it signs with.
+// - Authentication: a request must be signed (SigV4, service `athena`) with the emulator's credentials, as the
+//   local DynamoDB's door checks them (local/server/signed-dynamo-door.ts): another local user or a web page
+//   cannot run SQL through it. No CORS headers.
+// Not modelled: workgroups' settings, result files on S3, IAM policies.
 
 export interface AthenaEmulatorOptions {
   /** The Trino server, e.g. `http://127.0.0.1:8080`; statements run in its catalog `hive`. */
   trinoUrl: string;
+  /** What clients must sign their requests with. */
+  credentials: DoorCredentials;
   /** Statements QUEUED or RUNNING at once, beyond which a start is refused (Athena's default in most regions: 25). */
   activeQueryQuota?: number;
 }
@@ -247,7 +253,10 @@ export async function startAthenaEmulator(options: AthenaEmulatorOptions): Promi
       if (request.method !== 'POST' || !operation) throw new RequestError('UnknownOperationException', `unsupported operation ${target || '(none)'}`);
       const chunks: Buffer[] = [];
       for await (const chunk of request) chunks.push(chunk as Buffer);
-      const input = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : {};
+      const body = Buffer.concat(chunks);
+      const problem = await sigV4Problem(request, body, options.credentials, 'athena');
+      if (problem) return reply(403, { __type: problem.type, Message: problem.message });
+      const input = body.length ? JSON.parse(body.toString('utf8')) : {};
       reply(200, await operation(input));
     } catch (error) {
       if (error instanceof RequestError) reply(400, { __type: error.type, Message: error.message, ...(error.reason ? { Reason: error.reason } : {}) });

@@ -65,7 +65,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
   await recordStoreDays(paths);
   const engine = await DuckDbEngine.open(paths.eventsDir);
   // Loaded only in that mode: it synthesizes the CDK stack for its tables, which `npm start` otherwise never needs.
-  const trino = options.engine === 'trino' ? await (await import('../trino/trino-athena.js')).startTrinoAthena({ bucket: { dir: paths.currentLink }, ...(options.resultReuseMinutes === undefined ? {} : { resultReuseMinutes: options.resultReuseMinutes }) }) : undefined;
+  const trino = options.engine === 'trino' ? await (await import('../trino/trino-athena.js')).startTrinoAthena({ bucket: { dir: paths.currentLink }, credentials: dynamo.credentials, ...(options.resultReuseMinutes === undefined ? {} : { resultReuseMinutes: options.resultReuseMinutes }) }) : undefined;
   installEngine(trino?.engine ?? engine);
   let openApi: Promise<string> | undefined;
   const server = createLocalServer({

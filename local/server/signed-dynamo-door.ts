@@ -24,7 +24,7 @@ export interface SignedDoor {
 /** The largest request body passed on: DynamoDB's own request limit is 16 MB. */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 const MAX_SKEW_MS = 15 * 60_000;
-const AUTHORIZATION = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/dynamodb\/aws4_request, ?SignedHeaders=([a-z0-9;-]+), ?Signature=([0-9a-f]{64})$/;
+const AUTHORIZATION = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([a-z0-9-]+)\/aws4_request, ?SignedHeaders=([a-z0-9;-]+), ?Signature=([0-9a-f]{64})$/;
 
 /** Serves `socketPath` (dynalite) on 127.0.0.1:`port` (0: any free port) to requests signed with `credentials`. */
 export async function openSignedDoor(socketPath: string, credentials: DoorCredentials, port = 0): Promise<SignedDoor> {
@@ -57,7 +57,7 @@ async function pass(req: IncomingMessage, res: ServerResponse, socketPath: strin
     chunks.push(chunk as Buffer);
   }
   const body = Buffer.concat(chunks);
-  const problem = await signatureProblem(req, body, credentials);
+  const problem = await sigV4Problem(req, body, credentials, 'dynamodb');
   if (problem) return refuse(res, 403, problem.type, problem.message);
   const forwarded = httpRequest({ socketPath, method: 'POST', path: req.url, headers: { ...req.headers, 'content-length': String(body.length) } }, (answer) => {
     const headers = Object.fromEntries(Object.entries(answer.headers).filter(([name]) => !name.startsWith('access-control-')));
@@ -68,11 +68,16 @@ async function pass(req: IncomingMessage, res: ServerResponse, socketPath: strin
   forwarded.end(body);
 }
 
-/** What is wrong with the request's signature, as DynamoDB names it; undefined when it is signed with `credentials`. */
-async function signatureProblem(req: IncomingMessage, body: Buffer, credentials: DoorCredentials): Promise<{ type: string; message: string } | undefined> {
+/**
+ * What is wrong with the request's AWS Signature Version 4 for `service`, as AWS names it; undefined when it is
+ * signed with `credentials`. Used by every local stand-in that must admit only this user's processes (this door,
+ * the Athena emulator).
+ */
+export async function sigV4Problem(req: IncomingMessage, body: Buffer, credentials: DoorCredentials, service: string): Promise<{ type: string; message: string } | undefined> {
   const match = AUTHORIZATION.exec(String(req.headers.authorization ?? ''));
   if (!match) return { type: 'MissingAuthenticationTokenException', message: 'Request is missing a valid Authentication Token' };
-  const [, accessKeyId, , region, signedHeaderList, signature] = match as unknown as [string, string, string, string, string, string];
+  const [, accessKeyId, , region, signedService, signedHeaderList, signature] = match as unknown as [string, string, string, string, string, string, string];
+  if (signedService !== service) return { type: 'InvalidSignatureException', message: `Credential should be scoped to correct service: '${service}'.` };
   if (accessKeyId !== credentials.accessKeyId) return { type: 'UnrecognizedClientException', message: 'The security token included in the request is invalid.' };
   const amzDate = String(req.headers['x-amz-date'] ?? '');
   const at = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(amzDate);
@@ -93,7 +98,7 @@ async function signatureProblem(req: IncomingMessage, body: Buffer, credentials:
     headers[name] = Array.isArray(value) ? value.join(',') : value;
   }
   const url = new URL(req.url ?? '/', 'http://local');
-  const signer = new SignatureV4({ credentials, region, service: 'dynamodb', sha256: NodeSha256, uriEscapePath: true, applyChecksum: false });
+  const signer = new SignatureV4({ credentials, region, service, sha256: NodeSha256, uriEscapePath: true, applyChecksum: false });
   const expected = await signer.sign(
     {
       method: req.method!,
@@ -104,7 +109,7 @@ async function signatureProblem(req: IncomingMessage, body: Buffer, credentials:
       headers,
       body,
     },
-    { signingDate, signingRegion: region, signingService: 'dynamodb', signableHeaders: new Set(signedHeaders) },
+    { signingDate, signingRegion: region, signingService: service, signableHeaders: new Set(signedHeaders) },
   );
   const recomputed = /Signature=([0-9a-f]{64})/.exec(String(expected.headers.authorization ?? expected.headers.Authorization ?? ''))?.[1] ?? '';
   const same = recomputed.length === signature.length && timingSafeEqual(Buffer.from(recomputed), Buffer.from(signature));

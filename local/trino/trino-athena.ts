@@ -1,9 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { AthenaClient } from '@aws-sdk/client-athena';
 import { AthenaEngine, type AthenaSettings } from '../../shared/engines/athena-engine.js';
 import { CUSTOM_EVENT_BUCKETS_TABLE, PAGE_BUCKETS_TABLE, PAGEVIEW_BUCKETS_TABLE, SESSION_FRAGMENTS_TABLE, VISITOR_DAYS_TABLE } from '../../shared/events/derived-relations.js';
 import { EVENTS_TABLE } from '../../infra/event-lake.js';
 import { startAthenaEmulator, type AthenaEmulator } from '../athena-emulator/athena-emulator.js';
+import type { DoorCredentials } from '../server/signed-dynamo-door.js';
 import { EVENTS_BUCKET, synthesizedGlueTables } from './glue-tables.js';
 import { createTableStatements } from './trino-catalog.js';
 import { provisionTrino } from '../tools/trino-install.js';
@@ -23,6 +25,8 @@ export interface TrinoAthena {
   endpoint: string;
   /** The bucket the tables read, as Trino spells a file's path (the engine's `location`). */
   location: string;
+  /** What a client of the emulator signs with. */
+  credentials: DoorCredentials;
   close(): Promise<void>;
 }
 
@@ -35,12 +39,15 @@ export interface TrinoAthenaOptions {
   bucket: BucketLocation;
   resultReuseMinutes?: number;
   timeoutMs?: number;
+  /** What the emulator's clients must sign with (the data folder's, for `npm start`); by default made for this run. */
+  credentials?: DoorCredentials;
 }
 
 export async function startTrinoAthena(options: TrinoAthenaOptions): Promise<TrinoAthena> {
   const started = performance.now();
   const step = () => Math.round(performance.now() - started);
   const install = await provisionTrino();
+  const credentials = options.credentials ?? { accessKeyId: `LOCAL${randomBytes(8).toString('hex').toUpperCase()}`, secretAccessKey: randomBytes(30).toString('base64url') };
   const provisionedMs = step();
   let trino: TrinoServer | undefined;
   let emulator: AthenaEmulator | undefined;
@@ -57,7 +64,7 @@ export async function startTrinoAthena(options: TrinoAthenaOptions): Promise<Tri
       for (const statement of createTableStatements(table, bucketUrl)) await runToCompletion(trino.url, statement);
     }
     const tablesMs = step();
-    emulator = await startAthenaEmulator({ trinoUrl: trino.url });
+    emulator = await startAthenaEmulator({ trinoUrl: trino.url, credentials });
     const settings: AthenaSettings = {
       workgroup: 'primary',
       database: tables[0]!.database,
@@ -72,13 +79,14 @@ export async function startTrinoAthena(options: TrinoAthenaOptions): Promise<Tri
       location: 'dir' in bucket ? `local://${bucket.dir}` : `s3://${bucket.s3.bucket}`,
     };
     // The client the Lambdas build, pointed at the emulator as AWS_ENDPOINT_URL would point it; nothing leaves the machine.
-    const client = new AthenaClient({ endpoint: emulator.url, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 3 });
+    const client = new AthenaClient({ endpoint: emulator.url, region: 'us-east-1', credentials, maxAttempts: 3 });
     const stopEmulator = emulator;
     const stopTrino = trino;
     return {
       engine: new AthenaEngine(settings, { client }),
       endpoint: emulator.url,
       location: settings.location!,
+      credentials,
       report:
         `Trino ${install.provisioned === 'cached' ? 'from the cache' : install.provisioned} (${install.home}) in ${provisionedMs} ms, ` +
         `server up in ${serverMs - provisionedMs} ms, ${tables.length} Glue tables created in ${tablesMs - serverMs} ms; Athena emulator on ${emulator.url}, Trino on ${trino.url}`,

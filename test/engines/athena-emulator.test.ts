@@ -47,6 +47,9 @@ describe('where Athena takes execution parameters', () => {
   });
 });
 
+/** What the emulator's clients sign with here. */
+const LOCAL = { accessKeyId: 'local', secretAccessKey: 'local' };
+
 describe.skipIf(!trinoAvailable('Athena emulator suite'))('the Athena emulator on Trino, through the SDK', () => {
   let trino: TrinoServer;
   let emulator: AthenaEmulator;
@@ -54,8 +57,8 @@ describe.skipIf(!trinoAvailable('Athena emulator suite'))('the Athena emulator o
 
   beforeAll(async () => {
     trino = await startTrino(await provisionTrino());
-    emulator = await startAthenaEmulator({ trinoUrl: trino.url });
-    client = new AthenaClient({ endpoint: emulator.url, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    emulator = await startAthenaEmulator({ trinoUrl: trino.url, credentials: LOCAL });
+    client = new AthenaClient({ endpoint: emulator.url, region: 'us-east-1', credentials: LOCAL });
   }, 300_000);
   afterAll(async () => {
     await emulator?.close();
@@ -128,9 +131,9 @@ describe.skipIf(!trinoAvailable('Athena emulator suite'))('the Athena emulator o
   });
 
   it('refuses a start past the active-query quota as Athena does; the engine waits and retries, and every statement answers', async () => {
-    const small = await startAthenaEmulator({ trinoUrl: trino.url, activeQueryQuota: 2 });
+    const small = await startAthenaEmulator({ trinoUrl: trino.url, credentials: LOCAL, activeQueryQuota: 2 });
     try {
-      const quotaClient = new AthenaClient({ endpoint: small.url, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
+      const quotaClient = new AthenaClient({ endpoint: small.url, region: 'us-east-1', credentials: LOCAL, maxAttempts: 1 });
       const slow = 'SELECT count(*) FROM UNNEST(sequence(1, 10000)) a(x) CROSS JOIN UNNEST(sequence(1, 100000)) b(y) CROSS JOIN UNNEST(sequence(1, 1000)) c(z)';
       const running = await Promise.all([1, 2].map(async () => (await quotaClient.send(new StartQueryExecutionCommand({ QueryString: slow, WorkGroup: 'primary' }))).QueryExecutionId!));
       const refused = await quotaClient.send(new StartQueryExecutionCommand({ QueryString: 'SELECT 1', WorkGroup: 'primary' })).catch((e: unknown) => e);

@@ -5,6 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { AthenaClient, StartQueryExecutionCommand } from '@aws-sdk/client-athena';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { Browser } from 'playwright-core';
@@ -12,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../../local/tools/chromium.js';
 import { chromiumPath } from '../support/browser-available.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
+import { trinoAvailable } from '../support/trino-available.js';
 
 // The local services around the API, as another local user and a web page in the user's browser see them
 // (docs/SECURITY.md, "Local services"): the data folder's DynamoDB answers only requests signed with the folder's
@@ -106,6 +108,31 @@ class Sha256 {
   }
   reset(): void {}
 }
+
+describe.skipIf(!trinoAvailable('Local Trino services suite'))('the local Athena emulator (npm start in Trino mode)', () => {
+  let trinoApi: TestApi;
+  beforeAll(async () => {
+    trinoApi = await startTestApi({ engine: 'trino' });
+  }, 300_000);
+  afterAll(async () => {
+    await trinoApi?.close();
+  });
+
+  it('the Athena emulator refuses unsigned requests and other credentials; the API, signing with the folder\'s, answers', async () => {
+    const bare = await fetch(trinoApi.trino!.endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': 'AmazonAthena.StartQueryExecution' },
+      body: JSON.stringify({ QueryString: 'SELECT 1' }),
+    });
+    expect(bare.status).toBe(403);
+    expect(bare.headers.get('access-control-allow-origin')).toBeNull();
+    const other = new AthenaClient({ endpoint: trinoApi.trino!.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
+    await expect(other.send(new StartQueryExecutionCommand({ QueryString: 'SELECT 1' }))).rejects.toMatchObject({ name: 'UnrecognizedClientException' });
+    const token = (await trinoApi.createKey({ domains: ['locked.test'] })).token;
+    const answer = await trinoApi.request('POST', '/v1/query', { token, body: { domain: 'locked.test', metrics: ['visitors'], date_range: ['2026-01-01', '2026-01-31'] } });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+  });
+});
 
 const browserPath = chromiumPath('Local services browser suite');
 
