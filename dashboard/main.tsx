@@ -17,6 +17,18 @@ interface Settings {
   domain: string;
 }
 
+/** The key and domain in the address's fragment, removed from it (and from the history entry) once read. */
+function takeOfferedKey(): { key: string; domain: string } | undefined {
+  const params = new URLSearchParams(location.hash.replace(/^#/, ''));
+  const key = params.get('key');
+  if (!key) return undefined;
+  const domain = params.get('domain') ?? '';
+  params.delete('key');
+  params.delete('domain');
+  history.replaceState(null, '', `${location.pathname}${location.search}${params.size ? `#${params.toString()}` : ''}`);
+  return { key, domain };
+}
+
 const stored = (): Settings => JSON.parse(localStorage.getItem('analytics-dashboard') ?? 'null') ?? { apiUrl: '', key: '', domain: '' };
 
 function App() {
@@ -30,12 +42,9 @@ function App() {
     return () => removeEventListener('hashchange', onHash);
   }, []);
   useEffect(() => {
-    // The local server offers its demo key until another is saved here.
-    if (settings.key) return;
-    fetch('dashboard/config.json')
-      .then((r) => (r.ok ? (r.json() as Promise<{ demoKey?: string; domain?: string }>) : null))
-      .then((config) => config?.demoKey && save({ apiUrl: '', key: config.demoKey, domain: config.domain ?? '' }))
-      .catch(() => undefined);
+    // A key offered by the link `npm start` prints (`#key=...&domain=...`): saved here, then taken out of the address.
+    const offered = takeOfferedKey();
+    if (offered) save({ apiUrl: '', ...offered });
   }, []);
 
   const save = (next: Settings) => {

@@ -1,4 +1,6 @@
 import type { Filter } from './api';
+import { eventFilterFields, filterSchema, rowFilterFields } from '../shared/requests/filters';
+import { isValidTimeZone } from '../shared/time/time-zone';
 
 // What the dashboard shows, kept in the page's URL (`#view=...&range=...`), so a view can be bookmarked, shared and
 // reached with the back button. The key is not part of it: it stays in this browser's localStorage.
@@ -28,22 +30,39 @@ export function browserTimeZone(): string {
   return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
 }
 
+/** A filter as the API takes it ([field, operator, value], checked by the API's own schema). */
+const urlFilter = filterSchema([...rowFilterFields, ...eventFilterFields, 'exit_link']);
+const MAX_URL_FILTERS = 20;
+const MAX_VISITOR_ID_LENGTH = 256;
+
+/**
+ * The view a URL fragment names. A link is anyone's to craft: whatever does not hold is left out (a filter the API
+ * would refuse, a repeated one, an unknown time zone), so any link opens a working dashboard.
+ */
 export function readState(hash: string): ViewState {
   const params = new URLSearchParams(hash.replace(/^#/, ''));
   const range = params.get('range') ?? '30d';
   const custom = /^(\d{4}-\d{2}-\d{2}),(\d{4}-\d{2}-\d{2})$/.exec(range);
-  let filters: Filter[];
+  let parsed: unknown;
   try {
-    filters = JSON.parse(params.get('filters') ?? '[]') as Filter[];
+    parsed = JSON.parse(params.get('filters') ?? '[]');
   } catch {
-    filters = [];
+    parsed = [];
   }
+  const filters: Filter[] = [];
+  for (const item of Array.isArray(parsed) ? parsed : []) {
+    if (filters.length === MAX_URL_FILTERS || !urlFilter.safeParse(item).success) continue;
+    const filter = item as Filter;
+    if (!filters.some((f) => JSON.stringify(f) === JSON.stringify(filter))) filters.push(filter);
+  }
+  const tz = params.get('tz');
+  const visitor = params.get('visitor');
   return {
     view: params.get('view') === 'journeys' ? 'journeys' : 'overview',
     range: custom ? [custom[1]!, custom[2]!] : presets.some((p) => p.value === range) ? (range as Preset) : '30d',
-    timezone: params.get('tz') ?? browserTimeZone(),
-    filters: Array.isArray(filters) ? filters : [],
-    ...(params.get('visitor') ? { visitor: params.get('visitor')! } : {}),
+    timezone: tz && isValidTimeZone(tz) ? tz : browserTimeZone(),
+    filters,
+    ...(visitor && visitor.length <= MAX_VISITOR_ID_LENGTH ? { visitor } : {}),
   };
 }
 

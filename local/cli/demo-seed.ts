@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { createCredential } from '../../shared/services/credentials.js';
-import { demoKeyFile } from '../server/dashboard-page.js';
+import { dashboardLink, demoKeyFile } from '../server/dashboard-page.js';
 import { importEvents } from '../store/importer.js';
 import { newKeyMessage } from './new-key-message.js';
 import type { LocalPaths } from '../store/paths.js';
@@ -202,7 +202,7 @@ export async function seedDemo(paths: LocalPaths, apiUrl: string, print: (text: 
   const report = await importEvents(events, paths);
   if (report.rejected.length > 0) throw new Error(`demo data rejected: ${JSON.stringify(report.rejected.slice(0, 3))}`);
   const key = await createCredential({ type: 'project', domains: [DEMO_DOMAIN], owner: 'demo-user' });
-  // Offered by the dashboard at `/` until the person saves another key there; readable by this user only.
+  // For the dashboard link `npm start` prints at each start (dashboardLink); readable by this user only.
   writeFileSync(demoKeyFile(paths), JSON.stringify({ domain: DEMO_DOMAIN, token: key.token }), { mode: 0o600 });
   const body = JSON.stringify({ metrics: ['visitors', 'pageviews', 'bounce_rate'], date_range: '7d' });
   print(
@@ -210,7 +210,8 @@ export async function seedDemo(paths: LocalPaths, apiUrl: string, print: (text: 
       `Demo data: ${report.rowsWritten} events for ${DEMO_DOMAIN} over the last ${DAYS} days.`,
       newKeyMessage(key),
       '',
-      `Dashboard: ${apiUrl}/   API reference: ${apiUrl}/docs`,
+      `Dashboard (the link carries the demo key): ${dashboardLink(paths, apiUrl)}`,
+      `API reference: ${apiUrl}/docs`,
       '',
       'Try it:',
       `  curl -s -X POST ${apiUrl}/v1/query -H "Authorization: Bearer ${key.token}" -H 'content-type: application/json' -d '${body}'`,

@@ -2,6 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { engineFromEnv, startLocalApi, type LocalApi } from '../server/local-api.js';
 import { localPaths } from '../store/paths.js';
 import { seedDemo } from './demo-seed.js';
+import { dashboardLink } from '../server/dashboard-page.js';
 
 // `npm start`: the API on http://127.0.0.1:$PORT with the embedded engines, and demo data on first start.
 
@@ -34,9 +35,10 @@ const api = await Promise.resolve()
   });
 running.api = api;
 if (api.trino) console.log(`Queries run on the Athena engine through ${api.trino.report}`);
-console.log(`Analytics API listening on ${api.url} (data in ${paths.dataDir}); dashboard at ${api.url}/, reference at ${api.url}/docs`);
+console.log(`Analytics API listening on ${api.url} (data in ${paths.dataDir}); reference at ${api.url}/docs`);
 if (firstStart && process.env.ANALYTICS_DEMO !== '0') {
   await seedDemo(api.paths, api.url);
-} else if (firstStart) {
-  console.log('No events yet: import some with `npm run import -- FILE.ndjson` and create a key with `npm run keys -- create --domain DOMAIN`.');
+} else {
+  console.log(`Dashboard: ${dashboardLink(api.paths, api.url)}`);
+  if (firstStart) console.log('No events yet: import some with `npm run import -- FILE.ndjson` and create a key with `npm run keys -- create --domain DOMAIN`.');
 }

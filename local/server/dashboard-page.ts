@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,7 +10,9 @@ import type { LocalPaths } from '../store/paths.js';
 // The dashboard at `/` (dashboard/): built by esbuild from its sources on the first request (about a tenth of a
 // second) and kept in memory, so `npm start` needs no build step and serves the page with the API, no second server.
 // `npm run dashboard:build` writes the same files for a static host (docs/DEPLOY.md, "Hosting the dashboard").
-// `dashboard/config.json` offers the demo key `npm start` created on first start, when there is one.
+// The demo key `npm start` created is offered only through the link it prints (`/#key=...&domain=...`): a fragment
+// never reaches a server, and the terminal is the user's own; no other local user or web page can ask the server
+// for it (docs/SECURITY.md, "Local services").
 
 const sourceDir = fileURLToPath(new URL('../../dashboard/', import.meta.url));
 
@@ -39,12 +41,20 @@ export async function buildDashboard(): Promise<DashboardFiles> {
   return { 'index.html': await readFile(join(sourceDir, 'index.html'), 'utf8'), 'dashboard/app.js': file('.js'), 'dashboard/app.css': file('.css') };
 }
 
-/** Where `npm start` keeps the demo key it created, for the dashboard to offer (local only, mode 0600). */
+/** Where `npm start` keeps the demo key it created, for the link it prints at each start (mode 0600). */
 export function demoKeyFile(paths: LocalPaths): string {
   return join(paths.dataDir, 'demo-key.json');
 }
 
-export function dashboardRoutes(paths: LocalPaths): ExtraRoutes {
+/** The dashboard's address, with the demo key in its fragment when `npm start` made one. */
+export function dashboardLink(paths: LocalPaths, apiUrl: string): string {
+  const file = demoKeyFile(paths);
+  if (!existsSync(file)) return `${apiUrl}/`;
+  const { domain, token } = JSON.parse(readFileSync(file, 'utf8')) as { domain: string; token: string };
+  return `${apiUrl}/#${new URLSearchParams({ key: token, domain }).toString()}`;
+}
+
+export function dashboardRoutes(): ExtraRoutes {
   let files: Promise<DashboardFiles> | undefined;
   const serve = (name: keyof DashboardFiles, type: string) => async () => {
     files ??= buildDashboard();
@@ -54,14 +64,17 @@ export function dashboardRoutes(paths: LocalPaths): ExtraRoutes {
     'GET /': serve('index.html', 'text/html; charset=utf-8'),
     'GET /dashboard/app.js': serve('dashboard/app.js', 'text/javascript; charset=utf-8'),
     'GET /dashboard/app.css': serve('dashboard/app.css', 'text/css; charset=utf-8'),
-    'GET /dashboard/config.json': async () => {
-      const file = demoKeyFile(paths);
-      const config = existsSync(file) ? (JSON.parse(await readFile(file, 'utf8')) as { domain: string; token: string }) : undefined;
-      return text(200, JSON.stringify(config ? { demoKey: config.token, domain: config.domain } : {}), 'application/json');
-    },
   };
 }
 
+/**
+ * The dashboard's policy: its own script and styles only (style attributes allowed: charts set widths), the API of
+ * this server or any HTTPS one (a deployed stack's), no frames of it anywhere.
+ */
+export const DASHBOARD_POLICY =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self' https:; " +
+  "frame-ancestors 'none'; base-uri 'none'; form-action 'none'; object-src 'none'";
+
 function text(status: number, body: string, type: string): APIGatewayProxyStructuredResultV2 {
-  return { statusCode: status, headers: { 'content-type': type, 'cache-control': 'no-store' }, body };
+  return { statusCode: status, headers: { 'content-type': type, 'cache-control': 'no-store', 'content-security-policy': DASHBOARD_POLICY }, body };
 }

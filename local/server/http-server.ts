@@ -65,6 +65,8 @@ export function createLocalServer(extra: ExtraRoutes = {}, invoker: RouteInvoker
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse, extra: ExtraRoutes, invoker: RouteInvoker, dispatcher: RouteDispatcher | undefined, requestId: string): Promise<void> {
+  const misdirected = misdirectedRequest(req);
+  if (misdirected) return write(res, errorResponse(misdirected, requestId));
   const url = URL.parse(req.url ?? '/', 'http://localhost');
   // A target Node's parser lets through but no URL can hold (`http://[`, a port past 65535) is the client's.
   if (!url) return write(res, errorResponse(new ValidationError('The request target is not a valid URL', [{ path: 'url', message: 'is not a valid URL' }]), requestId));
@@ -95,6 +97,20 @@ async function handle(req: IncomingMessage, res: ServerResponse, extra: ExtraRou
   const handler = await loadHandler(hit.c.route);
   write(res, await invoker(hit.c.route, () => handler(event, lambdaContext(hit.c.route, requestId))));
 }
+
+/**
+ * A request addressed to another host than this loopback server (a page whose DNS name was rebound to 127.0.0.1
+ * sends its own name): 421, so such a page can read nothing from here. Browsers always send Host; a request without
+ * one (HTTP/1.0) comes from no browser.
+ */
+export function misdirectedRequest(req: IncomingMessage): ApiError | undefined {
+  const host = req.headers.host;
+  const port = req.socket.localPort;
+  if (host === undefined || ownHosts(port).includes(host.toLowerCase())) return undefined;
+  return new ApiError(421, 'misdirected_request', `This server answers requests addressed to ${ownHosts(port).join(', ')}`);
+}
+
+const ownHosts = (port: number | undefined) => [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`];
 
 function toEvent(
   req: IncomingMessage,
@@ -193,7 +209,18 @@ function errorResponse(error: ApiError, requestId: string): APIGatewayProxyStruc
   return jsonResponse(error.status, error.toBody(), { ...error.headers, 'x-request-id': requestId });
 }
 
+/**
+ * Headers on every answer of the local server: no MIME sniffing, no framing (the dashboard's Delete buttons cannot
+ * be clickjacked), no referrer, and a policy that loads nothing, which the pages replace with their own.
+ */
+const SECURITY_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+};
+
 function write(res: ServerResponse, result: APIGatewayProxyStructuredResultV2): void {
-  res.writeHead(result.statusCode ?? 200, result.headers as Record<string, string>);
+  res.writeHead(result.statusCode ?? 200, { ...SECURITY_HEADERS, ...(result.headers as Record<string, string>) });
   res.end(result.body ?? '');
 }

@@ -72,7 +72,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     // Served with this server as its server, so clients reading it (the /docs page's "Try it out") call this one.
     'GET /openapi.json': async () => jsonResponse(200, { ...JSON.parse(await (openApi ??= openApiJson())), servers: [{ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, description: 'this server' }] }),
     ...referencePageRoutes(),
-    ...dashboardRoutes(paths),
+    ...dashboardRoutes(),
     ...options.extraRoutes,
   }, options.invoker);
   await new Promise<void>((resolveListen, reject) => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -13,6 +14,15 @@ const assets = {
   'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
 } as const;
 
+// The key typed into Authorize is kept in the page's memory only: the reference shares its origin (and so its
+// storage) with the dashboard.
+const bootstrap = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#reference', deepLinking: true, persistAuthorization: false, tryItOutEnabled: true });`;
+
+/** Swagger UI's files and the one inline script above (by its hash); inline styles, which Swagger UI sets. */
+const POLICY =
+  `default-src 'self'; script-src 'self' 'sha256-${createHash('sha256').update(bootstrap).digest('base64')}'; style-src 'self' 'unsafe-inline'; ` +
+  "img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'";
+
 const page = `<!doctype html>
 <html lang="en">
 <head>
@@ -24,9 +34,7 @@ const page = `<!doctype html>
 <body>
   <div id="reference"></div>
   <script src="/docs/swagger-ui-bundle.js"></script>
-  <script>
-    window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#reference', deepLinking: true, persistAuthorization: true, tryItOutEnabled: true });
-  </script>
+  <script>${bootstrap}</script>
 </body>
 </html>
 `;
@@ -46,5 +54,5 @@ export function referencePageRoutes(): ExtraRoutes {
 }
 
 function text(status: number, body: string, type: string, cache = 'no-store'): APIGatewayProxyStructuredResultV2 {
-  return { statusCode: status, headers: { 'content-type': type, 'cache-control': cache }, body };
+  return { statusCode: status, headers: { 'content-type': type, 'cache-control': cache, 'content-security-policy': POLICY }, body };
 }

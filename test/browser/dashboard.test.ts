@@ -1,6 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_DOMAIN, seedDemo } from '../../local/cli/demo-seed.js';
+import { dashboardLink } from '../../local/server/dashboard-page.js';
 import { launchChromium } from '../../local/tools/chromium.js';
 import { formatMetric, type MetricName } from '../../dashboard/format.js';
 import { chromiumPath, offlinePage, screenshot } from '../support/browser-available.js';
@@ -55,8 +56,10 @@ describe.skipIf(!browserPath)('the dashboard', () => {
 
   const shoot = (name: string) => screenshot(page, name, { fullPage: true });
 
-  it('opens on the demo data with the demo key offered, and shows the totals the API gives for the last 30 days', async () => {
-    await page.goto(`${api.url}/`);
+  it('opens on the demo data from the link npm start prints, and shows the totals the API gives for the last 30 days', async () => {
+    await page.goto(dashboardLink(api.paths, api.url));
+    // The key is kept in this browser and taken out of the address at once.
+    await expect.poll(() => page.url()).toBe(`${api.url}/`);
     await expect.poll(() => page.locator('.top .site').textContent()).toBe(DEMO_DOMAIN);
     await expectTotals(await apiTotals({ date_range: '30d' }));
     await page.locator('.chart canvas').waitFor();
@@ -153,6 +156,8 @@ describe.skipIf(!browserPath)('the dashboard', () => {
     await phone.goto(`${api.url}/`);
     await phone.evaluate((k) => (globalThis as any).localStorage.setItem('analytics-dashboard', JSON.stringify({ apiUrl: '', key: k, domain: 'demo.example.com' })), token);
     await phone.goto(`${api.url}/#view=overview&range=30d&tz=UTC`);
+    // A new hash is not a new page: reloaded, the page reads the key saved above.
+    await phone.reload();
     await phone.locator('.stats[aria-busy=false]').waitFor();
     await phone.locator('section[aria-label=Pages] tbody tr').first().waitFor();
     expect(await phone.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number)).toBeLessThanOrEqual(390);
@@ -160,9 +165,24 @@ describe.skipIf(!browserPath)('the dashboard', () => {
     await phone.close();
   });
 
+  it('opens a working dashboard from any crafted link: filters the API would refuse are left out', async () => {
+    const crafted = await offlinePage(browser, api.url, { timezoneId: 'UTC' });
+    await crafted.goto(`${api.url}/`);
+    // A key of its own: the earlier tests' requests count against theirs (100 a minute).
+    const own = (await api.createKey({ domains: [DEMO_DOMAIN] })).token;
+    await crafted.evaluate((k) => (globalThis as any).localStorage.setItem('analytics-dashboard', JSON.stringify({ apiUrl: '', key: k, domain: 'demo.example.com' })), own);
+    for (const hash of ['#filters=[[1,2,3]]', '#filters=[null]', '#filters={"a":1}', '#filters=[["page","is",""]]&tz=Mars/Base&visitor=' + 'v'.repeat(300)]) {
+      await crafted.goto(`${api.url}/${hash}`);
+      await crafted.reload();
+      await expect.poll(() => crafted.locator('.top .site').textContent(), { message: hash }).toBe(DEMO_DOMAIN);
+      await crafted.locator('.stat[data-metric=visitors] .value').waitFor();
+      expect(await crafted.locator('.filters li.chip').count(), hash).toBe(0);
+    }
+    await crafted.close();
+  });
+
   it('asks for a key when none is offered, and shows the API\'s refusal of a wrong one', async () => {
     const fresh = await offlinePage(browser, api.url, { timezoneId: 'UTC' });
-    await fresh.route(`${api.url}/dashboard/config.json`, (route) => route.fulfill({ status: 200, contentType: 'application/json', body: '{}' }));
     await fresh.goto(`${api.url}/`);
     await fresh.getByLabel('Site (domain)').fill(DEMO_DOMAIN);
     await fresh.getByLabel('API key').fill('aqk_wrong');

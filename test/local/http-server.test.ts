@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { expectErrorResponse } from '../support/http-assertions.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
@@ -64,8 +65,8 @@ describe('routing', () => {
     expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
     expect((await script.text()).length).toBeGreaterThan(10_000);
     expect((await fetch(`${api.url}/dashboard/app.css`)).headers.get('content-type')).toBe('text/css; charset=utf-8');
-    // No demo key in this store: the page asks for one.
-    expect(await (await fetch(`${api.url}/dashboard/config.json`)).json()).toEqual({});
+    // No server route hands out a key: the demo key travels only in the link `npm start` prints.
+    expect((await fetch(`${api.url}/dashboard/config.json`)).status).toBe(404);
   });
 
   it.each([
@@ -83,6 +84,44 @@ describe('routing', () => {
 
   it('answers 405 before authentication', async () => {
     expectErrorResponse(await api.request('PUT', '/v1/annotations'), 405, 'method_not_allowed');
+  });
+});
+
+describe('what a browser on another site can do with this server', () => {
+  /** A raw request with its own Host header (fetch will not send one). */
+  const withHost = (host: string, path = '/') =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const url = new URL(api.url);
+      const req = httpRequest({ host: url.hostname, port: url.port, path, headers: { host } }, (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode!, body }));
+      });
+      req.once('error', reject);
+      req.end();
+    });
+
+  it('answers 421 to a request addressed to another host (DNS rebinding), and serves its own names', async () => {
+    const port = new URL(api.url).port;
+    const rebound = await withHost(`evil.example:${port}`, '/docs');
+    expect(rebound.status).toBe(421);
+    expect(JSON.parse(rebound.body)).toMatchObject({ error: 'misdirected_request', message: expect.stringContaining(`127.0.0.1:${port}`) });
+    expect((await withHost(`localhost:${port}`, '/docs')).status).toBe(200);
+    expect((await withHost(`LOCALHOST:${port}`, '/docs')).status).toBe(200);
+    expect((await withHost(`127.0.0.1:${port}`, '/docs')).status).toBe(200);
+  });
+
+  it('sends no-sniff, no-frame and no-referrer headers, and a content policy on every page and answer', async () => {
+    for (const path of ['/', '/docs', '/docs/swagger-ui.css', '/v1/annotations?domain=x.test', '/nothing']) {
+      const res = await fetch(`${api.url}${path}`);
+      expect(res.headers.get('x-content-type-options'), path).toBe('nosniff');
+      expect(res.headers.get('x-frame-options'), path).toBe('DENY');
+      expect(res.headers.get('referrer-policy'), path).toBe('no-referrer');
+      expect(res.headers.get('content-security-policy'), path).toContain("frame-ancestors 'none'");
+    }
+    expect((await fetch(`${api.url}/`)).headers.get('content-security-policy')).toContain("script-src 'self';");
+    expect((await fetch(`${api.url}/docs`)).headers.get('content-security-policy')).toMatch(/script-src 'self' 'sha256-[A-Za-z0-9+/]+=*'/);
+    expect((await fetch(`${api.url}/nothing`)).headers.get('content-security-policy')).toContain("default-src 'none'");
   });
 });
 
