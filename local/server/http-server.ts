@@ -67,11 +67,14 @@ export function createLocalServer(extra: ExtraRoutes = {}, invoker: RouteInvoker
 async function handle(req: IncomingMessage, res: ServerResponse, extra: ExtraRoutes, invoker: RouteInvoker, dispatcher: RouteDispatcher | undefined, requestId: string): Promise<void> {
   const misdirected = misdirectedRequest(req);
   if (misdirected) return write(res, errorResponse(misdirected, requestId));
-  const url = URL.parse(req.url ?? '/', 'http://localhost');
+  // The origin-form target (`/path?query`) is a path, whatever it holds: `//host/path` is not another host.
+  const target = req.url ?? '/';
+  const url = target.startsWith('/') ? URL.parse(`http://localhost${target}`) : URL.parse(target);
   // A target Node's parser lets through but no URL can hold (`http://[`, a port past 65535) is the client's.
   if (!url) return write(res, errorResponse(new ValidationError('The request target is not a valid URL', [{ path: 'url', message: 'is not a valid URL' }]), requestId));
   const method = (req.method ?? 'GET').toUpperCase();
-  const extraRoute = extra[`${method} ${url.pathname}`];
+  // HEAD of a page is its GET without the body (Node sends no body for HEAD); the API's routes answer 405.
+  const extraRoute = extra[`${method === 'HEAD' ? 'GET' : method} ${url.pathname}`];
   if (extraRoute) return write(res, await extraRoute());
 
   const candidates = compiled.map((c) => ({ c, match: c.pattern.exec(url.pathname) })).filter((m) => m.match);
@@ -79,9 +82,16 @@ async function handle(req: IncomingMessage, res: ServerResponse, extra: ExtraRou
   const hit = candidates.find(({ c }) => c.route.method === method);
   if (!hit) return write(res, errorResponse(new MethodNotAllowedError(candidates.map(({ c }) => c.route.method)), requestId));
 
+  const tooLarge = () => errorResponse(new ApiError(413, 'payload_too_large', 'The request body may be at most 1 MiB'), requestId);
+  // A declared length over the limit is refused before a byte is read, and the connection closed after the answer.
+  if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) {
+    res.shouldKeepAlive = false;
+    return write(res, tooLarge());
+  }
   const body = await readBody(req);
   if (body === null) {
-    return write(res, errorResponse(new ApiError(413, 'payload_too_large', 'The request body may be at most 1 MiB'), requestId));
+    res.shouldKeepAlive = false;
+    return write(res, tooLarge());
   }
   const pathParameters: Record<string, string> = {};
   for (const [i, name] of hit.c.params.entries()) {
@@ -121,18 +131,20 @@ function toEvent(
   body: string,
   requestId: string,
 ): APIGatewayProxyEventV2 {
-  // Payload 2.0 moves the Cookie header into `cookies`, one entry per cookie.
+  // Payload 2.0 moves the Cookie header into `cookies`, one entry per cookie. Keys are set as own properties
+  // (`__proto__` is a key like any other, as in the JSON event API Gateway sends).
   const headers: Record<string, string> = {};
+  const put = (into: Record<string, string>, key: string, value: string) => Object.defineProperty(into, key, { value, enumerable: true, writable: true, configurable: true });
   let cookies: string[] = [];
   for (const [name, value] of Object.entries(req.headers)) {
     if (value === undefined) continue;
     if (name === 'cookie') cookies = [value].flat().flatMap((c) => c.split(';')).map((c) => c.trim()).filter(Boolean);
-    else headers[name] = Array.isArray(value) ? value.join(',') : value;
+    else put(headers, name, Array.isArray(value) ? value.join(',') : value);
   }
   // API Gateway joins repeated query keys with commas.
   const queryStringParameters: Record<string, string> = {};
   for (const [key, value] of url.searchParams) {
-    queryStringParameters[key] = key in queryStringParameters ? `${queryStringParameters[key]},${value}` : value;
+    put(queryStringParameters, key, Object.hasOwn(queryStringParameters, key) ? `${queryStringParameters[key]},${value}` : value);
   }
   const now = new Date();
   return {
@@ -190,17 +202,20 @@ function lambdaContext(route: Route, requestId: string): Context {
   };
 }
 
+/** The body, or null as soon as it passes MAX_BODY_BYTES (the rest is not read: the connection closes after the 413). */
 function readBody(req: IncomingMessage): Promise<string | null> {
   return new Promise((resolveBody, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    let tooLarge = false;
-    req.on('data', (chunk: Buffer) => {
+    const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > MAX_BODY_BYTES) tooLarge = true;
-      else chunks.push(chunk);
-    });
-    req.on('end', () => resolveBody(tooLarge ? null : Buffer.concat(chunks).toString('utf8')));
+      if (size <= MAX_BODY_BYTES) return void chunks.push(chunk);
+      req.off('data', onData);
+      req.pause();
+      resolveBody(null);
+    };
+    req.on('data', onData);
+    req.on('end', () => resolveBody(Buffer.concat(chunks).toString('utf8')));
     req.on('error', reject);
   });
 }

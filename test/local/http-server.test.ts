@@ -125,6 +125,56 @@ describe('what a browser on another site can do with this server', () => {
   });
 });
 
+describe('request targets and methods', () => {
+  /** A raw request (fetch normalises targets and refuses some methods). */
+  const raw = (method: string, path: string, headers: Record<string, string | number> = {}, body?: string) =>
+    new Promise<{ status: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {
+      const url = new URL(api.url);
+      const req = httpRequest({ host: url.hostname, port: url.port, method, path, headers: { authorization: `Bearer ${token}`, ...headers } }, (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text }));
+      });
+      req.once('error', reject);
+      req.end(body);
+    });
+
+  it('routes //host/path as that path, not as another host\'s /path', async () => {
+    const res = await raw('GET', `//evil.example/v1/annotations?domain=${DOMAIN}`);
+    expect(res.status).toBe(404);
+    expect(JSON.parse(res.body)).toMatchObject({ error: 'not_found' });
+  });
+
+  it('answers HEAD of a page as its GET without a body; HEAD of an API route is 405', async () => {
+    const page = await raw('HEAD', '/');
+    expect(page.status).toBe(200);
+    expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(page.body).toBe('');
+    expect((await raw('HEAD', '/docs')).status).toBe(200);
+    expect((await raw('HEAD', `/v1/annotations?domain=${DOMAIN}`)).status).toBe(405);
+  });
+
+  it('refuses __proto__ in the query as any other unknown field: 400 naming it', async () => {
+    const res = await raw('GET', `/v1/annotations?domain=${DOMAIN}&__proto__=1`);
+    expect(res.status).toBe(400);
+    expect(res.body).toContain('__proto__');
+  });
+
+  it('answers 413 to a declared length over 1 MiB before reading the body', async () => {
+    const url = new URL(api.url);
+    const status = await new Promise<number>((resolve, reject) => {
+      // Declares 2 MiB and sends none of it: the answer cannot wait for the body.
+      const req = httpRequest({ host: url.hostname, port: url.port, method: 'POST', path: '/v1/annotations', headers: { 'content-type': 'application/json', 'content-length': 2 * 1024 * 1024 } }, (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      });
+      req.once('error', reject);
+      req.flushHeaders();
+    });
+    expect(status).toBe(413);
+  });
+});
+
 describe('request body size', () => {
   it('answers 413 JSON to a body over 1 MiB, before authentication', async () => {
     const res = await api.request('POST', '/v1/annotations', { rawBody: 'x'.repeat(MiB + 1) });
