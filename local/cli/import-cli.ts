@@ -5,6 +5,7 @@ import { s3Destination } from '../../ingest/s3-store.js';
 import { importNdjson, type ImportOptions } from '../store/importer.js';
 import { openLocalDynamo } from '../server/local-dynamo.js';
 import { localPaths } from '../store/paths.js';
+import { terminalSafe } from './terminal-text.js';
 
 // `npm run import -- FILE.ndjson [...]`: imports each file on its own (one file's fatal error leaves the others
 // imported), prints what was written and every rejected line as FILE:LINE: reason. Exit 1 when anything was
@@ -44,16 +45,16 @@ try {
       const report = await importNdjson(resolve(process.env.INIT_CWD ?? '.', file), paths, { ...destination, onProgress: progressPrinter(file) });
       clearProgress();
       if (report.alreadyImported) {
-        console.log(`${file}: already imported (same SHA-256 as an earlier import), nothing added`);
+        console.log(`${terminalSafe(file)}: already imported (same SHA-256 as an earlier import), nothing added`);
         continue;
       }
-      for (const { line, reason } of report.rejected) console.log(`${file}:${line}: ${reason}`);
+      for (const { line, reason } of report.rejected) console.log(`${terminalSafe(file)}:${line}: ${terminalSafe(reason)}`);
       const perDomain = Object.entries(report.domains).map(([domain, rows]) => `${domain} ${rows}`).join(', ');
-      console.log(`${file}: ${report.rowsWritten} rows written${perDomain ? ` (${perDomain})` : ''}, ${report.rejected.length} rejected`);
+      console.log(`${terminalSafe(file)}: ${report.rowsWritten} rows written${perDomain ? ` (${perDomain})` : ''}, ${report.rejected.length} rejected`);
       if (report.rejected.length > 0) failed = true;
     } catch (error) {
       clearProgress();
-      console.error(`${file}: cannot import: ${(error as Error).message}`);
+      console.error(`${terminalSafe(file)}: cannot import: ${terminalSafe((error as Error).message)}`);
       failed = true;
     }
   }
@@ -71,7 +72,7 @@ function progressPrinter(file: string): ((bytesRead: number, totalBytes: number)
     if (now - last < 200) return;
     last = now;
     const percent = totalBytes > 0 ? Math.floor((bytesRead / totalBytes) * 100) : 100;
-    process.stderr.write(`\r\x1b[K${basename(file)}: ${percent}% (${mib(bytesRead)} of ${mib(totalBytes)} MiB)`);
+    process.stderr.write(`\r\x1b[K${terminalSafe(basename(file))}: ${percent}% (${mib(bytesRead)} of ${mib(totalBytes)} MiB)`);
   };
 }
 

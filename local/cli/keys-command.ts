@@ -3,6 +3,7 @@ import { domainSchema } from '../../shared/requests/fields.js';
 import type { Scope } from '../../shared/routes.js';
 import type { NewCredential } from '../../shared/services/credentials.js';
 import type { CredentialType } from '../../shared/store/credentials-repo.js';
+import { hasControlCharacters } from './terminal-text.js';
 
 // The arguments of `npm run keys` (README, "Keys"), checked before anything touches DynamoDB.
 
@@ -65,6 +66,7 @@ export function parseKeysCommand(args: string[]): KeysCommand | 'help' {
   if (values.scopes !== undefined) input.scopes = parseScopes(values.scopes);
   if (values.owner !== undefined) {
     if (values.owner.trim() === '') throw new UsageError('--owner must not be empty');
+    if (hasControlCharacters(values.owner)) throw new UsageError('--owner must not contain control characters (newlines, escapes) or direction overrides');
     input.owner = values.owner;
   }
   if (values['event-limit'] !== undefined) input.eventLimit = parseLimit(values['event-limit']);

@@ -506,6 +506,22 @@ describe('visitor keys and whole marks given while writing', () => {
 });
 
 describe('npm run import (child process)', () => {
+  it('prints what it echoes of a file with its control characters escaped: a line cannot forge output or drive the terminal', async () => {
+    const hostile = '\u001b]0;pwned\u0007\u001b[2J\nfake.ndjson:1: imported fine\u202e';
+    const file = writeNdjson([
+      { ...pageview, domain: 'cli.test', event_properties: { [hostile]: 'x' }, type: 'event', event_name: 'signup' },
+      { ...pageview, domain: hostile },
+      { ...pageview, type: hostile },
+    ]);
+    const result = await runCli('local/cli/import-cli.ts', [file], { ANALYTICS_DATA_DIR: api.paths.dataDir });
+    expect(result.code).toBe(1);
+    const echoed = result.stdout.split('\n').filter((l) => l.startsWith(`${file}:`) && /:\d+: /.test(l.slice(file.length)));
+    expect(echoed).toHaveLength(3);
+    expect(result.stdout + result.stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f\u202e]/);
+    expect(result.stdout).not.toMatch(/^fake\.ndjson/m);
+    expect(result.stdout).toContain('\\u001b');
+  });
+
   it('imports while the API holds the local DynamoDB, prints rejects as FILE:LINE and exits 1', async () => {
     const token = (await api.createKey({ domains: ['cli.test'] })).token;
     const good = writeNdjson([{ ...pageview, domain: 'cli.test' }, 'oops', { ...pageview, domain: 'cli.test', visitor_id: 'v2' }]);

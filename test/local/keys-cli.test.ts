@@ -68,6 +68,13 @@ describe('npm run keys (child process)', () => {
 });
 
 describe('argument rules', () => {
+  it('refuses an owner with control characters or direction overrides, which would forge what the CLI prints', () => {
+    for (const owner of ['ops\nCreated project key 0000', 'ops\u001b[2J', 'ops\u202eevil', 'ops\u0007']) {
+      expect(() => parseKeysCommand(['create', '--domain', 'shop.example.com', '--owner', owner]), JSON.stringify(owner)).toThrow(/--owner must not contain control characters/);
+    }
+    expect(parseKeysCommand(['create', '--domain', 'shop.example.com', '--owner', 'Zoë Ops (team 7)'])).toMatchObject({ input: { owner: 'Zoë Ops (team 7)' } });
+  });
+
   it('defaults to a project key with both scopes', () => {
     expect(parseKeysCommand(['create', '--domain', 'shop.example.com'])).toEqual({
       name: 'create', input: { type: 'project', domains: ['shop.example.com'] }, json: false, aws: false,
