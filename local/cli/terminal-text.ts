@@ -3,6 +3,7 @@
 // cursor or rewrites the title) and bidirectional overrides (that reorder what is shown), so those are printed as
 // `\uXXXX` escapes; everything else as it is.
 
+// eslint-disable-next-line no-control-regex -- matching control characters is this module's purpose
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
 export function terminalSafe(text: string): string {

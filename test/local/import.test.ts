@@ -517,6 +517,7 @@ describe('npm run import (child process)', () => {
     expect(result.code).toBe(1);
     const echoed = result.stdout.split('\n').filter((l) => l.startsWith(`${file}:`) && /:\d+: /.test(l.slice(file.length)));
     expect(echoed).toHaveLength(3);
+    // eslint-disable-next-line no-control-regex -- no control character may reach the terminal
     expect(result.stdout + result.stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f\u202e]/);
     expect(result.stdout).not.toMatch(/^fake\.ndjson/m);
     expect(result.stdout).toContain('\\u001b');
