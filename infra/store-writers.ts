@@ -146,7 +146,7 @@ export class StoreWriters extends Construct {
     this.ingest.addEventSource(new SqsEventSource(this.queue, { batchSize: 1, reportBatchItemFailures: true, maxConcurrency: settings.ingestMaxConcurrency }));
     grantObjects(this.ingest.role!, bucket.bucketArn, {
       read: [INCOMING_PREFIX, 'imports/'],
-      write: ['ingested/', 'rejected/', 'imports/', `${EVENTS_PREFIX}/`, ...derivedRelations.map((r) => `${r.folder}/`)],
+      write: ['ingested/', 'rejected/', 'reports/', 'imports/', `${EVENTS_PREFIX}/`, ...derivedRelations.map((r) => `${r.folder}/`)],
       remove: [INCOMING_PREFIX],
     });
 

@@ -18,7 +18,8 @@ import { s3Destination } from './s3-store.js';
 // notification, or a retry after a crash at any step, ends in the state one clean run leaves:
 //   1. the import publishes derived files, then event files, counts usage once per input digest, and writes the
 //      input's record last (a second import of the same bytes writes nothing);
-//   2. a report of the rejected lines, when there are any, goes to `rejected/<name>.report.json` (overwritten whole);
+//   2. a report of the rejected lines, when there are any, goes to `reports/<name>.json` (overwritten whole): a
+//      folder of its own, so that no object's name can reach another object's report, nor a moved object a report;
 //   3. the object is copied to `ingested/<name>` (or `rejected/<name>` when it cannot be read at all), then deleted
 //      from `incoming/`. An object no longer there was finished by an earlier delivery.
 // Object keys under `incoming/` must be unique (Firehose's are): a key put again before its first copy was moved
@@ -27,6 +28,7 @@ import { s3Destination } from './s3-store.js';
 export const INCOMING_PREFIX = 'incoming/';
 export const INGESTED_PREFIX = 'ingested/';
 export const REJECTED_PREFIX = 'rejected/';
+export const REPORTS_PREFIX = 'reports/';
 
 /** The largest object accepted, as stored (compressed or not); a larger one is rejected whole. */
 export const MAX_OBJECT_BYTES = 2 * 1024 ** 3;
@@ -107,7 +109,7 @@ async function finish(target: IngestTarget, key: string, name: string, prefix: s
 
 async function writeReport(target: IngestTarget, name: string, report: IngestReportFile): Promise<void> {
   await target.client.send(
-    new PutObjectCommand({ Bucket: target.bucket, Key: `${REJECTED_PREFIX}${name}.report.json`, Body: JSON.stringify(report, null, 1), ContentType: 'application/json' }),
+    new PutObjectCommand({ Bucket: target.bucket, Key: `${REPORTS_PREFIX}${name}.json`, Body: JSON.stringify(report, null, 1), ContentType: 'application/json' }),
   );
 }
 

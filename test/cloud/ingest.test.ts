@@ -48,7 +48,7 @@ async function storeState(target: IngestBucket): Promise<{ keys: string[]; rows:
   const keys = (await keysOf(target.s3, target.bucket)).filter((k) => !k.startsWith('incoming/'));
   const rows: Record<string, string[]> = {};
   for (const folder of ['events', ...derivedRelations.map((r) => r.folder)]) rows[folder] = await rowsOf(target, folder);
-  const reports = await Promise.all(keys.filter((k) => k.endsWith('.report.json')).map((k) => text(target, k)));
+  const reports = await Promise.all(keys.filter((k) => k.startsWith('reports/')).map((k) => text(target, k)));
   return { keys, rows, reports };
 }
 
@@ -67,12 +67,12 @@ describe('ingest: objects under incoming/ become the store', () => {
     const keys = await keysOf(target.s3, target.bucket);
     expect(keys.filter((k) => k.startsWith('incoming/'))).toEqual([]);
     expect(keys.filter((k) => k.startsWith('ingested/'))).toEqual(['ingested/2026/11/25/events.parquet', 'ingested/2026/11/25/firehose-1', 'ingested/2026/11/25/plain.ndjson']);
-    const report = JSON.parse(await text(target, 'rejected/2026/11/25/plain.ndjson.report.json'));
+    const report = JSON.parse(await text(target, 'reports/2026/11/25/plain.ndjson.json'));
     expect(report.rowsAccepted).toBe(thirds[0]!.length);
     expect(report.rejected.map((r: { line: number }) => r.line)).toEqual([101, 102]);
     expect(report.rejected[0].reason).toMatch(/not valid JSON/);
     expect(report.rejected[1].reason).toMatch(/domain "Not A Domain"/);
-    expect(keys.filter((k) => k.startsWith('rejected/'))).toEqual(['rejected/2026/11/25/plain.ndjson.report.json']);
+    expect(keys.filter((k) => k.startsWith('rejected/') || k.startsWith('reports/'))).toEqual(['reports/2026/11/25/plain.ndjson.json']);
 
     // The bucket holds what a local import of the same valid events holds, relation by relation.
     const local = await localRows(...thirds);
@@ -143,6 +143,24 @@ describe('ingest: objects under incoming/ become the store', () => {
     expect(await excludedFiles('crash.test')).toEqual([]);
   });
 
+  it('keeps each object\'s report apart whatever the names: X.report.json is an object like any other', async () => {
+    const target = await ingestBucket(parts.moto);
+    const events = eventsOf('names.test').slice(0, 5);
+    // One object with a bad line (a report), one named as that report used to be, unreadable (moved to rejected/).
+    await target.put('incoming/x.ndjson', `${ndjson(events)}not json\n`);
+    await target.put('incoming/x.ndjson.report.json', gzipSync(ndjson(events)).subarray(0, 30));
+    expect(await target.deliver(handlerFor(target.s3))).toEqual([]);
+    const keys = await keysOf(target.s3, target.bucket);
+    expect(keys.filter((k) => /^(incoming|ingested|rejected|reports)\//.test(k))).toEqual([
+      'ingested/x.ndjson',
+      'rejected/x.ndjson.report.json',
+      'reports/x.ndjson.json',
+      'reports/x.ndjson.report.json.json',
+    ]);
+    expect(JSON.parse(await text(target, 'reports/x.ndjson.json'))).toMatchObject({ source: 'incoming/x.ndjson', rowsAccepted: 5, rejected: [{ line: 6 }] });
+    expect(JSON.parse(await text(target, 'reports/x.ndjson.report.json.json')).error).toMatch(/gzip/);
+  });
+
   it('poison: a broken gzip is moved to rejected/ with its reason; a 1 GiB line is rejected by number and the rows around it land', { timeout: 300_000 }, async () => {
     const target = await ingestBucket(parts.moto);
     const events = eventsOf('poison.test').slice(0, 50);
@@ -150,14 +168,14 @@ describe('ingest: objects under incoming/ become the store', () => {
     await target.put('incoming/long-line.gz', await gzipOf([ndjson(events.slice(0, 20)), { repeat: 'a', bytes: 1024 ** 3 }, '\n', ndjson(events.slice(20))]));
     expect(await target.deliver(handlerFor(target.s3))).toEqual([]);
     const keys = await keysOf(target.s3, target.bucket);
-    expect(keys.filter((k) => /^(incoming|ingested|rejected)\//.test(k))).toEqual([
+    expect(keys.filter((k) => /^(incoming|ingested|rejected|reports)\//.test(k))).toEqual([
       'ingested/long-line.gz',
       'rejected/broken.gz',
-      'rejected/broken.gz.report.json',
-      'rejected/long-line.gz.report.json',
+      'reports/broken.gz.json',
+      'reports/long-line.gz.json',
     ]);
-    expect(JSON.parse(await text(target, 'rejected/broken.gz.report.json')).error).toMatch(/not a readable gzip object/);
-    const long = JSON.parse(await text(target, 'rejected/long-line.gz.report.json'));
+    expect(JSON.parse(await text(target, 'reports/broken.gz.json')).error).toMatch(/not a readable gzip object/);
+    const long = JSON.parse(await text(target, 'reports/long-line.gz.json'));
     expect(long.rejected).toEqual([{ line: 21, reason: 'line longer than 1048576 bytes' }]);
     expect(long.rowsAccepted).toBe(50);
     expect(await readUsage('poison.test')).toBe(50);
@@ -173,8 +191,8 @@ describe('ingest: objects under incoming/ become the store', () => {
     expect(await ingest('incoming/large.ndjson')).toMatchObject({ outcome: 'rejected' });
     expect(await ingest('incoming/huge.ndjson')).toMatchObject({ outcome: 'rejected' });
     const keys = await keysOf(target.s3, target.bucket);
-    expect(keys.filter((k) => !k.startsWith('rejected/') || !k.endsWith('.report.json')).sort()).toEqual(['incoming/huge.ndjson', 'rejected/large.ndjson']);
-    const report = JSON.parse(await (await target.s3.send(new GetObjectCommand({ Bucket: target.bucket, Key: 'rejected/huge.ndjson.report.json' }))).Body!.transformToString());
+    expect(keys.filter((k) => !k.startsWith('reports/')).sort()).toEqual(['incoming/huge.ndjson', 'rejected/large.ndjson']);
+    const report = JSON.parse(await (await target.s3.send(new GetObjectCommand({ Bucket: target.bucket, Key: 'reports/huge.ndjson.json' }))).Body!.transformToString());
     expect(report.error).toMatch(/left under incoming\//);
   });
 

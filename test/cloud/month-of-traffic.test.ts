@@ -120,7 +120,7 @@ describe.skipIf(!trinoAvailable('month of traffic suite'))('a month of traffic, 
     }
     const keys = await keysOf(target.s3, target.bucket);
     expect(keys.filter((k) => k.startsWith('incoming/'))).toEqual([]);
-    expect(keys.filter((k) => k.startsWith('rejected/') && !k.endsWith('.report.json'))).toEqual(['rejected/2026/broken-100.gz', 'rejected/2026/broken-340.gz', 'rejected/2026/broken-580.gz']);
+    expect(keys.filter((k) => k.startsWith('rejected/'))).toEqual(['rejected/2026/broken-100.gz', 'rejected/2026/broken-340.gz', 'rejected/2026/broken-580.gz']);
     expect(deadLettered).toEqual(['poison-200', 'poison-440', 'poison-680']);
     // The bound: one file per partition and relation once upkeep has settled; between runs, the ingests since the last run beside it.
     const files = await eventFilesPerPartition();
