@@ -143,6 +143,33 @@ describe('ingest: objects under incoming/ become the store', () => {
     expect(await excludedFiles('crash.test')).toEqual([]);
   });
 
+  it('Parquet: a row with an infinite or far-future timestamp is rejected by number; properties as a MAP are read', async () => {
+    const target = await ingestBucket(parts.moto);
+    const dir = mkdtempSync(join(work, 'parquet-edge-'));
+    const instance = await DuckDBInstance.create(':memory:');
+    const connection = await instance.connect();
+    const row = (ts: string, props: string) => `SELECT 'edges.test' AS domain, ${ts} AS "timestamp", 'event' AS type, 'v1' AS visitor_id, 's1' AS session_id, '/' AS url_path, 'signup' AS event_name, ${props} AS event_properties`;
+    await connection.run(
+      `COPY (${[
+        row("TIMESTAMP '2026-03-01 10:00:00'", "MAP {'plan': 'pro'}"),
+        row("'infinity'::TIMESTAMP", "MAP {'plan': 'pro'}"),
+        row("TIMESTAMP '2026-03-01 10:00:01'", "MAP {'plan': 'team', 'seats': '5'}"),
+        row("TIMESTAMP '294000-01-01 00:00:00'", "MAP {'plan': 'pro'}"),
+        row("TIMESTAMP '2026-03-01 10:00:02'", 'MAP {}::MAP(VARCHAR, VARCHAR)'),
+      ].join(' UNION ALL ')}) TO '${dir}/edges.parquet' (FORMAT parquet)`,
+    );
+    connection.closeSync();
+    instance.closeSync();
+    await target.put('incoming/edges.parquet', await readFile(join(dir, 'edges.parquet')));
+    expect(await target.deliver(handlerFor(target.s3))).toEqual([]);
+    const report = JSON.parse(await text(target, 'reports/edges.parquet.json'));
+    expect(report.rowsAccepted).toBe(3);
+    expect(report.rejected.map((r: { line: number }) => r.line)).toEqual([2, 4]);
+    expect((await keysOf(target.s3, target.bucket)).filter((k) => /^(incoming|ingested|rejected)\//.test(k))).toEqual(['ingested/edges.parquet']);
+    const rows = await visibleRows(target.s3, target.bucket, 'events', work);
+    expect(rows.map((r) => (JSON.parse(r) as { event_properties: string }).event_properties).sort()).toEqual(['{"plan":"pro"}', '{"plan":"team","seats":"5"}', '{}'].sort());
+  });
+
   it('keeps each object\'s report apart whatever the names: X.report.json is an object like any other', async () => {
     const target = await ingestBucket(parts.moto);
     const events = eventsOf('names.test').slice(0, 5);
