@@ -1,4 +1,4 @@
-import { domainSchema } from '../requests/fields.js';
+import { domainSchema, MAX_PATH_SEGMENT_LENGTH, MAX_VISITOR_ID_LENGTH, UNADDRESSABLE_SEGMENTS } from '../requests/fields.js';
 import type { ColumnType, eventColumns } from './event-columns.js';
 
 // Checks one imported event against the import format (docs/EVENT-FORMAT.md) and turns it into its stored row.
@@ -99,6 +99,7 @@ function toStoredEvent(value: unknown): CheckedEvent & { ok: true } {
   if (domain.length > MAX_EVENT_DOMAIN_LENGTH) reject(`domain must be at most ${MAX_EVENT_DOMAIN_LENGTH} characters (the store names a folder after it)`);
   const ts = parseTimestamp(requireString(input, 'timestamp'));
   const visitorId = requireString(input, 'visitor_id');
+  if (visitorId.length > MAX_VISITOR_ID_LENGTH) reject(`visitor_id must be at most ${MAX_VISITOR_ID_LENGTH} characters (the API looks a visitor up by it)`);
   for (const name of requiredStrings[eventType]) requireString(input, name);
 
   // Read one by one in a fixed order, so the first bad one is the one reported.
@@ -121,6 +122,9 @@ function toStoredEvent(value: unknown): CheckedEvent & { ok: true } {
   if (urlPath !== undefined && !urlPath.startsWith('/')) reject('url_path must be a path starting with "/"');
 
   const eventName = optionalString(input, 'event_name');
+  if (eventName !== undefined && (eventName.length > MAX_PATH_SEGMENT_LENGTH || UNADDRESSABLE_SEGMENTS.has(eventName))) {
+    reject(`event_name must be at most ${MAX_PATH_SEGMENT_LENGTH} characters and not "." or ".." (the API names an event in a URL path)`);
+  }
   if (eventType === 'auto' && !autoEventNames.has(eventName!)) reject(`an auto event_name must be one of ${[...autoEventNames].join(', ')}`);
   const properties = eventProperties(field(input, 'event_properties'));
   if (eventType === 'auto' && eventName === 'exit_link' && typeof properties?.url !== 'string') {
@@ -230,8 +234,8 @@ function eventProperties(value: unknown): Record<string, string> | null {
   const out: Record<string, string> = Object.create(null);
   for (const [key, item] of Object.entries(value)) {
     const shown = JSON.stringify(key.slice(0, 40));
-    if (key === '' || key.length > MAX_PROPERTY_KEY_LENGTH || [...key].some(isControlOrColon) || reservedKeys.has(key)) {
-      reject(`event_properties key ${shown} must be a plain name: 1 to ${MAX_PROPERTY_KEY_LENGTH} characters, no ":" or control characters, not __proto__, constructor or prototype`);
+    if (key === '' || key.length > MAX_PROPERTY_KEY_LENGTH || [...key].some(isControlOrColon) || reservedKeys.has(key) || UNADDRESSABLE_SEGMENTS.has(key)) {
+      reject(`event_properties key ${shown} must be a plain name: 1 to ${MAX_PROPERTY_KEY_LENGTH} characters, no ":" or control characters, not ".", "..", __proto__, constructor or prototype`);
     }
     storableText(key, `event_properties key ${shown}`);
     if (typeof item === 'number' && !Number.isFinite(item)) reject(`event_properties.${key} must be a finite number (a double)`);

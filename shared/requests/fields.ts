@@ -3,6 +3,15 @@ import { isCalendarDate } from '../time/calendar-date.js';
 import { EARLIEST_RANGE_DAY, presets } from '../time/date-range.js';
 import { isValidTimeZone } from '../time/time-zone.js';
 
+/**
+ * The longest path parameter (an event name, a property key), and of a visitor id: the importer refuses longer
+ * values (shared/events/event-validation.ts), so every stored name and id is one the API can be asked about.
+ */
+export const MAX_PATH_SEGMENT_LENGTH = 512;
+export const MAX_VISITOR_ID_LENGTH = 256;
+/** Names no URL path can carry as a segment: clients and gateways resolve them as "this" and "parent" folders. */
+export const UNADDRESSABLE_SEGMENTS: ReadonlySet<string> = new Set(['.', '..']);
+
 // Field schemas shared by the endpoints. JSON bodies are typed strictly (no coercion); query strings are
 // parsed from text by the `query*` helpers.
 
@@ -57,7 +66,7 @@ export function dataText(schema: z.ZodString): z.ZodString {
     .refine((v) => !loneSurrogate.test(v), 'must be valid Unicode text (no unpaired surrogates)');
 }
 
-export const visitorIdSchema = dataText(z.string().min(1).max(256));
+export const visitorIdSchema = dataText(z.string().min(1).max(MAX_VISITOR_ID_LENGTH));
 
 /** A whole number in a query string, within [min, max]. */
 export function queryInt(min: number, max: number) {
@@ -73,7 +82,7 @@ export function queryInt(min: number, max: number) {
 export const queryBool = z.enum(['true', 'false', '1', '0'], { error: 'must be true or false' }).transform((v) => v === 'true' || v === '1');
 
 /** A path parameter, already percent-decoded (HTTP APIs decode the path before routing; so does the local server). */
-export const pathSegment = dataText(z.string().min(1).max(512));
+export const pathSegment = dataText(z.string().min(1).max(MAX_PATH_SEGMENT_LENGTH));
 
 /** Annotation ids: the ids this API issues are UUIDs; anything longer than a key DynamoDB can hold is a 400. */
 export const annotationIdSchema = dataText(z.string().min(1).max(128, 'must be at most 128 characters'));

@@ -73,6 +73,12 @@ describe('validation', () => {
     ['missing visitor_id', without(pageview, 'visitor_id'), /missing required field visitor_id/],
     ['empty visitor_id', { ...pageview, visitor_id: '' }, /visitor_id must not be empty/],
     ['numeric visitor_id', { ...pageview, visitor_id: 42 }, /visitor_id must be a string/],
+    // What the API cannot be asked about is not stored: a visitor id past 256, an event name past 512 or a path's "." or "..".
+    ['visitor_id longer than the API looks up', { ...pageview, visitor_id: 'v'.repeat(257) }, /visitor_id must be at most 256 characters/],
+    ['event_name longer than a path parameter', { ...event, event_name: 'e'.repeat(513) }, /event_name must be at most 512 characters and not "\." or "\.\."/],
+    ['event_name "."', { ...event, event_name: '.' }, /event_name must be at most 512 characters and not/],
+    ['event_name ".."', { ...event, event_name: '..' }, /event_name must be at most 512 characters and not/],
+    ['property key ".."', { ...event, event_properties: { '..': 'x' } }, /must be a plain name: .*not "\.", "\.\."/],
     ['pageview without session_id', without(pageview, 'session_id'), /missing required field session_id/],
     ['pageview without url_path', without(pageview, 'url_path'), /missing required field url_path/],
     ['url_path not a path', { ...pageview, url_path: 'pricing' }, /url_path must be a path/],
