@@ -1,5 +1,5 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, type UpdateCommand } from '@aws-sdk/lib-dynamodb';
 
 // One document client per process, created on first use. The SDK reads AWS_ENDPOINT_URL itself, which is how
 // the Lambda runtime and LocalStack point it elsewhere; a local process names its DynamoDB (the data folder's,
@@ -24,4 +24,15 @@ export function useLocalDynamo(endpoint: string, credentials: { accessKeyId: str
 export function resetDocumentClient(): void {
   client?.destroy();
   client = undefined;
+}
+
+/** Sends a conditional update: true when it was made, false when its condition did not hold. */
+export async function updateIf(command: UpdateCommand): Promise<boolean> {
+  try {
+    await documentClient().send(command);
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
 }

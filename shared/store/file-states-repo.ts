@@ -2,7 +2,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { packExpressionClauses } from '../aws/service-limits.js';
 import { tableNames } from '../config.js';
-import { documentClient } from './dynamo-client.js';
+import { documentClient, updateIf } from './dynamo-client.js';
 
 // Which files of a domain's S3 partitions queries must not read yet, or not any more (docs/STORAGE.md, "Writing to
 // S3"). S3 makes one object visible at a time; this item (one per domain, `files#<domain>` in the counters table,
@@ -105,7 +105,7 @@ export async function showFiles(domain: string, files: readonly string[]): Promi
  * replaces. False when the partition already has a compaction waiting for its deletions.
  */
 export async function supersede(domain: string, partition: string, compaction: Compaction): Promise<boolean> {
-  return conditional(
+  return updateIf(
     new UpdateCommand({
       TableName: tableNames().counters,
       Key: key(domain),
@@ -119,7 +119,7 @@ export async function supersede(domain: string, partition: string, compaction: C
 
 /** Forgets a partition's compaction once the files it replaced are deleted. */
 export async function forgetSuperseded(domain: string, partition: string, file: string): Promise<void> {
-  await conditional(
+  await updateIf(
     new UpdateCommand({
       TableName: tableNames().counters,
       Key: key(domain),
@@ -142,12 +142,3 @@ async function ensureItem(domain: string): Promise<void> {
   );
 }
 
-async function conditional(command: UpdateCommand): Promise<boolean> {
-  try {
-    await documentClient().send(command);
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
-}

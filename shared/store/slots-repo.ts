@@ -1,7 +1,6 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { tableNames } from '../config.js';
-import { documentClient } from './dynamo-client.js';
+import { documentClient, updateIf } from './dynamo-client.js';
 
 // Slots: at most `limit` holders at once of work the whole stack shares a quota of (Athena's active queries, which
 // the account counts across every function). One item of the counters table (`slots#<name>`) keeps the holders in
@@ -24,32 +23,20 @@ export async function takeSlot(name: string, holder: string, limit: number, ms: 
 
 /** Gives the slot back (nothing when it was swept meanwhile). */
 export async function releaseSlot(name: string, holder: string): Promise<void> {
-  await documentClient()
-    .send(
-      new UpdateCommand({
-        TableName: tableNames().counters,
-        Key: key(name),
-        UpdateExpression: 'REMOVE holders.#holder',
-        ConditionExpression: 'attribute_exists(holders)',
-        ExpressionAttributeNames: { '#holder': holder },
-      }),
-    )
-    .catch((error: unknown) => {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    });
+  await updateIf(
+    new UpdateCommand({
+      TableName: tableNames().counters,
+      Key: key(name),
+      UpdateExpression: 'REMOVE holders.#holder',
+      ConditionExpression: 'attribute_exists(holders)',
+      ExpressionAttributeNames: { '#holder': holder },
+    }),
+  );
 }
 
 async function tryTake(name: string, holder: string, limit: number, until: number): Promise<boolean> {
-  const send = (update: UpdateCommand) =>
-    documentClient()
-      .send(update)
-      .then(() => true)
-      .catch((error: unknown) => {
-        if (error instanceof ConditionalCheckFailedException) return false;
-        throw error;
-      });
   // The first holder creates the map; later ones add to it while it has room.
-  const added = await send(
+  const added = await updateIf(
     new UpdateCommand({
       TableName: tableNames().counters,
       Key: key(name),
@@ -60,7 +47,7 @@ async function tryTake(name: string, holder: string, limit: number, until: numbe
     }),
   );
   if (added) return true;
-  return send(
+  return updateIf(
     new UpdateCommand({
       TableName: tableNames().counters,
       Key: key(name),
@@ -77,22 +64,16 @@ async function sweepExpired(name: string, now: number): Promise<number> {
   const expired = Object.entries((Item?.holders ?? {}) as Record<string, number>).filter(([, until]) => until < now);
   let removed = 0;
   for (const [holder, until] of expired) {
-    const gone = await documentClient()
-      .send(
-        new UpdateCommand({
-          TableName: tableNames().counters,
-          Key: key(name),
-          UpdateExpression: 'REMOVE holders.#holder',
-          ConditionExpression: 'holders.#holder = :until',
-          ExpressionAttributeNames: { '#holder': holder },
-          ExpressionAttributeValues: { ':until': until },
-        }),
-      )
-      .then(() => true)
-      .catch((error: unknown) => {
-        if (error instanceof ConditionalCheckFailedException) return false;
-        throw error;
-      });
+    const gone = await updateIf(
+      new UpdateCommand({
+        TableName: tableNames().counters,
+        Key: key(name),
+        UpdateExpression: 'REMOVE holders.#holder',
+        ConditionExpression: 'holders.#holder = :until',
+        ExpressionAttributeNames: { '#holder': holder },
+        ExpressionAttributeValues: { ':until': until },
+      }),
+    );
     if (gone) removed += 1;
   }
   return removed;
