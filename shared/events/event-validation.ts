@@ -104,16 +104,16 @@ function toStoredEvent(value: unknown): CheckedEvent & { ok: true } {
 
   // Read one by one in a fixed order, so the first bad one is the one reported.
   const referrer = optionalString(input, 'referrer');
-  const utmSource = optionalString(input, 'utm_source');
-  const utmMedium = optionalString(input, 'utm_medium');
-  const utmCampaign = optionalString(input, 'utm_campaign');
-  const utmContent = optionalString(input, 'utm_content');
-  const utmTerm = optionalString(input, 'utm_term');
+  const utmSource = optionalDimension(input, 'utm_source');
+  const utmMedium = optionalDimension(input, 'utm_medium');
+  const utmCampaign = optionalDimension(input, 'utm_campaign');
+  const utmContent = optionalDimension(input, 'utm_content');
+  const utmTerm = optionalDimension(input, 'utm_term');
   const country = optionalString(input, 'country');
-  const region = optionalString(input, 'region');
-  const city = optionalString(input, 'city');
-  const browser = optionalString(input, 'browser');
-  const os = optionalString(input, 'os');
+  const region = optionalDimension(input, 'region');
+  const city = optionalDimension(input, 'city');
+  const browser = optionalDimension(input, 'browser');
+  const os = optionalDimension(input, 'os');
   const device = optionalString(input, 'device');
   if (country !== undefined && !COUNTRY.test(country)) reject('country must be an upper-case ISO 3166-1 alpha-2 code, e.g. "US"');
   if (device !== undefined && !devices.has(device)) reject(`device must be one of ${[...devices].join(', ')}`);
@@ -214,6 +214,16 @@ function optionalString(input: Record<string, unknown>, name: string): string | 
   if (typeof value !== 'string') reject(`${name} must be a string or null`);
   return storableText(value, name);
 }
+
+/**
+ * A dimension's text: as optionalString, and the literal `(not set)` (what the API shows for, and filters on as, a
+ * missing value; what analytics exports write for one) is not set either, so it has one meaning everywhere.
+ */
+function optionalDimension(input: Record<string, unknown>, name: string): string | undefined {
+  const value = optionalString(input, name);
+  return value === NOT_SET ? undefined : value;
+}
+const NOT_SET = '(not set)';
 
 function isControlOrColon(char: string): boolean {
   const code = char.codePointAt(0)!;
@@ -323,7 +333,10 @@ function daysInMonth(year: number, month: number): number {
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 
-/** Host of the referrer URL, lower case, without a leading `www.`; '' for direct traffic or an unparseable URL. */
+/**
+ * Host of the referrer URL, lower case, without a leading `www.` or the root's trailing dot (`WWW.Example.COM.` is
+ * `example.com`); '' for direct traffic or an unparseable URL.
+ */
 export function referrerDomain(referrer: string | undefined): string {
   if (referrer === undefined) return '';
   let host = referrerHosts.get(referrer);
@@ -336,7 +349,7 @@ export function referrerDomain(referrer: string | undefined): string {
 
 function hostOf(referrer: string): string {
   try {
-    return new URL(referrer).hostname.toLowerCase().replace(/^www\./, '');
+    return new URL(referrer).hostname.toLowerCase().replace(/\.$/, '').replace(/^www\./, '');
   } catch {
     return '';
   }

@@ -9,7 +9,7 @@ import { DEFAULT_LOCAL_CODECS, localCodecs } from '../../local/store/parquet-cod
 import { localPaths, type LocalPaths } from '../../local/store/paths.js';
 import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
 import { eventColumns } from '../../shared/events/event-columns.js';
-import { MAX_EVENT_DOMAIN_LENGTH } from '../../shared/events/event-validation.js';
+import { checkEvent, MAX_EVENT_DOMAIN_LENGTH, referrerDomain } from '../../shared/events/event-validation.js';
 import { readUsage } from '../../shared/limits/limiter.js';
 import { queryParquet, sqlPath } from '../support/parquet-rows.js';
 import { runCli } from '../support/run-cli.js';
@@ -174,6 +174,15 @@ describe('stored rows', () => {
       ['2026-03-01 11:00:00', '2026-03-01', 'revenue'],
       ['2026-03-02 01:30:00', '2026-03-02', 'pageview'],
     ]);
+  });
+
+  it('gives "not set" one meaning, and one referrer domain to every spelling of a host', () => {
+    const checked = checkEvent({ ...pageview, utm_source: '(not set)', city: '(not set)', browser: 'Firefox', region: '(Not Set)' });
+    expect(checked.ok && checked.event).toMatchObject({ utm_source: undefined, city: undefined, browser: 'Firefox', region: '(Not Set)' });
+    for (const referrer of ['https://example.com/a', 'https://WWW.Example.COM./b', 'http://www.example.com.:8080/', 'https://EXAMPLE.com.']) {
+      expect(referrerDomain(referrer), referrer).toBe('example.com');
+    }
+    expect(referrerDomain('https://www2.example.com/')).toBe('www2.example.com');
   });
 
   it('derives referrer_domain, keeps property values as text, and fills defaults', async () => {
