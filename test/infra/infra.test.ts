@@ -300,7 +300,7 @@ describe('cdk-nag AwsSolutions', () => {
     const rules = new Set(acknowledged.map(([id]) => id.replace(/\[.*$/, '').replace(/^.*::/, '')));
     expect([...rules].sort()).toEqual(['AwsSolutions-APIG4', 'AwsSolutions-IAM4', 'AwsSolutions-IAM5', 'AwsSolutions-L1']);
     for (const [id, reason] of acknowledged) {
-      const prefixes = ['events', ...derivedRelations.map((r) => r.folder), 'results', 'incoming', 'ingested', 'rejected', 'imports'].join('|');
+      const prefixes = ['events', ...derivedRelations.map((r) => r.folder), 'results', 'incoming', 'ingested', 'rejected', 'reports', 'imports', 'upkeep'].join('|');
       if (id.includes('IAM4')) expect(id).toMatch(/IAM4\[Policy::arn:<AWS::Partition>:iam::aws:policy\/service-role\/AWSLambdaBasicExecutionRole\]$/);
       if (id.includes('IAM5')) expect(id).toMatch(new RegExp(`IAM5\\[Resource::<Lake(EventsBucket|AthenaResults)[0-9A-F]+\\.Arn>/(${prefixes})/\\*\\]$`));
       expect(reason.length, id).toBeGreaterThan(60);
