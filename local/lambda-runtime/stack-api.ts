@@ -18,7 +18,11 @@ export interface LocalServices {
   s3?: { endpoint: string; bucket: string };
   /** The Athena emulator's URL (over Trino) and the bucket its tables read (`local://…` or `s3://…`): for the analytics routes. */
   athena?: { endpoint: string; location: string };
-  credentials?: { accessKeyId: string; secretAccessKey: string };
+  /**
+   * What the functions sign every AWS call with: the data folder's credentials, which its DynamoDB and Athena
+   * emulator require (local/server/local-dynamo.ts); moto takes any.
+   */
+  credentials: { accessKeyId: string; secretAccessKey: string };
 }
 
 const fromResource: Record<string, (s: LocalServices) => string | undefined> = {
@@ -40,7 +44,7 @@ export function localEnvironment(fn: StackFunction, services: LocalServices): Re
       env[name] = local;
     }
   }
-  const credentials = services.credentials ?? { accessKeyId: 'local', secretAccessKey: 'local' };
+  const { credentials } = services;
   return {
     ...env,
     AWS_ACCESS_KEY_ID: credentials.accessKeyId,
