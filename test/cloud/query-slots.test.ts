@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { releaseSlot, takeSlot } from '../../shared/store/slots-repo.js';
+import { asFunction } from '../support/aws-rules/install.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
 
 // The stack's query slots (shared/store/slots-repo.ts) on dynalite, with DynamoDB's request rules held by the tests'
@@ -35,5 +36,16 @@ describe('query slots', () => {
     // The dead holder's late release does not free the slot another holds.
     await releaseSlot(name, 'died');
     expect(await takeSlot(name, 'third', 1, 10_000, now + 12_000)).toBe(false);
+  });
+
+  it('is what an analytics function\'s role allows: taking, sweeping and giving back run as the Query function', async () => {
+    const name = `slots-${randomUUID()}`;
+    const now = Date.now();
+    await asFunction('Query', async () => {
+      expect(await takeSlot(name, 'first', 1, 1_000, now)).toBe(true);
+      // Full, with an expired hold: swept, then taken.
+      expect(await takeSlot(name, 'second', 1, 1_000, now + 2_000)).toBe(true);
+      await releaseSlot(name, 'second');
+    });
   });
 });
