@@ -146,14 +146,24 @@ export class AthenaEngine implements QueryEngine {
   private async takeSlot(deadline: number): Promise<string | undefined> {
     if (!this.slots) return undefined;
     const holder = randomUUID();
+    const taken = await this.retryWithin(deadline, async () => ((await this.slots!.take(holder, deadline - this.now() + MAX_POLL_MS)) ? holder : undefined));
+    if (taken !== undefined) return taken;
+    requestLogger().warn('every query slot of the stack is held; answering 503', { max_concurrent_queries: this.settings.maxConcurrentQueries });
+    throw new EngineBusyError();
+  }
+
+  /**
+   * Tries `attempt` until it gives a value, pausing between tries with growing, jittered waits (200 ms, doubling up
+   * to 2 s) while the deadline leaves room for the query itself; undefined once it does not.
+   */
+  private async retryWithin<T>(deadline: number, attempt: () => Promise<T | undefined>, onPause: (ms: number) => void = () => {}): Promise<T | undefined> {
     let wait = FIRST_START_RETRY_MS;
     for (;;) {
-      if (await this.slots.take(holder, deadline - this.now() + MAX_POLL_MS)) return holder;
+      const value = await attempt();
+      if (value !== undefined) return value;
       const pause = wait / 2 + Math.random() * (wait / 2);
-      if (this.now() + pause + MIN_QUERY_MS > deadline) {
-        requestLogger().warn('every query slot of the stack is held; answering 503', { max_concurrent_queries: this.settings.maxConcurrentQueries });
-        throw new EngineBusyError();
-      }
+      if (this.now() + pause + MIN_QUERY_MS > deadline) return undefined;
+      onPause(pause);
       await this.sleep(pause);
       wait = Math.min(wait * 2, MAX_START_RETRY_MS);
     }
@@ -189,38 +199,38 @@ export class AthenaEngine implements QueryEngine {
    * for the query itself, then the client gets a 503.
    */
   private async start(queryString: string, deadline: number): Promise<string> {
-    let wait = FIRST_START_RETRY_MS;
-    for (;;) {
-      try {
-        const out = await this.client.send(
-          new StartQueryExecutionCommand({
-            WorkGroup: this.settings.workgroup,
-            QueryString: queryString,
-            QueryExecutionContext: { Database: this.settings.database },
-            // A retried StartQueryExecution (the SDK retries throttling) must not start a second query.
-            ClientRequestToken: randomUUID(),
-            ResultReuseConfiguration: {
-              ResultReuseByAgeConfiguration: {
-                Enabled: this.settings.resultReuseMinutes > 0,
-                ...(this.settings.resultReuseMinutes > 0 ? { MaxAgeInMinutes: this.settings.resultReuseMinutes } : {}),
+    let refused: unknown;
+    const id = await this.retryWithin(
+      deadline,
+      async () => {
+        try {
+          const out = await this.client.send(
+            new StartQueryExecutionCommand({
+              WorkGroup: this.settings.workgroup,
+              QueryString: queryString,
+              QueryExecutionContext: { Database: this.settings.database },
+              // A retried StartQueryExecution (the SDK retries throttling) must not start a second query.
+              ClientRequestToken: randomUUID(),
+              ResultReuseConfiguration: {
+                ResultReuseByAgeConfiguration: {
+                  Enabled: this.settings.resultReuseMinutes > 0,
+                  ...(this.settings.resultReuseMinutes > 0 ? { MaxAgeInMinutes: this.settings.resultReuseMinutes } : {}),
+                },
               },
-            },
-          }),
-        );
-        return out.QueryExecutionId!;
-      } catch (error) {
-        const name = (error as { name?: string }).name;
-        const throttled = name === 'TooManyRequestsException' || name === 'ThrottlingException';
-        const pause = wait / 2 + Math.random() * (wait / 2);
-        if (throttled && this.now() + pause + MIN_QUERY_MS <= deadline) {
-          requestLogger().info('athena refused a new query (active-query quota); trying again', { wait_ms: Math.round(pause) });
-          await this.sleep(pause);
-          wait = Math.min(wait * 2, MAX_START_RETRY_MS);
-          continue;
+            }),
+          );
+          return out.QueryExecutionId!;
+        } catch (error) {
+          const name = (error as { name?: string }).name;
+          if (name !== 'TooManyRequestsException' && name !== 'ThrottlingException') throw engineErrorOf(error);
+          refused = error;
+          return undefined;
         }
-        throw engineErrorOf(error);
-      }
-    }
+      },
+      (ms) => requestLogger().info('athena refused a new query (active-query quota); trying again', { wait_ms: Math.round(ms) }),
+    );
+    if (id === undefined) throw engineErrorOf(refused);
+    return id;
   }
 
   /** Polls with doubling waits (100 ms up to 1 s) until the query ends; stops it once the deadline passes. */
