@@ -6,10 +6,11 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import { S3_COPY_MAX_BYTES } from '../shared/aws/service-limits.js';
-import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { importLines, importNdjson, type ImportReport } from '../local/store/importer.js';
 import { localPaths } from '../local/store/paths.js';
 import { parquetLines, UnreadableObject } from './parquet-lines.js';
+import { isNoSuchKey } from './s3-objects.js';
 import { s3Destination } from './s3-store.js';
 
 // One object a producer put under `incoming/` in the events bucket, made part of the store (docs/DEPLOY.md,
@@ -74,7 +75,7 @@ export async function ingestObject(key: string, target: IngestTarget): Promise<I
       const paths = localPaths(join(dir, 'store'));
       report = name.endsWith('.parquet') ? await importLines(parquetLines(file), paths, options) : await importNdjson(file, paths, options);
     } catch (error) {
-      if (error instanceof NoSuchKey || (error as { name?: string }).name === 'NoSuchKey') return { key, outcome: 'absent' };
+      if (isNoSuchKey(error)) return { key, outcome: 'absent' };
       if (!(error instanceof UnreadableObject)) throw error;
       const report = { source: key, rowsAccepted: 0, rejected: [], error: error.message };
       if (error instanceof TooLargeObject && error.bytes > (target.limits?.copyMaxBytes ?? S3_COPY_MAX_BYTES)) {
@@ -101,7 +102,7 @@ async function finish(target: IngestTarget, key: string, name: string, prefix: s
     await client.send(new CopyObjectCommand({ Bucket: bucket, Key: `${prefix}${name}`, CopySource: `${bucket}/${encodeURIComponent(key).replace(/%2F/g, '/')}` }));
   } catch (error) {
     // Gone meanwhile: a concurrent delivery of the same notification moved it.
-    if ((error as { name?: string }).name === 'NoSuchKey') return;
+    if (isNoSuchKey(error)) return;
     throw error;
   }
   await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));

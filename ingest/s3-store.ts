@@ -1,11 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { HeadObjectCommand, ListObjectsV2Command, NotFound, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { HeadObjectCommand, NotFound, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { ImportOptions } from '../local/store/importer.js';
 import type { ImportRecord } from '../local/store/imports.js';
 import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
 import { hideFiles, showFiles } from '../shared/store/file-states-repo.js';
 import type { DomainDays } from '../shared/store/domain-days-repo.js';
+import { listing } from './s3-objects.js';
 
 // The events bucket as the store writer sees it (docs/STORAGE.md): where each relation's files go, the import
 // records that make an input count once, and the days a domain already has. `npm run import -- --s3` and the
@@ -39,15 +40,12 @@ export function s3StoredDays(url: string, client = new S3Client({})): (domain: s
   return async (domain) => {
     const under = `${[prefix, `domain=${domain}`].filter(Boolean).join('/')}/`;
     const days: string[] = [];
-    let token: string | undefined;
-    do {
-      const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: under, Delimiter: '/', ContinuationToken: token }));
+    for await (const page of listing({ client, bucket }, under, '/')) {
       for (const p of page.CommonPrefixes ?? []) {
         const day = /dt=(\d{4}-\d{2}-\d{2})\/$/.exec(p.Prefix ?? '')?.[1];
         if (day) days.push(day);
       }
-      token = page.NextContinuationToken;
-    } while (token);
+    }
     days.sort();
     return days.length ? { firstDay: days[0]!, lastDay: days[days.length - 1]! } : undefined;
   };
