@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -82,22 +82,28 @@ function folderCredentials(paths: LocalPaths): DoorCredentials {
   const file = join(paths.dataDir, 'dynamodb-credentials.json');
   if (!existsSync(file)) {
     const fresh: DoorCredentials = { accessKeyId: `LOCAL${randomBytes(8).toString('hex').toUpperCase()}`, secretAccessKey: randomBytes(30).toString('base64url') };
+    // Written whole to a file of this process, then linked under the name, which fails if it exists: of two
+    // processes starting at once one wins and both read its file, and a process killed meanwhile leaves no half file.
+    const staging = `${file}.${process.pid}.tmp`;
+    writeFileSync(staging, JSON.stringify(fresh), { mode: 0o600 });
     try {
-      // Exclusive: of two processes starting at once, one writes and both read what it wrote.
-      writeFileSync(file, JSON.stringify(fresh), { flag: 'wx', mode: 0o600 });
+      linkSync(staging, file);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    } finally {
+      rmSync(staging, { force: true });
     }
   }
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const read = JSON.parse(readFileSync(file, 'utf8')) as DoorCredentials;
-      if (typeof read.accessKeyId === 'string' && typeof read.secretAccessKey === 'string') return read;
-    } catch {
-      // Being written by the other process: read again.
-    }
-    if (attempt >= 50) throw new Error(`${file} is not readable as the local DynamoDB's credentials; delete it to make new ones`);
+  let read: Partial<DoorCredentials> | undefined;
+  try {
+    read = JSON.parse(readFileSync(file, 'utf8')) as Partial<DoorCredentials>;
+  } catch {
+    // Reported below.
   }
+  if (typeof read?.accessKeyId !== 'string' || typeof read.secretAccessKey !== 'string') {
+    throw new Error(`${file} is not readable as the local DynamoDB's credentials; delete it to make new ones`);
+  }
+  return { accessKeyId: read.accessKeyId, secretAccessKey: read.secretAccessKey };
 }
 
 /** Writes `file` whole (renamed into place) with mode 0600. */
