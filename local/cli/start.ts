@@ -34,6 +34,7 @@ const api = await Promise.resolve()
     process.exit(1);
   });
 running.api = api;
+void api.compaction.then((partitions) => partitions && console.log(`Store compacted: ${partitions} partitions of many small files rewritten as one each`));
 if (api.trino) console.log(`Queries run on the Athena engine through ${api.trino.report}`);
 console.log(`Analytics API listening on ${api.url} (data in ${paths.dataDir}); reference at ${api.url}/docs`);
 if (firstStart && process.env.ANALYTICS_DEMO !== '0') {

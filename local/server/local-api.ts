@@ -11,7 +11,7 @@ import { referencePageRoutes } from './reference-page.js';
 import { dashboardRoutes } from './dashboard-page.js';
 import { openLocalDynamo, type LocalDynamo } from './local-dynamo.js';
 import type { TrinoAthena } from '../trino/trino-athena.js';
-import { backfillWhenFree } from '../store/backfill.js';
+import { compactStore, upgradeStore, whenStoreFree } from '../store/backfill.js';
 import { localCodecs } from '../store/parquet-codec.js';
 import { localPaths, type LocalPaths } from '../store/paths.js';
 import { recordStoreDays } from '../store/store-days.js';
@@ -24,6 +24,9 @@ export interface LocalApi {
   engine: DuckDbEngine;
   /** With `engine: 'trino'`: the Athena engine running on Trino, which then answers the queries. */
   trino?: TrinoAthena;
+  /** Compaction of the store, run once the server listens: settles with the partitions compacted (null if stopped). */
+  compaction: Promise<number | null>;
+  /** Stops serving; a compaction still running is aborted and publishes nothing. */
   close(): Promise<void>;
 }
 
@@ -59,8 +62,10 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
   localCodecs(); // a misspelt ANALYTICS_PARQUET_COMPRESSION stops the start, not a later import or backfill
   rateLimitPerMinute(); // likewise a bad ANALYTICS_RATE_LIMIT_PER_MINUTE: not a 500 on every request
   // Queries read the derived relations: a store imported before they existed gets them before the first query,
-  // or, while another process imports, as soon as it is done.
-  const backfill = await backfillWhenFree(paths, options.backfillRetryMs, (error) => logger.error('backfill of the derived files failed', { error }));
+  // or, while another process imports, as soon as it is done. Compaction changes no answer: it runs once the
+  // server listens (below), and queries read the current snapshot until it publishes.
+  const upgrade = whenStoreFree(() => upgradeStore(paths), options.backfillRetryMs, (error) => logger.error('upgrade of the store failed', { error }));
+  await upgrade.first;
   const dynamo = await openLocalDynamo(paths, { publish: true });
   await recordStoreDays(paths);
   const engine = await DuckDbEngine.open(paths.eventsDir);
@@ -80,14 +85,16 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     server.listen(options.port ?? 0, '127.0.0.1', () => resolveListen());
   });
   const { port } = server.address() as AddressInfo;
+  const compaction = whenStoreFree((signal) => upgrade.done.then(() => compactStore(paths, { signal })), options.backfillRetryMs, (error) => logger.error('compaction of the store failed', { error }));
   return {
     url: `http://127.0.0.1:${port}`,
     paths,
     dynamo,
     engine,
     ...(trino ? { trino } : {}),
+    compaction: compaction.done,
     close: async () => {
-      backfill.stop();
+      await Promise.all([upgrade.stop(), compaction.stop()]);
       server.closeAllConnections();
       await new Promise<void>((done) => server.close(() => done()));
       engine.close();

@@ -14,57 +14,97 @@ import { keyVisitors } from './visitor-keys.js';
 import { COMPACT_FROM_FILES, compactPartitions } from './compaction.js';
 import { markWholeFragments } from './whole-fragments.js';
 
-// Brings a local store up to date: partitions of many small files are compacted; every event file without one
-// of its derived files (data imported before that relation existed), or with one lacking a column added since,
-// gets it, staged, keyed and then renamed into place; then the whole fragments are marked. All of it in one store
-// transaction (store/local-store.ts): published whole, or not at all.
+// Brings a local store up to date, in two store transactions (store/local-store.ts), each published whole or not
+// at all. The upgrade changes answers: every event file without one of its derived files (data imported before that
+// relation existed), or with one lacking a column added since, gets it, staged, keyed and renamed into place; files
+// without visitor keys get them; whole fragments are marked. Compaction changes no answer, only speed: partitions of
+// many small files are rewritten as one, and their fragments marked again. `npm start` runs the upgrade before it
+// listens and compaction after, in the background.
 //   by hand: ANALYTICS_DATA_DIR=./.data npx tsx local/cli/backfill-cli.ts
 
 /**
- * Returns the number of derived files written. Partitions are compacted from `compactFrom` event files on: by default
- * ANALYTICS_COMPACT_FROM_FILES, else COMPACT_FROM_FILES.
+ * The upgrade and then compaction (from `compactFrom` event files per partition on: by default
+ * ANALYTICS_COMPACT_FROM_FILES, else COMPACT_FROM_FILES). Returns the number of derived files the upgrade wrote.
  */
 export async function backfillDerived(paths: LocalPaths, options: { compactFrom?: number } = {}): Promise<number> {
-  const compactFrom = options.compactFrom ?? Number(process.env.ANALYTICS_COMPACT_FROM_FILES ?? COMPACT_FROM_FILES);
+  const written = await upgradeStore(paths);
+  await compactStore(paths, options);
+  return written;
+}
+
+/** The upgrade: missing or outdated derived files, missing keys, whole marks. Returns the derived files written. */
+export async function upgradeStore(paths: LocalPaths): Promise<number> {
   return withStoreTransaction(paths, async (snapshot) => {
-    const compacted = await compactPartitions(snapshot, compactFrom);
     const written = await deriveMissing(snapshot);
     // deriveMissing keys stored files only when it wrote some: files written without keys are keyed here.
     const keyed = written === 0 ? await keyVisitors(snapshot) : 0;
     const marked = await markWholeFragments(snapshot);
-    return { value: written, changed: compacted + written + keyed + marked > 0 };
+    return { value: written, changed: written + keyed + marked > 0 };
   });
 }
 
 /**
- * The backfill as `npm start` runs it: at once, and while another process imports (it holds the store lock)
- * again every `retryMs` until it runs, so a store upgraded during an import gets its missing files within seconds
- * of it. Returns how many files the first attempt wrote (null when it waits) and a stop for the retries.
+ * Compaction of the partitions holding `compactFrom` event files or more; returns how many were compacted. An abort
+ * of `signal` ends it between two partitions, publishing nothing.
  */
-export async function backfillWhenFree(paths: LocalPaths, retryMs = 5_000, onError: (error: Error) => void = () => {}): Promise<{ written: number | null; stop: () => void }> {
+export async function compactStore(paths: LocalPaths, options: { compactFrom?: number; signal?: AbortSignal } = {}): Promise<number> {
+  const compactFrom = options.compactFrom ?? Number(process.env.ANALYTICS_COMPACT_FROM_FILES ?? COMPACT_FROM_FILES);
+  return withStoreTransaction(paths, async (snapshot) => {
+    const compacted = await compactPartitions(snapshot, compactFrom, options.signal);
+    // A compacted partition's sessions are one fragment a day now: marked whole where they have no other day.
+    const marked = compacted > 0 ? await markWholeFragments(snapshot) : 0;
+    return { value: compacted, changed: compacted + marked > 0 };
+  });
+}
+
+/** A store step that `npm start` runs while other processes may hold the store lock. */
+export interface RetriedStep<T> {
+  /** The first attempt's result; null when another process held the lock (the step then retries). */
+  readonly first: Promise<T | null>;
+  /** Settles when the step has run, failed or was stopped (then with null). */
+  readonly done: Promise<T | null>;
+  /** Ends the retries and aborts a running attempt (its transaction publishes nothing); settles when it has ended. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `step` at once and, while another process holds the store lock, again every `retryMs` until it runs: a store
+ * upgraded during an import gets its missing files within seconds of it. Errors other than a busy store or the
+ * step's abort go to `onError` and end the step.
+ */
+export function whenStoreFree<T>(step: (signal: AbortSignal) => Promise<T>, retryMs = 5_000, onError: (error: Error) => void = () => {}): RetriedStep<T> {
+  const abort = new AbortController();
   let timer: NodeJS.Timeout | undefined;
-  let stopped = false;
-  const attempt = async (): Promise<number | null> => {
-    try {
-      return await backfillDerived(paths);
-    } catch (error) {
-      if (error instanceof StoreBusyError) return null;
-      throw error;
+  let running: Promise<unknown> = Promise.resolve();
+  let settle: (value: T | null) => void = () => {};
+  const done = new Promise<T | null>((resolve) => (settle = resolve));
+  const attempt = (): Promise<T | null> => {
+    const run = step(abort.signal).catch((error: unknown) => {
+      if (error instanceof StoreBusyError && !abort.signal.aborted) return null;
+      if (!abort.signal.aborted) onError(error as Error);
+      settle(null);
+      return null;
+    });
+    running = run;
+    return run;
+  };
+  const after = (value: T | null) => {
+    if (value !== null) settle(value);
+    else if (!abort.signal.aborted) {
+      timer = setTimeout(() => void attempt().then(after), retryMs);
+      timer.unref();
     }
   };
-  const retry = () => {
-    timer = setTimeout(() => {
-      attempt().then((written) => written === null && !stopped && retry(), onError);
-    }, retryMs);
-    timer.unref();
-  };
-  const written = await attempt();
-  if (written === null) retry();
+  const first = attempt();
+  void first.then(after);
   return {
-    written,
-    stop: () => {
-      stopped = true;
+    first,
+    done,
+    stop: async () => {
+      abort.abort();
       clearTimeout(timer);
+      await running;
+      settle(null);
     },
   };
 }

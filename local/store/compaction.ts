@@ -42,9 +42,10 @@ export async function writeCompacted(
 
 /**
  * Compacts every partition (`domain=/dt=` folder) of the snapshot at `paths` holding at least `minFiles` event
- * files; returns how many. Each relation's partition folder is replaced by its new one.
+ * files; returns how many. Each relation's partition folder is replaced by its new one. An abort of `signal` throws
+ * between two partitions.
  */
-export async function compactPartitions(paths: LocalPaths, minFiles = COMPACT_FROM_FILES): Promise<number> {
+export async function compactPartitions(paths: LocalPaths, minFiles = COMPACT_FROM_FILES, signal?: AbortSignal): Promise<number> {
   const byPartition = new Map<string, string[]>();
   for (const name of parquetFilesUnder(paths.eventsDir)) {
     const partition = dirname(name);
@@ -57,6 +58,7 @@ export async function compactPartitions(paths: LocalPaths, minFiles = COMPACT_FR
   const { connection } = scratch;
   try {
     for (const [i, [partition, names]] of crowded.entries()) {
+      signal?.throwIfAborted();
       const fresh = join(staging, `new-${i}`);
       const dirs = { events: join(fresh, 'events'), ...Object.fromEntries(derivedRelations.map((r) => [r.folder, join(fresh, r.folder)])) } as Record<'events' | DerivedFolder, string>;
       // One name for the partition's new files, unlike any import's (they start with a timestamp).

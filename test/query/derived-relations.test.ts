@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync }
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { backfillDerived, backfillWhenFree } from '../../local/store/backfill.js';
+import { backfillDerived, upgradeStore, whenStoreFree } from '../../local/store/backfill.js';
 import { importEvents } from '../../local/store/importer.js';
 import { StoreBusyError } from '../../local/store/store-lock.js';
 import { keyVisitors } from '../../local/store/visitor-keys.js';
@@ -370,9 +370,9 @@ describe('session fragments', () => {
     const lock = join(api.paths.dataDir, 'store.lock');
     mkdirSync(lock);
     writeFileSync(join(lock, 'pid'), String(process.ppid));
-    const backfill = await backfillWhenFree(api.paths, 20);
+    const backfill = whenStoreFree(() => upgradeStore(api.paths), 20);
     try {
-      expect(backfill.written).toBeNull();
+      expect(await backfill.first).toBeNull();
       await new Promise((r) => setTimeout(r, 100));
       for (const r of derivedRelations) expect(existsSync(join(api.paths.derivedDirs[r.folder], name))).toBe(false);
       rmSync(lock, { recursive: true, force: true });
@@ -380,7 +380,7 @@ describe('session fragments', () => {
         for (const r of derivedRelations) expect(existsSync(join(api.paths.derivedDirs[r.folder], name))).toBe(true);
       });
     } finally {
-      backfill.stop();
+      await backfill.stop();
       rmSync(lock, { recursive: true, force: true });
     }
     expect(await api.engine.runRaw(visitorDaysOfFile)).toEqual(before);

@@ -22,12 +22,13 @@ export interface TestApi extends LocalApi {
   request<T = any>(method: string, path: string, options?: { token?: string; body?: unknown; rawBody?: string; query?: Record<string, string> }): Promise<TestResponse<T>>;
 }
 
-export async function startTestApi(options: Pick<LocalApiOptions, 'engine'> = {}): Promise<TestApi> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'analytics-test-'));
+/** `dataDir`: a data folder an earlier API left (removed on close like a fresh one); by default a fresh one. */
+export async function startTestApi(options: Pick<LocalApiOptions, 'engine' | 'dataDir'> = {}): Promise<TestApi> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'analytics-test-'));
   let api: LocalApi;
   try {
     // Each route runs as its deployed function: its DynamoDB and Athena calls are authorized against its role.
-    api = await startLocalApi({ dataDir, ...options, invoker: (route, invoke) => asFunction(route.name, invoke) });
+    api = await startLocalApi({ ...options, dataDir, invoker: (route, invoke) => asFunction(route.name, invoke) });
   } catch (error) {
     // A start that fails (the tests of bad settings) leaves no data folder behind either.
     rmSync(dataDir, { recursive: true, force: true });
