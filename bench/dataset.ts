@@ -2,10 +2,10 @@ import { existsSync, readFileSync, readdirSync, renameSync, rmSync, statSync, wr
 import { join } from 'node:path';
 import { pathLiteral } from '../shared/engines/duckdb-engine.js';
 import { backfillDerived } from '../local/store/backfill.js';
-import { eventFileOrder, eventRowGroupRows, writeEventFile } from '../local/store/event-file-layout.js';
-import { parquetCodecs, type ParquetCodec } from '../local/store/parquet-codec.js';
-import { openScratchDuckDb } from '../local/store/scratch-duckdb.js';
-import { importLineBlocks } from '../local/store/importer.js';
+import { eventFileOrder, eventRowGroupRows, writeEventFile } from '../writer/event-file-layout.js';
+import { parquetCodecs, type ParquetCodec } from '../writer/parquet-codec.js';
+import { openScratchDuckDb } from '../writer/scratch-duckdb.js';
+import { importLineBlocks } from '../local/store/local-destination.js';
 import { openLocalDynamo } from '../local/server/local-dynamo.js';
 import { localPaths, type LocalPaths } from '../local/store/paths.js';
 import { defaultShape, generateEventLines, type GeneratorSpec } from './generator.js';
@@ -17,7 +17,7 @@ import { defaultShape, generateEventLines, type GeneratorSpec } from './generato
 /** Bump when the generator's output changes, so cached sets made by an older generator are not reused. */
 const GENERATOR_VERSION = 1;
 
-/** How the importer lays out event files now (local/store/event-file-layout.ts); a cached set in another is rewritten. */
+/** How the importer lays out event files now (writer/event-file-layout.ts); a cached set in another is rewritten. */
 const EVENT_LAYOUT = `${eventFileOrder}; ${eventRowGroupRows.local} rows per row group`;
 
 export interface Dataset {

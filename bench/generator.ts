@@ -10,7 +10,7 @@
 // A shape (`GeneratorSpec.shape`) changes how many pages, visitors and sessions the rows spread over; without one
 // the lines are those of the default shape, unchanged.
 
-import { seededRandom, type Weighted } from '../local/cli/seeded-random.js';
+import { seededRandom, type Weighted } from '../cli/seeded-random.js';
 
 export interface GeneratorSpec {
   seed: number;

@@ -10,9 +10,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { generateEventLines } from './generator.js';
-import { importNdjson } from '../local/store/importer.js';
-import { readLines } from '../local/store/ndjson-lines.js';
-import { localPaths, parquetFilesUnder } from '../local/store/paths.js';
+import { importNdjson } from '../local/store/local-destination.js';
+import { readLines } from '../writer/ndjson-lines.js';
+import { localPaths } from '../local/store/paths.js';
+import { parquetFilesUnder } from '../writer/parquet-files.js';
 import { checkEventLine } from '../shared/events/event-validation.js';
 import { startTestApi } from '../test/support/test-api.js';
 

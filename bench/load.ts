@@ -20,7 +20,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import autocannon from 'autocannon';
 import { startLocalApi } from '../local/server/local-api.js';
-import { importLines } from '../local/store/importer.js';
+import { importLines } from '../local/store/local-destination.js';
 import { logger } from '../shared/log.js';
 import { createCredential } from '../shared/services/credentials.js';
 import { generateEventLines } from './generator.js';

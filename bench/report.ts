@@ -95,7 +95,7 @@ export function renderReport(f: BenchFigures): string {
   out.push(`| data set | ${d.rows.toLocaleString('en-US')} events, one site (\`${d.spec.domain}\`), ${d.spec.days} days to ${d.spec.endDate}, seed ${d.spec.seed} |`);
   const stored = f.storage.map((r) => `${r.folder} ${r.files} files, ${mib(r.bytes)}`).join('; ');
   const codecs = [...new Set(f.storage.flatMap((r) => r.codecs))].join(', ');
-  out.push(`| Parquet | ${stored} (${codecs}); \`domain=/dt=\` partitions written by the importer (local/store/importer.ts), derived relations in docs/STORAGE.md |`);
+  out.push(`| Parquet | ${stored} (${codecs}); \`domain=/dt=\` partitions written by the importer (writer/importer.ts), derived relations in docs/STORAGE.md |`);
   out.push(
     `| generation | ${d.generationSeconds.toFixed(0)} s through the importer (${Math.round(d.rows / d.generationSeconds).toLocaleString('en-US')} rows/s)${d.reused ? ', cached from an earlier run' : ''} |`,
   );

@@ -52,7 +52,7 @@ try {
   const startSeconds = (performance.now() - started) / 1000;
   log(`npm start listening after ${startSeconds.toFixed(1)} s`);
   phase = 'queries';
-  const created = await exec('npx', ['tsx', 'local/cli/keys-cli.ts', 'create', '--domain', dataset.spec.domain, '--json'], { cwd: projectRoot, env });
+  const created = await exec('npx', ['tsx', 'cli/keys-cli.ts', 'create', '--domain', dataset.spec.domain, '--json'], { cwd: projectRoot, env });
   const { token } = JSON.parse(created.stdout) as { token: string };
   const mix = dashboardMix(dataset.spec.domain, dataset.spec.endDate);
   const times = new Map<string, number[]>(mix.map((q) => [q.id, []]));

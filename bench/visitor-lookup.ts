@@ -1,5 +1,5 @@
 // Measures what a one-visitor journeys query costs under two Parquet layouts of the same rows:
-//   by-ts       each dt partition one file ordered by ts (what local/store/importer.ts writes), default row groups
+//   by-ts       each dt partition one file ordered by ts (what writer/importer.ts writes), default row groups
 //   by-visitor  each dt partition one file ordered by visitor_id, small row groups (ROW_GROUP_SIZE below)
 //   by-visitor-big-groups  the same order with DuckDB's default row groups (122,880 rows), to show the size matters
 // For each layout it reports the files' size, the row groups whose visitor_id min/max statistics cannot rule a

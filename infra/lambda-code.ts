@@ -1,10 +1,10 @@
 import { fileURLToPath } from 'node:url';
 import { OutputFormat, type NodejsFunctionProps } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { duckdbLambdaModules } from '../local/tools/duckdb-lambda-modules.js';
+import { duckdbLambdaModules } from './duckdb-lambda-modules.js';
 
 // How every function's code is built: esbuild on this machine (no Docker), ESM for Node.js 22, the AWS SDK bundled
 // from our lockfile. The functions that write the store also get DuckDB's native modules for arm64 beside their
-// bundle (local/tools/duckdb-lambda-modules.ts); the query functions never do.
+// bundle (infra/duckdb-lambda-modules.ts); the query functions never do.
 
 export const projectRoot = fileURLToPath(new URL('..', import.meta.url));
 

@@ -7,8 +7,7 @@ import { createGunzip } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import { S3_COPY_MAX_BYTES } from '../shared/aws/service-limits.js';
 import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { importLines, importNdjson, type ImportReport } from '../local/store/importer.js';
-import { localPaths } from '../local/store/paths.js';
+import { importLines, importNdjson, type ImportReport } from '../writer/importer.js';
 import { parquetLines, UnreadableObject } from './parquet-lines.js';
 import { isNoSuchKey } from './s3-objects.js';
 import { s3Destination } from './s3-store.js';
@@ -68,12 +67,11 @@ export async function ingestObject(key: string, target: IngestTarget): Promise<I
   const dir = join(target.workDir, `ingest-${randomBytes(6).toString('hex')}`);
   await mkdir(dir, { recursive: true });
   try {
-    const options = s3Destination(`s3://${target.bucket}/events`, target.client);
+    const destination = s3Destination(`s3://${target.bucket}/events`, join(dir, 'staging'), target.client);
     let report: ImportReport;
     try {
       const file = await download(target, key, dir);
-      const paths = localPaths(join(dir, 'store'));
-      report = name.endsWith('.parquet') ? await importLines(parquetLines(file), paths, options) : await importNdjson(file, paths, options);
+      report = name.endsWith('.parquet') ? await importLines(parquetLines(file), destination) : await importNdjson(file, destination);
     } catch (error) {
       if (isNoSuchKey(error)) return { key, outcome: 'absent' };
       if (!(error instanceof UnreadableObject)) throw error;

@@ -1,4 +1,4 @@
-import { openScratchDuckDb } from '../local/store/scratch-duckdb.js';
+import { openScratchDuckDb } from '../writer/scratch-duckdb.js';
 import { eventColumns } from '../shared/events/event-columns.js';
 
 // A Parquet object put under `incoming/` holds events in the import format (docs/EVENT-FORMAT.md): one column per

@@ -1,8 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { HeadObjectCommand, NotFound, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import type { ImportOptions } from '../local/store/importer.js';
-import type { ImportRecord } from '../local/store/imports.js';
+import type { ImportDestination, ImportRecord } from '../writer/destination.js';
+import { parquetFilesUnder } from '../writer/parquet-files.js';
+import { S3_CODECS } from '../writer/parquet-codec.js';
+import { forgetImportCount, recordImportedEventsOnce } from '../shared/limits/limiter.js';
 import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
 import { hideFiles, showFiles } from '../shared/store/file-states-repo.js';
 import type { DomainDays } from '../shared/store/domain-days-repo.js';
@@ -90,16 +92,58 @@ export function derivedUrlOf(url: string, folder: string): string {
 }
 
 /**
- * Everything the importer needs to write to the events prefix at `url` (`s3://bucket/events`): the publishers of
- * the events and of each derived relation, the bucket's import records, its stored days, and the file states that
- * keep an import's files from queries until all are up.
+ * The events prefix at `url` (`s3://bucket/events`) as an import's destination (writer/destination.ts), staging under
+ * `stagingDir`. S3 has no transactions: the import's files are named after its digest, so a retry after a crash
+ * midway overwrites what it had written; they are hidden from queries (file states in DynamoDB) from before the
+ * first upload until after the last; derived files go up before the event files; usage is counted once per digest;
+ * the import's record is written last.
  */
-export function s3Destination(url: string, client = new S3Client({})): Required<Pick<ImportOptions, 'publish' | 'publishDerived' | 'publishedImports' | 'storedDays' | 'visibility'>> {
+export function s3Destination(url: string, stagingDir: string, client = new S3Client({})): ImportDestination {
+  const events = s3Publisher(url, client);
+  const derived = Object.fromEntries(derivedRelations.map((r) => [r.folder, s3Publisher(derivedUrlOf(url, r.folder), client)])) as Record<DerivedFolder, ReturnType<typeof s3Publisher>>;
+  const records = s3ImportRecords(url, client);
   return {
-    visibility: { hide: (domain, files) => hideFiles(domain, files), show: showFiles },
-    publish: s3Publisher(url, client),
-    publishDerived: Object.fromEntries(derivedRelations.map((r) => [r.folder, s3Publisher(derivedUrlOf(url, r.folder), client)])) as Record<DerivedFolder, ReturnType<typeof s3Publisher>>,
-    publishedImports: s3ImportRecords(url, client),
+    store: 's3',
+    codecs: S3_CODECS,
+    stagingDir,
+    fileName: (digest) => `${digest.slice(0, 32)}.parquet`,
+    // Settled after reading: a record found then may need its files shown again.
+    importedBefore: async () => false,
+    settleImported: async (digest, files, domains) => {
+      if (!(await records.has(digest))) return false;
+      // Recorded, so every file is up; shown again in case the process died between the record and the showing,
+      // and its digest dropped from the month's usage item in case it died between the record and that.
+      for (const [domain, names] of byDomain(files)) await showFiles(domain, names);
+      for (const domain of domains) await forgetImportCount(domain, digest, new Date());
+      return true;
+    },
     storedDays: s3StoredDays(url, client),
+    publish: async (staged) => {
+      const { record } = staged;
+      const hidden = byDomain(staged.files);
+      for (const [domain, names] of hidden) await hideFiles(domain, names);
+      // Derived files first: an event file readers can see always has its derived files beside it.
+      for (const { folder } of derivedRelations) await derived[folder](staged.derivedDirs[folder], parquetFilesUnder(staged.derivedDirs[folder]));
+      await events(staged.eventsDir, staged.files);
+      // Counted once per input whatever the retries, then recorded: a record means rows and usage are both in.
+      const countedAt = new Date();
+      for (const [domain, count] of Object.entries(record.domains)) await recordImportedEventsOnce(domain, count, record.digest, countedAt);
+      await records.record(record);
+      // The record now stops any retry before it counts: the month's item need not keep the digest.
+      for (const domain of Object.keys(record.domains)) await forgetImportCount(domain, record.digest, countedAt);
+      for (const [domain, names] of hidden) await showFiles(domain, names);
+      return true;
+    },
   };
+}
+
+/** Files named `domain=<d>/dt=<day>/<file>` by domain, each as `dt=<day>/<file>`. */
+function byDomain(files: string[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const file of files) {
+    const [domainPart, ...rest] = file.split(/[\\/]/);
+    const domain = domainPart!.slice('domain='.length);
+    out.set(domain, [...(out.get(domain) ?? []), rest.join('/')]);
+  }
+  return out;
 }

@@ -5,10 +5,10 @@ import { DeleteObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-s
 import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
 import { releaseLease, takeLease } from '../shared/store/leases-repo.js';
 import { forgetSuperseded, hideFiles, readFileStates, showFiles, supersede } from '../shared/store/file-states-repo.js';
-import { writeCompacted } from '../local/store/compaction.js';
-import { S3_CODECS } from '../local/store/parquet-codec.js';
-import { parquetFilesUnder } from '../local/store/paths.js';
-import { openScratchDuckDb } from '../local/store/scratch-duckdb.js';
+import { writeCompacted } from '../writer/compacted-file.js';
+import { S3_CODECS } from '../writer/parquet-codec.js';
+import { parquetFilesUnder } from '../writer/parquet-files.js';
+import { openScratchDuckDb } from '../writer/scratch-duckdb.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { refreshFragmentIndex, splitSessionsOf } from './fragment-index.js';
 import { download, listing } from './s3-objects.js';
@@ -16,7 +16,7 @@ import { s3Publisher } from './s3-store.js';
 
 // Scheduled upkeep of the S3 store (docs/STORAGE.md, "Upkeep on S3"). Each ingest adds one file per partition it
 // touches, in every relation; many small files cost every query (per-file work, and sessions split into fragments
-// to merge). Upkeep rewrites a partition with many files as one event file (local/store/event-file-layout.ts) and its
+// to merge). Upkeep rewrites a partition with many files as one event file (writer/event-file-layout.ts) and its
 // derived files, and makes the swap invisible to queries through the domain's file states
 // (shared/store/file-states-repo.ts):
 //   1. the compacted file is hidden, then uploaded in every relation (derived first, then events);

@@ -12,7 +12,7 @@ import { dashboardRoutes } from './dashboard-page.js';
 import { openLocalDynamo, type LocalDynamo } from './local-dynamo.js';
 import type { TrinoAthena } from '../trino/trino-athena.js';
 import { compactStore, upgradeStore, whenStoreFree } from '../store/backfill.js';
-import { localCodecs } from '../store/parquet-codec.js';
+import { localCodecs } from '../../writer/parquet-codec.js';
 import { localPaths, type LocalPaths } from '../store/paths.js';
 import { recordStoreDays } from '../store/store-days.js';
 

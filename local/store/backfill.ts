@@ -2,12 +2,13 @@ import { existsSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { openScratchDuckDb } from './scratch-duckdb.js';
+import { openScratchDuckDb } from '../../writer/scratch-duckdb.js';
 import { pathLiteral } from '../../shared/engines/duckdb-engine.js';
 import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
-import { localCodecs } from './parquet-codec.js';
-import { writeDerived } from './derived-writer.js';
-import { parquetFilesUnder, type LocalPaths } from './paths.js';
+import { localCodecs } from '../../writer/parquet-codec.js';
+import { writeDerived } from '../../writer/derived-writer.js';
+import { type LocalPaths } from './paths.js';
+import { parquetFilesUnder } from '../../writer/parquet-files.js';
 import { StoreBusyError } from './store-lock.js';
 import { stagingName, withStoreTransaction } from './local-store.js';
 import { keyVisitors } from './visitor-keys.js';
@@ -20,7 +21,7 @@ import { markWholeFragments } from './whole-fragments.js';
 // without visitor keys get them; whole fragments are marked. Compaction changes no answer, only speed: partitions of
 // many small files are rewritten as one, and their fragments marked again. `npm start` runs the upgrade before it
 // listens and compaction after, in the background.
-//   by hand: ANALYTICS_DATA_DIR=./.data npx tsx local/cli/backfill-cli.ts
+//   by hand: ANALYTICS_DATA_DIR=./.data npx tsx cli/backfill-cli.ts
 
 /**
  * The upgrade and then compaction (from `compactFrom` event files per partition on: by default

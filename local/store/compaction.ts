@@ -1,13 +1,11 @@
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { DuckDBConnection } from '@duckdb/node-api';
-import { openScratchDuckDb } from './scratch-duckdb.js';
-import { pathLiteral } from '../../shared/engines/duckdb-engine.js';
+import { openScratchDuckDb } from '../../writer/scratch-duckdb.js';
 import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
-import { writeDerived, type WriterKnowledge } from './derived-writer.js';
-import { localCodecs, type StoreCodecs } from './parquet-codec.js';
-import { writeEventFile, type EventFileStore } from './event-file-layout.js';
-import { parquetFilesUnder, type LocalPaths } from './paths.js';
+import { writeCompacted } from '../../writer/compacted-file.js';
+import { localCodecs } from '../../writer/parquet-codec.js';
+import { type LocalPaths } from './paths.js';
+import { parquetFilesUnder } from '../../writer/parquet-files.js';
 import { keyVisitors } from './visitor-keys.js';
 import { stagingName } from './local-store.js';
 
@@ -19,26 +17,6 @@ import { stagingName } from './local-store.js';
 
 /** A partition is compacted from this many event files on. One import writes one file per partition it touches. */
 export const COMPACT_FROM_FILES = 8;
-
-/**
- * Writes the event files `sources` as one file in the event files' order (event-file-layout.ts),
- * `<dirs.events>/<name>`, and its derived files beside it under `dirs` (the same relative name): the rewrite of one
- * partition, for the local store and for S3's upkeep (ingest/s3-upkeep.ts) alike, as `store` says; `known` as
- * writeDerived takes it.
- */
-export async function writeCompacted(
-  connection: DuckDBConnection,
-  sources: string[],
-  name: string,
-  dirs: Record<'events' | DerivedFolder, string>,
-  store: EventFileStore,
-  codecs: StoreCodecs,
-  known?: WriterKnowledge,
-): Promise<void> {
-  await mkdir(dirname(join(dirs.events, name)), { recursive: true });
-  await writeEventFile(connection, sources, join(dirs.events, name), codecs.events, store);
-  await writeDerived(connection, `read_parquet(${pathLiteral(join(dirs.events, name))})`, name, dirs, codecs, known ? { known } : {});
-}
 
 /**
  * Compacts every partition (`domain=/dt=` folder) of the snapshot at `paths` holding at least `minFiles` event

@@ -5,9 +5,10 @@ import { fragmentTwinRelations, type FragmentTwinFolder } from '../../shared/eve
 import { sessionCountsOf } from '../../shared/query/derived/session-counts.js';
 import { fragmentFileOrder, unmarkedFragmentsOf } from '../../shared/query/derived/session-fragments.js';
 import { print, trusted } from '../../shared/query/sql/sql.js';
-import { localCodecs, parquetCopyOptions } from './parquet-codec.js';
-import { parquetFilesUnder, type LocalPaths } from './paths.js';
-import { openScratchDuckDb } from './scratch-duckdb.js';
+import { localCodecs, parquetCopyOptions } from '../../writer/parquet-codec.js';
+import { type LocalPaths } from './paths.js';
+import { parquetFilesUnder } from '../../writer/parquet-files.js';
+import { openScratchDuckDb } from '../../writer/scratch-duckdb.js';
 
 // The fragment twins (docs/STORAGE.md, "Fragment twins": the session counts and the unmarked fragments) are a
 // function of the fragment files as marked: a file of each per fragment file, in the same `domain=/dt=` folder,

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFile
 import { join } from 'node:path';
 import { forgetImportCount, recordImportedEventsOnce } from '../../shared/limits/limiter.js';
 import type { LocalPaths } from './paths.js';
+import type { ImportRecord } from '../../writer/destination.js';
 
 // What the store has imported (docs/STORAGE.md, "Imports are idempotent"). An import is identified by the SHA-256 of
 // its input: the bytes of an NDJSON file, or its lines as the importer read them. Its record is a file in the
@@ -9,15 +10,6 @@ import type { LocalPaths } from './paths.js';
 // nothing. Usage is counted once per record: DynamoDB refuses a second count of the same digest
 // (recordImportedEventsOnce), and a marker beside the snapshots says it was counted, so an import whose process
 // died between publishing and counting is counted by the next import.
-
-export interface ImportRecord {
-  digest: string;
-  /** The file name, or how the rows came (`lines`, `events`). */
-  source: string;
-  at: string;
-  rows: number;
-  domains: Record<string, number>;
-}
 
 export function hasImportRecord(snapshot: LocalPaths, digest: string): boolean {
   return existsSync(recordFile(snapshot, digest));

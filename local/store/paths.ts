@@ -50,12 +50,6 @@ function snapshotFolders(dir: string): Pick<LocalPaths, 'eventsDir' | 'derivedDi
   };
 }
 
-/** The Parquet files under `dir`, at any depth, as paths relative to it (`domain=.../dt=.../x.parquet`); none when it does not exist. */
-export function parquetFilesUnder(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  return (readdirSync(dir, { recursive: true, encoding: 'utf8' }) as string[]).filter((name) => name.endsWith('.parquet'));
-}
-
 /** The domains with a `domain=<d>` folder under `dir` (an events or derived folder, or its staging twin). */
 export function domainsUnder(dir: string): string[] {
   if (!existsSync(dir)) return [];

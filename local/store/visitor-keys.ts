@@ -2,12 +2,13 @@ import { statSync } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { openScratchDuckDb } from './scratch-duckdb.js';
+import { openScratchDuckDb } from '../../writer/scratch-duckdb.js';
 import { pathLiteral } from '../../shared/engines/duckdb-engine.js';
 import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
-import { domainsUnder, parquetFilesUnder, type LocalPaths } from './paths.js';
-import { localCodecs, parquetCopyOptions } from './parquet-codec.js';
-import { derivedFileOrder } from './derived-writer.js';
+import { domainsUnder, type LocalPaths } from './paths.js';
+import { parquetFilesUnder } from '../../writer/parquet-files.js';
+import { localCodecs, parquetCopyOptions } from '../../writer/parquet-codec.js';
+import { derivedFileOrder } from '../../writer/derived-writer.js';
 
 // Gives every row of the keyed relations (the pageview, page and custom-event buckets, the visitor days) of a local
 // store its visitor's integer key (docs/STORAGE.md): one key per (domain, visitor_id), never reused, so
@@ -127,7 +128,7 @@ async function giveKeys(connection: DuckDBConnection, keyedFiles: string[], need
 }
 
 /**
- * An import's keys, given before it takes the store lock (store/importer.ts), so its buckets are written keyed once;
+ * An import's keys, given before it takes the store lock (writer/importer.ts), so its buckets are written keyed once;
  * `paths` is a snapshot's (null: the store has none yet).
  * They hold only if no other writer changed the domain's keyed files meanwhile: `fingerprint` names those files
  * (path, inode, size, time), and the importer compares it with the snapshot it publishes (`keysStillHold`); a rename

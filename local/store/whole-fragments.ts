@@ -1,12 +1,13 @@
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { openScratchDuckDb } from './scratch-duckdb.js';
+import { openScratchDuckDb } from '../../writer/scratch-duckdb.js';
 import { HIVE_PARTITIONS, pathLiteral } from '../../shared/engines/duckdb-engine.js';
 import { sessionFragmentColumns } from '../../shared/events/event-columns.js';
 import { fragmentFileOrder } from '../../shared/query/derived/session-fragments.js';
-import { domainsUnder, parquetFilesUnder, type LocalPaths } from './paths.js';
-import { localCodecs, parquetCopyOptions, type ParquetCodec } from './parquet-codec.js';
+import { domainsUnder, type LocalPaths } from './paths.js';
+import { parquetFilesUnder } from '../../writer/parquet-files.js';
+import { localCodecs, parquetCopyOptions, type ParquetCodec } from '../../writer/parquet-codec.js';
 import { stagingName } from './local-store.js';
 
 // Marks each stored session fragment `whole` exactly when it is its session's only fragment in the store

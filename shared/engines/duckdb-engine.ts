@@ -181,7 +181,7 @@ export const DEFAULT_DUCKDB_MEMORY_LIMIT = '2GB';
  * DEFAULT_DUCKDB_MEMORY_LIMIT) bounds its buffer pool, which holds the queries' working memory and the cached
  * Parquet bytes (evicted first). What does not fit spills to a folder of its own (`purpose`, this process) under the
  * system's temporary folder rather than under the working directory. The query engine and the store writers'
- * scratch instances (local/store/scratch-duckdb.ts) each take it.
+ * scratch instances (writer/scratch-duckdb.ts) each take it.
  */
 export function duckDbMemory(env: NodeJS.ProcessEnv, purpose = 'duckdb'): Record<string, string> {
   const limit = env.DUCKDB_MEMORY_LIMIT?.trim() || DEFAULT_DUCKDB_MEMORY_LIMIT;

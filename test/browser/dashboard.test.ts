@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_DOMAIN, seedDemo } from '../../local/cli/demo-seed.js';
+import { DEMO_DOMAIN, seedDemo } from '../../cli/demo-seed.js';
 import { dashboardLink } from '../../local/server/dashboard-page.js';
 import { launchChromium } from '../../local/tools/chromium.js';
 import { formatMetric, type MetricName } from '../../dashboard/format.js';

@@ -13,7 +13,7 @@ import { ingestHandler } from '../support/deployed-functions.js';
 import { asFunction } from '../support/aws-rules/install.js';
 import { ingestObject } from '../../ingest/ingest-object.js';
 import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
-import { importEvents } from '../../local/store/importer.js';
+import { importEvents } from '../../local/store/local-destination.js';
 import { localPaths } from '../../local/store/paths.js';
 import { readUsage } from '../../shared/limits/limiter.js';
 import { generatedEvents } from '../support/generated-sessions.js';

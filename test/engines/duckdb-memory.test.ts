@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_DUCKDB_MEMORY_LIMIT, DuckDbEngine, duckDbMemory } from '../../shared/engines/duckdb-engine.js';
-import { openScratchDuckDb } from '../../local/store/scratch-duckdb.js';
+import { openScratchDuckDb } from '../../writer/scratch-duckdb.js';
 
 // DUCKDB_MEMORY_LIMIT bounds the local engine's DuckDB (README, docs/BENCHMARKS.md "Scale: 100M events").
 

@@ -211,7 +211,7 @@ async function awayFromWindowEdge(): Promise<void> {
 
 async function startSecondServer(dataDir: string): Promise<{ url: string; process: ChildProcess }> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'local/cli/start.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/start.ts'], {
     env: { ...process.env, ANALYTICS_DATA_DIR: dataDir, PORT: String(port), ANALYTICS_DEMO: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

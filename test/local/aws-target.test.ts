@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requireAwsTables } from '../../local/cli/aws-target.js';
+import { requireAwsTables } from '../../cli/aws-target.js';
 import { parseS3Url, s3Publisher, s3StoredDays } from '../../ingest/s3-store.js';
 import { runCli } from '../support/run-cli.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
@@ -79,7 +79,7 @@ describe('keys --aws', () => {
       AWS_ACCESS_KEY_ID: api.dynamo.credentials.accessKeyId,
       AWS_SECRET_ACCESS_KEY: api.dynamo.credentials.secretAccessKey,
     };
-    const created = await runCli('local/cli/keys-cli.ts', ['create', '--domain', 'aws.test', '--json', '--aws'], env);
+    const created = await runCli('cli/keys-cli.ts', ['create', '--domain', 'aws.test', '--json', '--aws'], env);
     expect(created.code, created.stderr).toBe(0);
     const { token } = JSON.parse(created.stdout);
     const res = await api.request('GET', '/v1/annotations', { token, query: { domain: 'aws.test' } });
@@ -87,7 +87,7 @@ describe('keys --aws', () => {
   });
 
   it('refuses to guess the table', async () => {
-    const result = await runCli('local/cli/keys-cli.ts', ['create', '--domain', 'aws.test', '--aws'], { CREDENTIALS_TABLE: '' });
+    const result = await runCli('cli/keys-cli.ts', ['create', '--domain', 'aws.test', '--aws'], { CREDENTIALS_TABLE: '' });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('CREDENTIALS_TABLE');
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkLines } from '../../local/store/checked-batches.js';
+import { checkLines } from '../../writer/checked-batches.js';
 import { checkEventLine } from '../../shared/events/event-validation.js';
 
 // What a checked batch hands the importer: its accepted rows as UTF-8 NDJSON of the stored rows, byte for byte

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backfillDerived } from '../../local/store/backfill.js';
 import { COMPACT_FROM_FILES } from '../../local/store/compaction.js';
-import { importEvents } from '../../local/store/importer.js';
+import { importEvents } from '../../local/store/local-destination.js';
 import { localCatalog } from '../../shared/query/sql/catalog.js';
 import { localTarget } from '../../shared/query/sql/target.js';
 import { printAnalyticsQuery } from '../../shared/query/analytics/print.js';
@@ -54,7 +54,7 @@ describe('compaction', () => {
       expect(filesPerPartition(dir).every((n) => n < COMPACT_FROM_FILES)).toBe(true);
       expect(files(dir)).toEqual(files(api.paths.eventsDir));
     }
-    // Each rewritten file is in the order every writer gives event files (local/store/event-file-layout.ts).
+    // Each rewritten file is in the order every writer gives event files (writer/event-file-layout.ts).
     expect(await count(`
       SELECT count(*) FROM (
         SELECT file_row_number, row_number() OVER (PARTITION BY filename ORDER BY type, event_name, session_id, ts, file_row_number) - 1 AS ordered

@@ -81,10 +81,10 @@ type Operation = { name: string; args: string[]; env?: Record<string, string>; s
 /** Rounds cycle: a new file, another new file, an earlier file again, the backfill with its compaction, a server. */
 function operation(round: number, newFiles: number): Operation {
   const kind = round % 5;
-  if (kind <= 1 && newFiles < files.length) return { name: `import of file ${newFiles}`, args: ['local/cli/import-cli.ts', files[newFiles]!] };
-  if (kind <= 2) return { name: `import of file ${round % newFiles} again`, args: ['local/cli/import-cli.ts', files[round % newFiles]!] };
-  if (kind === 3) return { name: 'compaction and backfill', args: ['local/cli/backfill-cli.ts'], env: { ANALYTICS_COMPACT_FROM_FILES: '2' } };
-  return { name: 'a server starting (its backfill compacts)', args: ['local/cli/start.ts'], env: { ANALYTICS_COMPACT_FROM_FILES: '2' }, server: true };
+  if (kind <= 1 && newFiles < files.length) return { name: `import of file ${newFiles}`, args: ['cli/import-cli.ts', files[newFiles]!] };
+  if (kind <= 2) return { name: `import of file ${round % newFiles} again`, args: ['cli/import-cli.ts', files[round % newFiles]!] };
+  if (kind === 3) return { name: 'compaction and backfill', args: ['cli/backfill-cli.ts'], env: { ANALYTICS_COMPACT_FROM_FILES: '2' } };
+  return { name: 'a server starting (its backfill compacts)', args: ['cli/start.ts'], env: { ANALYTICS_COMPACT_FROM_FILES: '2' }, server: true };
 }
 
 /** Runs `op` to completion: a command until it exits, a server until it listens, then stopped with Ctrl-C. */
@@ -152,7 +152,7 @@ describe('the store under SIGKILL', () => {
       expect([before, after], `round ${round}: ${op.name}`).toContain(interrupted);
       if (interrupted === after && before !== after) interruptedAfter += 1;
 
-      if (op.args[0] === 'local/cli/import-cli.ts' && !imported.has(op.args[1]!)) {
+      if (op.args[0] === 'cli/import-cli.ts' && !imported.has(op.args[1]!)) {
         imported.add(op.args[1]!);
         expectedUsage += rowsOf.get(op.args[1]!)!;
       }

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { DEMO_DOMAIN, generateDemoEvents, seedDemo } from '../../local/cli/demo-seed.js';
+import { DEMO_DOMAIN, generateDemoEvents, seedDemo } from '../../cli/demo-seed.js';
 import { queryParquet, sqlPath } from '../support/parquet-rows.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
 

@@ -2,10 +2,13 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkEventBatch, MAX_STORED_ROW_BYTES } from '../../local/store/checked-batches.js';
-import { importEvents, importLines, importNdjson, type Publisher } from '../../local/store/importer.js';
-import { MAX_LINE_BYTES } from '../../local/store/ndjson-lines.js';
-import { DEFAULT_LOCAL_CODECS, localCodecs } from '../../local/store/parquet-codec.js';
+import { checkEventBatch, MAX_STORED_ROW_BYTES } from '../../writer/checked-batches.js';
+import { importEvents as importTo } from '../../writer/importer.js';
+import type { ImportDestination, StagedImport } from '../../writer/destination.js';
+import { s3Destination } from '../../ingest/s3-store.js';
+import { importEvents, importLines, importNdjson } from '../../local/store/local-destination.js';
+import { MAX_LINE_BYTES } from '../../writer/ndjson-lines.js';
+import { DEFAULT_LOCAL_CODECS, localCodecs } from '../../writer/parquet-codec.js';
 import { localPaths, type LocalPaths } from '../../local/store/paths.js';
 import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
 import { eventColumns } from '../../shared/events/event-columns.js';
@@ -14,6 +17,19 @@ import { readUsage } from '../../shared/limits/limiter.js';
 import { queryParquet, sqlPath } from '../support/parquet-rows.js';
 import { runCli } from '../support/run-cli.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
+
+/** An events bucket's destination whose publish hands the staged files to `inspect` instead of uploading them. */
+function s3Staged(inspect: (staged: StagedImport) => Promise<void>): ImportDestination {
+  return {
+    ...s3Destination('s3://inspected/events', tempDir()),
+    settleImported: async () => false,
+    storedDays: async () => undefined,
+    publish: async (staged) => {
+      await inspect(staged);
+      return true;
+    },
+  };
+}
 
 // The importer on real files: validation reasons with line numbers, the stored values read back from Parquet,
 // the partition layout, all-or-nothing writes, the usage counter, and `npm run import` as a child process.
@@ -310,12 +326,9 @@ describe('layout and atomicity', () => {
     const local = await typeStats(join(paths.eventsDir, parquetFiles(paths.eventsDir)[0]!));
     // For S3 the same rows in smaller groups: Athena bills the groups it reads.
     const s3: Record<string, unknown>[][] = [];
-    const events: Publisher = async (dir, files) => {
-      for (const file of files) s3.push(await typeStats(join(dir, file)));
-    };
-    const skip: Publisher = async () => {};
-    const derived = Object.fromEntries(derivedRelations.map((r) => [r.folder, skip])) as Record<DerivedFolder, Publisher>;
-    await importEvents(rows, localPaths(tempDir()), { publish: events, publishDerived: derived });
+    await importTo(rows, s3Staged(async (staged) => {
+      for (const file of staged.files) s3.push(await typeStats(join(staged.eventsDir, file)));
+    }));
     expect(local).toHaveLength(2);
     expect(s3).toHaveLength(1);
     expect(s3[0]).toHaveLength(Math.ceil(rows.length / 16_384));
@@ -349,7 +362,7 @@ describe('layout and atomicity', () => {
   });
 });
 
-describe('compression (local/store/parquet-codec.ts)', () => {
+describe('compression (writer/parquet-codec.ts)', () => {
   /** The codecs of every column chunk of the Parquet files under `dir`. */
   async function codecsUnder(dir: string): Promise<string[]> {
     const files = parquetFiles(dir).map((f) => sqlPath(join(dir, f)));
@@ -390,11 +403,9 @@ describe('compression (local/store/parquet-codec.ts)', () => {
 
   it('writes ZSTD for S3 whatever the local setting, since Athena bills the compressed bytes it scans', async () => {
     const published: string[][] = [];
-    const publisher: Publisher = async (dir) => {
-      published.push(await codecsUnder(dir));
-    };
-    const derived = Object.fromEntries(derivedRelations.map((r) => [r.folder, publisher])) as Record<DerivedFolder, Publisher>;
-    await importEvents(twoSessions, localPaths(tempDir()), { publish: publisher, publishDerived: derived });
+    await importTo(twoSessions, s3Staged(async (staged) => {
+      for (const dir of [staged.eventsDir, ...Object.values(staged.derivedDirs)]) published.push(await codecsUnder(dir));
+    }));
     expect(published).toHaveLength(1 + derivedRelations.length);
     for (const codecs of published) expect(codecs).toEqual(['ZSTD']);
   });
@@ -528,7 +539,7 @@ describe('npm run import (child process)', () => {
       { ...pageview, domain: hostile },
       { ...pageview, type: hostile },
     ]);
-    const result = await runCli('local/cli/import-cli.ts', [file], { ANALYTICS_DATA_DIR: api.paths.dataDir });
+    const result = await runCli('cli/import-cli.ts', [file], { ANALYTICS_DATA_DIR: api.paths.dataDir });
     expect(result.code).toBe(1);
     const echoed = result.stdout.split('\n').filter((l) => l.startsWith(`${file}:`) && /:\d+: /.test(l.slice(file.length)));
     expect(echoed).toHaveLength(3);
@@ -544,7 +555,7 @@ describe('npm run import (child process)', () => {
     const missing = join(tempDir(), 'missing.ndjson');
     const usageBefore = await readUsage('cli.test');
 
-    const result = await runCli('local/cli/import-cli.ts', [good, missing], { ANALYTICS_DATA_DIR: api.paths.dataDir });
+    const result = await runCli('cli/import-cli.ts', [good, missing], { ANALYTICS_DATA_DIR: api.paths.dataDir });
     expect(result.code).toBe(1);
     expect(result.stdout).toContain(`${good}:2: not valid JSON`);
     expect(result.stdout).toContain(`${good}: 2 rows written (cli.test 2), 1 rejected`);
@@ -561,8 +572,8 @@ describe('npm run import (child process)', () => {
   it('exits 0 on a clean file and 2 without files', async () => {
     const dataDir = tempDir();
     const [clean, noFiles] = await Promise.all([
-      runCli('local/cli/import-cli.ts', [writeNdjson([pageview, revenue])], { ANALYTICS_DATA_DIR: dataDir }),
-      runCli('local/cli/import-cli.ts', [], { ANALYTICS_DATA_DIR: dataDir }),
+      runCli('cli/import-cli.ts', [writeNdjson([pageview, revenue])], { ANALYTICS_DATA_DIR: dataDir }),
+      runCli('cli/import-cli.ts', [], { ANALYTICS_DATA_DIR: dataDir }),
     ]);
     expect(clean).toMatchObject({ code: 0, stderr: '' });
     expect(clean.stdout).toMatch(/: 2 rows written \(shop.test 2\), 0 rejected\n$/);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseKeysCommand, UsageError } from '../../local/cli/keys-command.js';
+import { parseKeysCommand, UsageError } from '../../cli/keys-command.js';
 import { runCli } from '../support/run-cli.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
 
@@ -12,7 +12,7 @@ beforeAll(async () => {
 });
 afterAll(() => api?.close());
 
-const keys = (...args: string[]) => runCli('local/cli/keys-cli.ts', args, { ANALYTICS_DATA_DIR: api.paths.dataDir });
+const keys = (...args: string[]) => runCli('cli/keys-cli.ts', args, { ANALYTICS_DATA_DIR: api.paths.dataDir });
 
 describe('npm run keys (child process)', () => {
   it('create --json prints exactly one JSON object with the token, and the token works', async () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startLocalApi } from '../../local/server/local-api.js';
 import { COMPACT_FROM_FILES } from '../../local/store/compaction.js';
-import { importEvents } from '../../local/store/importer.js';
+import { importEvents } from '../../local/store/local-destination.js';
 import { domain, generatedEvents } from '../support/generated-sessions.js';
 import { startTestApi } from '../support/test-api.js';
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DEMO_DOMAIN } from '../../local/cli/demo-seed.js';
+import { DEMO_DOMAIN } from '../../cli/demo-seed.js';
 import { freePort } from '../../local/tools/local-process.js';
 import { answer } from '../support/engine-calls.js';
 import { trinoAvailable } from '../support/trino-available.js';
@@ -36,7 +36,7 @@ interface Running {
 
 async function start(env: Record<string, string>, ready: RegExp): Promise<Running> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'local/cli/start.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/start.ts'], {
     cwd: repoRoot,
     env: { ...process.env, ...env, ANALYTICS_DATA_DIR: dataDir, PORT: String(port), POWERTOOLS_LOG_LEVEL: 'SILENT' },
   });

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { backfillDerived, upgradeStore, whenStoreFree } from '../../local/store/backfill.js';
-import { importEvents } from '../../local/store/importer.js';
+import { importEvents } from '../../local/store/local-destination.js';
 import { StoreBusyError } from '../../local/store/store-lock.js';
 import { keyVisitors } from '../../local/store/visitor-keys.js';
 import { withStoreTransaction } from '../../local/store/local-store.js';

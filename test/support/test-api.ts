@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startLocalApi, type LocalApi, type LocalApiOptions } from '../../local/server/local-api.js';
-import type { ImportReport } from '../../local/store/importer.js';
+import type { ImportReport } from '../../writer/importer.js';
 import { asFunction } from './aws-rules/install.js';
 import { createCredential, type NewCredential, type CreatedCredential } from '../../shared/services/credentials.js';
 
@@ -42,7 +42,7 @@ export async function startTestApi(options: Pick<LocalApiOptions, 'engine' | 'da
       rmSync(dataDir, { recursive: true, force: true });
     },
     createKey: (input) => createCredential(input),
-    importEvents: async (events) => (await import('../../local/store/importer.js')).importEvents(events, api.paths),
+    importEvents: async (events) => (await import('../../local/store/local-destination.js')).importEvents(events, api.paths),
     request: async (method, path, options = {}) => {
       const url = new URL(path, api.url);
       for (const [k, v] of Object.entries(options.query ?? {})) url.searchParams.set(k, v);

@@ -41,7 +41,7 @@ export function bucketRelationFor(columns: string[], pageReferrers = true): Buck
 
 /**
  * `SELECT` of the buckets of `rows` (a relation of event rows), unordered: the writer orders them by
- * `bucketFileOrder` (local/store/derived-writer.ts), after joining keys if it has them. DuckDB only: the importer
+ * `bucketFileOrder` (writer/derived-writer.ts), after joining keys if it has them. DuckDB only: the importer
  * and the backfill write them, Athena reads them. Without visitor keys: a local import joins its own keys to it,
  * and keyVisitors (local/store/visitor-keys.ts) keys what other writers wrote, from the store's own keys.
  */

@@ -37,7 +37,7 @@ FROM ${rows} WHERE session_id <> '' GROUP BY session_id, is_dev`;
     trusted('session_id, is_dev, visitor_id, first_ts, last_ts, pageviews, first_pageview_ts, entry_page'),
     ...sessionAttributeColumns.map((c) => trusted(`first_row.${c} AS ${c}`)),
     trusted('url_paths'),
-    // Not whole: a local import marks its own (local/store/derived-writer.ts), markWholeFragments
+    // Not whole: a local import marks its own (writer/derived-writer.ts), markWholeFragments
     // (local/store/whole-fragments.ts) corrects the marks over the store, S3's upkeep marks what it rewrites.
     sql`false AS whole`,
   ])}

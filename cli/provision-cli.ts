@@ -1,7 +1,7 @@
-import { provisionPythonTool, pythonTools, type PythonTool } from '../tools/python-tools.js';
-import { duckdbLambdaModules } from '../tools/duckdb-lambda-modules.js';
-import { lambdaRuntime } from '../tools/lambda-runtime-install.js';
-import { findJava, provisionTrino } from '../tools/trino-install.js';
+import { provisionPythonTool, pythonTools, type PythonTool } from '../local/tools/python-tools.js';
+import { duckdbLambdaModules } from '../infra/duckdb-lambda-modules.js';
+import { lambdaRuntime } from '../local/tools/lambda-runtime-install.js';
+import { findJava, provisionTrino } from '../local/tools/trino-install.js';
 
 // `npm run provision`: installs what the Trino, cfn-lint, S3 and Lambda runtime tests and the store writers' Lambda bundles need into
 // the cache (outside the repository), so neither a test run nor `cdk synth` starts with a download. `.ci/run` calls it; tests provision on first use too.

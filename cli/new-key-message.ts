@@ -1,4 +1,4 @@
-import type { CreatedCredential } from '../../shared/services/credentials.js';
+import type { CreatedCredential } from '../shared/services/credentials.js';
 import { terminalSafe } from './terminal-text.js';
 
 /** What a person sees after a key is created: the token once, and that it cannot be shown again. */

@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
-import { domainSchema } from '../../shared/requests/fields.js';
-import type { Scope } from '../../shared/routes.js';
-import type { NewCredential } from '../../shared/services/credentials.js';
-import type { CredentialType } from '../../shared/store/credentials-repo.js';
+import { domainSchema } from '../shared/requests/fields.js';
+import type { Scope } from '../shared/routes.js';
+import type { NewCredential } from '../shared/services/credentials.js';
+import type { CredentialType } from '../shared/store/credentials-repo.js';
 import { hasControlCharacters } from './terminal-text.js';
 
 // The arguments of `npm run keys` (README, "Keys"), checked before anything touches DynamoDB.

@@ -1,5 +1,5 @@
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { duckDbMemory } from '../../shared/engines/duckdb-engine.js';
+import { duckDbMemory } from '../shared/engines/duckdb-engine.js';
 
 // An in-memory DuckDB for a writer's work on Parquet files (import, backfill, compaction, keys, whole marks):
 // DUCKDB_THREADS threads (default 2, this machine's cores) and the local memory limit (DUCKDB_MEMORY_LIMIT), closed

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cacheDir } from './trino-install.js';
+import { cacheDir } from './tool-cache.js';
 
 // DuckDB's Node modules as the store-writing functions (ingest, upkeep) need them on Lambda: arm64 Linux, glibc.
 // npm installs the binding package for the machine it runs on only, so the arm64 one is fetched here with
@@ -17,7 +17,7 @@ export const DUCKDB_LAMBDA_BINDING = {
   integrity: 'sha512-3jnUaDil1BrF/6vAZwVaInJ1xoBaWGHB4PDiUnzJWKCo8a8TLx9j7/gPyPl/UGRBftrYIuTihRZSfF4mWMgtWA==',
 } as const;
 
-const projectModules = fileURLToPath(new URL('../../node_modules/', import.meta.url));
+const projectModules = fileURLToPath(new URL('../node_modules/', import.meta.url));
 const companions = ['@duckdb/node-api', '@duckdb/node-bindings', 'detect-libc'];
 
 /** The folder holding `node_modules/` for the Lambda functions that write the store; fetched once, then cached. */

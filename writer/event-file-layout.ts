@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { pathLiteral } from '../../shared/engines/duckdb-engine.js';
+import { pathLiteral } from '../shared/engines/duckdb-engine.js';
 import { parquetCopyOptions, type ParquetCodec } from './parquet-codec.js';
 
 // The order of the rows in an event file and the size of its row groups, the same for every writer (the importer,

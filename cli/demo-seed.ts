@@ -1,9 +1,9 @@
 import { writeFileSync } from 'node:fs';
-import { createCredential } from '../../shared/services/credentials.js';
-import { dashboardLink, demoKeyFile } from '../server/dashboard-page.js';
-import { importEvents } from '../store/importer.js';
+import { createCredential } from '../shared/services/credentials.js';
+import { dashboardLink, demoKeyFile } from '../local/server/dashboard-page.js';
+import { importEvents } from '../local/store/local-destination.js';
 import { newKeyMessage } from './new-key-message.js';
-import type { LocalPaths } from '../store/paths.js';
+import type { LocalPaths } from '../local/store/paths.js';
 import { seededRandom, type Weighted } from './seeded-random.js';
 
 // The demo site of `npm start`'s first run: a deterministic (seeded) but lifelike product site over the 90 days

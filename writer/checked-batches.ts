@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { checkEvent, checkEventLine, type CheckedEvent } from '../../shared/events/event-validation.js';
+import { checkEvent, checkEventLine, type CheckedEvent } from '../shared/events/event-validation.js';
 import { linesOfBlock, type LineBlock, type LineError } from './ndjson-lines.js';
 
 // Input lines checked in batches, each batch turned into what the importer keeps of it: the accepted rows as
@@ -29,7 +29,7 @@ export interface CheckedBatch {
   /** The partitions of the accepted rows, each with where its bytes end in `rows` and in `facts`. */
   partitions: BatchPartition[];
   /**
-   * What the importer must know of a domain's whole import before it writes any of its files (store/importer.ts):
+   * What the importer must know of a domain's whole import before it writes any of its files (writer/importer.ts):
    * per partition, one JSON object per line, `{"v":<visitor_id>}` for each visitor (every type of row) and
    * `{"s":<session_id>}` for each session (a non-empty `session_id`), each once per batch and partition.
    */
@@ -53,7 +53,7 @@ const DAY_MS = 86_400_000;
 
 /**
  * The largest stored row the importer keeps, in UTF-8 bytes: DuckDB reads the rows back with a bounded object size
- * (store/importer.ts), and a smaller bound reads faster. An NDJSON line (at most 1 MiB) never comes near it: a
+ * (writer/importer.ts), and a smaller bound reads faster. An NDJSON line (at most 1 MiB) never comes near it: a
  * stored row grows from its line by the columns' names and by numbers written out in event_properties
  * (`1e20` becomes a 21-digit string), a few times at most. Events given as values or read from Parquet have no
  * line limit; one whose row would exceed this is rejected with that reason.
@@ -203,7 +203,7 @@ export function workerChecker(count = availableParallelism()): BlockChecker | un
   };
 }
 
-/** What a worker is sent (store/check-worker.ts). */
+/** What a worker is sent (writer/check-worker.ts). */
 export interface BlockMessage {
   id: number;
   block: LineBlock;

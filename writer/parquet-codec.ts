@@ -1,4 +1,4 @@
-import type { DerivedFolder } from '../../shared/events/derived-relations.js';
+import type { DerivedFolder } from '../shared/events/derived-relations.js';
 
 // The compression of the Parquet files our own code writes, per relation of the store. Two readers, two costs:
 // - the local store is read by DuckDB on this machine, where decompressing is the cost. Each relation gets the

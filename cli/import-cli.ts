@@ -1,10 +1,12 @@
 import { basename, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { requireAwsTables } from './aws-target.js';
-import { s3Destination } from '../../ingest/s3-store.js';
-import { importNdjson, type ImportOptions } from '../store/importer.js';
-import { openLocalDynamo } from '../server/local-dynamo.js';
-import { localPaths } from '../store/paths.js';
+import { s3Destination } from '../ingest/s3-store.js';
+import { importNdjson } from '../writer/importer.js';
+import type { ImportDestination } from '../writer/destination.js';
+import { localDestination } from '../local/store/local-destination.js';
+import { openLocalDynamo } from '../local/server/local-dynamo.js';
+import { localPaths } from '../local/store/paths.js';
 import { terminalSafe } from './terminal-text.js';
 
 // `npm run import -- FILE.ndjson [...]`: imports each file on its own (one file's fatal error leaves the others
@@ -28,11 +30,12 @@ if (files.length === 0 || args.values.help) {
 
 const paths = localPaths();
 let failed = false;
-let destination: ImportOptions = {};
+let destination: ImportDestination = localDestination(paths);
 const dynamo = await (async () => {
   if (args.values.s3 === undefined) return openLocalDynamo(paths, { publish: false });
   requireAwsTables(['COUNTERS_TABLE']);
-  destination = s3Destination(args.values.s3);
+  // Staged in the data folder's staging area, as local imports are.
+  destination = s3Destination(args.values.s3, paths.stagingDir);
   return { close: async () => {} };
 })().catch((error: Error) => {
   console.error(`error: ${error.message}`);
@@ -42,7 +45,7 @@ try {
   for (const file of files) {
     try {
       // npm runs scripts in the package folder; INIT_CWD is where the person typed the command.
-      const report = await importNdjson(resolve(process.env.INIT_CWD ?? '.', file), paths, { ...destination, onProgress: progressPrinter(file) });
+      const report = await importNdjson(resolve(process.env.INIT_CWD ?? '.', file), destination, { onProgress: progressPrinter(file) });
       clearProgress();
       if (report.alreadyImported) {
         console.log(`${terminalSafe(file)}: already imported (same SHA-256 as an earlier import), nothing added`);

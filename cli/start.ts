@@ -1,8 +1,8 @@
 import { existsSync, readdirSync } from 'node:fs';
-import { engineFromEnv, startLocalApi, type LocalApi } from '../server/local-api.js';
-import { localPaths } from '../store/paths.js';
+import { engineFromEnv, startLocalApi, type LocalApi } from '../local/server/local-api.js';
+import { localPaths } from '../local/store/paths.js';
 import { seedDemo } from './demo-seed.js';
-import { dashboardLink } from '../server/dashboard-page.js';
+import { dashboardLink } from '../local/server/dashboard-page.js';
 
 // `npm start`: the API on http://127.0.0.1:$PORT with the embedded engines, and demo data on first start.
 

@@ -1,14 +1,14 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { pathLiteral } from '../../shared/engines/duckdb-engine.js';
-import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
-import { duckdbDialect } from '../../shared/query/sql/dialects.js';
-import { bucketFileOrder, bucketsOf, pageBucketFileOrder } from '../../shared/query/derived/pageview-buckets.js';
-import { fragmentFileOrder, fragmentsOf } from '../../shared/query/derived/session-fragments.js';
-import { visitorDayFileOrder, visitorDaysOf } from '../../shared/query/derived/visitor-days.js';
-import { customEventBucketsOf } from '../../shared/query/derived/custom-event-buckets.js';
-import { print, trusted, type Sql } from '../../shared/query/sql/sql.js';
+import { pathLiteral } from '../shared/engines/duckdb-engine.js';
+import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
+import { duckdbDialect } from '../shared/query/sql/dialects.js';
+import { bucketFileOrder, bucketsOf, pageBucketFileOrder } from '../shared/query/derived/pageview-buckets.js';
+import { fragmentFileOrder, fragmentsOf } from '../shared/query/derived/session-fragments.js';
+import { visitorDayFileOrder, visitorDaysOf } from '../shared/query/derived/visitor-days.js';
+import { customEventBucketsOf } from '../shared/query/derived/custom-event-buckets.js';
+import { print, trusted, type Sql } from '../shared/query/sql/sql.js';
 import { parquetCopyOptions, type StoreCodecs } from './parquet-codec.js';
 
 // Writes the derived files of a relation of event rows (a table of one import batch, or an event file read back
@@ -17,7 +17,7 @@ import { parquetCopyOptions, type StoreCodecs } from './parquet-codec.js';
 /**
  * What a writer knows before it writes derived files, as tables of its connection (names chosen by code):
  * `visitorKeys` (visitor_id, visitor_key) holds a key for every visitor of the rows, and the buckets (of every kind) and visitor
- * days are written keyed (a local import, store/importer.ts); `splitSessions` (session_id) holds the sessions with a
+ * days are written keyed (a local import, writer/importer.ts); `splitSessions` (session_id) holds the sessions with a
  * fragment in another file, and every other fragment that is its session's only one in the file written (a session
  * has two when its rows are dev and not dev) is written whole (a local import: the sessions in two of its
  * partitions; S3's upkeep: those in another fragment file of the domain, ingest/s3-upkeep.ts). Without them buckets and

@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { App } from 'aws-cdk-lib';
-import { AnalyticsApiStack } from '../../infra/analytics-api-stack.js';
-import { settingsFromContext } from '../../infra/settings.js';
-import { localStackFunctions, serveStackApi } from '../lambda-runtime/stack-api.js';
-import { startLocalApi } from '../server/local-api.js';
-import { tableNames } from '../../shared/config.js';
-import { routeList } from '../../shared/routes.js';
+import { AnalyticsApiStack } from '../infra/analytics-api-stack.js';
+import { settingsFromContext } from '../infra/settings.js';
+import { localStackFunctions, serveStackApi } from '../local/lambda-runtime/stack-api.js';
+import { startLocalApi } from '../local/server/local-api.js';
+import { tableNames } from '../shared/config.js';
+import { routeList } from '../shared/routes.js';
 
 // `npm run lambda -- invoke <function> [--event FILE]` and `npm run lambda -- serve [--port N]`: the stack's
 // functions as Lambda runs them (AWS's Runtime Interface Emulator, aws-lambda-ric on Node.js 22), what SAM's

@@ -1,9 +1,9 @@
-import { createCredential, revokeCredential } from '../../shared/services/credentials.js';
+import { createCredential, revokeCredential } from '../shared/services/credentials.js';
 import { requireAwsTables } from './aws-target.js';
 import { KEYS_USAGE, parseKeysCommand, UsageError, type KeysCommand } from './keys-command.js';
-import { openLocalDynamo } from '../server/local-dynamo.js';
+import { openLocalDynamo } from '../local/server/local-dynamo.js';
 import { newKeyMessage } from './new-key-message.js';
-import { localPaths } from '../store/paths.js';
+import { localPaths } from '../local/store/paths.js';
 
 // `npm run keys -- create ...` and `npm run keys -- revoke KEY_ID`. Exit codes: 0 done, 1 failed (unknown key,
 // DynamoDB error), 2 usage error.
