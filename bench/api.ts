@@ -29,7 +29,9 @@ export class ApiEngine implements BenchEngine {
 
   /** The API on DuckDB and, with `trino`, the API on the Athena path; closing the first closes both. */
   static async start(dataset: Dataset, options: { trino: boolean }): Promise<ApiEngine[]> {
-    // Result reuse off: every run is timed and billed as a first run would be.
+    // Result reuse and the answer cache off (the server runs in this process): every run is timed and billed as a
+    // first run would be.
+    process.env.ANALYTICS_ANSWER_CACHE = 'off';
     const api = await startLocalApi({ dataDir: dataset.paths.dataDir, engine: options.trino ? 'trino' : 'duckdb', resultReuseMinutes: 0 });
     const engines = [new ApiEngine('api', api, api.engine, dataset.spec.domain)];
     if (api.trino) engines.push(new ApiEngine('athena', api, api.trino.engine, dataset.spec.domain));

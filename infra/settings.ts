@@ -36,7 +36,7 @@ export interface StackSettings {
 export const ANALYTICS_FUNCTION_TIMEOUT_SECONDS = 29;
 
 export const defaultSettings: StackSettings = {
-  athenaResultReuseMinutes: 5,
+  athenaResultReuseMinutes: 0,
   athenaQueryTimeoutMs: 25_000,
   // The widest dashboard request measured reads about 54 bytes per event in its range (docs/DEPLOY.md, "Sizing the
   // scan limits"): 5 GiB serves ranges of about 100 million events, and caps a runaway query at $0.025.

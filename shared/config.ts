@@ -40,3 +40,14 @@ export const DEFAULT_EVENT_LIMIT = 1_000_000_000;
 
 /** How long a resolved credential may be served from the per-process cache (revocation must bite within 10 s). */
 export const CREDENTIAL_CACHE_MS = 5_000;
+
+/**
+ * Whether statements' rows are kept in the answer cache (shared/store/answer-cache-repo.ts): on unless
+ * ANALYTICS_ANSWER_CACHE is `off` (the bench measures the engines with it off). Any other value is refused.
+ */
+export function answerCacheEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
+  const text = env.ANALYTICS_ANSWER_CACHE;
+  if (text === undefined || text === '' || text === 'on') return true;
+  if (text === 'off') return false;
+  throw new Error(`ANALYTICS_ANSWER_CACHE must be on or off, not "${text}"`);
+}

@@ -41,7 +41,7 @@ export interface LocalApiOptions {
   invoker?: RouteInvoker;
   backfillRetryMs?: number;
   engine?: LocalEngineName;
-  /** With `engine: 'trino'`: how old a reused result may be, in minutes (5, as the stack sets; 0 turns reuse off). */
+  /** With `engine: 'trino'`: how old a result Athena's reuse may serve, in minutes (0, as the stack sets: off). */
   resultReuseMinutes?: number;
 }
 

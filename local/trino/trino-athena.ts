@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
+import { basename } from 'node:path';
 import { AthenaClient } from '@aws-sdk/client-athena';
 import { AthenaEngine, type AthenaSettings } from '../../shared/engines/athena-engine.js';
+import { realFolder } from '../../shared/engines/duckdb-engine.js';
 import { CUSTOM_EVENT_BUCKETS_TABLE, PAGE_BUCKETS_TABLE, PAGEVIEW_BUCKETS_TABLE, SESSION_FRAGMENTS_TABLE, VISITOR_DAYS_TABLE } from '../../shared/events/derived-relations.js';
 import { EVENTS_TABLE } from '../../infra/event-lake.js';
 import { startAthenaEmulator, type AthenaEmulator } from '../athena-emulator/athena-emulator.js';
@@ -74,7 +76,7 @@ export async function startTrinoAthena(options: TrinoAthenaOptions): Promise<Tri
       pagesTable: PAGE_BUCKETS_TABLE,
       visitorsTable: VISITOR_DAYS_TABLE,
       customEventsTable: CUSTOM_EVENT_BUCKETS_TABLE,
-      resultReuseMinutes: options.resultReuseMinutes ?? 5,
+      resultReuseMinutes: options.resultReuseMinutes ?? 0,
       timeoutMs: options.timeoutMs ?? 25_000,
       location: 'dir' in bucket ? `local://${bucket.dir}` : `s3://${bucket.s3.bucket}`,
     };
@@ -83,7 +85,8 @@ export async function startTrinoAthena(options: TrinoAthenaOptions): Promise<Tri
     const stopEmulator = emulator;
     const stopTrino = trino;
     return {
-      engine: new AthenaEngine(settings, { client }),
+      // Over a local folder (the store's current link), the snapshot it names is part of the data version.
+      engine: new AthenaEngine(settings, { client, ...('dir' in bucket ? { dataVersion: () => snapshotOf(bucket.dir) } : {}) }),
       endpoint: emulator.url,
       location: settings.location!,
       credentials,
@@ -100,4 +103,10 @@ export async function startTrinoAthena(options: TrinoAthenaOptions): Promise<Tri
     await trino?.stop();
     throw error;
   }
+}
+
+/** The snapshot a store's current link names; undefined for a plain folder. */
+function snapshotOf(dir: string): string | undefined {
+  const real = realFolder(dir);
+  return real === dir ? undefined : basename(real);
 }

@@ -29,10 +29,18 @@ export const utf8Bytes = (text: string): number => Buffer.byteLength(text, 'utf8
 
 /**
  * Groups `count` clauses of one expression kind into as few requests as DynamoDB accepts: each group's expression,
- * `prefix` followed by its clauses joined with ", ", stays within the 4 KB expression limit and the operator count.
- * `clause(i, j)` spells clause `i` as the `j`-th of its group (placeholders are numbered per group).
+ * `prefix` followed by its clauses joined with ", " and then `suffix` (another clause every group carries, with
+ * `suffixOperators` operators), stays within the 4 KB expression limit and the operator count. `clause(i, j)` spells
+ * clause `i` as the `j`-th of its group (placeholders are numbered per group).
  */
-export function packExpressionClauses(count: number, prefix: string, clause: (i: number, j: number) => string, operatorsPerClause = 1): { from: number; to: number; expression: string }[] {
+export function packExpressionClauses(
+  count: number,
+  prefix: string,
+  clause: (i: number, j: number) => string,
+  operatorsPerClause = 1,
+  suffix = '',
+  suffixOperators = 0,
+): { from: number; to: number; expression: string }[] {
   const groups: { from: number; to: number; expression: string }[] = [];
   let from = 0;
   while (from < count) {
@@ -40,13 +48,13 @@ export function packExpressionClauses(count: number, prefix: string, clause: (i:
     let to = from;
     while (to < count) {
       const next = `${to === from ? '' : ', '}${clause(to, to - from)}`;
-      const operators = (to - from + 1) * operatorsPerClause;
-      if (utf8Bytes(expression + next) > DYNAMODB_EXPRESSION_MAX_BYTES || operators > DYNAMODB_EXPRESSION_MAX_OPERATORS) break;
+      const operators = (to - from + 1) * operatorsPerClause + suffixOperators;
+      if (utf8Bytes(expression + next + suffix) > DYNAMODB_EXPRESSION_MAX_BYTES || operators > DYNAMODB_EXPRESSION_MAX_OPERATORS) break;
       expression += next;
       to += 1;
     }
     if (to === from) throw new Error(`One clause alone exceeds DynamoDB's ${DYNAMODB_EXPRESSION_MAX_BYTES}-byte expression limit`);
-    groups.push({ from, to, expression });
+    groups.push({ from, to, expression: expression + suffix });
     from = to;
   }
   return groups;

@@ -26,7 +26,10 @@ export interface AthenaSettings extends DerivedTableNames {
   workgroup: string;
   database: string;
   table: string;
-  /** How old a stored result of the identical query may be and still be served; 0 turns reuse off. */
+  /**
+   * How old a stored result of the identical statement text may be and still be served; 0 (the default) turns reuse
+   * off: the text does not change when new data lands. Repeats are served by the answer cache instead.
+   */
   resultReuseMinutes: number;
   /** Start to last poll; past it the query is stopped and the client gets a 504. Below the Lambda timeout. */
   timeoutMs: number;
@@ -52,6 +55,8 @@ export interface AthenaEngineOptions {
   slots?: QuerySlots;
   /** Injected by tests to run the polling loop on a fake clock. */
   sleep?: (ms: number) => Promise<void>;
+  /** What names the data under the tables beyond the domains' file states (QueryEngine.dataVersion): a local store's snapshot. */
+  dataVersion?: () => string | undefined;
   now?: () => number;
 }
 
@@ -97,7 +102,10 @@ export class AthenaEngine implements QueryEngine {
     this.slots = settings.maxConcurrentQueries ? (options.slots ?? dynamoSlots(settings.maxConcurrentQueries)) : undefined;
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.now = options.now ?? Date.now;
+    if (options.dataVersion) this.dataVersion = options.dataVersion;
   }
+
+  dataVersion?: () => string | undefined;
 
   /**
    * Runs one statement with every value inlined by the audited literal function, so no `?` reaches Athena (which
@@ -315,7 +323,7 @@ export function athenaSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Ath
     ...(env.ATHENA_VISITORS_TABLE ? { visitorsTable: env.ATHENA_VISITORS_TABLE } : {}),
     ...(env.ATHENA_CUSTOM_EVENTS_TABLE ? { customEventsTable: env.ATHENA_CUSTOM_EVENTS_TABLE } : {}),
     ...(env.ATHENA_EVENTS_LOCATION ? { location: env.ATHENA_EVENTS_LOCATION } : {}),
-    resultReuseMinutes: wholeNumber(env, 'ATHENA_RESULT_REUSE_MINUTES', 0, 10_080, 5),
+    resultReuseMinutes: wholeNumber(env, 'ATHENA_RESULT_REUSE_MINUTES', 0, 10_080, 0),
     maxConcurrentQueries: wholeNumber(env, 'ATHENA_MAX_CONCURRENT_QUERIES', 0, 1_000, 0),
     timeoutMs: wholeNumber(env, 'ATHENA_QUERY_TIMEOUT_MS', 1_000, 900_000, 25_000),
   };

@@ -113,6 +113,12 @@ export class DuckDbEngine implements QueryEngine {
     }
   }
 
+  /** The snapshot the store's current link names (each publish makes a new one); undefined over a plain folder. */
+  dataVersion(): string | undefined {
+    const root = realFolder(this.root);
+    return root === this.root ? undefined : basename(root);
+  }
+
   close(): void {
     this.connections.close();
     this.instance.closeSync();

@@ -22,4 +22,10 @@ export interface QueryEngine {
    */
   readonly billedPerStatement: boolean;
   run(query: SqlQuery): Promise<{ rows: SqlRow[]; stats: QueryStats }>;
+  /**
+   * A name for the data the engine reads now, where the engine can tell (the local store's current snapshot): part of
+   * the data version that keys cached answers (shared/store/answer-cache-repo.ts). Undefined: the version comes from
+   * the domain's file states alone (S3).
+   */
+  dataVersion?(): string | undefined;
 }

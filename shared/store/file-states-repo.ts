@@ -12,6 +12,8 @@ import { documentClient, updateIf } from './dynamo-client.js';
 //   - superseded: per partition, the files a compacted file replaced; left out from the write that makes the
 //     compacted file visible until upkeep deletes them, after a grace period longer than any query runs.
 // A file is named `dt=<day>/<file>.parquet`: every relation's files of one partition and one writer share a name.
+// Every write that changes what queries read also adds 1 to the item's `version`, in the same UpdateItem: the
+// domain's data version, which keys its cached answers (shared/store/answer-cache-repo.ts).
 
 export interface Compaction {
   /** The compacted file, `<name>.parquet`. */
@@ -23,6 +25,8 @@ export interface Compaction {
 }
 
 export interface FileStates {
+  /** Changed by every write of this item: what queries read of the domain is the same while it is. */
+  version: number;
   /** `dt=<day>/<file>` → epoch ms when hidden. */
   pending: Record<string, number>;
   /** By partition, `dt=<day>`. */
@@ -31,9 +35,18 @@ export interface FileStates {
 
 const key = (domain: string) => ({ pk: `files#${domain}` });
 
+/** The clause every write of the item ends with: its data version moves on. */
+const BUMP = ' ADD #version :one';
+const bumpNames = { '#version': 'version' };
+const bumpValues = { ':one': 1 };
+
 export async function readFileStates(domain: string): Promise<FileStates> {
   const { Item } = await documentClient().send(new GetCommand({ TableName: tableNames().counters, Key: key(domain), ConsistentRead: true }));
-  return { pending: (Item?.pending as FileStates['pending'] | undefined) ?? {}, superseded: (Item?.superseded as FileStates['superseded'] | undefined) ?? {} };
+  return {
+    version: Number(Item?.version ?? 0),
+    pending: (Item?.pending as FileStates['pending'] | undefined) ?? {},
+    superseded: (Item?.superseded as FileStates['superseded'] | undefined) ?? {},
+  };
 }
 
 /** The files queries of `domain` leave out, as `dt=<day>/<file>`; none on a store no writer is changing. */
@@ -47,14 +60,15 @@ export async function excludedFiles(domain: string): Promise<string[]> {
  * file name is its own in every partition, so an import of a thousand days is one name), and replaced files and
  * pending compacted ones as `dt=<day>/<file>` (a replaced import file may still be visible in other partitions).
  */
-export async function hiddenFiles(domain: string): Promise<{ names: string[]; files: string[] }> {
-  const { pending, superseded } = await readFileStates(domain);
+export async function hiddenFiles(domain: string): Promise<{ names: string[]; files: string[]; version: number }> {
+  const { version, pending, superseded } = await readFileStates(domain);
   // A pending compacted file is one partition's, and upkeep deletes it if its run died: named by partition, so that
   // readers that know the whole path never open it (StoreCatalog.locations).
   const compacted = Object.keys(pending).filter((f) => f.includes('/compacted-'));
   return {
     names: [...new Set(Object.keys(pending).filter((f) => !f.includes('/compacted-')).map((f) => f.slice(f.indexOf('/') + 1)))].sort(),
     files: [...compacted, ...Object.entries(superseded).flatMap(([partition, c]) => c.replaces.map((name) => `${partition}/${name}`))].sort(),
+    version,
   };
 }
 
@@ -63,15 +77,15 @@ export async function hideFiles(domain: string, files: readonly string[], now = 
   if (files.length === 0) return;
   await ensureItem(domain);
   // As many names per write as DynamoDB's 4 KB expression limit takes (an import of many days hides many).
-  for (const { from, to, expression } of packExpressionClauses(files.length, 'SET ', (_, j) => `pending.#f${j} = if_not_exists(pending.#f${j}, :now)`, 2)) {
+  for (const { from, to, expression } of packExpressionClauses(files.length, 'SET ', (_, j) => `pending.#f${j} = if_not_exists(pending.#f${j}, :now)`, 2, BUMP, 1)) {
     const part = files.slice(from, to);
     await documentClient().send(
       new UpdateCommand({
         TableName: tableNames().counters,
         Key: key(domain),
         UpdateExpression: expression,
-        ExpressionAttributeNames: Object.fromEntries(part.map((f, j) => [`#f${j}`, f])),
-        ExpressionAttributeValues: { ':now': now },
+        ExpressionAttributeNames: { ...Object.fromEntries(part.map((f, j) => [`#f${j}`, f])), ...bumpNames },
+        ExpressionAttributeValues: { ':now': now, ...bumpValues },
       }),
     );
   }
@@ -83,7 +97,7 @@ export async function hideFiles(domain: string, files: readonly string[], now = 
  * with the last write.
  */
 export async function showFiles(domain: string, files: readonly string[]): Promise<void> {
-  for (const { from, to, expression } of packExpressionClauses(files.length, 'REMOVE ', (_, j) => `pending.#f${j}`)) {
+  for (const { from, to, expression } of packExpressionClauses(files.length, 'REMOVE ', (_, j) => `pending.#f${j}`, 1, BUMP, 1)) {
     const part = files.slice(from, to);
     await documentClient().send(
       new UpdateCommand({
@@ -91,7 +105,8 @@ export async function showFiles(domain: string, files: readonly string[]): Promi
         Key: key(domain),
         UpdateExpression: expression,
         ConditionExpression: 'attribute_exists(pending)',
-        ExpressionAttributeNames: Object.fromEntries(part.map((f, j) => [`#f${j}`, f])),
+        ExpressionAttributeNames: { ...Object.fromEntries(part.map((f, j) => [`#f${j}`, f])), ...bumpNames },
+        ExpressionAttributeValues: bumpValues,
       }),
     ).catch((error: unknown) => {
       // No item, or no pending map: nothing was hidden.
@@ -109,10 +124,10 @@ export async function supersede(domain: string, partition: string, compaction: C
     new UpdateCommand({
       TableName: tableNames().counters,
       Key: key(domain),
-      UpdateExpression: 'REMOVE pending.#c SET superseded.#p = :c',
+      UpdateExpression: `REMOVE pending.#c SET superseded.#p = :c${BUMP}`,
       ConditionExpression: 'attribute_not_exists(superseded.#p)',
-      ExpressionAttributeNames: { '#p': partition, '#c': `${partition}/${compaction.file}` },
-      ExpressionAttributeValues: { ':c': compaction },
+      ExpressionAttributeNames: { '#p': partition, '#c': `${partition}/${compaction.file}`, ...bumpNames },
+      ExpressionAttributeValues: { ':c': compaction, ...bumpValues },
     }),
   );
 }
@@ -123,10 +138,10 @@ export async function forgetSuperseded(domain: string, partition: string, file: 
     new UpdateCommand({
       TableName: tableNames().counters,
       Key: key(domain),
-      UpdateExpression: 'REMOVE superseded.#p',
+      UpdateExpression: `REMOVE superseded.#p${BUMP}`,
       ConditionExpression: 'superseded.#p.#file = :file',
-      ExpressionAttributeNames: { '#p': partition, '#file': 'file' },
-      ExpressionAttributeValues: { ':file': file },
+      ExpressionAttributeNames: { '#p': partition, '#file': 'file', ...bumpNames },
+      ExpressionAttributeValues: { ':file': file, ...bumpValues },
     }),
   );
 }

@@ -441,7 +441,7 @@ describe('Athena settings from the environment', () => {
   const env = { ATHENA_WORKGROUP: 'wg', ATHENA_DATABASE: 'db', ATHENA_TABLE: 'events' };
 
   it('reads the names and defaults', () => {
-    expect(athenaSettingsFromEnv(env)).toEqual({ workgroup: 'wg', database: 'db', table: 'events', resultReuseMinutes: 5, timeoutMs: 25_000, maxConcurrentQueries: 0 });
+    expect(athenaSettingsFromEnv(env)).toEqual({ workgroup: 'wg', database: 'db', table: 'events', resultReuseMinutes: 0, timeoutMs: 25_000, maxConcurrentQueries: 0 });
     expect(athenaSettingsFromEnv({ ...env, ATHENA_RESULT_REUSE_MINUTES: '0', ATHENA_QUERY_TIMEOUT_MS: '9000' })).toMatchObject({
       resultReuseMinutes: 0,
       timeoutMs: 9000,

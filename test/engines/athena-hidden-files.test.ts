@@ -1,6 +1,6 @@
 import { writeFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { hideFiles, supersede } from '../../shared/store/file-states-repo.js';
 import { JOURNEYS_RANGE, journeyEvents } from '../fixtures/journeys-events.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
@@ -25,6 +25,26 @@ beforeAll(async () => {
 afterAll(async () => api?.close());
 
 runIf('hidden files on the Athena path', () => {
+  it('a repeat starts no statement, and the request after an import answers with it (no reused result of the old data)', async () => {
+    const engine = api.trino!.engine;
+    const ask = async () => {
+      const res = await api.request('POST', '/v1/query', { token, body: { domain: 'journeys.test', metrics: ['visitors'], dimensions: ['page'], date_range: JOURNEYS_RANGE } });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return res.body.data as unknown[];
+    };
+    const run = vi.spyOn(engine, 'run');
+    try {
+      const first = await ask();
+      const statements = run.mock.calls.length;
+      expect(await ask()).toEqual(first);
+      expect(run.mock.calls.length).toBe(statements);
+      await api.importEvents([{ domain: 'journeys.test', timestamp: '2026-05-05T12:00:00Z', type: 'pageview', visitor_id: 'v-new', session_id: 's-new', url_path: '/after-import' }]);
+      expect(await ask()).toContainEqual(expect.objectContaining({ dimensions: { page: '/after-import' } }));
+    } finally {
+      run.mockRestore();
+    }
+  });
+
   it('a replaced file and a pending compacted file are never opened: the answers are those of the store without them', async () => {
     const query = () => api.request('POST', '/v1/query', { token, body: { domain: 'journeys.test', metrics: ['visitors', 'pageviews', 'bounce_rate'], dimensions: ['page'], date_range: JOURNEYS_RANGE } });
     const before = await query();

@@ -411,7 +411,7 @@ describe('settings from CDK context', () => {
 
   it('defaults when nothing is given and parses command-line text', () => {
     expect(settingsWith({})).toEqual(defaultSettings);
-    expect(settingsWith({ athenaResultReuseMinutes: '0', logLevel: 'debug' })).toMatchObject({ athenaResultReuseMinutes: 0, logLevel: 'DEBUG' });
+    expect(settingsWith({ athenaResultReuseMinutes: '15', logLevel: 'debug' })).toMatchObject({ athenaResultReuseMinutes: 15, logLevel: 'DEBUG' });
   });
 
   it('refuses values that would break the deployment', () => {
