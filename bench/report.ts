@@ -144,7 +144,7 @@ export function renderReport(f: BenchFigures): string {
     out.push(
       `The API with the Lambdas' Athena engine installed instead of DuckDB (\`ANALYTICS_ENGINE=trino\`): the real Athena SDK, the ` +
         `Athena emulator and ${f.versions.athena ?? 'Trino'} over the same files, in tables created from the stack's Glue definitions, ` +
-        'with result reuse off (every run executes; the deployed stack reuses results for 5 minutes). Times include the engine\'s ' +
+        'with result reuse and the answer cache off (every run executes, as a first request does). Times include the engine\'s ' +
         'polling, which checks 100 ms after the start, then after 200, 400 and 800 ms, then every second, as on AWS: times fall ' +
         'on about 0.3, 0.7, 1.5, 2.5, 3.5 s, each answer waiting for the first check after Trino finished (a shorter poll would answer ' +
         'sooner for more GetQueryExecution calls, which count against Athena\'s per-account API quotas). ' +
@@ -227,8 +227,8 @@ export function renderReport(f: BenchFigures): string {
         '`total_compressed_size` from `parquet_metadata()` of those columns in those files, scan by scan (Trino scans a table once per ' +
         'reference), priced at $5 per TB (2^40 bytes) with the 10 MB minimum per query. It counts whole files in range: row groups that ' +
         '`ts` statistics would skip are counted too (an upper bound). DuckDB itself reports no byte count for Parquet scans. The bytes are ' +
-        'those of the local files in their codec (Machine and data): a local store is uncompressed, the files `import --s3` writes are ' +
-        'ZSTD and several times smaller, so for S3 these figures are far too high; "What Athena would scan" below has them for a ZSTD copy.',
+        'those of the local files in their codecs (Machine and data: Snappy and ZSTD by relation); the files `import --s3` writes are ' +
+        'all ZSTD and smaller, so for S3 these figures are too high; "What Athena would scan" below has them for a ZSTD copy.',
       '',
     );
     out.push('| query | scans: files read / files in range (columns) | pruned exactly | Athena scan | event files in range | $ per query | $ per 1,000 |');

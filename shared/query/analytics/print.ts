@@ -221,7 +221,7 @@ function dimensionOutput(dimension: Dimension, i: number, rows: boolean, session
 }
 
 // Time buckets group on an integer key, the local days or hours since KEY_EPOCH (localSeconds), and become text
-// only in the final select: formatting every row before grouping costs far more (docs/BENCHMARKS.md). KEY_EPOCH lies two days before 1970-01-01, so no local time of a range (floored at
+// only in the final select: formatting every row before grouping costs far more. KEY_EPOCH lies two days before 1970-01-01, so no local time of a range (floored at
 // 1970-01-01 UTC, offsets down to -12 h) is negative and integer division floors.
 const isTime = (dimension: Dimension): dimension is 'date' | 'hour' => dimension === 'date' || dimension === 'hour';
 const KEY_EPOCH = sql`TIMESTAMP '1969-12-30 00:00:00'`;

@@ -32,7 +32,7 @@ export const MIN_ROWS_PER_BITMAP = 16 * (2 ** KEY_CHUNK_BITS / 4096);
 /**
  * Whether bitmaps pay for `groups` groups over `days` days of a store of this shape: their most memory (one
  * bitmap per group and key chunk) within MAX_BITMAP_BYTES, and enough rows per bitmap: sparse bitmaps cost more
- * than the hash they replace (docs/BENCHMARKS.md).
+ * than the hash they replace.
  */
 export function bitmapsPay(groups: number, days: number, shape: StoreShape): boolean {
   const bitmaps = groups * (Math.floor(shape.maxKey / 2 ** KEY_CHUNK_BITS) + 1);

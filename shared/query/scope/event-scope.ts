@@ -64,7 +64,7 @@ export function localTime(ts: Sql, segments: OffsetSegment[]): Sql {
 
 /**
  * The same wall-clock time as integer seconds since 1970-01-01 00:00 local: grouping rows by date or hour is
- * then integer arithmetic, far cheaper per row than timestamp arithmetic and casts (docs/BENCHMARKS.md).
+ * then integer arithmetic, far cheaper per row than timestamp arithmetic and casts.
  */
 export function localSeconds(dialect: Dialect, ts: Sql, segments: OffsetSegment[]): Sql {
   return sql`(${dialect.epochSeconds(ts)} + ${offsetAt(ts, segments)})`;
