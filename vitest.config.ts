@@ -1,8 +1,8 @@
 import { defineConfig } from 'vitest/config';
+import { testTiers } from './test/tiers.js';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
@@ -10,5 +10,7 @@ export default defineConfig({
     globalSetup: ['test/support/aws-rules/global-setup.ts'],
     setupFiles: ['test/support/aws-rules/install.ts'],
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'SILENT' },
+    // One project per tier (test/tiers.ts): `vitest run` runs all, `--project <tier>` one.
+    projects: Object.entries(testTiers).map(([name, include]) => ({ extends: true, test: { name, include: [...include] } })),
   },
 });
