@@ -9,8 +9,14 @@ export default defineConfig({
     // AWS's rules on every SDK call the tests make: request limits, and IAM for the deployed functions' calls.
     globalSetup: ['test/support/aws-rules/global-setup.ts'],
     setupFiles: ['test/support/aws-rules/install.ts'],
-    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'SILENT' },
+    env: {
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'SILENT',
+    },
     // One project per tier (test/tiers.ts): `vitest run` runs all, `--project <tier>` one.
-    projects: Object.entries(testTiers).map(([name, include]) => ({ extends: true, test: { name, include: [...include] } })),
+    projects: Object.entries(testTiers).map(([name, include]) => ({
+      extends: true,
+      test: { name, include: [...include] },
+    })),
   },
 });

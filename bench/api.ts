@@ -32,7 +32,11 @@ export class ApiEngine implements BenchEngine {
     // Result reuse and the answer cache off (the server runs in this process): every run is timed and billed as a
     // first run would be.
     process.env.ANALYTICS_ANSWER_CACHE = 'off';
-    const api = await startLocalApi({ dataDir: dataset.paths.dataDir, engine: options.trino ? 'trino' : 'duckdb', resultReuseMinutes: 0 });
+    const api = await startLocalApi({
+      dataDir: dataset.paths.dataDir,
+      engine: options.trino ? 'trino' : 'duckdb',
+      resultReuseMinutes: 0,
+    });
     const engines = [new ApiEngine('api', api, api.engine, dataset.spec.domain)];
     if (api.trino) engines.push(new ApiEngine('athena', api, api.trino.engine, dataset.spec.domain));
     return engines;
@@ -50,7 +54,12 @@ export class ApiEngine implements BenchEngine {
     const body = (await res.json()) as ApiAnswer;
     const ms = performance.now() - started;
     if (res.status !== 200) throw new Error(`${query.path} answered ${res.status}: ${JSON.stringify(body)}`);
-    return { ms, engineMs: body.meta.query_ms, ...(body.meta.bytes_scanned === undefined ? {} : { bytesScanned: body.meta.bytes_scanned }), ...rowsOf(query, body) };
+    return {
+      ms,
+      engineMs: body.meta.query_ms,
+      ...(body.meta.bytes_scanned === undefined ? {} : { bytesScanned: body.meta.bytes_scanned }),
+      ...rowsOf(query, body),
+    };
   }
 
   close(): Promise<void> {
@@ -77,7 +86,10 @@ function rowsOf(query: MixQuery, answer: ApiAnswer): { rows: ResultRow[]; total?
   const page = answer.data.slice(0, pageSizeOf(query));
   if (query.path === '/v1/journeys/list') {
     return {
-      rows: page.map((item) => ({ key: [String(item.visitor_id)], values: Object.fromEntries(journeyFields.map((f) => [f, value(item[f])])) })),
+      rows: page.map((item) => ({
+        key: [String(item.visitor_id)],
+        values: Object.fromEntries(journeyFields.map((f) => [f, value(item[f])])),
+      })),
       total: answer.pagination.total,
     };
   }

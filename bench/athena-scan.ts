@@ -19,7 +19,12 @@ const mib = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`;
 const totals = { raw: 0, derived: 0 };
 console.log('| query | raw rows | derived | scans of the derived plan |\n|---|---:|---:|---|');
 for (const query of dashboardMix(meta.spec.domain, meta.spec.endDate)) {
-  const raw = await twin.scanFacts(query, { sessionFragments: false, pageviewBuckets: false, customEventBuckets: false, visitorDays: false });
+  const raw = await twin.scanFacts(query, {
+    sessionFragments: false,
+    pageviewBuckets: false,
+    customEventBuckets: false,
+    visitorDays: false,
+  });
   const derived = await twin.scanFacts(query);
   totals.raw += raw.athenaBytes;
   totals.derived += derived.athenaBytes;

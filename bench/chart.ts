@@ -34,18 +34,25 @@ export function chartSvg(title: string, queries: string[], series: ChartSeries[]
   ];
   series.forEach((s, i) => {
     const lx = LEFT + i * 170;
-    parts.push(`<rect x="${lx}" y="36" width="12" height="12" fill="${s.color}"/><text x="${lx + 18}" y="46">${escape(s.label)}</text>`);
+    parts.push(
+      `<rect x="${lx}" y="36" width="12" height="12" fill="${s.color}"/><text x="${lx + 18}" y="46">${escape(s.label)}</text>`,
+    );
   });
   for (let tick = lo; tick <= hi; tick *= 10) {
     for (const m of [1, 2, 5]) {
       const v = tick * m;
       if (v > hi) break;
       const tx = x(v);
-      parts.push(`<line x1="${tx}" y1="${TOP - 6}" x2="${tx}" y2="${height - 44}" stroke="${m === 1 ? '#bbb' : '#e6e6e6'}"/>`);
-      if (m === 1 || m === 5) parts.push(`<text x="${tx}" y="${height - 28}" text-anchor="middle" fill="#444">${formatMs(v)}</text>`);
+      parts.push(
+        `<line x1="${tx}" y1="${TOP - 6}" x2="${tx}" y2="${height - 44}" stroke="${m === 1 ? '#bbb' : '#e6e6e6'}"/>`,
+      );
+      if (m === 1 || m === 5)
+        parts.push(`<text x="${tx}" y="${height - 28}" text-anchor="middle" fill="#444">${formatMs(v)}</text>`);
     }
   }
-  parts.push(`<text x="${LEFT + plotWidth / 2}" y="${height - 8}" text-anchor="middle" fill="#444">p50 latency (log scale)</text>`);
+  parts.push(
+    `<text x="${LEFT + plotWidth / 2}" y="${height - 8}" text-anchor="middle" fill="#444">p50 latency (log scale)</text>`,
+  );
   queries.forEach((q, qi) => {
     const gy = TOP + qi * groupHeight;
     parts.push(`<text x="${LEFT - 8}" y="${gy + (series.length * BAR) / 2 + 4}" text-anchor="end">${escape(q)}</text>`);
@@ -53,7 +60,9 @@ export function chartSvg(title: string, queries: string[], series: ChartSeries[]
       const v = s.values[qi]!;
       const y = gy + si * BAR;
       if (!Number.isFinite(v) || v <= 0) return;
-      parts.push(`<rect x="${LEFT}" y="${y}" width="${Math.max(1, x(v) - LEFT)}" height="${BAR - 1}" fill="${s.color}"/>`);
+      parts.push(
+        `<rect x="${LEFT}" y="${y}" width="${Math.max(1, x(v) - LEFT)}" height="${BAR - 1}" fill="${s.color}"/>`,
+      );
       parts.push(`<text x="${x(v) + 4}" y="${y + BAR - 1}" font-size="9" fill="#333">${formatMs(v)}</text>`);
     });
   });
@@ -64,7 +73,8 @@ export function chartSvg(title: string, queries: string[], series: ChartSeries[]
 /** Writes the SVG next to `pngFile` and converts it; returns why there is no PNG, or null. */
 export function writeChart(svg: string, svgFile: string, pngFile: string): string | null {
   writeFileSync(svgFile, svg);
-  if (!hasCommand('rsvg-convert')) return `no PNG: rsvg-convert is not installed (apt-get install librsvg2-bin); the SVG is ${svgFile}`;
+  if (!hasCommand('rsvg-convert'))
+    return `no PNG: rsvg-convert is not installed (apt-get install librsvg2-bin); the SVG is ${svgFile}`;
   const result = spawnSync('rsvg-convert', ['--format', 'png', '--output', pngFile, svgFile], { encoding: 'utf8' });
   return result.status === 0 ? null : `rsvg-convert failed: ${result.stderr.trim()}`;
 }

@@ -17,8 +17,26 @@ const columns: [string, string, string][] = [
   ['domain', 'String', 'domain'],
   ['ts', 'DateTime', `strftime(ts, '%Y-%m-%d %H:%M:%S')`],
   ['ts_ms', 'Int64', 'epoch_ms(ts)'],
-  ...['type', 'visitor_id', 'session_id', 'url_path', 'referrer_domain', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_content', 'utm_term',
-    'country', 'region', 'city', 'browser', 'os', 'device', 'event_name', 'event_properties'].map((c): [string, string, string] => [c, 'String', `coalesce(${c}, '')`]),
+  ...[
+    'type',
+    'visitor_id',
+    'session_id',
+    'url_path',
+    'referrer_domain',
+    'utm_source',
+    'utm_medium',
+    'utm_campaign',
+    'utm_content',
+    'utm_term',
+    'country',
+    'region',
+    'city',
+    'browser',
+    'os',
+    'device',
+    'event_name',
+    'event_properties',
+  ].map((c): [string, string, string] => [c, 'String', `coalesce(${c}, '')`]),
   ['amount_cents', 'Int64', 'coalesce(amount_cents, 0)'],
   ['is_dev', 'UInt8', 'CAST(is_dev AS INTEGER)'],
 ];
@@ -43,10 +61,18 @@ export class ClickHouse implements BenchEngine {
     const [httpPort, tcpPort] = [await freePort(), await freePort()];
     writeFileSync(join(dir, 'users.xml'), usersXml);
     writeFileSync(join(dir, 'config.xml'), configXml(dir, httpPort, tcpPort));
-    const server = spawn('clickhouse-server', ['--config-file', join(dir, 'config.xml')], { cwd: dir, stdio: 'ignore' });
-    const exited = new Promise<string>((done) => server.once('exit', (code) => done(`clickhouse-server exited with code ${code}; see ${dir}/server.err.log`)));
+    const server = spawn('clickhouse-server', ['--config-file', join(dir, 'config.xml')], {
+      cwd: dir,
+      stdio: 'ignore',
+    });
+    const exited = new Promise<string>((done) =>
+      server.once('exit', (code) => done(`clickhouse-server exited with code ${code}; see ${dir}/server.err.log`)),
+    );
     const failed = await Promise.race([
-      waitFor(async () => (await fetch(`http://127.0.0.1:${httpPort}/ping`)).ok, 60_000, 'clickhouse-server').then(() => null, (e: Error) => e.message),
+      waitFor(async () => (await fetch(`http://127.0.0.1:${httpPort}/ping`)).ok, 60_000, 'clickhouse-server').then(
+        () => null,
+        (e: Error) => e.message,
+      ),
       exited,
     ]);
     if (failed) {
@@ -61,8 +87,13 @@ export class ClickHouse implements BenchEngine {
   /** Loads the data set unless a table of it with all its rows is already there (the server's data is kept). */
   async load(dataset: Dataset, exportDir: string, log: (line: string) => void): Promise<void> {
     this.table = `events_${dataset.id.replace(/[^a-zA-Z0-9]/g, '_')}`;
-    const existing = await this.query(`SELECT count() AS n FROM system.tables WHERE database = currentDatabase() AND name = ${literal(this.table)}`);
-    if (Number(existing[0]?.n) > 0 && Number((await this.query(`SELECT count() AS n FROM ${this.table}`))[0]?.n) === dataset.rows) {
+    const existing = await this.query(
+      `SELECT count() AS n FROM system.tables WHERE database = currentDatabase() AND name = ${literal(this.table)}`,
+    );
+    if (
+      Number(existing[0]?.n) > 0 &&
+      Number((await this.query(`SELECT count() AS n FROM ${this.table}`))[0]?.n) === dataset.rows
+    ) {
       log(`clickhouse: reusing table ${this.table}`);
       return;
     }
@@ -75,12 +106,18 @@ export class ClickHouse implements BenchEngine {
     const file = join(exportDir, `${dataset.id}.clickhouse.csv`);
     await exportCsv(dataset, columns.map(([name, , expr]) => `${expr} AS ${name}`).join(', '), 'domain, ts', file);
     try {
-      await run('clickhouse-client', ['--host', '127.0.0.1', '--port', String(this.tcpPort), '--query', `INSERT INTO ${this.table} FORMAT CSV`], { inputFile: file });
+      await run(
+        'clickhouse-client',
+        ['--host', '127.0.0.1', '--port', String(this.tcpPort), '--query', `INSERT INTO ${this.table} FORMAT CSV`],
+        { inputFile: file },
+      );
     } finally {
       rmSync(file, { force: true });
     }
     await this.query(`OPTIMIZE TABLE ${this.table} FINAL`);
-    log(`clickhouse: loaded ${dataset.rows.toLocaleString('en-US')} rows in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    log(
+      `clickhouse: loaded ${dataset.rows.toLocaleString('en-US')} rows in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+    );
   }
 
   async run(query: MixQuery): Promise<RunResult> {
@@ -92,7 +129,9 @@ export class ClickHouse implements BenchEngine {
 
   /** Bytes on disk of the loaded table (compressed), for the report. */
   async tableBytes(): Promise<number> {
-    const [row] = await this.query(`SELECT sum(bytes) AS b FROM system.parts WHERE active AND table = ${literal(this.table)}`);
+    const [row] = await this.query(
+      `SELECT sum(bytes) AS b FROM system.parts WHERE active AND table = ${literal(this.table)}`,
+    );
     return Number(row?.b ?? 0);
   }
 
@@ -105,7 +144,10 @@ export class ClickHouse implements BenchEngine {
 
   private async query(sql: string): Promise<Record<string, unknown>[]> {
     const isSelect = /^\s*(SELECT|WITH)/i.test(sql);
-    const res = await fetch(`http://127.0.0.1:${this.httpPort}/`, { method: 'POST', body: isSelect ? `${sql} FORMAT JSON` : sql });
+    const res = await fetch(`http://127.0.0.1:${this.httpPort}/`, {
+      method: 'POST',
+      body: isSelect ? `${sql} FORMAT JSON` : sql,
+    });
     const text = await res.text();
     if (!res.ok) throw new Error(`clickhouse: ${text.trim().slice(0, 500)}`);
     return isSelect ? (JSON.parse(text) as { data: Record<string, unknown>[] }).data : [];

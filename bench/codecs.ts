@@ -39,12 +39,18 @@ const { values: flags } = parseArgs({
 const rows = rowCount(flags.rows!);
 const projectRoot = resolve(import.meta.dirname, '..');
 const log = (line: string) => console.error(line);
-const dataset = await ensureDataset({ seed: 42, rows, endDate: '2026-11-20', days: 90, domain: 'shop.bench.example' }, join(projectRoot, '.bench', 'data'), log);
+const dataset = await ensureDataset(
+  { seed: 42, rows, endDate: '2026-11-20', days: 90, domain: 'shop.bench.example' },
+  join(projectRoot, '.bench', 'data'),
+  log,
+);
 const codecsRoot = join(projectRoot, '.bench', 'codecs');
 
 /** The data set's folder of `folder` in the current snapshot of `dataDir`. */
-const folderOf = (dataDir: string, folder: Folder) => (folder === 'events' ? localPaths(dataDir).eventsDir : localPaths(dataDir).derivedDirs[folder]);
-const parquetUnder = (dir: string) => (readdirSync(dir, { recursive: true, encoding: 'utf8' }) as string[]).filter((f) => f.endsWith('.parquet'));
+const folderOf = (dataDir: string, folder: Folder) =>
+  folder === 'events' ? localPaths(dataDir).eventsDir : localPaths(dataDir).derivedDirs[folder];
+const parquetUnder = (dir: string) =>
+  (readdirSync(dir, { recursive: true, encoding: 'utf8' }) as string[]).filter((f) => f.endsWith('.parquet'));
 
 /** A copy of the data set with every file in `codec`: made once, then reused. */
 async function uniformCopy(codec: Codec): Promise<string> {
@@ -61,7 +67,9 @@ async function uniformCopy(codec: Codec): Promise<string> {
     for (const file of parquetUnder(root)) {
       const path = join(root, file);
       // Written beside and renamed over the link, so the data set's own file is never touched.
-      await connection.run(`COPY (SELECT * FROM read_parquet(${pathLiteral(path)})) TO ${pathLiteral(`${path}.tmp`)} (FORMAT parquet, COMPRESSION ${codec})`);
+      await connection.run(
+        `COPY (SELECT * FROM read_parquet(${pathLiteral(path)})) TO ${pathLiteral(`${path}.tmp`)} (FORMAT parquet, COMPRESSION ${codec})`,
+      );
       renameSync(`${path}.tmp`, path);
     }
   }
@@ -95,13 +103,24 @@ console.log(`\nBytes per event, ${dataset.rows.toLocaleString('en-US')} events (
 console.log(`| relation | ${parquetCodecs.join(' | ')} |\n|---|${parquetCodecs.map(() => '---:').join('|')}|`);
 const bytes = {} as Record<Folder, Record<Codec, number>>;
 for (const folder of folders) {
-  bytes[folder] = Object.fromEntries(parquetCodecs.map((codec) => [codec, bytesOf(folderOf(copies[codec], folder))])) as Record<Codec, number>;
+  bytes[folder] = Object.fromEntries(
+    parquetCodecs.map((codec) => [codec, bytesOf(folderOf(copies[codec], folder))]),
+  ) as Record<Codec, number>;
   console.log(`| ${folder} | ${parquetCodecs.map((c) => (bytes[folder][c] / dataset.rows).toFixed(1)).join(' | ')} |`);
 }
-console.log(`| **store** | ${parquetCodecs.map((c) => folders.reduce((sum, f) => sum + bytes[f][c], 0) / dataset.rows).map((b) => `**${b.toFixed(1)}**`).join(' | ')} |`);
+console.log(
+  `| **store** | ${parquetCodecs
+    .map((c) => folders.reduce((sum, f) => sum + bytes[f][c], 0) / dataset.rows)
+    .map((b) => `**${b.toFixed(1)}**`)
+    .join(' | ')} |`,
+);
 
 const uniform = (codec: Codec) => Object.fromEntries(folders.map((f) => [f, codec])) as CodecMap;
-const stores: { name: string; codecs: CodecMap; dir: string }[] = parquetCodecs.map((codec) => ({ name: codec, codecs: uniform(codec), dir: copies[codec] }));
+const stores: { name: string; codecs: CodecMap; dir: string }[] = parquetCodecs.map((codec) => ({
+  name: codec,
+  codecs: uniform(codec),
+  dir: copies[codec],
+}));
 for (const mix of flags.mixes!.split(',').filter(Boolean)) {
   const codecs = { ...uniform('uncompressed') };
   for (const part of mix.split('+')) {
@@ -124,7 +143,12 @@ console.log(`| query | ${stores.map((s) => s.name).join(' | ')} |\n|---|${stores
 try {
   for (const query of dashboardMix(dataset.spec.domain, dataset.spec.endDate)) {
     loads.push(loadavg()[0]!);
-    const cells = await measureQuery(engines, query, { warmup: 1, repeat: Number(flags.repeat), minRuns: 3, budgetMs: 60_000 });
+    const cells = await measureQuery(engines, query, {
+      warmup: 1,
+      repeat: Number(flags.repeat),
+      minRuns: 3,
+      budgetMs: 60_000,
+    });
     const p50s = engines.map((e) => cells.get(e)!.p50);
     p50s.forEach((p, i) => (sums[i]! += p));
     console.log(`| ${query.id} | ${p50s.map((p) => `${p.toFixed(0)} ms`).join(' | ')} |`);
@@ -133,5 +157,9 @@ try {
   for (const engine of engines) await engine.close();
 }
 console.log(`| **sum** | ${sums.map((s) => `**${s.toFixed(0)} ms**`).join(' | ')} |`);
-console.log(`| bytes per event | ${stores.map((s) => (folders.reduce((sum, f) => sum + bytes[f][s.codecs[f]], 0) / dataset.rows).toFixed(1)).join(' | ')} |`);
-console.log(`\nLoad average (1 min) during the mix: ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)}.`);
+console.log(
+  `| bytes per event | ${stores.map((s) => (folders.reduce((sum, f) => sum + bytes[f][s.codecs[f]], 0) / dataset.rows).toFixed(1)).join(' | ')} |`,
+);
+console.log(
+  `\nLoad average (1 min) during the mix: ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)}.`,
+);

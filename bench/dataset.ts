@@ -46,9 +46,10 @@ interface DatasetMeta {
 
 export function datasetId(spec: GeneratorSpec): string {
   const { shape } = spec;
-  const shaped = shape && JSON.stringify(shape) !== JSON.stringify(defaultShape)
-    ? `-pages${shape.blogPosts}-return${shape.returnChance ?? 'own'}-stop${shape.pageviewStop}-max${shape.maxExtraPageviews}-visitors${shape.visitors ?? 'any'}`
-    : '';
+  const shaped =
+    shape && JSON.stringify(shape) !== JSON.stringify(defaultShape)
+      ? `-pages${shape.blogPosts}-return${shape.returnChance ?? 'own'}-stop${shape.pageviewStop}-max${shape.maxExtraPageviews}-visitors${shape.visitors ?? 'any'}`
+      : '';
   return `v${GENERATOR_VERSION}-seed${spec.seed}-rows${spec.rows}-${spec.days}d-to-${spec.endDate}${shaped}`;
 }
 
@@ -66,10 +67,23 @@ export async function ensureDataset(spec: GeneratorSpec, root: string, log: (lin
       const started = performance.now();
       const rewritten = await relayoutEventFiles(paths.eventsDir);
       writeFileSync(metaFile, JSON.stringify({ ...meta, eventLayout: EVENT_LAYOUT }, null, 2));
-      log(`data set ${id}: rewrote ${rewritten} event files in the importer's layout (${EVENT_LAYOUT}) in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+      log(
+        `data set ${id}: rewrote ${rewritten} event files in the importer's layout (${EVENT_LAYOUT}) in ${((performance.now() - started) / 1000).toFixed(0)} s`,
+      );
     }
-    log(`data set ${id}: reusing ${meta.rows.toLocaleString('en-US')} rows in ${meta.files} files (generated in ${meta.generationSeconds.toFixed(0)} s)`);
-    return { id, spec, paths, rows: meta.rows, files: meta.files, bytes: meta.bytes, generationSeconds: meta.generationSeconds, reused: true };
+    log(
+      `data set ${id}: reusing ${meta.rows.toLocaleString('en-US')} rows in ${meta.files} files (generated in ${meta.generationSeconds.toFixed(0)} s)`,
+    );
+    return {
+      id,
+      spec,
+      paths,
+      rows: meta.rows,
+      files: meta.files,
+      bytes: meta.bytes,
+      generationSeconds: meta.generationSeconds,
+      reused: true,
+    };
   }
 
   // A half-made set from an interrupted run is thrown away, never completed.
@@ -85,7 +99,9 @@ export async function ensureDataset(spec: GeneratorSpec, root: string, log: (lin
       if ((generated & 0xffff) === 0 && performance.now() - lastLog > 15_000) {
         lastLog = performance.now();
         const seconds = (lastLog - started) / 1000;
-        log(`  ${generated.toLocaleString('en-US')} rows, ${seconds.toFixed(0)} s, ${Math.round(generated / seconds).toLocaleString('en-US')} rows/s`);
+        log(
+          `  ${generated.toLocaleString('en-US')} rows, ${seconds.toFixed(0)} s, ${Math.round(generated / seconds).toLocaleString('en-US')} rows/s`,
+        );
       }
       yield line;
     }
@@ -106,12 +122,24 @@ export async function ensureDataset(spec: GeneratorSpec, root: string, log: (lin
   }
   try {
     const report = await importLineBlocks(blocks(), paths);
-    if (report.rejected.length > 0) throw new Error(`the importer rejected generated lines: ${JSON.stringify(report.rejected.slice(0, 3))}`);
+    if (report.rejected.length > 0)
+      throw new Error(`the importer rejected generated lines: ${JSON.stringify(report.rejected.slice(0, 3))}`);
     const generationSeconds = (performance.now() - started) / 1000;
     const { files, bytes } = parquetFiles(paths.eventsDir);
-    const meta: DatasetMeta = { id, spec, rows: report.rowsWritten, files, bytes, generationSeconds, createdAt: new Date().toISOString(), eventLayout: EVENT_LAYOUT };
+    const meta: DatasetMeta = {
+      id,
+      spec,
+      rows: report.rowsWritten,
+      files,
+      bytes,
+      generationSeconds,
+      createdAt: new Date().toISOString(),
+      eventLayout: EVENT_LAYOUT,
+    };
     writeFileSync(metaFile, JSON.stringify(meta, null, 2));
-    log(`data set ${id}: ${meta.rows.toLocaleString('en-US')} rows, ${files} files, ${(bytes / 2 ** 20).toFixed(1)} MiB in ${generationSeconds.toFixed(1)} s (${Math.round(meta.rows / generationSeconds).toLocaleString('en-US')} rows/s)`);
+    log(
+      `data set ${id}: ${meta.rows.toLocaleString('en-US')} rows, ${files} files, ${(bytes / 2 ** 20).toFixed(1)} MiB in ${generationSeconds.toFixed(1)} s (${Math.round(meta.rows / generationSeconds).toLocaleString('en-US')} rows/s)`,
+    );
     return { id, spec, paths, rows: meta.rows, files, bytes, generationSeconds, reused: false };
   } finally {
     await dynamo.close();
@@ -128,17 +156,23 @@ async function relayoutEventFiles(eventsDir: string): Promise<number> {
   try {
     const files = parquetFiles(eventsDir).list;
     for (const { path } of files) {
-      const [meta] = (await scratch.connection.runAndReadAll(
-        `SELECT lower(any_value(compression)) AS codec FROM parquet_metadata(${pathLiteral(path)})`,
-      )).getRowObjectsJson();
+      const [meta] = (
+        await scratch.connection.runAndReadAll(
+          `SELECT lower(any_value(compression)) AS codec FROM parquet_metadata(${pathLiteral(path)})`,
+        )
+      ).getRowObjectsJson();
       const codec = String(meta?.codec) as ParquetCodec;
-      if (!parquetCodecs.includes(codec)) throw new Error(`${path}: codec ${String(meta?.codec)} is not one the importer writes`);
+      if (!parquetCodecs.includes(codec))
+        throw new Error(`${path}: codec ${String(meta?.codec)} is not one the importer writes`);
       const next = `${path}.relayout`;
       await writeEventFile(scratch.connection, [path], next, codec, 'local');
-      const [counts] = (await scratch.connection.runAndReadAll(
-        `SELECT (SELECT count(*) FROM read_parquet(${pathLiteral(path)})) AS before, (SELECT count(*) FROM read_parquet(${pathLiteral(next)})) AS after`,
-      )).getRowObjectsJson();
-      if (counts?.before !== counts?.after) throw new Error(`${path}: rewritten with ${String(counts?.after)} rows instead of ${String(counts?.before)}`);
+      const [counts] = (
+        await scratch.connection.runAndReadAll(
+          `SELECT (SELECT count(*) FROM read_parquet(${pathLiteral(path)})) AS before, (SELECT count(*) FROM read_parquet(${pathLiteral(next)})) AS after`,
+        )
+      ).getRowObjectsJson();
+      if (counts?.before !== counts?.after)
+        throw new Error(`${path}: rewritten with ${String(counts?.after)} rows instead of ${String(counts?.before)}`);
       renameSync(next, path);
     }
     return files.length;
@@ -155,7 +189,11 @@ export function rowCount(text: string): number {
 }
 
 /** Every Parquet file under the events folder, with its size. */
-export function parquetFiles(eventsDir: string): { files: number; bytes: number; list: { path: string; bytes: number }[] } {
+export function parquetFiles(eventsDir: string): {
+  files: number;
+  bytes: number;
+  list: { path: string; bytes: number }[];
+} {
   const list: { path: string; bytes: number }[] = [];
   for (const entry of readdirSync(eventsDir, { recursive: true }) as string[]) {
     if (!entry.endsWith('.parquet')) continue;

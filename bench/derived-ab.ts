@@ -16,19 +16,33 @@ import { dashboardMix } from './query-mix.js';
 //   npx tsx bench/derived-ab.ts <data dir> [rounds=5]
 
 const [dataDir, roundsArg] = process.argv.slice(2);
-if (!dataDir) throw new Error('usage: npx tsx bench/derived-ab.ts <data dir with events/ and the derived folders beside it> [rounds]');
+if (!dataDir)
+  throw new Error(
+    'usage: npx tsx bench/derived-ab.ts <data dir with events/ and the derived folders beside it> [rounds]',
+  );
 const rounds = Number(roundsArg ?? 5);
 const engine = await DuckDbEngine.open(join(dataDir, 'events'));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
 const forms = ['raw', 'text ids', 'keys'] as const;
 const textIds: SqlTarget = { ...localTarget, catalog: { ...localTarget.catalog, bucketVisitor: 'visitor_id' } };
 const totals = { raw: 0, 'text ids': 0, keys: 0 };
-console.log('| query | raw rows p50 | derived, text ids p50 | derived, keys p50 | same answer |\n|---|---:|---:|---:|---|');
+console.log(
+  '| query | raw rows p50 | derived, text ids p50 | derived, keys p50 | same answer |\n|---|---:|---:|---:|---|',
+);
 for (const query of dashboardMix('shop.bench.example', '2026-11-20')) {
   // As the API plans it: with the store's shape where it lets visitors be counted by bitmaps.
-  const storeShape = query.path === '/v1/query' ? await storeShapeFor(await EngineRunner.forDomain(query.body.domain, engine), analyticsQueryOf(query)) : undefined;
+  const storeShape =
+    query.path === '/v1/query'
+      ? await storeShapeFor(await EngineRunner.forDomain(query.body.domain, engine), analyticsQueryOf(query))
+      : undefined;
   const sql = {
-    raw: planOf(query, { sessionFragments: false, pageviewBuckets: false, customEventBuckets: false, visitorDays: false, detailsApart: false }).sql,
+    raw: planOf(query, {
+      sessionFragments: false,
+      pageviewBuckets: false,
+      customEventBuckets: false,
+      visitorDays: false,
+      detailsApart: false,
+    }).sql,
     'text ids': planOf(query, { detailsApart: false }, textIds).sql,
     keys: planOf(query, { detailsApart: false, ...(storeShape ? { storeShape } : {}) }).sql,
   };
@@ -44,7 +58,9 @@ for (const query of dashboardMix('shop.bench.example', '2026-11-20')) {
   }
   const p50 = forms.map((form) => median(times[form]));
   forms.forEach((form, i) => (totals[form] += p50[i]!));
-  console.log(`| ${query.id} | ${p50.map((t) => `${t.toFixed(0)} ms`).join(' | ')} | ${answers.size === 1 ? 'yes' : 'NO'} |`);
+  console.log(
+    `| ${query.id} | ${p50.map((t) => `${t.toFixed(0)} ms`).join(' | ')} | ${answers.size === 1 ? 'yes' : 'NO'} |`,
+  );
 }
 console.log(`| **sum** | ${forms.map((form) => `${totals[form].toFixed(0)} ms`).join(' | ')} | |`);
 engine.close();

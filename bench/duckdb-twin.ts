@@ -42,23 +42,36 @@ export function analyticsQueryOf(query: MixQuery): AnalyticsQuery {
 }
 
 /** The statement the API runs for a mix query (POST /v1/query or journeys/list, first page). */
-export function planOf(query: MixQuery, options: PlanOptions & VisitorListPlanOptions & { detailsApart?: boolean } = {}, target: SqlTarget = localTarget): PlannedQuery {
+export function planOf(
+  query: MixQuery,
+  options: PlanOptions & VisitorListPlanOptions & { detailsApart?: boolean } = {},
+  target: SqlTarget = localTarget,
+): PlannedQuery {
   const range = rangeOf(query);
   if (query.path === '/v1/journeys/list') {
     const request = visitorListRequestSchema.parse(query.body);
-    const plan = planVisitorList({
-      domain: request.domain,
-      isDev: request.is_dev ?? false,
-      range,
-      filters: request.filters ?? [],
-      bounds: boundsOf(request),
-      hasRevenue: request.has_revenue ?? false,
-      firstPurchase: request.first_purchase ?? false,
-      sort: { field: request.sort_by ?? 'last_seen', order: request.sort_order ?? 'desc' },
-      limit: request.limit ?? JOURNEYS_DEFAULTS.listLimit,
-      offset: request.offset ?? 0,
-    }, options);
-    return { sql: printVisitorList(plan, target, options.detailsApart ?? detailsApart(target)), list: plan, columns: plan.columns, dtFrom: range.dtFrom, dtTo: range.dtTo };
+    const plan = planVisitorList(
+      {
+        domain: request.domain,
+        isDev: request.is_dev ?? false,
+        range,
+        filters: request.filters ?? [],
+        bounds: boundsOf(request),
+        hasRevenue: request.has_revenue ?? false,
+        firstPurchase: request.first_purchase ?? false,
+        sort: { field: request.sort_by ?? 'last_seen', order: request.sort_order ?? 'desc' },
+        limit: request.limit ?? JOURNEYS_DEFAULTS.listLimit,
+        offset: request.offset ?? 0,
+      },
+      options,
+    );
+    return {
+      sql: printVisitorList(plan, target, options.detailsApart ?? detailsApart(target)),
+      list: plan,
+      columns: plan.columns,
+      dtFrom: range.dtFrom,
+      dtTo: range.dtTo,
+    };
   }
   const plan = planAnalyticsQuery(analyticsQueryOf(query), target.catalog, options);
   return { sql: printAnalyticsQuery(plan, target), columns: plan.columns, dtFrom: range.dtFrom, dtTo: range.dtTo };
@@ -125,14 +138,18 @@ export class DuckDbTwin implements BenchEngine {
   /** The API's plan options for a mix query: the store's shape where it could choose bitmaps (services/store-shape.ts). */
   async apiOptions(query: MixQuery): Promise<PlanOptions> {
     if (query.path !== '/v1/query') return {};
-    const storeShape = await storeShapeFor(await EngineRunner.forDomain(query.body.domain, this.engine), analyticsQueryOf(query));
+    const storeShape = await storeShapeFor(
+      await EngineRunner.forDomain(query.body.domain, this.engine),
+      analyticsQueryOf(query),
+    );
     return storeShape ? { storeShape } : {};
   }
 
   async run(query: MixQuery): Promise<RunResult> {
     const { sql, list } = planOf(query, await this.apiOptions(query));
     // A journeys list as the API reads it: the page, then (DuckDB) its visitors' details.
-    if (list) return this.timed(query, () => listedVisitors(async (q) => (await this.engine.run(q)).rows, list, localTarget));
+    if (list)
+      return this.timed(query, () => listedVisitors(async (q) => (await this.engine.run(q)).rows, list, localTarget));
     return this.timed(query, async () => (await this.engine.run(sql)).rows);
   }
 
@@ -148,7 +165,13 @@ export class DuckDbTwin implements BenchEngine {
    * journeys list as one statement, its details joined to its page.
    */
   rawRows(): BenchEngine {
-    const raw = { sessionFragments: false, pageviewBuckets: false, customEventBuckets: false, visitorDays: false, detailsApart: false };
+    const raw = {
+      sessionFragments: false,
+      pageviewBuckets: false,
+      customEventBuckets: false,
+      visitorDays: false,
+      detailsApart: false,
+    };
     return {
       name: 'raw',
       run: async (query) => {
@@ -168,10 +191,19 @@ export class DuckDbTwin implements BenchEngine {
     ];
     const out: StoredRelation[] = [];
     for (const [folder, dir] of folders) {
-      const files = existsSync(dir) ? (readdirSync(dir, { recursive: true, encoding: 'utf8' }) as string[]).filter((f) => f.endsWith('.parquet')) : [];
+      const files = existsSync(dir)
+        ? (readdirSync(dir, { recursive: true, encoding: 'utf8' }) as string[]).filter((f) => f.endsWith('.parquet'))
+        : [];
       if (!files.length) continue;
-      const rows = await this.engine.runRaw(`SELECT DISTINCT compression FROM parquet_metadata(${pathLiteral(join(dir, '*', '*', '*.parquet'))}) ORDER BY 1`);
-      out.push({ folder, files: files.length, bytes: files.reduce((sum, f) => sum + statSync(join(dir, f)).size, 0), codecs: rows.map((r) => String(r.compression)) });
+      const rows = await this.engine.runRaw(
+        `SELECT DISTINCT compression FROM parquet_metadata(${pathLiteral(join(dir, '*', '*', '*.parquet'))}) ORDER BY 1`,
+      );
+      out.push({
+        folder,
+        files: files.length,
+        bytes: files.reduce((sum, f) => sum + statSync(join(dir, f)).size, 0),
+        codecs: rows.map((r) => String(r.compression)),
+      });
     }
     return out;
   }
@@ -182,7 +214,12 @@ export class DuckDbTwin implements BenchEngine {
     const [row] = await this.engine.runRaw(
       `SELECT count(*) AS rows, count(DISTINCT url_path) AS pages, count(DISTINCT session_id) FILTER (WHERE session_id <> '') AS sessions, count(DISTINCT visitor_id) AS visitors FROM read_parquet(${files})`,
     );
-    return { rows: Number(row!.rows), pages: Number(row!.pages), sessions: Number(row!.sessions), visitors: Number(row!.visitors) };
+    return {
+      rows: Number(row!.rows),
+      pages: Number(row!.pages),
+      sessions: Number(row!.sessions),
+      visitors: Number(row!.visitors),
+    };
   }
 
   async version(): Promise<string> {
@@ -203,11 +240,15 @@ export class DuckDbTwin implements BenchEngine {
     const planned = planOf(query, { ...options, detailsApart: false }, { ...localTarget, catalog });
     const nodes = await this.profile(planned.sql);
     const scans: ScanFact[] = [];
-    for (const node of nodes.filter((n) => n.operator_type === 'TABLE_SCAN' && n.extra_info?.Function === 'READ_PARQUET')) {
+    for (const node of nodes.filter(
+      (n) => n.operator_type === 'TABLE_SCAN' && n.extra_info?.Function === 'READ_PARQUET',
+    )) {
       const info = node.extra_info!;
       const read = String(info['Filename(s)'] ?? '');
       // DuckDB names the files of the snapshot the store's `current` link points to.
-      const relation: Relation = derivedRelations.find((r) => read.includes(`${realFolder(this.dataset.paths.derivedDirs[r.folder])}/`))?.folder ?? 'events';
+      const relation: Relation =
+        derivedRelations.find((r) => read.includes(`${realFolder(this.dataset.paths.derivedDirs[r.folder])}/`))
+          ?.folder ?? 'events';
       const fileFilters = String(info['File Filters'] ?? '');
       const dtFilter = /dt BETWEEN '(\d{4}-\d{2}-\d{2})'::DATE AND '(\d{4}-\d{2}-\d{2})'::DATE/.exec(fileFilters);
       const [dtFrom, dtTo] = dtFilter ? [dtFilter[1]!, dtFilter[2]!] : [planned.dtFrom, planned.dtTo];
@@ -218,7 +259,12 @@ export class DuckDbTwin implements BenchEngine {
       );
       const known = new Set(files.flatMap((f) => [...f.columns.keys()]));
       const filterText = [info.Filters ?? []].flat().join(' ');
-      const columns = [...new Set([...((info.Projections as string[] | undefined) ?? []), ...[...known].filter((c) => new RegExp(`\\b${c}\\b`).test(filterText))])].sort();
+      const columns = [
+        ...new Set([
+          ...((info.Projections as string[] | undefined) ?? []),
+          ...[...known].filter((c) => new RegExp(`\\b${c}\\b`).test(filterText)),
+        ]),
+      ].sort();
       scans.push({
         relation,
         dtFrom,
@@ -232,7 +278,11 @@ export class DuckDbTwin implements BenchEngine {
     const local = await this.profile(planOf(query, { ...(await this.apiOptions(query)), ...options }).sql);
     const operators = local
       .filter((n) => typeof n.operator_timing === 'number' && n.operator_type !== 'EXPLAIN_ANALYZE')
-      .map((n) => ({ name: n.operator_name ?? n.operator_type ?? '?', seconds: n.operator_timing!, rows: n.operator_cardinality ?? 0 }))
+      .map((n) => ({
+        name: n.operator_name ?? n.operator_type ?? '?',
+        seconds: n.operator_timing!,
+        rows: n.operator_cardinality ?? 0,
+      }))
       .sort((a, b) => b.seconds - a.seconds)
       .slice(0, 4);
     const events = await this.storedFiles('events');
@@ -280,7 +330,8 @@ export class DuckDbTwin implements BenchEngine {
         // A list's chunks sit at `<column>, list, element`: counted under the column.
         `SELECT file_name, split_part(path_in_schema, ',', 1) AS col, sum(total_compressed_size) AS bytes FROM parquet_metadata(${glob}) GROUP BY ALL`,
       );
-      for (const chunk of chunks) files.get(String(chunk.file_name))?.columns.set(String(chunk.col), Number(chunk.bytes));
+      for (const chunk of chunks)
+        files.get(String(chunk.file_name))?.columns.set(String(chunk.col), Number(chunk.bytes));
     }
     return (this.stored[relation] = [...files.values()]);
   }

@@ -35,7 +35,13 @@ export interface GeneratorShape {
   visitors: number | null;
 }
 
-export const defaultShape: GeneratorShape = { blogPosts: 8, returnChance: null, pageviewStop: 0.3, maxExtraPageviews: 18, visitors: null };
+export const defaultShape: GeneratorShape = {
+  blogPosts: 8,
+  returnChance: null,
+  pageviewStop: 0.3,
+  maxExtraPageviews: 18,
+  visitors: null,
+};
 
 /**
  * Named shapes for `rows` events. `wide`: hundreds of pages, long sessions and many returning visitors, about a
@@ -43,7 +49,14 @@ export const defaultShape: GeneratorShape = { blogPosts: 8, returnChance: null, 
  */
 export function namedShape(name: string, rows: number): GeneratorShape {
   if (name === 'default') return defaultShape;
-  if (name === 'wide') return { blogPosts: 300, returnChance: 0.65, pageviewStop: 0.22, maxExtraPageviews: 60, visitors: Math.max(1, Math.round(rows / 12)) };
+  if (name === 'wide')
+    return {
+      blogPosts: 300,
+      returnChance: 0.65,
+      pageviewStop: 0.22,
+      maxExtraPageviews: 60,
+      visitors: Math.max(1, Math.round(rows / 12)),
+    };
   throw new Error(`unknown shape "${name}" (default, wide)`);
 }
 
@@ -51,7 +64,6 @@ const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 
 type Row = Record<string, string | number | boolean | Record<string, string | number | boolean>>;
-
 
 /** A 32-bit mix of two integers (visitor ids, per-visitor seeds). */
 function hash(a: number, b: number): number {
@@ -63,7 +75,13 @@ function hash(a: number, b: number): number {
 
 const hex = (n: number) => n.toString(16).padStart(8, '0');
 
-interface Place { country: string; region: string | null; city: string | null; utcOffset: number; currency: string }
+interface Place {
+  country: string;
+  region: string | null;
+  city: string | null;
+  utcOffset: number;
+  currency: string;
+}
 const places: Weighted<Place> = [
   [{ country: 'US', region: 'California', city: 'San Francisco', utcOffset: -8, currency: 'USD' }, 12],
   [{ country: 'US', region: 'California', city: 'Los Angeles', utcOffset: -8, currency: 'USD' }, 5],
@@ -91,7 +109,11 @@ const places: Weighted<Place> = [
   [{ country: 'AU', region: 'New South Wales', city: 'Sydney', utcOffset: 10, currency: 'USD' }, 3],
 ];
 
-interface Platform { browser: string; os: string; device: string }
+interface Platform {
+  browser: string;
+  os: string;
+  device: string;
+}
 const platforms: Weighted<Platform> = [
   [{ browser: 'Chrome', os: 'Windows', device: 'desktop' }, 24],
   [{ browser: 'Chrome', os: 'macOS', device: 'desktop' }, 13],
@@ -107,34 +129,173 @@ const platforms: Weighted<Platform> = [
   [{ browser: 'Chrome', os: 'Android', device: 'tablet' }, 2],
 ];
 
-const blog = ['/blog/launch-week', '/blog/how-we-built-our-query-engine', '/blog/privacy-first-analytics', '/blog/parquet-on-s3', '/blog/pricing-update', '/blog/customer-story-acme', '/blog/sql-tips', '/blog/year-in-review'];
-const docs = ['/docs/getting-started', '/docs/api/query', '/docs/api/journeys', '/docs/api/events', '/docs/self-hosting', '/docs/sdk', '/docs/faq', '/docs/changelog'];
+const blog = [
+  '/blog/launch-week',
+  '/blog/how-we-built-our-query-engine',
+  '/blog/privacy-first-analytics',
+  '/blog/parquet-on-s3',
+  '/blog/pricing-update',
+  '/blog/customer-story-acme',
+  '/blog/sql-tips',
+  '/blog/year-in-review',
+];
+const docs = [
+  '/docs/getting-started',
+  '/docs/api/query',
+  '/docs/api/journeys',
+  '/docs/api/events',
+  '/docs/self-hosting',
+  '/docs/sdk',
+  '/docs/faq',
+  '/docs/changelog',
+];
 const features = ['/features/dashboards', '/features/funnels', '/features/revenue', '/features/api'];
-const home: Weighted<string> = [['/', 8], ['/pricing', 2], ['/features', 1]];
+const home: Weighted<string> = [
+  ['/', 8],
+  ['/pricing', 2],
+  ['/features', 1],
+];
 
-interface Source { referrer: string | null; utm: Record<string, string>; landing: Weighted<string> }
+interface Source {
+  referrer: string | null;
+  utm: Record<string, string>;
+  landing: Weighted<string>;
+}
 const sources: Weighted<Source> = [
-  [{ referrer: 'https://www.google.com/', utm: {}, landing: [...home, [docs[0]!, 2], [blog[2]!, 1], [features[0]!, 1]] }, 28],
-  [{ referrer: 'https://www.google.com/', utm: { utm_source: 'google', utm_medium: 'cpc', utm_campaign: 'brand', utm_term: 'web analytics api', utm_content: 'ad-a' }, landing: [['/pricing', 2], ['/', 1]] }, 5],
-  [{ referrer: 'https://www.google.com/', utm: { utm_source: 'google', utm_medium: 'cpc', utm_campaign: 'competitor', utm_term: 'plausible alternative', utm_content: 'ad-b' }, landing: [['/features', 1]] }, 2],
+  [
+    {
+      referrer: 'https://www.google.com/',
+      utm: {},
+      landing: [...home, [docs[0]!, 2], [blog[2]!, 1], [features[0]!, 1]],
+    },
+    28,
+  ],
+  [
+    {
+      referrer: 'https://www.google.com/',
+      utm: {
+        utm_source: 'google',
+        utm_medium: 'cpc',
+        utm_campaign: 'brand',
+        utm_term: 'web analytics api',
+        utm_content: 'ad-a',
+      },
+      landing: [
+        ['/pricing', 2],
+        ['/', 1],
+      ],
+    },
+    5,
+  ],
+  [
+    {
+      referrer: 'https://www.google.com/',
+      utm: {
+        utm_source: 'google',
+        utm_medium: 'cpc',
+        utm_campaign: 'competitor',
+        utm_term: 'plausible alternative',
+        utm_content: 'ad-b',
+      },
+      landing: [['/features', 1]],
+    },
+    2,
+  ],
   [{ referrer: null, utm: {}, landing: home }, 22],
-  [{ referrer: 'https://t.co/x8Yz3Q', utm: { utm_source: 'twitter', utm_medium: 'social', utm_campaign: 'launch-week' }, landing: [[blog[0]!, 3], ['/', 1]] }, 4],
-  [{ referrer: 'https://x.com/', utm: {}, landing: [[blog[0]!, 1], ['/', 1]] }, 3],
+  [
+    {
+      referrer: 'https://t.co/x8Yz3Q',
+      utm: { utm_source: 'twitter', utm_medium: 'social', utm_campaign: 'launch-week' },
+      landing: [
+        [blog[0]!, 3],
+        ['/', 1],
+      ],
+    },
+    4,
+  ],
+  [
+    {
+      referrer: 'https://x.com/',
+      utm: {},
+      landing: [
+        [blog[0]!, 1],
+        ['/', 1],
+      ],
+    },
+    3,
+  ],
   [{ referrer: 'https://news.ycombinator.com/item?id=41234567', utm: {}, landing: [[blog[1]!, 1]] }, 5],
-  [{ referrer: 'https://www.reddit.com/r/analytics/', utm: {}, landing: [[blog[2]!, 1], ['/', 1]] }, 3],
-  [{ referrer: 'https://github.com/example/analytics', utm: {}, landing: [[docs[0]!, 3], [docs[5]!, 1]] }, 6],
-  [{ referrer: 'https://www.linkedin.com/', utm: { utm_source: 'linkedin', utm_medium: 'social', utm_campaign: 'customer-stories' }, landing: [[blog[5]!, 1]] }, 2],
-  [{ referrer: null, utm: { utm_source: 'newsletter', utm_medium: 'email', utm_campaign: 'monthly-update' }, landing: [[blog[3]!, 1], ['/', 1]] }, 4],
+  [
+    {
+      referrer: 'https://www.reddit.com/r/analytics/',
+      utm: {},
+      landing: [
+        [blog[2]!, 1],
+        ['/', 1],
+      ],
+    },
+    3,
+  ],
+  [
+    {
+      referrer: 'https://github.com/example/analytics',
+      utm: {},
+      landing: [
+        [docs[0]!, 3],
+        [docs[5]!, 1],
+      ],
+    },
+    6,
+  ],
+  [
+    {
+      referrer: 'https://www.linkedin.com/',
+      utm: { utm_source: 'linkedin', utm_medium: 'social', utm_campaign: 'customer-stories' },
+      landing: [[blog[5]!, 1]],
+    },
+    2,
+  ],
+  [
+    {
+      referrer: null,
+      utm: { utm_source: 'newsletter', utm_medium: 'email', utm_campaign: 'monthly-update' },
+      landing: [
+        [blog[3]!, 1],
+        ['/', 1],
+      ],
+    },
+    4,
+  ],
   [{ referrer: 'https://www.bing.com/search?q=analytics+api', utm: {}, landing: home }, 3],
   [{ referrer: 'https://duckduckgo.com/', utm: {}, landing: home }, 2],
-  [{ referrer: 'https://www.producthunt.com/posts/analytics', utm: { utm_source: 'producthunt', utm_medium: 'referral' }, landing: [['/', 1]] }, 1],
-  [{ referrer: 'https://dev.to/someone/analytics-api-review', utm: {}, landing: [[blog[6]!, 1], [docs[1]!, 1]] }, 1],
+  [
+    {
+      referrer: 'https://www.producthunt.com/posts/analytics',
+      utm: { utm_source: 'producthunt', utm_medium: 'referral' },
+      landing: [['/', 1]],
+    },
+    1,
+  ],
+  [
+    {
+      referrer: 'https://dev.to/someone/analytics-api-review',
+      utm: {},
+      landing: [
+        [blog[6]!, 1],
+        [docs[1]!, 1],
+      ],
+    },
+    1,
+  ],
 ];
 const direct = sources[3]![0];
 
 /** Where a reader goes next from a page: a weighted walk whose funnel runs / -> /pricing -> /signup -> /checkout. */
 function pageWalk(blogPosts: number): (path: string) => Weighted<string> {
-  const posts = [...blog, ...Array.from({ length: Math.max(0, blogPosts - blog.length) }, (_, i) => `/blog/post-${blog.length + i + 1}`)];
+  const posts = [
+    ...blog,
+    ...Array.from({ length: Math.max(0, blogPosts - blog.length) }, (_, i) => `/blog/post-${blog.length + i + 1}`),
+  ];
   const nextPagesByPath = new Map<string, Weighted<string>>();
   return (path) => {
     let next = nextPagesByPath.get(path);
@@ -144,24 +305,74 @@ function pageWalk(blogPosts: number): (path: string) => Weighted<string> {
 }
 
 function nextPagesOf(path: string, posts: string[]): Weighted<string> {
-  if (path === '/pricing') return [['/signup', 4], ['/features', 2], [docs[0]!, 1], ['/', 1], ['/contact', 1]];
+  if (path === '/pricing')
+    return [
+      ['/signup', 4],
+      ['/features', 2],
+      [docs[0]!, 1],
+      ['/', 1],
+      ['/contact', 1],
+    ];
   if (path === '/blog') return posts.map((p) => [p, 1] as const);
   if (path.startsWith('/blog/')) {
-    const base: Weighted<string> = [['/blog', 2], ['/', 2], ['/pricing', 1], [blog[0]!, 1], [blog[7]!, 1]];
+    const base: Weighted<string> = [
+      ['/blog', 2],
+      ['/', 2],
+      ['/pricing', 1],
+      [blog[0]!, 1],
+      [blog[7]!, 1],
+    ];
     if (posts.length <= blog.length) return base;
     let key = 2166136261;
     for (let i = 0; i < path.length; i++) key = Math.imul(key ^ path.charCodeAt(i), 16777619);
     const related = [1, 2, 3].map((k) => [posts[hash(key, k) % posts.length]!, 1] as const);
     return [...base, ...related];
   }
-  if (path === '/docs' || path.startsWith('/docs/')) return [...docs.map((p) => [p, 1] as const), ['/pricing', 1], ['/signup', 1]];
-  if (path === '/features' || path.startsWith('/features/')) return [...features.map((p) => [p, 1] as const), ['/pricing', 3]];
-  return [['/pricing', 4], ['/features', 2], ['/blog', 2], ['/docs', 2], ['/about', 1], ['/contact', 1], ['/careers', 0.3], ['/login', 1], [blog[1]!, 1]];
+  if (path === '/docs' || path.startsWith('/docs/'))
+    return [...docs.map((p) => [p, 1] as const), ['/pricing', 1], ['/signup', 1]];
+  if (path === '/features' || path.startsWith('/features/'))
+    return [...features.map((p) => [p, 1] as const), ['/pricing', 3]];
+  return [
+    ['/pricing', 4],
+    ['/features', 2],
+    ['/blog', 2],
+    ['/docs', 2],
+    ['/about', 1],
+    ['/contact', 1],
+    ['/careers', 0.3],
+    ['/login', 1],
+    [blog[1]!, 1],
+  ];
 }
 
-const plans: Weighted<{ plan: string; cents: number }> = [[{ plan: 'free', cents: 0 }, 6], [{ plan: 'pro', cents: 2900 }, 3], [{ plan: 'team', cents: 9900 }, 1]];
-const exitLinks = ['https://github.com/example/analytics', 'https://twitter.com/example', 'https://status.example.com/', 'https://discord.gg/example'];
-const hourWeights: Weighted<number> = [[0, 0.4], [3, 0.2], [7, 1], [9, 3], [10, 4], [11, 4], [13, 3], [14, 4], [15, 4], [16, 3], [18, 2], [19, 3], [21, 2], [22, 1.5], [23, 1]];
+const plans: Weighted<{ plan: string; cents: number }> = [
+  [{ plan: 'free', cents: 0 }, 6],
+  [{ plan: 'pro', cents: 2900 }, 3],
+  [{ plan: 'team', cents: 9900 }, 1],
+];
+const exitLinks = [
+  'https://github.com/example/analytics',
+  'https://twitter.com/example',
+  'https://status.example.com/',
+  'https://discord.gg/example',
+];
+const hourWeights: Weighted<number> = [
+  [0, 0.4],
+  [3, 0.2],
+  [7, 1],
+  [9, 3],
+  [10, 4],
+  [11, 4],
+  [13, 3],
+  [14, 4],
+  [15, 4],
+  [16, 3],
+  [18, 2],
+  [19, 3],
+  [21, 2],
+  [22, 1.5],
+  [23, 1],
+];
 
 /** Everything about a visitor that stays the same across their sessions, derived from (seed, index) alone. */
 interface Visitor {
@@ -182,12 +393,20 @@ function visitorOf(seed: number, index: number): Visitor {
     platform: r.weighted(platforms),
     firstSource: r.weighted(sources),
     isDev: r.chance(0.01),
-    loyalty: r.weighted([[0.15, 5], [0.45, 3], [0.75, 1]] as const),
+    loyalty: r.weighted([
+      [0.15, 5],
+      [0.45, 3],
+      [0.75, 1],
+    ] as const),
   };
 }
 
 /** A scheduled server-side subscription renewal (or refund) of a buyer. */
-interface Renewal { visitor: number; cents: number; kind: 'subscription' | 'refund' }
+interface Renewal {
+  visitor: number;
+  cents: number;
+  kind: 'subscription' | 'refund';
+}
 
 /** The NDJSON lines of the data set, in day order; exactly `spec.rows` lines. */
 export async function* generateEventLines(spec: GeneratorSpec): AsyncGenerator<string> {
@@ -254,29 +473,108 @@ export async function* generateEventLines(spec: GeneratorSpec): AsyncGenerator<s
       let path = r.weighted(source.landing);
       for (let p = 0; p < pageviews; p++) {
         push({ type: 'pageview', session_id: sessionId, url_path: path, scroll_depth: r.int(0, 20) * 5 });
-        if (r.chance(0.12)) { later(2, 40); push({ type: 'auto', session_id: sessionId, url_path: path, event_name: 'click', event_properties: { selector: r.pick(['#cta', 'nav a.pricing', 'footer a', '.card button']) } }); }
-        if (path.startsWith('/docs/') && r.chance(0.12)) { later(10, 90); push({ type: 'event', session_id: sessionId, url_path: path, event_name: 'download', event_properties: { file: r.pick(['analytics-sdk-2.3.1.tgz', 'analytics-sdk-2.4.0.tgz', 'openapi.json']), version: r.pick([2.3, 2.4]) } }); }
-        if (path.startsWith('/blog/') && r.chance(0.05)) { later(30, 240); push({ type: 'event', session_id: sessionId, url_path: path, event_name: 'newsletter_subscribe', event_properties: { source: r.pick(['blog_footer', 'blog_inline']), double_opt_in: true } }); }
-        if (path.startsWith('/features/') && r.chance(0.1)) { later(5, 120); push({ type: 'event', session_id: sessionId, url_path: path, event_name: 'video_play', event_properties: { video: path.slice(10), autoplay: false } }); }
-        if (path === '/contact' && r.chance(0.3)) { later(20, 200); push({ type: 'auto', session_id: sessionId, url_path: path, event_name: 'form_submit', event_properties: { form: 'contact' } }); }
+        if (r.chance(0.12)) {
+          later(2, 40);
+          push({
+            type: 'auto',
+            session_id: sessionId,
+            url_path: path,
+            event_name: 'click',
+            event_properties: { selector: r.pick(['#cta', 'nav a.pricing', 'footer a', '.card button']) },
+          });
+        }
+        if (path.startsWith('/docs/') && r.chance(0.12)) {
+          later(10, 90);
+          push({
+            type: 'event',
+            session_id: sessionId,
+            url_path: path,
+            event_name: 'download',
+            event_properties: {
+              file: r.pick(['analytics-sdk-2.3.1.tgz', 'analytics-sdk-2.4.0.tgz', 'openapi.json']),
+              version: r.pick([2.3, 2.4]),
+            },
+          });
+        }
+        if (path.startsWith('/blog/') && r.chance(0.05)) {
+          later(30, 240);
+          push({
+            type: 'event',
+            session_id: sessionId,
+            url_path: path,
+            event_name: 'newsletter_subscribe',
+            event_properties: { source: r.pick(['blog_footer', 'blog_inline']), double_opt_in: true },
+          });
+        }
+        if (path.startsWith('/features/') && r.chance(0.1)) {
+          later(5, 120);
+          push({
+            type: 'event',
+            session_id: sessionId,
+            url_path: path,
+            event_name: 'video_play',
+            event_properties: { video: path.slice(10), autoplay: false },
+          });
+        }
+        if (path === '/contact' && r.chance(0.3)) {
+          later(20, 200);
+          push({
+            type: 'auto',
+            session_id: sessionId,
+            url_path: path,
+            event_name: 'form_submit',
+            event_properties: { form: 'contact' },
+          });
+        }
         if (path === '/signup' && r.chance(0.35)) {
           const plan = r.weighted(plans);
           later(20, 180);
-          push({ type: 'auto', session_id: sessionId, url_path: path, event_name: 'form_submit', event_properties: { form: 'signup' } });
+          push({
+            type: 'auto',
+            session_id: sessionId,
+            url_path: path,
+            event_name: 'form_submit',
+            event_properties: { form: 'signup' },
+          });
           later(1, 3);
-          push({ type: 'event', session_id: sessionId, url_path: path, event_name: 'signup', event_properties: { plan: plan.plan, method: r.pick(['email', 'google', 'github']), trial: plan.cents > 0 } });
+          push({
+            type: 'event',
+            session_id: sessionId,
+            url_path: path,
+            event_name: 'signup',
+            event_properties: { plan: plan.plan, method: r.pick(['email', 'google', 'github']), trial: plan.cents > 0 },
+          });
           if (plan.cents > 0 && r.chance(0.6)) {
             later(8, 90);
             push({ type: 'pageview', session_id: sessionId, url_path: '/checkout', scroll_depth: 100 });
             later(30, 300);
-            const base = { transaction_id: `txn_${(++transactions).toString(36).padStart(8, '0')}`, currency: visitor.place.currency, amount_cents: plan.cents };
+            const base = {
+              transaction_id: `txn_${(++transactions).toString(36).padStart(8, '0')}`,
+              currency: visitor.place.currency,
+              amount_cents: plan.cents,
+            };
             push({ type: 'revenue', session_id: sessionId, url_path: '/checkout', revenue_event: 'payment', ...base });
-            if (day + 30 < spec.days) renewals[day + 30]!.push({ visitor: visitorIndex, cents: plan.cents, kind: 'subscription' });
-            if (r.chance(0.06)) renewals[Math.min(spec.days - 1, day + r.int(1, 5))]!.push({ visitor: visitorIndex, cents: -plan.cents, kind: 'refund' });
+            if (day + 30 < spec.days)
+              renewals[day + 30]!.push({ visitor: visitorIndex, cents: plan.cents, kind: 'subscription' });
+            if (r.chance(0.06))
+              renewals[Math.min(spec.days - 1, day + r.int(1, 5))]!.push({
+                visitor: visitorIndex,
+                cents: -plan.cents,
+                kind: 'refund',
+              });
             break;
           }
         }
-        if (p === pageviews - 1 && r.chance(0.1)) { later(5, 60); push({ type: 'auto', session_id: sessionId, url_path: path, event_name: 'exit_link', event_properties: { url: r.pick(exitLinks) } }); }
+        if (p === pageviews - 1 && r.chance(0.1)) {
+          later(5, 60);
+          push({
+            type: 'auto',
+            session_id: sessionId,
+            url_path: path,
+            event_name: 'exit_link',
+            event_properties: { url: r.pick(exitLinks) },
+          });
+        }
         later(8, 240);
         path = r.weighted(nextPages(path));
       }
@@ -290,9 +588,18 @@ export async function* generateEventLines(spec: GeneratorSpec): AsyncGenerator<s
       const visitor = visitorOf(spec.seed, index);
       const ts = dayStart + r.int(0, DAY_MS - 1);
       const body = JSON.stringify({
-        domain: spec.domain, type: 'revenue', visitor_id: visitor.id, session_id: '',
-        transaction_id: `txn_${(++transactions).toString(36).padStart(8, '0')}`, amount_cents: cents, currency: visitor.place.currency,
-        revenue_event: kind, country: visitor.place.country, device: visitor.platform.device, browser: visitor.platform.browser, os: visitor.platform.os,
+        domain: spec.domain,
+        type: 'revenue',
+        visitor_id: visitor.id,
+        session_id: '',
+        transaction_id: `txn_${(++transactions).toString(36).padStart(8, '0')}`,
+        amount_cents: cents,
+        currency: visitor.place.currency,
+        revenue_event: kind,
+        country: visitor.place.country,
+        device: visitor.platform.device,
+        browser: visitor.platform.browser,
+        os: visitor.platform.os,
         ...(visitor.firstSource.referrer ? { referrer: visitor.firstSource.referrer } : {}),
         ...(visitor.isDev ? { is_dev: true } : {}),
       });

@@ -18,14 +18,23 @@ import { checkEventLine } from '../shared/events/event-validation.js';
 import { startTestApi } from '../test/support/test-api.js';
 
 const { values } = parseArgs({
-  options: { rows: { type: 'string', default: '1000000' }, 'batch-rows': { type: 'string' }, 'check-workers': { type: 'string' }, 'import-only': { type: 'boolean', default: false }, chunks: { type: 'string', default: '1' } },
+  options: {
+    rows: { type: 'string', default: '1000000' },
+    'batch-rows': { type: 'string' },
+    'check-workers': { type: 'string' },
+    'import-only': { type: 'boolean', default: false },
+    chunks: { type: 'string', default: '1' },
+  },
 });
 const rows = Number(values.rows);
 const dir = new URL('../.bench/import/', import.meta.url).pathname;
 const file = join(dir, `events-seed3-${rows}.ndjson`);
 if (!existsSync(file)) {
   mkdirSync(dir, { recursive: true });
-  await writeLines(`${file}.tmp`, generateEventLines({ seed: 3, rows, endDate: '2026-11-20', days: 30, domain: 'import.bench.example' }));
+  await writeLines(
+    `${file}.tmp`,
+    generateEventLines({ seed: 3, rows, endDate: '2026-11-20', days: 30, domain: 'import.bench.example' }),
+  );
   renameSync(`${file}.tmp`, file);
 }
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
@@ -70,8 +79,13 @@ try {
     const report = await importNdjson(input, paths, {
       ...tuning,
       onStage: (stage, ms) => {
-        if (stage === 'read and check') console.log(`${label}: ${'digest'.padEnd(20)} ${seconds(performance.now() - chunkStarted - ms)} (before the stages: the input's SHA-256)`);
-        console.log(`${label}: ${stage.padEnd(20)} ${seconds(ms)}, CPU ${cpuSeconds().toFixed(1)} s, peak RSS ${(stagePeak / 2 ** 20).toFixed(0)} MiB`);
+        if (stage === 'read and check')
+          console.log(
+            `${label}: ${'digest'.padEnd(20)} ${seconds(performance.now() - chunkStarted - ms)} (before the stages: the input's SHA-256)`,
+          );
+        console.log(
+          `${label}: ${stage.padEnd(20)} ${seconds(ms)}, CPU ${cpuSeconds().toFixed(1)} s, peak RSS ${(stagePeak / 2 ** 20).toFixed(0)} MiB`,
+        );
         stagePeak = 0;
       },
     });
@@ -79,11 +93,15 @@ try {
     if (input !== file) rmSync(input);
     rowsWritten += report.rowsWritten;
     const chunkMs = performance.now() - chunkStarted;
-    console.log(`${label}: ${report.rowsWritten} rows in ${seconds(chunkMs)}, ${Math.round(report.rowsWritten / (chunkMs / 1000))} events/s; store ${(storeBytes(dirname(paths.eventsDir)) / 2 ** 30).toFixed(2)} GiB`);
+    console.log(
+      `${label}: ${report.rowsWritten} rows in ${seconds(chunkMs)}, ${Math.round(report.rowsWritten / (chunkMs / 1000))} events/s; store ${(storeBytes(dirname(paths.eventsDir)) / 2 ** 30).toFixed(2)} GiB`,
+    );
   }
   const ms = performance.now() - started;
   clearInterval(sampler);
-  console.log(`import: ${rowsWritten} rows in ${seconds(ms)}, ${Math.round(rowsWritten / (ms / 1000))} events/s, peak RSS ${(peak / 2 ** 20).toFixed(0)} MiB`);
+  console.log(
+    `import: ${rowsWritten} rows in ${seconds(ms)}, ${Math.round(rowsWritten / (ms / 1000))} events/s, peak RSS ${(peak / 2 ** 20).toFixed(0)} MiB`,
+  );
 } finally {
   await api.close();
   rmSync(storeDir, { recursive: true, force: true });
@@ -95,7 +113,8 @@ async function renamedCopy(source: string, k: number): Promise<string> {
   const ids = /"(visitor_id|session_id|transaction_id)":"(v|s|txn)_/g;
   async function* renamed() {
     for await (const line of readLines(source)) {
-      if (typeof line === 'string') yield line.replace(ids, (_, field: string, prefix: string) => `"${field}":"${prefix}${k}_`);
+      if (typeof line === 'string')
+        yield line.replace(ids, (_, field: string, prefix: string) => `"${field}":"${prefix}${k}_`);
     }
   }
   await writeLines(target, renamed());

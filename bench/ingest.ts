@@ -17,7 +17,13 @@ import { ingestBucket } from '../test/support/ingest-bucket.js';
 import { keysOf } from '../test/support/s3-keys.js';
 import { startTestApi } from '../test/support/test-api.js';
 
-const { values } = parseArgs({ options: { rows: { type: 'string', default: '200000' }, days: { type: 'string', default: '3' }, objects: { type: 'string', default: '1' } } });
+const { values } = parseArgs({
+  options: {
+    rows: { type: 'string', default: '200000' },
+    days: { type: 'string', default: '3' },
+    objects: { type: 'string', default: '1' },
+  },
+});
 const rows = Number(values.rows);
 const days = Number(values.days);
 const objects = Number(values.objects);
@@ -31,7 +37,14 @@ const api = await startTestApi();
 try {
   const target = await ingestBucket(moto, 'bench-ingest');
   const lines: string[] = [];
-  for await (const line of generateEventLines({ seed: 7, rows, endDate: '2026-11-20', days, domain: 'ingest.bench.example' })) lines.push(line);
+  for await (const line of generateEventLines({
+    seed: 7,
+    rows,
+    endDate: '2026-11-20',
+    days,
+    domain: 'ingest.bench.example',
+  }))
+    lines.push(line);
   let gzipBytes = 0;
   for (let i = 0; i < objects; i++) {
     const body = gzipSync(lines.filter((_, j) => j % objects === i).join('\n'));
@@ -53,15 +66,21 @@ try {
   clearInterval(sampler);
   const written = (await keysOf(target.s3, target.bucket)).filter((k) => /^[a-z_]+\/domain=/.test(k));
   const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
-  console.log(`rows ${rows} over ${days} days in ${objects} objects: ${mib(gzipBytes)} gzip (${mib(Buffer.byteLength(lines.join('\n')))} NDJSON)`);
+  console.log(
+    `rows ${rows} over ${days} days in ${objects} objects: ${mib(gzipBytes)} gzip (${mib(Buffer.byteLength(lines.join('\n')))} NDJSON)`,
+  );
   console.log(`handler module load: ${loadMs.toFixed(0)} ms`);
-  console.log(`ingest: ${(ms / 1000).toFixed(2)} s, ${Math.round(rows / (ms / 1000))} events/s, ${written.length} files written`);
+  console.log(
+    `ingest: ${(ms / 1000).toFixed(2)} s, ${Math.round(rows / (ms / 1000))} events/s, ${written.length} files written`,
+  );
   console.log(`process RSS: ${mib(rssBefore)} before, ${mib(peak)} peak`);
   if (objects >= 8) {
     const upkeepStarted = performance.now();
     const report = await upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work });
     const upkeepMs = performance.now() - upkeepStarted;
-    console.log(`upkeep: ${report.compacted.length} partitions compacted in ${(upkeepMs / 1000).toFixed(2)} s (${(upkeepMs / Math.max(1, report.compacted.length) / 1000).toFixed(2)} s each)`);
+    console.log(
+      `upkeep: ${report.compacted.length} partitions compacted in ${(upkeepMs / 1000).toFixed(2)} s (${(upkeepMs / Math.max(1, report.compacted.length) / 1000).toFixed(2)} s each)`,
+    );
   }
 } finally {
   await api.close();

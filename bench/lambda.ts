@@ -20,7 +20,10 @@ export interface BundleFigures {
 
 export function measureBundles(projectRoot: string, outDir: string, runs: number): BundleFigures[] {
   rmSync(outDir, { recursive: true, force: true });
-  execFileSync(join(projectRoot, 'node_modules', '.bin', 'cdk'), ['synth', '--quiet', '--output', outDir], { cwd: projectRoot, stdio: ['ignore', 'ignore', 'pipe'] });
+  execFileSync(join(projectRoot, 'node_modules', '.bin', 'cdk'), ['synth', '--quiet', '--output', outDir], {
+    cwd: projectRoot,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   const figures: BundleFigures[] = [];
   for (const asset of readdirSync(outDir)) {
     const file = join(outDir, asset, 'index.mjs');

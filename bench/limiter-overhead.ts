@@ -17,7 +17,12 @@ let series = 0;
 // A fresh key every 90 calls keeps each under the rate limit; each series uses its own keys.
 const credential = (i: number): Credential => ({
   keyId: `bench${series}${String(Math.floor(i / 90)).padStart(10, '0')}`,
-  type: 'project', domains: ['bench.test'], scopes: [], owner: 'bench', eventLimit: 1e9, createdAt: '',
+  type: 'project',
+  domains: ['bench.test'],
+  scopes: [],
+  owner: 'bench',
+  eventLimit: 1e9,
+  createdAt: '',
 });
 
 const measure = async (label: string, step: (i: number) => Promise<unknown>) => {
@@ -34,7 +39,9 @@ const measure = async (label: string, step: (i: number) => Promise<unknown>) => 
 };
 
 await measure('rate-limit update alone', (i) => admitRequest(credential(i)));
-await measure('rate + usage updates together (as served)', (i) => admitDomainRequest(admitRequest(credential(i)), credential(i), 'bench.test'));
+await measure('rate + usage updates together (as served)', (i) =>
+  admitDomainRequest(admitRequest(credential(i)), credential(i), 'bench.test'),
+);
 await measure('rate, then usage, one after the other', async (i) => {
   await admitRequest(credential(i));
   await admitDomainRequest(Promise.resolve(), credential(i), 'bench.test');

@@ -59,8 +59,15 @@ for (const stream of [process.stdout, process.stderr]) {
     const text = String(chunk);
     if (!text.startsWith('{"level"')) return (write as (...args: unknown[]) => boolean)(chunk, ...rest);
     for (const line of text.split('\n').filter(Boolean)) {
-      const entry = JSON.parse(line) as { level: string; message: string; route: string; status: number; duration_ms: number };
-      if (entry.message === 'request') serverLines.push({ route: entry.route, status: entry.status, ms: entry.duration_ms });
+      const entry = JSON.parse(line) as {
+        level: string;
+        message: string;
+        route: string;
+        status: number;
+        duration_ms: number;
+      };
+      if (entry.message === 'request')
+        serverLines.push({ route: entry.route, status: entry.status, ms: entry.duration_ms });
       if (entry.level !== 'INFO' && entry.level !== 'DEBUG') serverProblems.push(line.slice(0, 300));
     }
     return true;
@@ -93,14 +100,20 @@ log(`data folder ${dataDir}`);
 const api = await startLocalApi({ dataDir });
 
 const importStarted = performance.now();
-const report = await importLines(generateEventLines({ seed: 7, rows: settings.rows, endDate: today, days: 90, domain: DOMAIN }), api.paths);
+const report = await importLines(
+  generateEventLines({ seed: 7, rows: settings.rows, endDate: today, days: 90, domain: DOMAIN }),
+  api.paths,
+);
 const importSeconds = (performance.now() - importStarted) / 1000;
 if (report.rejected.length) throw new Error(`generator lines rejected: ${JSON.stringify(report.rejected.slice(0, 3))}`);
 const parquet = listParquet(api.paths.eventsDir);
-log(`imported ${report.rowsWritten.toLocaleString('en-US')} rows in ${importSeconds.toFixed(1)} s: ${parquet.files} Parquet files, ${(parquet.bytes / MiB).toFixed(1)} MiB`);
+log(
+  `imported ${report.rowsWritten.toLocaleString('en-US')} rows in ${importSeconds.toFixed(1)} s: ${parquet.files} Parquet files, ${(parquet.bytes / MiB).toFixed(1)} MiB`,
+);
 
 const keys: string[] = [];
-for (let i = 0; i < settings.keys; i++) keys.push((await createCredential({ domains: [DOMAIN], owner: 'user_load' })).token);
+for (let i = 0; i < settings.keys; i++)
+  keys.push((await createCredential({ domains: [DOMAIN], owner: 'user_load' })).token);
 
 // Visitors to ask the per-visitor endpoints about: the busiest of the last 30 days, found through the API.
 const busiest = await fetch(`${api.url}/v1/journeys/list`, {
@@ -135,26 +148,90 @@ const nextVisitor = () => visitors[visitorTurn++ % visitors.length]!;
 
 // Interleaved so that the heavier shapes are spread over the cycle each connection walks.
 const shapes: Shape[] = [
-  post('query totals 30d', '/v1/query', () => ({ metrics: ['visitors', 'pageviews', 'bounce_rate', 'avg_session_duration'], date_range: '30d' })),
+  post('query totals 30d', '/v1/query', () => ({
+    metrics: ['visitors', 'pageviews', 'bounce_rate', 'avg_session_duration'],
+    date_range: '30d',
+  })),
   get('events list 30d', '/v1/events?period=30d'),
-  post('journeys timeline', '/v1/journeys/timeline', () => ({ domain: DOMAIN, visitor_id: nextVisitor(), date_range: '30d' })),
-  post('query top pages 30d', '/v1/query', () => ({ metrics: ['visitors', 'pageviews'], dimensions: ['page'], date_range: '30d', limit: 10 })),
+  post('journeys timeline', '/v1/journeys/timeline', () => ({
+    domain: DOMAIN,
+    visitor_id: nextVisitor(),
+    date_range: '30d',
+  })),
+  post('query top pages 30d', '/v1/query', () => ({
+    metrics: ['visitors', 'pageviews'],
+    dimensions: ['page'],
+    date_range: '30d',
+    limit: 10,
+  })),
   get('annotations list', `/v1/annotations?domain=${DOMAIN}`),
-  post('query referrers 7d', '/v1/query', () => ({ metrics: ['visitors', 'bounce_rate'], dimensions: ['referrer'], date_range: '7d', limit: 10 })),
+  post('query referrers 7d', '/v1/query', () => ({
+    metrics: ['visitors', 'bounce_rate'],
+    dimensions: ['referrer'],
+    date_range: '7d',
+    limit: 10,
+  })),
   post('journeys stats', '/v1/journeys/stats', () => ({ domain: DOMAIN, visitor_id: nextVisitor() })),
   get('event properties', '/v1/events/signup/properties?period=30d'),
-  post('query daily 90d New York', '/v1/query', () => ({ metrics: ['visitors', 'pageviews'], dimensions: ['date'], date_range: '90d', timezone: 'America/New_York' })),
+  post('query daily 90d New York', '/v1/query', () => ({
+    metrics: ['visitors', 'pageviews'],
+    dimensions: ['date'],
+    date_range: '90d',
+    timezone: 'America/New_York',
+  })),
   post('journeys activity', '/v1/journeys/activity', () => ({ domain: DOMAIN, visitor_id: nextVisitor() })),
-  post('query country x device 30d', '/v1/query', () => ({ metrics: ['visitors'], dimensions: ['country', 'device'], date_range: '30d', limit: 20 })),
-  get('annotations list, bounded', `/v1/annotations?domain=${DOMAIN}&start_date=${addDays(today, -30)}&end_date=${today}`),
+  post('query country x device 30d', '/v1/query', () => ({
+    metrics: ['visitors'],
+    dimensions: ['country', 'device'],
+    date_range: '30d',
+    limit: 20,
+  })),
+  get(
+    'annotations list, bounded',
+    `/v1/annotations?domain=${DOMAIN}&start_date=${addDays(today, -30)}&end_date=${today}`,
+  ),
   post('journeys list 30d', '/v1/journeys/list', () => ({ domain: DOMAIN, date_range: '30d', limit: 50 })),
-  post('query hourly 7d Kolkata', '/v1/query', () => ({ metrics: ['pageviews'], dimensions: ['hour'], date_range: '7d', timezone: 'Asia/Kolkata' })),
+  post('query hourly 7d Kolkata', '/v1/query', () => ({
+    metrics: ['pageviews'],
+    dimensions: ['hour'],
+    date_range: '7d',
+    timezone: 'Asia/Kolkata',
+  })),
   get('property values + revenue', '/v1/events/signup/properties/plan?period=30d&include_revenue=true'),
-  post('query by event 30d', '/v1/query', () => ({ metrics: ['visitors', 'conversions'], dimensions: ['event'], date_range: '30d', include_revenue: true })),
-  post('query page filter', '/v1/query', () => ({ metrics: ['visitors'], dimensions: ['referrer'], filters: [['page', 'is', '/pricing']], date_range: '30d', limit: 10 })),
-  post('journeys list by revenue', '/v1/journeys/list', () => ({ domain: DOMAIN, date_range: '30d', has_revenue: true, sort_by: 'revenue', limit: 20 })),
-  post('query property filter', '/v1/query', () => ({ metrics: ['visitors', 'pageviews'], dimensions: ['page'], filters: [['event_property', 'is', 'plan:pro']], date_range: '30d', limit: 10 })),
-  post('query revenue by source', '/v1/query', () => ({ metrics: ['revenue', 'conversions', 'conversion_rate'], dimensions: ['utm_source'], date_range: '30d', include_revenue: true, sort: { field: 'revenue' } })),
+  post('query by event 30d', '/v1/query', () => ({
+    metrics: ['visitors', 'conversions'],
+    dimensions: ['event'],
+    date_range: '30d',
+    include_revenue: true,
+  })),
+  post('query page filter', '/v1/query', () => ({
+    metrics: ['visitors'],
+    dimensions: ['referrer'],
+    filters: [['page', 'is', '/pricing']],
+    date_range: '30d',
+    limit: 10,
+  })),
+  post('journeys list by revenue', '/v1/journeys/list', () => ({
+    domain: DOMAIN,
+    date_range: '30d',
+    has_revenue: true,
+    sort_by: 'revenue',
+    limit: 20,
+  })),
+  post('query property filter', '/v1/query', () => ({
+    metrics: ['visitors', 'pageviews'],
+    dimensions: ['page'],
+    filters: [['event_property', 'is', 'plan:pro']],
+    date_range: '30d',
+    limit: 10,
+  })),
+  post('query revenue by source', '/v1/query', () => ({
+    metrics: ['revenue', 'conversions', 'conversion_rate'],
+    dimensions: ['utm_source'],
+    date_range: '30d',
+    include_revenue: true,
+    sort: { field: 'revenue' },
+  })),
 ];
 
 let keyTurn = 0;
@@ -177,7 +254,8 @@ function requestsOf(): autocannon.Request[] {
       const byStatus = outcomes.get(shape.name) ?? new Map<number, number>();
       byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
       outcomes.set(shape.name, byStatus);
-      if ((status < 200 || status > 299) && failures.length < 10) failures.push(`${shape.name}: ${status} ${body.slice(0, 200)}`);
+      if ((status < 200 || status > 299) && failures.length < 10)
+        failures.push(`${shape.name}: ${status} ${body.slice(0, 200)}`);
     },
   }));
 }
@@ -224,7 +302,8 @@ const loadAtEnd = loadavg()[0]!;
 const growth = after.rss - before.rss;
 const allowed = Math.max(MEMORY_BOUND.mib * MiB, before.rss * MEMORY_BOUND.ratio);
 const non2xx = result.non2xx;
-const ok = result.errors === 0 && result.timeouts === 0 && non2xx === 0 && serverProblems.length === 0 && growth <= allowed;
+const ok =
+  result.errors === 0 && result.timeouts === 0 && non2xx === 0 && serverProblems.length === 0 && growth <= allowed;
 
 const perRoute = [...groupBy(serverLines, (l) => l.route)].map(([route, lines]) => {
   const ms = lines.map((l) => l.ms).sort((a, b) => a - b);
@@ -252,7 +331,7 @@ const lines: string[] = [
   '|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   `| ${result.requests.total.toLocaleString('en-US')} | ${result.requests.average.toFixed(1)} req/s | ${result.latency.p50} ms | ${result.latency.p99} ms | ${result.latency.max} ms | ${result['2xx']} | ${non2xx} | ${result.errors} | ${result.timeouts} |`,
   '',
-  'Per route, from the API\'s own `request` log lines (handler time: authentication, limits, validation, engine):',
+  "Per route, from the API's own `request` log lines (handler time: authentication, limits, validation, engine):",
   '',
   '| route | requests | p50 | p99 | max |',
   '|---|---:|---:|---:|---:|',
@@ -271,7 +350,13 @@ const lines: string[] = [
   `Server log lines above INFO during the timed run: ${serverProblems.length}.`,
   `Outcome: ${ok ? 'passed' : 'FAILED'} (the script exits 1 on any error, timeout, non-2xx answer, warning or error logged by the API, or memory past the bound).`,
 ];
-if (serverProblems.length) lines.push('', 'First warnings and errors logged by the API:', '', ...serverProblems.slice(0, 5).map((l) => `- \`${l}\``));
+if (serverProblems.length)
+  lines.push(
+    '',
+    'First warnings and errors logged by the API:',
+    '',
+    ...serverProblems.slice(0, 5).map((l) => `- \`${l}\``),
+  );
 if (failures.length) lines.push('', 'First non-2xx answers:', '', ...failures.map((f) => `- ${f}`));
 
 const section = lines.join('\n');

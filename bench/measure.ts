@@ -25,7 +25,11 @@ export interface Cell {
   error?: string;
 }
 
-export async function measureQuery(engines: BenchEngine[], query: MixQuery, options: TimingOptions): Promise<Map<BenchEngine, Cell>> {
+export async function measureQuery(
+  engines: BenchEngine[],
+  query: MixQuery,
+  options: TimingOptions,
+): Promise<Map<BenchEngine, Cell>> {
   const runs = new Map<BenchEngine, RunResult[]>(engines.map((e) => [e, []]));
   const errors = new Map<BenchEngine, string>();
   const attempt = async (engine: BenchEngine, timed: boolean) => {
@@ -36,11 +40,16 @@ export async function measureQuery(engines: BenchEngine[], query: MixQuery, opti
       errors.set(engine, (error as Error).message.slice(0, 300));
     }
   };
-  for (let i = 0; i < options.warmup; i++) for (const engine of engines) if (!errors.has(engine)) await attempt(engine, false);
+  for (let i = 0; i < options.warmup; i++)
+    for (const engine of engines) if (!errors.has(engine)) await attempt(engine, false);
   const active = (engine: BenchEngine) => {
     const done = runs.get(engine)!;
     const spent = done.reduce((sum, r) => sum + r.ms, 0);
-    return !errors.has(engine) && done.length < options.repeat && !(done.length >= options.minRuns && spent > options.budgetMs);
+    return (
+      !errors.has(engine) &&
+      done.length < options.repeat &&
+      !(done.length >= options.minRuns && spent > options.budgetMs)
+    );
   };
   while (engines.some(active)) for (const engine of engines.filter(active)) await attempt(engine, true);
 

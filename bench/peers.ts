@@ -32,7 +32,8 @@ export function ensureInstalled(command: string, packages: string[], log: (line:
     spawnSync('apt-get', ['update'], { stdio: 'ignore' });
     result = install();
   }
-  if (result.status !== 0 || !hasCommand(command)) return `apt-get install ${packages.join(' ')} failed: ${(result.stderr ?? '').trim().split('\n').at(-1)}`;
+  if (result.status !== 0 || !hasCommand(command))
+    return `apt-get install ${packages.join(' ')} failed: ${(result.stderr ?? '').trim().split('\n').at(-1)}`;
   return null;
 }
 
@@ -40,7 +41,11 @@ export function ensureInstalled(command: string, packages: string[], log: (line:
 export { freePort } from '../local/tools/local-process.js';
 
 /** Runs a command to completion; rejects with its stderr on a non-zero exit. `input` is streamed to stdin. */
-export function run(command: string, args: string[], options: SpawnOptions & { input?: string; inputFile?: string } = {}): Promise<string> {
+export function run(
+  command: string,
+  args: string[],
+  options: SpawnOptions & { input?: string; inputFile?: string } = {},
+): Promise<string> {
   return new Promise((resolveRun, reject) => {
     const child = spawn(command, args, { ...options, stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
@@ -48,7 +53,11 @@ export function run(command: string, args: string[], options: SpawnOptions & { i
     child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
     child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
     child.once('error', reject);
-    child.once('close', (code) => (code === 0 ? resolveRun(out) : reject(new Error(`${command} ${args.slice(0, 3).join(' ')} exited ${code}: ${err.trim().slice(0, 800)}`))));
+    child.once('close', (code) =>
+      code === 0
+        ? resolveRun(out)
+        : reject(new Error(`${command} ${args.slice(0, 3).join(' ')} exited ${code}: ${err.trim().slice(0, 800)}`)),
+    );
     // A command that exits early closes its stdin; its exit code, not the broken pipe, reports the failure.
     child.stdin!.on('error', () => undefined);
     if (options.inputFile) createReadStream(options.inputFile).pipe(child.stdin!);

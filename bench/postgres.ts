@@ -28,8 +28,25 @@ const serverSettings = {
 const columns: [string, string][] = [
   ['domain', 'text'],
   ['ts', 'timestamp(3)'],
-  ...['type', 'visitor_id', 'session_id', 'url_path', 'referrer_domain', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_content', 'utm_term',
-    'country', 'region', 'city', 'browser', 'os', 'device', 'event_name'].map((c): [string, string] => [c, 'text']),
+  ...[
+    'type',
+    'visitor_id',
+    'session_id',
+    'url_path',
+    'referrer_domain',
+    'utm_source',
+    'utm_medium',
+    'utm_campaign',
+    'utm_content',
+    'utm_term',
+    'country',
+    'region',
+    'city',
+    'browser',
+    'os',
+    'device',
+    'event_name',
+  ].map((c): [string, string] => [c, 'text']),
   ['event_properties', 'jsonb'],
   ['amount_cents', 'bigint'],
   ['is_dev', 'boolean'],
@@ -60,11 +77,34 @@ export class Postgres implements BenchEngine {
       }
       if (!existsSync(join(dataDir, 'PG_VERSION'))) {
         rmSync(dataDir, { recursive: true, force: true });
-        await asPostgres(`${BIN}/initdb`, ['-D', dataDir, '-U', 'postgres', '--auth=trust', '--locale=C', '--encoding=UTF8']);
+        await asPostgres(`${BIN}/initdb`, [
+          '-D',
+          dataDir,
+          '-U',
+          'postgres',
+          '--auth=trust',
+          '--locale=C',
+          '--encoding=UTF8',
+        ]);
       }
       const port = await freePort();
-      const options = [`-p ${port}`, `-c unix_socket_directories=${socketDir}`, ...Object.entries(serverSettings).map(([k, v]) => `-c ${k}=${v}`)].join(' ');
-      await asPostgres(`${BIN}/pg_ctl`, ['-D', dataDir, '-l', join(dir, 'server.log'), '-o', options, '-w', '-t', '60', 'start']);
+      const options = [
+        `-p ${port}`,
+        `-c unix_socket_directories=${socketDir}`,
+        ...Object.entries(serverSettings).map(([k, v]) => `-c ${k}=${v}`),
+      ].join(' ');
+      await asPostgres(`${BIN}/pg_ctl`, [
+        '-D',
+        dataDir,
+        '-l',
+        join(dir, 'server.log'),
+        '-o',
+        options,
+        '-w',
+        '-t',
+        '60',
+        'start',
+      ]);
       const engine = new Postgres(dataDir, port);
       engine.version = (await engine.psql(['-At', '-c', 'SHOW server_version'])).trim();
       return engine;
@@ -77,12 +117,21 @@ export class Postgres implements BenchEngine {
   async load(dataset: Dataset, exportDir: string, log: (line: string) => void): Promise<void> {
     this.table = `events_${dataset.id.replace(/[^a-zA-Z0-9]/g, '_')}`.toLowerCase();
     await this.psql(['-c', 'CREATE TABLE IF NOT EXISTS bench_loaded (name text PRIMARY KEY)']);
-    if ((await this.psql(['-At', '-c', `SELECT count(*) FROM bench_loaded WHERE name = ${literal(this.table)}`])).trim() === '1') {
+    if (
+      (
+        await this.psql(['-At', '-c', `SELECT count(*) FROM bench_loaded WHERE name = ${literal(this.table)}`])
+      ).trim() === '1'
+    ) {
       log(`postgres: reusing table ${this.table}`);
       return;
     }
     const started = performance.now();
-    await this.psql(['-c', `DROP TABLE IF EXISTS ${this.table}`, '-c', `CREATE TABLE ${this.table} (${columns.map(([n, t]) => `${n} ${t}`).join(', ')})`]);
+    await this.psql([
+      '-c',
+      `DROP TABLE IF EXISTS ${this.table}`,
+      '-c',
+      `CREATE TABLE ${this.table} (${columns.map(([n, t]) => `${n} ${t}`).join(', ')})`,
+    ]);
     const file = join(exportDir, `${dataset.id}.postgres.csv`);
     const exportOf = (c: string) => (c === 'ts' ? 'CAST(ts AS VARCHAR)' : c);
     await exportCsv(dataset, columns.map(([c]) => `${exportOf(c)} AS ${c}`).join(', '), 'domain, ts', file);
@@ -93,7 +142,9 @@ export class Postgres implements BenchEngine {
     }
     await this.psql(['-c', `CREATE INDEX ON ${this.table} (domain, ts)`, '-c', `VACUUM ANALYZE ${this.table}`]);
     await this.psql(['-c', `INSERT INTO bench_loaded VALUES (${literal(this.table)})`]);
-    log(`postgres: loaded ${dataset.rows.toLocaleString('en-US')} rows in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    log(
+      `postgres: loaded ${dataset.rows.toLocaleString('en-US')} rows in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+    );
   }
 
   async run(query: MixQuery): Promise<RunResult> {
@@ -102,7 +153,9 @@ export class Postgres implements BenchEngine {
     const time = /Time: ([\d.]+) ms/.exec(out);
     if (!time) throw new Error(`psql printed no timing: ${out.slice(0, 300)}`);
     const [header, ...lines] = parseCsv(out.slice(0, time.index).replace(/^Timing is on\.\n/, ''));
-    const rows = lines.map((cells) => Object.fromEntries(header!.map((name, i) => [name, cells[i] === '' ? null : cells[i]])));
+    const rows = lines.map((cells) =>
+      Object.fromEntries(header!.map((name, i) => [name, cells[i] === '' ? null : cells[i]])),
+    );
     return { ms: Number(time[1]), ...rowsFromSql(query, rows, pageSizeOf(query)) };
   }
 
@@ -115,7 +168,21 @@ export class Postgres implements BenchEngine {
   }
 
   private psql(args: string[]): Promise<string> {
-    return run('psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-h', '127.0.0.1', '-p', String(this.port), '-U', 'postgres', '-d', 'postgres', ...args]);
+    return run('psql', [
+      '-X',
+      '-q',
+      '-v',
+      'ON_ERROR_STOP=1',
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(this.port),
+      '-U',
+      'postgres',
+      '-d',
+      'postgres',
+      ...args,
+    ]);
   }
 }
 
@@ -182,10 +249,12 @@ function contextOf(query: MixQuery, table: string): Context {
 }
 
 const label = (column: string, missing = '(not set)') => `coalesce(nullif(${column}, ''), '${missing}')`;
-const rate = (part: string, whole: string) => `CASE WHEN ${whole} = 0 THEN 0 ELSE round(100.0 * ${part} / ${whole}, 2) END`;
+const rate = (part: string, whole: string) =>
+  `CASE WHEN ${whole} = 0 THEN 0 ELSE round(100.0 * ${part} / ${whole}, 2) END`;
 const local = (c: Context, ts: string) => `((${ts} AT TIME ZONE 'UTC') AT TIME ZONE ${c.tz})`;
 /** The value on a session's or visitor's first row (first pageview with `pageviewsOnly`), NULL kept. */
-const first = (x: string, pageviewsOnly = false) => `(array_agg(${x} ORDER BY ts)${pageviewsOnly ? ` FILTER (WHERE type = 'pageview')` : ''})[1]`;
+const first = (x: string, pageviewsOnly = false) =>
+  `(array_agg(${x} ORDER BY ts)${pageviewsOnly ? ` FILTER (WHERE type = 'pageview')` : ''})[1]`;
 
 function sessions(c: Context, d0: string | null, keep = ''): string {
   return `SELECT session_id, count(*) FILTER (WHERE type = 'pageview') AS pv, extract(epoch FROM max(ts) - min(ts)) * 1000 AS duration_ms${d0 ? `, ${d0} AS d0` : ''}

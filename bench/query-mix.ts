@@ -50,27 +50,58 @@ export type MixQuery =
 export function dashboardMix(domain: string, lastDay: string): MixQuery[] {
   const days = (n: number): [string, string] => [addDays(lastDay, -(n - 1)), lastDay];
   const d30 = days(30);
-  const query = (id: Exclude<MixId, 'journeys'>, title: string, body: Omit<QueryBody, 'domain' | 'date_range'> & { date_range?: [string, string] }): MixQuery => ({
+  const query = (
+    id: Exclude<MixId, 'journeys'>,
+    title: string,
+    body: Omit<QueryBody, 'domain' | 'date_range'> & { date_range?: [string, string] },
+  ): MixQuery => ({
     id,
     title,
     path: '/v1/query',
     body: { domain, date_range: d30, ...body },
   });
   return [
-    query('totals', 'totals 30d: visitors, pageviews, bounce rate, visit duration', { metrics: ['visitors', 'pageviews', 'bounce_rate', 'avg_session_duration'] }),
-    query('top_pages', 'top pages 30d', { metrics: ['visitors', 'pageviews', 'bounce_rate'], dimensions: ['page'], limit: 10 }),
-    query('top_referrers', 'top referrers 30d', { metrics: ['visitors', 'bounce_rate'], dimensions: ['referrer'], limit: 10 }),
+    query('totals', 'totals 30d: visitors, pageviews, bounce rate, visit duration', {
+      metrics: ['visitors', 'pageviews', 'bounce_rate', 'avg_session_duration'],
+    }),
+    query('top_pages', 'top pages 30d', {
+      metrics: ['visitors', 'pageviews', 'bounce_rate'],
+      dimensions: ['page'],
+      limit: 10,
+    }),
+    query('top_referrers', 'top referrers 30d', {
+      metrics: ['visitors', 'bounce_rate'],
+      dimensions: ['referrer'],
+      limit: 10,
+    }),
     query('countries', 'countries 30d', { metrics: ['visitors'], dimensions: ['country'], limit: 10 }),
-    query('devices', 'devices 30d', { metrics: ['visitors', 'bounce_rate', 'avg_session_duration'], dimensions: ['device'] }),
+    query('devices', 'devices 30d', {
+      metrics: ['visitors', 'bounce_rate', 'avg_session_duration'],
+      dimensions: ['device'],
+    }),
     query('daily_ny', 'daily series 90d, America/New_York', {
       metrics: ['visitors', 'pageviews', 'bounce_rate'],
       dimensions: ['date'],
       date_range: days(90),
       timezone: 'America/New_York',
     }),
-    query('hourly_kolkata', 'hourly series 7d, Asia/Kolkata', { metrics: ['visitors', 'pageviews'], dimensions: ['hour'], date_range: days(7), timezone: 'Asia/Kolkata', limit: 200 }),
-    query('country_device', 'country x device 30d', { metrics: ['visitors', 'pageviews'], dimensions: ['country', 'device'], limit: 20 }),
-    query('events', 'custom events 30d (event dimension)', { metrics: ['visitors', 'pageviews'], dimensions: ['event'], limit: 10 }),
+    query('hourly_kolkata', 'hourly series 7d, Asia/Kolkata', {
+      metrics: ['visitors', 'pageviews'],
+      dimensions: ['hour'],
+      date_range: days(7),
+      timezone: 'Asia/Kolkata',
+      limit: 200,
+    }),
+    query('country_device', 'country x device 30d', {
+      metrics: ['visitors', 'pageviews'],
+      dimensions: ['country', 'device'],
+      limit: 20,
+    }),
+    query('events', 'custom events 30d (event dimension)', {
+      metrics: ['visitors', 'pageviews'],
+      dimensions: ['event'],
+      limit: 10,
+    }),
     query('page_filter', 'referrers of /pricing 30d (page filter)', {
       metrics: ['visitors', 'pageviews', 'bounce_rate'],
       dimensions: ['referrer'],
@@ -90,7 +121,12 @@ export function dashboardMix(domain: string, lastDay: string): MixQuery[] {
       include_revenue: true,
       limit: 10,
     }),
-    { id: 'journeys', title: 'journeys list 30d (POST /v1/journeys/list)', path: '/v1/journeys/list', body: { domain, date_range: d30 } },
+    {
+      id: 'journeys',
+      title: 'journeys list 30d (POST /v1/journeys/list)',
+      path: '/v1/journeys/list',
+      body: { domain, date_range: d30 },
+    },
   ];
 }
 

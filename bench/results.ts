@@ -29,16 +29,34 @@ export interface BenchEngine {
 
 /** Fields of a journeys list item the bench compares across engines. */
 export const journeyFields = [
-  'pageview_count', 'session_count', 'event_count', 'total_revenue_cents', 'revenue_event_count',
-  'first_seen', 'last_seen', 'country', 'browser', 'os', 'device', 'first_referrer', 'entry_page',
+  'pageview_count',
+  'session_count',
+  'event_count',
+  'total_revenue_cents',
+  'revenue_event_count',
+  'first_seen',
+  'last_seen',
+  'country',
+  'browser',
+  'os',
+  'device',
+  'first_referrer',
+  'entry_page',
 ] as const;
 
 /** Rows of a SQL engine in the printer's column names, cut to the page size. */
-export function rowsFromSql(query: MixQuery, rows: Record<string, unknown>[], pageSize: number): { rows: ResultRow[]; total?: number } {
+export function rowsFromSql(
+  query: MixQuery,
+  rows: Record<string, unknown>[],
+  pageSize: number,
+): { rows: ResultRow[]; total?: number } {
   const page = rows.slice(0, pageSize);
   if (query.path === '/v1/journeys/list') {
     return {
-      rows: page.map((row) => ({ key: [String(row.visitor_id)], values: Object.fromEntries(journeyFields.map((f) => [f, value(row[f])])) })),
+      rows: page.map((row) => ({
+        key: [String(row.visitor_id)],
+        values: Object.fromEntries(journeyFields.map((f) => [f, value(row[f])])),
+      })),
       total: rows.length ? Number(rows[0]!.total) : 0,
     };
   }
@@ -62,8 +80,10 @@ export function value(v: unknown): Value {
 /** Empty when `other` answers the same rows in the same order as `reference`, else what differs (first few). */
 export function differences(reference: RunResult, other: RunResult): string[] {
   const problems: string[] = [];
-  if (reference.total !== undefined && reference.total !== other.total) problems.push(`total ${other.total} vs ${reference.total}`);
-  if (reference.rows.length !== other.rows.length) problems.push(`${other.rows.length} rows vs ${reference.rows.length}`);
+  if (reference.total !== undefined && reference.total !== other.total)
+    problems.push(`total ${other.total} vs ${reference.total}`);
+  if (reference.rows.length !== other.rows.length)
+    problems.push(`${other.rows.length} rows vs ${reference.rows.length}`);
   const n = Math.min(reference.rows.length, other.rows.length);
   for (let i = 0; i < n && problems.length < 4; i++) {
     const a = reference.rows[i]!;
@@ -74,7 +94,10 @@ export function differences(reference: RunResult, other: RunResult): string[] {
     }
     for (const [name, expected] of Object.entries(a.values)) {
       const got = b.values[name] ?? null;
-      const same = typeof expected === 'number' && typeof got === 'number' ? Math.abs(expected - got) <= 0.011 : String(expected ?? '') === String(got ?? '');
+      const same =
+        typeof expected === 'number' && typeof got === 'number'
+          ? Math.abs(expected - got) <= 0.011
+          : String(expected ?? '') === String(got ?? '');
       if (!same) problems.push(`row ${i + 1} (${a.key.join(' × ')}) ${name}: ${got} vs ${expected}`);
     }
   }

@@ -13,7 +13,14 @@ import { measureBundles } from './lambda.js';
 import { measureQuery, type TimingOptions } from './measure.js';
 import { Postgres } from './postgres.js';
 import { dashboardMix } from './query-mix.js';
-import { engineLabels, mergeReport, renderReport, type BenchFigures, type EngineName, type QueryFigures } from './report.js';
+import {
+  engineLabels,
+  mergeReport,
+  renderReport,
+  type BenchFigures,
+  type EngineName,
+  type QueryFigures,
+} from './report.js';
 import { differences, type BenchEngine } from './results.js';
 
 // `npm run bench`: how fast and how cheap the API is next to its peers, in one run on this machine.
@@ -69,7 +76,13 @@ const sampler = setInterval(() => loadSamples.push(loadavg()[0]!), 5_000);
 sampler.unref();
 
 const dataset = await ensureDataset(
-  { seed: Number(flags.seed), rows, endDate: flags['end-date']!, days: Number(flags.days), domain: 'shop.bench.example' },
+  {
+    seed: Number(flags.seed),
+    rows,
+    endDate: flags['end-date']!,
+    days: Number(flags.days),
+    domain: 'shop.bench.example',
+  },
   join(benchDir, 'data'),
   log,
 );
@@ -79,7 +92,8 @@ if (flags.only) mix = mix.filter((q) => flags.only!.split(',').includes(q.id));
 // Everything started here is stopped at the end, also on Ctrl-C.
 const stops: (() => Promise<void> | void)[] = [];
 const stopAll = async () => {
-  for (const stop of stops.splice(0).reverse()) await Promise.resolve(stop()).catch((e: Error) => log(`stopping: ${e.message}`));
+  for (const stop of stops.splice(0).reverse())
+    await Promise.resolve(stop()).catch((e: Error) => log(`stopping: ${e.message}`));
 };
 process.once('SIGINT', () => void stopAll().then(() => process.exit(130)));
 
@@ -97,7 +111,11 @@ try {
   storage = await twin.storage();
   const java = findJava();
   const trino = !flags['no-trino'] && !('missing' in java);
-  if (!trino) skipped.push({ engine: 'athena', reason: flags['no-trino'] ? 'not asked (--no-trino)' : (java as { missing: string }).missing });
+  if (!trino)
+    skipped.push({
+      engine: 'athena',
+      reason: flags['no-trino'] ? 'not asked (--no-trino)' : (java as { missing: string }).missing,
+    });
   const [api, ...athena] = await ApiEngine.start(dataset, { trino });
   stops.push(() => api!.close());
   if (athena.length) versions.athena = `Trino ${TRINO_VERSION} behind the Athena emulator`;
@@ -128,7 +146,10 @@ try {
       }
     }
   } else {
-    skipped.push({ engine: 'clickhouse', reason: 'not asked (run with --peers)' }, { engine: 'postgres', reason: 'not asked (run with --peers)' });
+    skipped.push(
+      { engine: 'clickhouse', reason: 'not asked (run with --peers)' },
+      { engine: 'postgres', reason: 'not asked (run with --peers)' },
+    );
   }
 
   for (const query of mix) {
@@ -138,7 +159,8 @@ try {
     const reference = figures.cells.api?.result;
     for (const engine of engines) {
       const result = figures.cells[engine.name]?.result;
-      if (engine.name !== 'api' && reference && result) figures.mismatches[engine.name] = differences(reference, result);
+      if (engine.name !== 'api' && reference && result)
+        figures.mismatches[engine.name] = differences(reference, result);
     }
     figures.scan = await twin.scanFacts(query);
     queries.push(figures);
@@ -184,14 +206,24 @@ const figures: BenchFigures = {
 
 // The raw figures too, for comparing runs (git-ignored, like all of .bench/).
 mkdirSync(join(benchDir, 'results'), { recursive: true });
-writeFileSync(join(benchDir, 'results', `${startedAt.toISOString().replace(/[:.]/g, '-')}-${dataset.id}.json`), JSON.stringify(figures, null, 1));
+writeFileSync(
+  join(benchDir, 'results', `${startedAt.toISOString().replace(/[:.]/g, '-')}-${dataset.id}.json`),
+  JSON.stringify(figures, null, 1),
+);
 
 const markdown = renderReport(figures);
 console.log(markdown);
 const outDir = flags['no-write'] ? benchDir : join(projectRoot, 'docs');
 const reportFile = join(outDir, 'BENCHMARKS.md');
 writeFileSync(reportFile, mergeReport(existsSync(reportFile) ? readFileSync(reportFile, 'utf8') : '', markdown));
-const colors: Record<EngineName, string> = { api: '#2563eb', athena: '#7c3aed', duckdb: '#93c5fd', raw: '#10b981', clickhouse: '#f59e0b', postgres: '#6b7280' };
+const colors: Record<EngineName, string> = {
+  api: '#2563eb',
+  athena: '#7c3aed',
+  duckdb: '#93c5fd',
+  raw: '#10b981',
+  clickhouse: '#f59e0b',
+  postgres: '#6b7280',
+};
 const ran = (Object.keys(engineLabels) as EngineName[]).filter((e) => queries.some((q) => q.cells[e]));
 const svg = chartSvg(
   `Dashboard mix, p50 per query: ${(dataset.rows / 1e6).toFixed(dataset.rows < 1e6 ? 1 : 0)}M events, ${figures.machine.cpus} cores, ${startedAt.toISOString().slice(0, 10)}`,

@@ -27,7 +27,11 @@ const projectRoot = resolve(import.meta.dirname, '..');
 const log = (message: string) => console.error(message);
 const exec = promisify(execFile);
 
-const dataset = await ensureDataset({ seed: 42, rows, endDate: '2026-11-20', days: 90, domain: 'shop.bench.example' }, resolve(projectRoot, '.bench', 'data'), log);
+const dataset = await ensureDataset(
+  { seed: 42, rows, endDate: '2026-11-20', days: 90, domain: 'shop.bench.example' },
+  resolve(projectRoot, '.bench', 'data'),
+  log,
+);
 const port = await freePort();
 const env = {
   ...process.env,
@@ -52,7 +56,10 @@ try {
   const startSeconds = (performance.now() - started) / 1000;
   log(`npm start listening after ${startSeconds.toFixed(1)} s`);
   phase = 'queries';
-  const created = await exec('npx', ['tsx', 'cli/keys-cli.ts', 'create', '--domain', dataset.spec.domain, '--json'], { cwd: projectRoot, env });
+  const created = await exec('npx', ['tsx', 'cli/keys-cli.ts', 'create', '--domain', dataset.spec.domain, '--json'], {
+    cwd: projectRoot,
+    env,
+  });
   const { token } = JSON.parse(created.stdout) as { token: string };
   const mix = dashboardMix(dataset.spec.domain, dataset.spec.endDate);
   const times = new Map<string, number[]>(mix.map((q) => [q.id, []]));
@@ -73,10 +80,16 @@ try {
   await new Promise((done) => setTimeout(done, 500));
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
   console.log(`| data set | ${dataset.rows.toLocaleString('en-US')} events (${dataset.id}) |`);
-  console.log(`| DUCKDB_MEMORY_LIMIT | ${flags['memory-limit'] ?? `unset (the default, ${DEFAULT_DUCKDB_MEMORY_LIMIT})`} |`);
+  console.log(
+    `| DUCKDB_MEMORY_LIMIT | ${flags['memory-limit'] ?? `unset (the default, ${DEFAULT_DUCKDB_MEMORY_LIMIT})`} |`,
+  );
   console.log(`| start-up | ${startSeconds.toFixed(1)} s, peak RSS ${(peaks.start / 1024).toFixed(0)} MiB |`);
   console.log(`| ${flags.rounds} rounds of the mix | peak RSS ${(peaks.queries / 1024).toFixed(0)} MiB |`);
-  console.log(`| machine | ${cpus().length} cores, load ${loadavg().map((l) => l.toFixed(2)).join(' ')} |`);
+  console.log(
+    `| machine | ${cpus().length} cores, load ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')} |`,
+  );
   for (const [id, ms] of times) console.log(`| ${id} | p50 ${median(ms).toFixed(0)} ms |`);
 } finally {
   clearInterval(sampler);
@@ -88,9 +101,12 @@ try {
 /** Resident memory of a process and all its descendants, in KiB. */
 async function treeRssKiB(root: number): Promise<number> {
   const { stdout } = await exec('ps', ['-e', '-o', 'pid=,ppid=,rss=']);
-  const procs = stdout.trim().split('\n').map((line) => line.trim().split(/\s+/).map(Number) as [number, number, number]);
+  const procs = stdout
+    .trim()
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/).map(Number) as [number, number, number]);
   const tree = new Set([root]);
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
     for (const [pid, ppid] of procs) if (tree.has(ppid) && !tree.has(pid)) grew = tree.add(pid).size > 0;
   }
@@ -104,7 +120,10 @@ async function listening(child: ReturnType<typeof spawn>, port: number): Promise
   child.stdout!.resume();
   for (;;) {
     if (exited) throw new Error('npm start stopped before listening');
-    const up = await fetch(`http://127.0.0.1:${port}/`).then((res) => res.ok, () => false);
+    const up = await fetch(`http://127.0.0.1:${port}/`).then(
+      (res) => res.ok,
+      () => false,
+    );
     if (up) return;
     await new Promise((done) => setTimeout(done, 250));
   }

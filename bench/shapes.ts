@@ -40,7 +40,14 @@ const sections: string[] = [];
 let allMet = true;
 for (const name of flags.shapes!.split(',')) {
   const shape = namedShape(name, rows);
-  const spec = { seed: 42, rows, endDate: '2026-11-20', days: 90, domain: 'shop.bench.example', ...(name === 'default' ? {} : { shape }) };
+  const spec = {
+    seed: 42,
+    rows,
+    endDate: '2026-11-20',
+    days: 90,
+    domain: 'shop.bench.example',
+    ...(name === 'default' ? {} : { shape }),
+  };
   const dataset = await ensureDataset(spec, join(projectRoot, '.bench', 'data'), log);
   const twin = await DuckDbTwin.open(dataset);
   const [api] = await ApiEngine.start(dataset, { trino: false });
@@ -71,8 +78,12 @@ for (const name of flags.shapes!.split(',')) {
       apiSum += a.p50;
       rawSum += r.p50;
       worst = Math.max(worst, a.p50);
-      lines.push(`| ${query.id} | ${a.p50.toFixed(0)} ms | ${r.p50.toFixed(0)} ms | ${(a.p50 / r.p50).toFixed(2)} | ${diff.length ? `no: ${diff[0]}` : 'yes'} |`);
-      log(`${name} ${query.id.padEnd(16)} api ${a.p50.toFixed(0)} ms (engine ${a.engineP50?.toFixed(0) ?? '?'} ms)  raw ${r.p50.toFixed(0)} ms${diff.length ? `  DIFFERENT: ${diff[0]}` : ''}`);
+      lines.push(
+        `| ${query.id} | ${a.p50.toFixed(0)} ms | ${r.p50.toFixed(0)} ms | ${(a.p50 / r.p50).toFixed(2)} | ${diff.length ? `no: ${diff[0]}` : 'yes'} |`,
+      );
+      log(
+        `${name} ${query.id.padEnd(16)} api ${a.p50.toFixed(0)} ms (engine ${a.engineP50?.toFixed(0) ?? '?'} ms)  raw ${r.p50.toFixed(0)} ms${diff.length ? `  DIFFERENT: ${diff[0]}` : ''}`,
+      );
     }
   } finally {
     await api!.close();

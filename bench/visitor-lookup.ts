@@ -20,7 +20,11 @@ import { planTimeline, visitorScope } from '../shared/query/journeys/plan.js';
 import { printTimeline, printVisitorStats } from '../shared/query/journeys/print-visitor.js';
 import { addDays, rangeOfDates } from '../shared/time/date-range.js';
 
-const [rows, days, visitors] = [2_000_000, 20, 100_000].map((d, i) => Number(process.argv[2 + i] ?? d)) as [number, number, number];
+const [rows, days, visitors] = [2_000_000, 20, 100_000].map((d, i) => Number(process.argv[2 + i] ?? d)) as [
+  number,
+  number,
+  number,
+];
 const ROW_GROUP_SIZE = 10_000;
 const FIRST_DAY = '2026-01-01';
 const DOMAIN = 'bench.test';
@@ -45,7 +49,9 @@ const generated: Record<string, string> = {
   is_dev: 'false',
 };
 
-const select = eventColumns.map(([name, type]) => `CAST(${generated[name] ?? 'NULL'} AS ${duckdbTypes[type]}) AS ${name}`).join(', ');
+const select = eventColumns
+  .map(([name, type]) => `CAST(${generated[name] ?? 'NULL'} AS ${duckdbTypes[type]}) AS ${name}`)
+  .join(', ');
 
 async function main(): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), 'visitor-lookup-'));
@@ -69,27 +75,62 @@ async function main(): Promise<void> {
           TO '${join(dir, 'part-0.parquet')}' (FORMAT PARQUET, COMPRESSION ZSTD${layout.rowGroup})`);
       }
     }
-    const sample = (await c.runAndReadAll(`SELECT visitor_id FROM (SELECT DISTINCT visitor_id FROM gen) USING SAMPLE ${LOOKUPS} ROWS (reservoir, 7) ORDER BY 1`))
+    const sample = (
+      await c.runAndReadAll(
+        `SELECT visitor_id FROM (SELECT DISTINCT visitor_id FROM gen) USING SAMPLE ${LOOKUPS} ROWS (reservoir, 7) ORDER BY 1`,
+      )
+    )
       .getRows()
       .map((r) => String(r[0]));
 
     for (const name of Object.keys(layouts)) {
       const glob = join(root, name, '*', '*', '*.parquet');
-      const [files, groups, bytes] = (await c.runAndReadAll(`SELECT count(DISTINCT file_name), count(DISTINCT (file_name, row_group_id)), sum(total_compressed_size) FROM parquet_metadata('${glob}')`)).getRows()[0]!.map(Number) as [number, number, number];
+      const [files, groups, bytes] = (
+        await c.runAndReadAll(
+          `SELECT count(DISTINCT file_name), count(DISTINCT (file_name, row_group_id)), sum(total_compressed_size) FROM parquet_metadata('${glob}')`,
+        )
+      )
+        .getRows()[0]!
+        .map(Number) as [number, number, number];
       const candidates = await Promise.all(sample.map(async (id) => candidateGroups(c, glob, id)));
       const engine = await DuckDbEngine.open(join(root, name));
       const timings = { timeline: [] as number[], stats: [] as number[] };
       for (const id of sample) {
         const range = rangeOfDates(FIRST_DAY, addDays(FIRST_DAY, days - 1), 'UTC');
-        timings.timeline.push(await timed(() => engine.run(printTimeline(planTimeline({ domain: DOMAIN, isDev: false, visitorId: id, range, includeAutoEvents: false, limit: 100, offset: 0 }), engine.target))));
-        timings.stats.push(await timed(() => engine.run(printVisitorStats(visitorScope(DOMAIN, id, false, undefined), engine.target))));
+        timings.timeline.push(
+          await timed(() =>
+            engine.run(
+              printTimeline(
+                planTimeline({
+                  domain: DOMAIN,
+                  isDev: false,
+                  visitorId: id,
+                  range,
+                  includeAutoEvents: false,
+                  limit: 100,
+                  offset: 0,
+                }),
+                engine.target,
+              ),
+            ),
+          ),
+        );
+        timings.stats.push(
+          await timed(() => engine.run(printVisitorStats(visitorScope(DOMAIN, id, false, undefined), engine.target))),
+        );
       }
-      const explain = await engine.runRaw(`EXPLAIN ANALYZE SELECT count(*) FROM events WHERE domain = '${DOMAIN}' AND visitor_id = '${sample[0]}'`);
+      const explain = await engine.runRaw(
+        `EXPLAIN ANALYZE SELECT count(*) FROM events WHERE domain = '${DOMAIN}' AND visitor_id = '${sample[0]}'`,
+      );
       engine.close();
       console.log(`\n== ${name}: ${files} files, ${groups} row groups, ${mib(bytes)} MiB (column chunks, compressed)`);
-      console.log(`row groups a visitor's min/max cannot exclude: median ${median(candidates.map((x) => x.groups))} of ${groups}`);
+      console.log(
+        `row groups a visitor's min/max cannot exclude: median ${median(candidates.map((x) => x.groups))} of ${groups}`,
+      );
       console.log(`compressed bytes of those row groups: median ${mib(median(candidates.map((x) => x.bytes)))} MiB`);
-      console.log(`DuckDB p50 over ${LOOKUPS} visitors (warm cache): timeline ${median(timings.timeline).toFixed(1)} ms, stats ${median(timings.stats).toFixed(1)} ms`);
+      console.log(
+        `DuckDB p50 over ${LOOKUPS} visitors (warm cache): timeline ${median(timings.timeline).toFixed(1)} ms, stats ${median(timings.stats).toFixed(1)} ms`,
+      );
       console.log(scanLines(String(explain[0]?.explain_value ?? '')));
     }
   } finally {

@@ -17,7 +17,10 @@ import { terminalSafe } from './terminal-text.js';
 const USAGE = 'usage: npm run import -- [--s3 s3://BUCKET/events] FILE.ndjson [FILE.ndjson ...]';
 let args;
 try {
-  args = parseArgs({ allowPositionals: true, options: { s3: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+  args = parseArgs({
+    allowPositionals: true,
+    options: { s3: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+  });
 } catch (error) {
   console.error(`error: ${(error as Error).message}\n${USAGE}`);
   process.exit(2);
@@ -45,15 +48,22 @@ try {
   for (const file of files) {
     try {
       // npm runs scripts in the package folder; INIT_CWD is where the person typed the command.
-      const report = await importNdjson(resolve(process.env.INIT_CWD ?? '.', file), destination, { onProgress: progressPrinter(file) });
+      const report = await importNdjson(resolve(process.env.INIT_CWD ?? '.', file), destination, {
+        onProgress: progressPrinter(file),
+      });
       clearProgress();
       if (report.alreadyImported) {
         console.log(`${terminalSafe(file)}: already imported (same SHA-256 as an earlier import), nothing added`);
         continue;
       }
-      for (const { line, reason } of report.rejected) console.log(`${terminalSafe(file)}:${line}: ${terminalSafe(reason)}`);
-      const perDomain = Object.entries(report.domains).map(([domain, rows]) => `${domain} ${rows}`).join(', ');
-      console.log(`${terminalSafe(file)}: ${report.rowsWritten} rows written${perDomain ? ` (${perDomain})` : ''}, ${report.rejected.length} rejected`);
+      for (const { line, reason } of report.rejected)
+        console.log(`${terminalSafe(file)}:${line}: ${terminalSafe(reason)}`);
+      const perDomain = Object.entries(report.domains)
+        .map(([domain, rows]) => `${domain} ${rows}`)
+        .join(', ');
+      console.log(
+        `${terminalSafe(file)}: ${report.rowsWritten} rows written${perDomain ? ` (${perDomain})` : ''}, ${report.rejected.length} rejected`,
+      );
       if (report.rejected.length > 0) failed = true;
     } catch (error) {
       clearProgress();
@@ -75,7 +85,9 @@ function progressPrinter(file: string): ((bytesRead: number, totalBytes: number)
     if (now - last < 200) return;
     last = now;
     const percent = totalBytes > 0 ? Math.floor((bytesRead / totalBytes) * 100) : 100;
-    process.stderr.write(`\r\x1b[K${terminalSafe(basename(file))}: ${percent}% (${mib(bytesRead)} of ${mib(totalBytes)} MiB)`);
+    process.stderr.write(
+      `\r\x1b[K${terminalSafe(basename(file))}: ${percent}% (${mib(bytesRead)} of ${mib(totalBytes)} MiB)`,
+    );
   };
 }
 

@@ -19,7 +19,10 @@ const credentialTypes: Record<CredentialType, true> = { project: true, personal:
 
 export class UsageError extends Error {}
 
-export type KeysCommand = ({ name: 'create'; input: NewCredential } | { name: 'revoke'; keyId: string }) & { json: boolean; aws: boolean };
+export type KeysCommand = ({ name: 'create'; input: NewCredential } | { name: 'revoke'; keyId: string }) & {
+  json: boolean;
+  aws: boolean;
+};
 
 /** Parses and validates the arguments; throws UsageError with a message for the person at the terminal. */
 export function parseKeysCommand(args: string[]): KeysCommand | 'help' {
@@ -59,14 +62,17 @@ export function parseKeysCommand(args: string[]): KeysCommand | 'help' {
   const domains = values.domain ?? [];
   if (domains.length === 0) throw new UsageError('create needs at least one --domain');
   for (const domain of domains) {
-    if (!domainSchema.safeParse(domain).success) throw new UsageError(`--domain "${domain}" is not a lower-case domain name (e.g. shop.example.com)`);
+    if (!domainSchema.safeParse(domain).success)
+      throw new UsageError(`--domain "${domain}" is not a lower-case domain name (e.g. shop.example.com)`);
   }
-  if (type === 'project' && domains.length !== 1) throw new UsageError('a project key takes exactly one --domain; use --type personal for several');
+  if (type === 'project' && domains.length !== 1)
+    throw new UsageError('a project key takes exactly one --domain; use --type personal for several');
   const input: NewCredential = { type: type as CredentialType, domains };
   if (values.scopes !== undefined) input.scopes = parseScopes(values.scopes);
   if (values.owner !== undefined) {
     if (values.owner.trim() === '') throw new UsageError('--owner must not be empty');
-    if (hasControlCharacters(values.owner)) throw new UsageError('--owner must not contain control characters (newlines, escapes) or direction overrides');
+    if (hasControlCharacters(values.owner))
+      throw new UsageError('--owner must not contain control characters (newlines, escapes) or direction overrides');
     input.owner = values.owner;
   }
   if (values['event-limit'] !== undefined) input.eventLimit = parseLimit(values['event-limit']);
@@ -84,6 +90,7 @@ function parseScopes(text: string): Scope[] {
 
 function parseLimit(text: string): number {
   const limit = Number(text);
-  if (!/^[1-9][0-9]*$/.test(text) || !Number.isSafeInteger(limit)) throw new UsageError(`--event-limit must be a positive integer, not "${text}"`);
+  if (!/^[1-9][0-9]*$/.test(text) || !Number.isSafeInteger(limit))
+    throw new UsageError(`--event-limit must be a positive integer, not "${text}"`);
   return limit;
 }

@@ -22,7 +22,13 @@ functions: Ingest, Upkeep, ${routeList.map((r) => r.name).join(', ')}`;
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
-  options: { event: { type: 'string' }, port: { type: 'string' }, 's3-endpoint': { type: 'string' }, bucket: { type: 'string' }, help: { type: 'boolean' } },
+  options: {
+    event: { type: 'string' },
+    port: { type: 'string' },
+    's3-endpoint': { type: 'string' },
+    bucket: { type: 'string' },
+    help: { type: 'boolean' },
+  },
 });
 const [command, name] = positionals;
 if (values.help || (command !== 'invoke' && command !== 'serve') || (command === 'invoke' && !name)) {
@@ -62,7 +68,9 @@ if (command === 'invoke') {
     const started = performance.now();
     const result = await fn.invoke(event);
     console.log(JSON.stringify(result, null, 2));
-    console.error(`${name}: cold start ${fn.initMs()?.toFixed(0)} ms, invocation ${Math.round(performance.now() - started)} ms, peak memory ${((fn.peakMemoryBytes() ?? 0) / 2 ** 20).toFixed(0)} MiB`);
+    console.error(
+      `${name}: cold start ${fn.initMs()?.toFixed(0)} ms, invocation ${Math.round(performance.now() - started)} ms, peak memory ${((fn.peakMemoryBytes() ?? 0) / 2 ** 20).toFixed(0)} MiB`,
+    );
   } catch (error) {
     console.error(`lambda: ${(error as Error).message}`);
     process.exitCode = 1;
@@ -71,11 +79,19 @@ if (command === 'invoke') {
   }
 } else {
   const served = await serveStackApi(stack, Number(values.port ?? 3001));
-  console.log(`The stack's HTTP API on ${served.url}: each route's function in the Lambda runtime, started at its first request (data in ${local.paths.dataDir})`);
+  console.log(
+    `The stack's HTTP API on ${served.url}: each route's function in the Lambda runtime, started at its first request (data in ${local.paths.dataDir})`,
+  );
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
-      for (const f of stack.started()) console.log(`${f.fn.name}: cold start ${f.initMs()?.toFixed(0)} ms, peak memory ${((f.peakMemoryBytes() ?? 0) / 2 ** 20).toFixed(0)} MiB`);
-      void served.close().then(stop).then(() => process.exit(0));
+      for (const f of stack.started())
+        console.log(
+          `${f.fn.name}: cold start ${f.initMs()?.toFixed(0)} ms, peak memory ${((f.peakMemoryBytes() ?? 0) / 2 ** 20).toFixed(0)} MiB`,
+        );
+      void served
+        .close()
+        .then(stop)
+        .then(() => process.exit(0));
     });
   }
 }

@@ -21,5 +21,7 @@ for (const tool of Object.keys(pythonTools) as PythonTool[]) {
 const duckdb = duckdbLambdaModules();
 console.log(`DuckDB for Lambda (linux-arm64): ${duckdb.provisioned ? 'fetched' : 'cached'} at ${duckdb.dir}`);
 const runtime = lambdaRuntime();
-console.log(`Lambda runtime (Node.js 22, aws-lambda-ric, aws-lambda-rie): ${runtime.provisioned ? 'built' : 'cached'} at ${runtime.rie}`);
+console.log(
+  `Lambda runtime (Node.js 22, aws-lambda-ric, aws-lambda-rie): ${runtime.provisioned ? 'built' : 'cached'} at ${runtime.rie}`,
+);
 console.log(`provisioned in ${Math.round(performance.now() - started)} ms`);

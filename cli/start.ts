@@ -34,12 +34,18 @@ const api = await Promise.resolve()
     process.exit(1);
   });
 running.api = api;
-void api.compaction.then((partitions) => partitions && console.log(`Store compacted: ${partitions} partitions of many small files rewritten as one each`));
+void api.compaction.then(
+  (partitions) =>
+    partitions && console.log(`Store compacted: ${partitions} partitions of many small files rewritten as one each`),
+);
 if (api.trino) console.log(`Queries run on the Athena engine through ${api.trino.report}`);
 console.log(`Analytics API listening on ${api.url} (data in ${paths.dataDir}); reference at ${api.url}/docs`);
 if (firstStart && process.env.ANALYTICS_DEMO !== '0') {
   await seedDemo(api.paths, api.url);
 } else {
   console.log(`Dashboard: ${dashboardLink(api.paths, api.url)}`);
-  if (firstStart) console.log('No events yet: import some with `npm run import -- FILE.ndjson` and create a key with `npm run keys -- create --domain DOMAIN`.');
+  if (firstStart)
+    console.log(
+      'No events yet: import some with `npm run import -- FILE.ndjson` and create a key with `npm run keys -- create --domain DOMAIN`.',
+    );
 }

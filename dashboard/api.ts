@@ -40,5 +40,9 @@ export async function answer<T>(call: Promise<{ data?: T; error?: unknown; respo
   if (data !== undefined && response.ok) return data;
   const body = (error ?? {}) as { error?: string; message?: string };
   const wait = response.headers.get('Retry-After');
-  throw new ApiError(response.status, body.error ?? 'error', `${body.message ?? response.statusText}${wait ? ` (retry in ${wait} s)` : ''}`);
+  throw new ApiError(
+    response.status,
+    body.error ?? 'error',
+    `${body.message ?? response.statusText}${wait ? ` (retry in ${wait} s)` : ''}`,
+  );
 }

@@ -25,7 +25,14 @@ export function TrafficChart({ points, annotations }: { points: DailyPoint[]; an
       tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'UTC'),
       scales: { x: { time: true } },
       // Days, weeks or months on the x axis, never hours: every point is one day.
-      axes: [{ incrs: [86_400, 7 * 86_400, 30 * 86_400, 365 * 86_400], values: (_plot, splits) => splits.map((s) => new Date(s * 1000).toISOString().slice(5, 10).replace('-', '/')), space: 60 }, { size: 56 }],
+      axes: [
+        {
+          incrs: [86_400, 7 * 86_400, 30 * 86_400, 365 * 86_400],
+          values: (_plot, splits) => splits.map((s) => new Date(s * 1000).toISOString().slice(5, 10).replace('-', '/')),
+          space: 60,
+        },
+        { size: 56 },
+      ],
       series: [
         {},
         { label: 'Visitors', stroke: '#4f46e5', width: 2, fill: 'rgba(79,70,229,0.08)' },
@@ -59,7 +66,11 @@ export function TrafficChart({ points, annotations }: { points: DailyPoint[]; an
         ],
       },
     };
-    const data: uPlot.AlignedData = [points.map((p) => seconds(p.date)), points.map((p) => p.visitors), points.map((p) => p.pageviews)];
+    const data: uPlot.AlignedData = [
+      points.map((p) => seconds(p.date)),
+      points.map((p) => p.visitors),
+      points.map((p) => p.pageviews),
+    ];
     const plot = new uPlot(options, data, element);
     const resize = new ResizeObserver(() => plot.setSize({ width: element.clientWidth, height: 240 }));
     resize.observe(element);
@@ -68,6 +79,7 @@ export function TrafficChart({ points, annotations }: { points: DailyPoint[]; an
       plot.destroy();
     };
   }, [points, annotations]);
-  return <div class="chart" ref={box} role="img" aria-label={`Visitors and pageviews per day, ${points.length} days`} />;
+  return (
+    <div class="chart" ref={box} role="img" aria-label={`Visitors and pageviews per day, ${points.length} days`} />
+  );
 }
-

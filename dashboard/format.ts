@@ -4,7 +4,8 @@
 const count = new Intl.NumberFormat('en-US');
 const decimal = new Intl.NumberFormat('en-US', { maximumFractionDigits: 1, minimumFractionDigits: 1 });
 
-export type MetricName = 'visitors' | 'pageviews' | 'bounce_rate' | 'avg_session_duration' | 'revenue' | 'conversions' | 'conversion_rate';
+export type MetricName =
+  'visitors' | 'pageviews' | 'bounce_rate' | 'avg_session_duration' | 'revenue' | 'conversions' | 'conversion_rate';
 
 export const metricLabels: Record<MetricName, string> = {
   visitors: 'Visitors',

@@ -74,12 +74,23 @@ export function Journeys({ api, domain, state, openVisitor }: Props) {
       ),
     [JSON.stringify([domain, state.range, state.timezone, filters, sortBy, bounds, offset])],
   );
-  if (state.visitor) return <VisitorJourney api={api} domain={domain} state={state} visitor={state.visitor} close={() => openVisitor(undefined)} />;
+  if (state.visitor)
+    return (
+      <VisitorJourney
+        api={api}
+        domain={domain}
+        state={state}
+        visitor={state.visitor}
+        close={() => openVisitor(undefined)}
+      />
+    );
   return (
     <main class="journeys">
       <section class="card" aria-label="Visitors">
         <div class="toolbar">
-          <h2>Visitors {list.state === 'done' && <span class="muted">({formatCount(list.data.pagination.total)})</span>}</h2>
+          <h2>
+            Visitors {list.state === 'done' && <span class="muted">({formatCount(list.data.pagination.total)})</span>}
+          </h2>
           <label>
             Sort by{' '}
             <select value={sortBy} onChange={(e) => (setSortBy(e.currentTarget.value as SortBy), setOffset(0))}>
@@ -108,7 +119,11 @@ export function Journeys({ api, domain, state, openVisitor }: Props) {
           </label>
         </div>
         {list.state === 'loading' && <p class="muted">Loading…</p>}
-        {list.state === 'failed' && <p class="error" role="alert">{list.message}</p>}
+        {list.state === 'failed' && (
+          <p class="error" role="alert">
+            {list.message}
+          </p>
+        )}
         {list.state === 'done' && (
           <>
             <div class="scroll">
@@ -119,9 +134,15 @@ export function Journeys({ api, domain, state, openVisitor }: Props) {
                     <th scope="col">Country</th>
                     <th scope="col">Device</th>
                     <th scope="col">Entry page</th>
-                    <th scope="col" class="number">Sessions</th>
-                    <th scope="col" class="number">Pageviews</th>
-                    <th scope="col" class="number">Revenue</th>
+                    <th scope="col" class="number">
+                      Sessions
+                    </th>
+                    <th scope="col" class="number">
+                      Pageviews
+                    </th>
+                    <th scope="col" class="number">
+                      Revenue
+                    </th>
                     <th scope="col">Last seen</th>
                   </tr>
                 </thead>
@@ -150,7 +171,8 @@ export function Journeys({ api, domain, state, openVisitor }: Props) {
                 Previous
               </button>
               <span class="muted">
-                {list.data.data.length ? `${offset + 1}–${offset + list.data.data.length}` : '0'} of {formatCount(list.data.pagination.total)}
+                {list.data.data.length ? `${offset + 1}–${offset + list.data.data.length}` : '0'} of{' '}
+                {formatCount(list.data.pagination.total)}
               </span>
               <button type="button" disabled={!list.data.pagination.has_more} onClick={() => setOffset(offset + PAGE)}>
                 Next
@@ -165,14 +187,39 @@ export function Journeys({ api, domain, state, openVisitor }: Props) {
 
 const days = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
 
-function VisitorJourney({ api, domain, state, visitor, close }: { api: Api; domain: string; state: ViewState; visitor: string; close: () => void }) {
-  const [stats] = useAnswer(() => answer(api.POST('/v1/journeys/stats', { body: { domain, visitor_id: visitor } })), [domain, visitor]);
-  const [activity] = useAnswer(() => answer(api.POST('/v1/journeys/activity', { body: { domain, visitor_id: visitor } })), [domain, visitor]);
+function VisitorJourney({
+  api,
+  domain,
+  state,
+  visitor,
+  close,
+}: {
+  api: Api;
+  domain: string;
+  state: ViewState;
+  visitor: string;
+  close: () => void;
+}) {
+  const [stats] = useAnswer(
+    () => answer(api.POST('/v1/journeys/stats', { body: { domain, visitor_id: visitor } })),
+    [domain, visitor],
+  );
+  const [activity] = useAnswer(
+    () => answer(api.POST('/v1/journeys/activity', { body: { domain, visitor_id: visitor } })),
+    [domain, visitor],
+  );
   const [timeline] = useAnswer(
-    () => answer(api.POST('/v1/journeys/timeline', { body: { domain, visitor_id: visitor, date_range: state.range, timezone: state.timezone, limit: 200 } })),
+    () =>
+      answer(
+        api.POST('/v1/journeys/timeline', {
+          body: { domain, visitor_id: visitor, date_range: state.range, timezone: state.timezone, limit: 200 },
+        }),
+      ),
     [domain, visitor, JSON.stringify(state.range), state.timezone],
   );
-  const cells = new Map(activity.state === 'done' ? activity.data.data.map((b) => [`${b.day_of_week}-${b.hour_of_day}`, b.pageviews]) : []);
+  const cells = new Map(
+    activity.state === 'done' ? activity.data.data.map((b) => [`${b.day_of_week}-${b.hour_of_day}`, b.pageviews]) : [],
+  );
   const busiest = Math.max(1, ...cells.values());
   return (
     <main class="journey">
@@ -184,7 +231,11 @@ function VisitorJourney({ api, domain, state, visitor, close }: { api: Api; doma
       </h2>
       <section class="card" aria-label="Visitor stats">
         {stats.state === 'loading' && <p class="muted">Loading…</p>}
-        {stats.state === 'failed' && <p class="error" role="alert">{stats.message}</p>}
+        {stats.state === 'failed' && (
+          <p class="error" role="alert">
+            {stats.message}
+          </p>
+        )}
         {stats.state === 'done' && (
           <dl class="facts">
             <Fact name="First seen" value={stats.data.data.first_seen} />
@@ -196,8 +247,16 @@ function VisitorJourney({ api, domain, state, visitor, close }: { api: Api; doma
             <Fact name="Avg. visit" value={formatDuration(stats.data.data.avg_session_duration_seconds)} />
             <Fact name="Source" value={stats.data.data.source ?? '—'} />
             <Fact name="Entry page" value={stats.data.data.entry_page ?? '—'} />
-            <Fact name="Location" value={[stats.data.data.city, stats.data.data.country].filter(Boolean).join(', ') || '—'} />
-            <Fact name="Device" value={[stats.data.data.device, stats.data.data.browser, stats.data.data.os].filter(Boolean).join(' · ') || '—'} />
+            <Fact
+              name="Location"
+              value={[stats.data.data.city, stats.data.data.country].filter(Boolean).join(', ') || '—'}
+            />
+            <Fact
+              name="Device"
+              value={
+                [stats.data.data.device, stats.data.data.browser, stats.data.data.os].filter(Boolean).join(' · ') || '—'
+              }
+            />
           </dl>
         )}
       </section>
@@ -211,7 +270,15 @@ function VisitorJourney({ api, domain, state, visitor, close }: { api: Api; doma
               </span>
               {Array.from({ length: 24 }, (_, h) => {
                 const views = cells.get(`${d + 1}-${h}`) ?? 0;
-                return <span key={h} role="cell" class="heat-cell" title={`${day} ${h}:00 UTC: ${views} pageviews`} style={{ opacity: views ? 0.15 + (0.85 * views) / busiest : 0.05 }} />;
+                return (
+                  <span
+                    key={h}
+                    role="cell"
+                    class="heat-cell"
+                    title={`${day} ${h}:00 UTC: ${views} pageviews`}
+                    style={{ opacity: views ? 0.15 + (0.85 * views) / busiest : 0.05 }}
+                  />
+                );
               })}
             </div>
           ))}

@@ -29,7 +29,8 @@ function takeOfferedKey(): { key: string; domain: string } | undefined {
   return { key, domain };
 }
 
-const stored = (): Settings => JSON.parse(localStorage.getItem('analytics-dashboard') ?? 'null') ?? { apiUrl: '', key: '', domain: '' };
+const stored = (): Settings =>
+  JSON.parse(localStorage.getItem('analytics-dashboard') ?? 'null') ?? { apiUrl: '', key: '', domain: '' };
 
 function App() {
   const [settings, setSettings] = useState<Settings>(stored);
@@ -54,9 +55,13 @@ function App() {
   const go = (next: ViewState) => {
     location.hash = writeState(next);
   };
-  const api = useMemo(() => apiClient(settings.apiUrl || location.origin, settings.key), [settings.apiUrl, settings.key]);
+  const api = useMemo(
+    () => apiClient(settings.apiUrl || location.origin, settings.key),
+    [settings.apiUrl, settings.key],
+  );
   const addFilter = (filter: Filter) => {
-    if (!state.filters.some((f) => JSON.stringify(f) === JSON.stringify(filter))) go({ ...state, filters: [...state.filters, filter] });
+    if (!state.filters.some((f) => JSON.stringify(f) === JSON.stringify(filter)))
+      go({ ...state, filters: [...state.filters, filter] });
   };
   const ready = settings.key && settings.domain && !editing;
 
@@ -65,10 +70,16 @@ function App() {
       <header class="top">
         <h1>Analytics</h1>
         <nav aria-label="Views">
-          <a href={writeState({ ...state, view: 'overview', visitor: undefined })} aria-current={state.view === 'overview' ? 'page' : undefined}>
+          <a
+            href={writeState({ ...state, view: 'overview', visitor: undefined })}
+            aria-current={state.view === 'overview' ? 'page' : undefined}
+          >
             Overview
           </a>
-          <a href={writeState({ ...state, view: 'journeys', visitor: undefined })} aria-current={state.view === 'journeys' ? 'page' : undefined}>
+          <a
+            href={writeState({ ...state, view: 'journeys', visitor: undefined })}
+            aria-current={state.view === 'journeys' ? 'page' : undefined}
+          >
             Journeys
           </a>
         </nav>
@@ -86,7 +97,12 @@ function App() {
           {state.view === 'overview' ? (
             <Overview api={api} domain={settings.domain} state={state} addFilter={addFilter} />
           ) : (
-            <Journeys api={api} domain={settings.domain} state={state} openVisitor={(visitor) => go({ ...state, visitor })} />
+            <Journeys
+              api={api}
+              domain={settings.domain}
+              state={state}
+              openVisitor={(visitor) => go({ ...state, visitor })}
+            />
           )}
         </>
       )}
@@ -96,7 +112,10 @@ function App() {
 
 function Connect({ settings, onSave }: { settings: Settings; onSave: (s: Settings) => void }) {
   const [draft, setDraft] = useState(settings);
-  const field = (name: keyof Settings) => ({ value: draft[name], onInput: (e: Event) => setDraft({ ...draft, [name]: (e.currentTarget as HTMLInputElement).value.trim() }) });
+  const field = (name: keyof Settings) => ({
+    value: draft[name],
+    onInput: (e: Event) => setDraft({ ...draft, [name]: (e.currentTarget as HTMLInputElement).value.trim() }),
+  });
   return (
     <main class="connect">
       <form
@@ -124,7 +143,8 @@ function Connect({ settings, onSave }: { settings: Settings; onSave: (s: Setting
 }
 
 const zones = (() => {
-  const all = (Intl as unknown as { supportedValuesOf?: (k: string) => string[] }).supportedValuesOf?.('timeZone') ?? [];
+  const all =
+    (Intl as unknown as { supportedValuesOf?: (k: string) => string[] }).supportedValuesOf?.('timeZone') ?? [];
   return [...new Set(['UTC', browserTimeZone(), ...all])];
 })();
 
@@ -141,7 +161,11 @@ function Controls({ state, go }: { state: ViewState; go: (s: ViewState) => void 
           onChange={(e) => {
             const value = e.currentTarget.value;
             const today = new Date().toISOString().slice(0, 10);
-            setRange(value === 'custom' ? [new Date(Date.now() - 6 * 86_400_000).toISOString().slice(0, 10), today] : (value as Range));
+            setRange(
+              value === 'custom'
+                ? [new Date(Date.now() - 6 * 86_400_000).toISOString().slice(0, 10), today]
+                : (value as Range),
+            );
           }}
         >
           {presets.map((p) => (
@@ -155,16 +179,32 @@ function Controls({ state, go }: { state: ViewState; go: (s: ViewState) => void 
       {custom && (
         <>
           <label>
-            From <input type="date" value={(state.range as [string, string])[0]} max={(state.range as [string, string])[1]} onChange={(e) => setRange([e.currentTarget.value, (state.range as [string, string])[1]])} />
+            From{' '}
+            <input
+              type="date"
+              value={(state.range as [string, string])[0]}
+              max={(state.range as [string, string])[1]}
+              onChange={(e) => setRange([e.currentTarget.value, (state.range as [string, string])[1]])}
+            />
           </label>
           <label>
-            To <input type="date" value={(state.range as [string, string])[1]} min={(state.range as [string, string])[0]} onChange={(e) => setRange([(state.range as [string, string])[0], e.currentTarget.value])} />
+            To{' '}
+            <input
+              type="date"
+              value={(state.range as [string, string])[1]}
+              min={(state.range as [string, string])[0]}
+              onChange={(e) => setRange([(state.range as [string, string])[0], e.currentTarget.value])}
+            />
           </label>
         </>
       )}
       <label>
         Time zone{' '}
-        <select name="timezone" value={state.timezone} onChange={(e) => go({ ...state, timezone: e.currentTarget.value })}>
+        <select
+          name="timezone"
+          value={state.timezone}
+          onChange={(e) => go({ ...state, timezone: e.currentTarget.value })}
+        >
           {zones.map((z) => (
             <option key={z} value={z}>
               {z}
@@ -178,7 +218,11 @@ function Controls({ state, go }: { state: ViewState; go: (s: ViewState) => void 
             <span>
               {f[0]} {f[1].replace('_', ' ')} <strong>{f[2]}</strong>
             </span>
-            <button type="button" aria-label={`Remove filter ${f[0]} ${f[2]}`} onClick={() => go({ ...state, filters: state.filters.filter((_, j) => j !== i) })}>
+            <button
+              type="button"
+              aria-label={`Remove filter ${f[0]} ${f[2]}`}
+              onClick={() => go({ ...state, filters: state.filters.filter((_, j) => j !== i) })}
+            >
               ×
             </button>
           </li>

@@ -16,7 +16,14 @@ interface Props {
   addFilter: (filter: Filter) => void;
 }
 
-const totals: MetricName[] = ['visitors', 'pageviews', 'bounce_rate', 'avg_session_duration', 'revenue', 'conversion_rate'];
+const totals: MetricName[] = [
+  'visitors',
+  'pageviews',
+  'bounce_rate',
+  'avg_session_duration',
+  'revenue',
+  'conversion_rate',
+];
 
 export function Overview({ api, domain, state, addFilter }: Props) {
   const base = { domain, timezone: state.timezone, filters: state.filters };
@@ -37,14 +44,36 @@ export function Overview({ api, domain, state, addFilter }: Props) {
           <Stat key={metric} metric={metric} answer={current} />
         ))}
       </section>
-      {current.state === 'failed' && <p class="error" role="alert">{current.message}</p>}
-      {current.state === 'done' && <Traffic api={api} domain={domain} state={state} range={current.data.range} query={query} />}
+      {current.state === 'failed' && (
+        <p class="error" role="alert">
+          {current.message}
+        </p>
+      )}
+      {current.state === 'done' && (
+        <Traffic api={api} domain={domain} state={state} range={current.data.range} query={query} />
+      )}
       <div class="lists">
         <TopList title="Pages" dimension="page" field="page" query={query} state={state} addFilter={addFilter} />
-        <TopList title="Referrers" dimension="referrer" field="referrer" query={query} state={state} addFilter={addFilter} />
-        <TopList title="Countries" dimension="country" field="country" query={query} state={state} addFilter={addFilter} />
+        <TopList
+          title="Referrers"
+          dimension="referrer"
+          field="referrer"
+          query={query}
+          state={state}
+          addFilter={addFilter}
+        />
+        <TopList
+          title="Countries"
+          dimension="country"
+          field="country"
+          query={query}
+          state={state}
+          addFilter={addFilter}
+        />
         <TopList title="Devices" dimension="device" field="device" query={query} state={state} addFilter={addFilter} />
-        {current.state === 'done' && <CustomEvents api={api} domain={domain} range={current.data.range} addFilter={addFilter} />}
+        {current.state === 'done' && (
+          <CustomEvents api={api} domain={domain} range={current.data.range} addFilter={addFilter} />
+        )}
       </div>
     </main>
   );
@@ -63,7 +92,7 @@ function Stat({ metric, answer }: { metric: MetricName; answer: Answer<{ now: Qu
   const before = answer.data.before.metrics[metric] ?? 0;
   const delta = change(now, before);
   // Fewer bounces is better: its arrow is coloured the other way round.
-  const better = delta === null || delta === 0 ? 'same' : (delta > 0) !== (metric === 'bounce_rate') ? 'up' : 'down';
+  const better = delta === null || delta === 0 ? 'same' : delta > 0 !== (metric === 'bounce_rate') ? 'up' : 'down';
   return (
     <div class="stat" data-metric={metric}>
       <span class="label">{metricLabels[metric]}</span>
@@ -77,10 +106,28 @@ function Stat({ metric, answer }: { metric: MetricName; answer: Answer<{ now: Qu
 
 type Query = (body: Omit<QueryBody, 'domain'>) => Promise<{ data: QueryRow[]; meta: { date_range: unknown } }>;
 
-function Traffic({ api, domain, state, range, query }: { api: Api; domain: string; state: ViewState; range: [string, string]; query: Query }) {
-  const [daily] = useAnswer(() => query({ metrics: ['visitors', 'pageviews'], dimensions: ['date'], date_range: range, limit: 1000 }), [JSON.stringify([range, state.filters, state.timezone])]);
+function Traffic({
+  api,
+  domain,
+  state,
+  range,
+  query,
+}: {
+  api: Api;
+  domain: string;
+  state: ViewState;
+  range: [string, string];
+  query: Query;
+}) {
+  const [daily] = useAnswer(
+    () => query({ metrics: ['visitors', 'pageviews'], dimensions: ['date'], date_range: range, limit: 1000 }),
+    [JSON.stringify([range, state.filters, state.timezone])],
+  );
   const [notes, reload] = useAnswer(
-    () => answer(api.GET('/v1/annotations', { params: { query: { domain, start_date: range[0], end_date: range[1] } } })).then((a) => a.data),
+    () =>
+      answer(
+        api.GET('/v1/annotations', { params: { query: { domain, start_date: range[0], end_date: range[1] } } }),
+      ).then((a) => a.data),
     [domain, range[0], range[1]],
   );
   const [title, setTitle] = useState('');
@@ -112,14 +159,23 @@ function Traffic({ api, domain, state, range, query }: { api: Api; domain: strin
   return (
     <section class="card traffic" aria-label="Traffic">
       <h2>Visitors and pageviews</h2>
-      {daily.state === 'done' ? <TrafficChart points={points} annotations={annotations} /> : <div class="chart placeholder">{daily.state === 'failed' ? daily.message : 'Loading…'}</div>}
+      {daily.state === 'done' ? (
+        <TrafficChart points={points} annotations={annotations} />
+      ) : (
+        <div class="chart placeholder">{daily.state === 'failed' ? daily.message : 'Loading…'}</div>
+      )}
       <details class="annotations">
         <summary>Annotations ({annotations.length})</summary>
         <ul>
           {annotations.map((a) => (
             <li key={a.id}>
               <time>{a.date}</time> {a.title}
-              <button type="button" class="link" onClick={() => remove(a.id)} aria-label={`Delete annotation ${a.title}`}>
+              <button
+                type="button"
+                class="link"
+                onClick={() => remove(a.id)}
+                aria-label={`Delete annotation ${a.title}`}
+              >
                 Delete
               </button>
             </li>
@@ -127,14 +183,33 @@ function Traffic({ api, domain, state, range, query }: { api: Api; domain: strin
         </ul>
         <form onSubmit={add} class="inline">
           <label>
-            Date <input type="date" required value={date} min={range[0]} max={range[1]} onInput={(e) => setDate(e.currentTarget.value)} />
+            Date{' '}
+            <input
+              type="date"
+              required
+              value={date}
+              min={range[0]}
+              max={range[1]}
+              onInput={(e) => setDate(e.currentTarget.value)}
+            />
           </label>
           <label>
-            Title <input required maxLength={250} value={title} onInput={(e) => setTitle(e.currentTarget.value)} placeholder="Launched pricing page" />
+            Title{' '}
+            <input
+              required
+              maxLength={250}
+              value={title}
+              onInput={(e) => setTitle(e.currentTarget.value)}
+              placeholder="Launched pricing page"
+            />
           </label>
           <button type="submit">Add annotation</button>
         </form>
-        {problem && <p class="error" role="alert">{problem}</p>}
+        {problem && (
+          <p class="error" role="alert">
+            {problem}
+          </p>
+        )}
       </details>
     </section>
   );
@@ -152,7 +227,14 @@ function fillDays([start, end]: [string, string], rows: QueryRow[]): DailyPoint[
   return points;
 }
 
-function TopList(props: { title: string; dimension: 'page' | 'referrer' | 'country' | 'device'; field: Filter[0]; query: Query; state: ViewState; addFilter: (f: Filter) => void }) {
+function TopList(props: {
+  title: string;
+  dimension: 'page' | 'referrer' | 'country' | 'device';
+  field: Filter[0];
+  query: Query;
+  state: ViewState;
+  addFilter: (f: Filter) => void;
+}) {
   const { title, dimension, field, query, state, addFilter } = props;
   const [rows] = useAnswer(
     () => query({ metrics: ['visitors', 'pageviews'], dimensions: [dimension], date_range: state.range, limit: 10 }),
@@ -161,12 +243,24 @@ function TopList(props: { title: string; dimension: 'page' | 'referrer' | 'count
   return (
     <section class="card list" aria-label={title}>
       <h2>{title}</h2>
-      <Rows answer={rows} name={(r) => r.dimensions[dimension] ?? '(not set)'} onPick={(value) => addFilter([field, 'is', value] as Filter)} />
+      <Rows
+        answer={rows}
+        name={(r) => r.dimensions[dimension] ?? '(not set)'}
+        onPick={(value) => addFilter([field, 'is', value] as Filter)}
+      />
     </section>
   );
 }
 
-function Rows({ answer: rows, name, onPick }: { answer: Answer<{ data: QueryRow[] }>; name: (row: QueryRow) => string; onPick: (value: string) => void }) {
+function Rows({
+  answer: rows,
+  name,
+  onPick,
+}: {
+  answer: Answer<{ data: QueryRow[] }>;
+  name: (row: QueryRow) => string;
+  onPick: (value: string) => void;
+}) {
   if (rows.state === 'loading') return <p class="muted">Loading…</p>;
   if (rows.state === 'failed') return <p class="error">{rows.message}</p>;
   if (rows.data.data.length === 0) return <p class="muted">No data in this range.</p>;
@@ -178,7 +272,13 @@ function Rows({ answer: rows, name, onPick }: { answer: Answer<{ data: QueryRow[
         {rows.data.data.map((row) => (
           <tr key={name(row)}>
             <td>
-              <button type="button" class="row-filter" onClick={() => onPick(name(row))} title="Filter by this value" style={{ '--share': `${((row.metrics.visitors ?? 0) / top) * 100}%` }}>
+              <button
+                type="button"
+                class="row-filter"
+                onClick={() => onPick(name(row))}
+                title="Filter by this value"
+                style={{ '--share': `${((row.metrics.visitors ?? 0) / top) * 100}%` }}
+              >
                 {name(row)}
               </button>
             </td>
@@ -207,9 +307,22 @@ function Head({ columns: [name, ...numbers] }: { columns: string[] }) {
   );
 }
 
-function CustomEvents({ api, domain, range, addFilter }: { api: Api; domain: string; range: [string, string]; addFilter: (f: Filter) => void }) {
+function CustomEvents({
+  api,
+  domain,
+  range,
+  addFilter,
+}: {
+  api: Api;
+  domain: string;
+  range: [string, string];
+  addFilter: (f: Filter) => void;
+}) {
   const period = { domain, start: range[0], end: range[1] };
-  const [events] = useAnswer(() => answer(api.GET('/v1/events', { params: { query: { ...period, limit: 10 } } })), [JSON.stringify(period)]);
+  const [events] = useAnswer(
+    () => answer(api.GET('/v1/events', { params: { query: { ...period, limit: 10 } } })),
+    [JSON.stringify(period)],
+  );
   const [open, setOpen] = useState<string | null>(null);
   return (
     <section class="card list" aria-label="Custom events">
@@ -224,11 +337,21 @@ function CustomEvents({ api, domain, range, addFilter }: { api: Api; domain: str
             {events.data.data.map((e) => (
               <tr key={e.name}>
                 <td>
-                  <button type="button" class="row-filter" onClick={() => addFilter(['event', 'is', e.name] as Filter)} title="Keep visitors who sent this event">
+                  <button
+                    type="button"
+                    class="row-filter"
+                    onClick={() => addFilter(['event', 'is', e.name] as Filter)}
+                    title="Keep visitors who sent this event"
+                  >
                     {e.name}
                   </button>
                   {e.has_properties && (
-                    <button type="button" class="link" aria-expanded={open === e.name} onClick={() => setOpen(open === e.name ? null : e.name)}>
+                    <button
+                      type="button"
+                      class="link"
+                      aria-expanded={open === e.name}
+                      onClick={() => setOpen(open === e.name ? null : e.name)}
+                    >
                       properties
                     </button>
                   )}
@@ -245,11 +368,31 @@ function CustomEvents({ api, domain, range, addFilter }: { api: Api; domain: str
   );
 }
 
-function Properties({ api, period, event, addFilter }: { api: Api; period: { domain: string; start: string; end: string }; event: string; addFilter: (f: Filter) => void }) {
-  const [keys] = useAnswer(() => answer(api.GET('/v1/events/{name}/properties', { params: { path: { name: event }, query: period } })), [event, JSON.stringify(period)]);
+function Properties({
+  api,
+  period,
+  event,
+  addFilter,
+}: {
+  api: Api;
+  period: { domain: string; start: string; end: string };
+  event: string;
+  addFilter: (f: Filter) => void;
+}) {
+  const [keys] = useAnswer(
+    () => answer(api.GET('/v1/events/{name}/properties', { params: { path: { name: event }, query: period } })),
+    [event, JSON.stringify(period)],
+  );
   const [key, setKey] = useState<string | null>(null);
   const [values] = useAnswer(
-    () => (key ? answer(api.GET('/v1/events/{name}/properties/{key}', { params: { path: { name: event, key }, query: { ...period, limit: 10 } } })) : Promise.resolve(null)),
+    () =>
+      key
+        ? answer(
+            api.GET('/v1/events/{name}/properties/{key}', {
+              params: { path: { name: event, key }, query: { ...period, limit: 10 } },
+            }),
+          )
+        : Promise.resolve(null),
     [event, key, JSON.stringify(period)],
   );
   if (keys.state !== 'done') return <p class="muted">{keys.state === 'failed' ? keys.message : 'Loading…'}</p>;
@@ -270,7 +413,11 @@ function Properties({ api, period, event, addFilter }: { api: Api; period: { dom
         <ul>
           {values.data.data.map((v) => (
             <li key={v.value}>
-              <button type="button" class="row-filter" onClick={() => addFilter(['event_property', 'is', `${key}:${v.value}`] as Filter)}>
+              <button
+                type="button"
+                class="row-filter"
+                onClick={() => addFilter(['event_property', 'is', `${key}:${v.value}`] as Filter)}
+              >
                 {v.value}
               </button>{' '}
               <span class="muted">{formatCount(v.visitors)} visitors</span>

@@ -67,7 +67,11 @@ export function readState(hash: string): ViewState {
 }
 
 export function writeState(state: ViewState): string {
-  const params = new URLSearchParams({ view: state.view, range: Array.isArray(state.range) ? state.range.join(',') : state.range, tz: state.timezone });
+  const params = new URLSearchParams({
+    view: state.view,
+    range: Array.isArray(state.range) ? state.range.join(',') : state.range,
+    tz: state.timezone,
+  });
   if (state.filters.length) params.set('filters', JSON.stringify(state.filters));
   if (state.visitor) params.set('visitor', state.visitor);
   return `#${params.toString()}`;

@@ -4,13 +4,19 @@ import { calendarDateSchema, dataText, domainSchema } from '../shared/requests/f
 import { routes } from '../shared/routes.js';
 import { createAnnotation } from '../shared/services/annotations.js';
 
-export const createAnnotationBody = z.strictObject({
-  domain: domainSchema,
-  date: calendarDateSchema,
-  title: dataText(z.string().trim().min(1, 'must not be empty').max(250, 'must be at most 250 characters')),
-}).meta({ example: { domain: 'demo.example.com', date: '2026-11-02', title: 'Pricing page redesign' } });
+export const createAnnotationBody = z
+  .strictObject({
+    domain: domainSchema,
+    date: calendarDateSchema,
+    title: dataText(z.string().trim().min(1, 'must not be empty').max(250, 'must be at most 250 characters')),
+  })
+  .meta({ example: { domain: 'demo.example.com', date: '2026-11-02', title: 'Pricing page redesign' } });
 
-export const handler = httpHandler(routes.annotationsCreate, { body: createAnnotationBody }, async ({ body, credential, authorizeDomain }) => {
-  const domain = await authorizeDomain(body.domain);
-  return { status: 201, body: await createAnnotation(domain, body, credential.owner) };
-});
+export const handler = httpHandler(
+  routes.annotationsCreate,
+  { body: createAnnotationBody },
+  async ({ body, credential, authorizeDomain }) => {
+    const domain = await authorizeDomain(body.domain);
+    return { status: 201, body: await createAnnotation(domain, body, credential.owner) };
+  },
+);

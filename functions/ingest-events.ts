@@ -12,7 +12,11 @@ import { logger } from '../shared/log.js';
 // dead-letter queue, whose alarm someone sees. Every step is repeatable, so a redelivery never doubles anything.
 
 /** The handler over an S3 client (tests pass one pointed at their S3 server). */
-export function ingestHandler(client: S3Client, workDir = process.env.INGEST_WORK_DIR ?? '/tmp', eventsBucket = process.env.EVENTS_BUCKET) {
+export function ingestHandler(
+  client: S3Client,
+  workDir = process.env.INGEST_WORK_DIR ?? '/tmp',
+  eventsBucket = process.env.EVENTS_BUCKET,
+) {
   return (event: SQSEvent) => ingestMessages(event, client, workDir, eventsBucket);
 }
 
@@ -21,7 +25,12 @@ export const handler = ingestHandler(writerS3Client());
 /** Longer than the function's timeout (10 minutes): a work folder this old belongs to no running invocation. */
 const STALE_WORK_MS = 15 * 60_000;
 
-async function ingestMessages(event: SQSEvent, client: S3Client, workDir: string, eventsBucket: string | undefined): Promise<SQSBatchResponse> {
+async function ingestMessages(
+  event: SQSEvent,
+  client: S3Client,
+  workDir: string,
+  eventsBucket: string | undefined,
+): Promise<SQSBatchResponse> {
   const stale = await removeStaleWorkFolders(workDir, STALE_WORK_MS);
   if (stale.length) logger.warn('removed work folders of invocations that did not finish', { folders: stale });
   const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];

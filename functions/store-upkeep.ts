@@ -9,7 +9,11 @@ import { logger } from '../shared/log.js';
 // can still be reading them. A run that fails is simply the next run's work.
 
 /** The handler over an S3 client and bucket (tests pass their own). */
-export function upkeepHandler(client: S3Client, bucket = process.env.EVENTS_BUCKET ?? '', workDir = process.env.UPKEEP_WORK_DIR ?? '/tmp') {
+export function upkeepHandler(
+  client: S3Client,
+  bucket = process.env.EVENTS_BUCKET ?? '',
+  workDir = process.env.UPKEEP_WORK_DIR ?? '/tmp',
+) {
   return async (): Promise<UpkeepReport> => {
     if (!bucket) throw new Error('EVENTS_BUCKET is not set');
     // Older than the function's 15-minute timeout: left by a run that timed out in this sandbox.

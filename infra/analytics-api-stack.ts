@@ -44,13 +44,22 @@ export class AnalyticsApiStack extends Stack {
               allowOrigins: settings.dashboardOrigins,
               allowHeaders: ['authorization', 'content-type'],
               allowMethods: [CorsHttpMethod.GET, CorsHttpMethod.POST, CorsHttpMethod.DELETE],
-              exposeHeaders: ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after', 'x-request-id'],
+              exposeHeaders: [
+                'x-ratelimit-limit',
+                'x-ratelimit-remaining',
+                'x-ratelimit-reset',
+                'retry-after',
+                'x-request-id',
+              ],
               maxAge: Duration.hours(1),
             },
           }
         : {}),
     });
-    const accessLogs = new LogGroup(this, 'ApiAccessLogs', { retention: RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.DESTROY });
+    const accessLogs = new LogGroup(this, 'ApiAccessLogs', {
+      retention: RetentionDays.THREE_MONTHS,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
     const stage = new HttpStage(this, 'DefaultStage', {
       httpApi: api,
       stageName: '$default',
@@ -84,7 +93,8 @@ export class AnalyticsApiStack extends Stack {
       });
       Validations.of(routeFunction).acknowledge({
         id: 'AwsSolutions-L1',
-        reason: 'Node.js 22 is the runtime this code is built and tested for (issue 5); move to a newer one deliberately, with the test suite.',
+        reason:
+          'Node.js 22 is the runtime this code is built and tested for (issue 5); move to a newer one deliberately, with the test suite.',
       });
       if (route.uses.includes('analytics')) {
         for (const id of lake.objectWildcardFindings()) {
@@ -104,10 +114,22 @@ export class AnalyticsApiStack extends Stack {
     });
 
     new CfnOutput(this, 'ApiUrl', { value: stage.url, description: 'Base URL of the API' });
-    new CfnOutput(this, 'EventsBucketName', { value: lake.eventsBucket.bucketName, description: `Put NDJSON, gzip NDJSON or Parquet under s3://<bucket>/${INCOMING_PREFIX}` });
-    new CfnOutput(this, 'IncomingLocation', { value: `s3://${lake.eventsBucket.bucketName}/${INCOMING_PREFIX}`, description: 'Where producers put events; the ingest function imports them' });
-    new CfnOutput(this, 'IngestDeadLetterQueueUrl', { value: writers.deadLetters.queueUrl, description: 'Notifications of objects that failed every ingest attempt' });
-    new CfnOutput(this, 'IngestAlarmTopicArn', { value: writers.alarmTopic.topicArn, description: 'Subscribe to hear when an object cannot be ingested' });
+    new CfnOutput(this, 'EventsBucketName', {
+      value: lake.eventsBucket.bucketName,
+      description: `Put NDJSON, gzip NDJSON or Parquet under s3://<bucket>/${INCOMING_PREFIX}`,
+    });
+    new CfnOutput(this, 'IncomingLocation', {
+      value: `s3://${lake.eventsBucket.bucketName}/${INCOMING_PREFIX}`,
+      description: 'Where producers put events; the ingest function imports them',
+    });
+    new CfnOutput(this, 'IngestDeadLetterQueueUrl', {
+      value: writers.deadLetters.queueUrl,
+      description: 'Notifications of objects that failed every ingest attempt',
+    });
+    new CfnOutput(this, 'IngestAlarmTopicArn', {
+      value: writers.alarmTopic.topicArn,
+      description: 'Subscribe to hear when an object cannot be ingested',
+    });
     new CfnOutput(this, 'EventsLocation', { value: `s3://${lake.eventsBucket.bucketName}/${EVENTS_PREFIX}` });
     new CfnOutput(this, 'CredentialsTableName', { value: tables.credentials.tableName });
     new CfnOutput(this, 'AnnotationsTableName', { value: tables.annotations.tableName });

@@ -49,14 +49,20 @@ export class DataTables extends Construct {
       new PolicyStatement({ actions: ['dynamodb:GetItem'], resources: [this.credentials.tableArn] }),
     );
     grantee.grantPrincipal.addToPrincipalPolicy(
-      new PolicyStatement({ actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], resources: [this.counters.tableArn] }),
+      new PolicyStatement({
+        actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+        resources: [this.counters.tableArn],
+      }),
     );
   }
 
   /** What the store's writers do in the counters table: usage counted once per import, domain days, file states, the upkeep lease (all by UpdateItem). */
   grantStoreWriting(grantee: IGrantable): void {
     grantee.grantPrincipal.addToPrincipalPolicy(
-      new PolicyStatement({ actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], resources: [this.counters.tableArn] }),
+      new PolicyStatement({
+        actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+        resources: [this.counters.tableArn],
+      }),
     );
   }
 

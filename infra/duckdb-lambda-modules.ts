@@ -24,24 +24,43 @@ const companions = ['@duckdb/node-api', '@duckdb/node-bindings', 'detect-libc'];
 export function duckdbLambdaModules(env: NodeJS.ProcessEnv = process.env): { dir: string; provisioned: boolean } {
   const dir = join(cacheDir(env), `duckdb-lambda-linux-arm64-${DUCKDB_LAMBDA_BINDING.version}`);
   if (existsSync(join(dir, 'complete'))) return { dir, provisioned: false };
-  const bindingsVersion = (JSON.parse(readFileSync(join(projectModules, '@duckdb/node-bindings/package.json'), 'utf8')) as { version: string }).version;
+  const bindingsVersion = (
+    JSON.parse(readFileSync(join(projectModules, '@duckdb/node-bindings/package.json'), 'utf8')) as { version: string }
+  ).version;
   if (bindingsVersion !== DUCKDB_LAMBDA_BINDING.version) {
-    throw new Error(`@duckdb/node-bindings is ${bindingsVersion} but the Lambda binding is pinned at ${DUCKDB_LAMBDA_BINDING.version}: update DUCKDB_LAMBDA_BINDING`);
+    throw new Error(
+      `@duckdb/node-bindings is ${bindingsVersion} but the Lambda binding is pinned at ${DUCKDB_LAMBDA_BINDING.version}: update DUCKDB_LAMBDA_BINDING`,
+    );
   }
   mkdirSync(cacheDir(env), { recursive: true });
   const staging = mkdtempSync(join(cacheDir(env), 'duckdb-lambda-'));
   try {
     const packed = JSON.parse(
-      execFileSync('npm', ['pack', `${DUCKDB_LAMBDA_BINDING.name}@${DUCKDB_LAMBDA_BINDING.version}`, '--pack-destination', staging, '--json', '--silent'], { encoding: 'utf8' }),
+      execFileSync(
+        'npm',
+        [
+          'pack',
+          `${DUCKDB_LAMBDA_BINDING.name}@${DUCKDB_LAMBDA_BINDING.version}`,
+          '--pack-destination',
+          staging,
+          '--json',
+          '--silent',
+        ],
+        { encoding: 'utf8' },
+      ),
     ) as { filename: string }[];
     const tarball = join(staging, packed[0]!.filename);
     const integrity = `sha512-${createHash('sha512').update(readFileSync(tarball)).digest('base64')}`;
-    if (integrity !== DUCKDB_LAMBDA_BINDING.integrity) throw new Error(`${DUCKDB_LAMBDA_BINDING.name} tarball integrity ${integrity} is not the pinned ${DUCKDB_LAMBDA_BINDING.integrity}`);
+    if (integrity !== DUCKDB_LAMBDA_BINDING.integrity)
+      throw new Error(
+        `${DUCKDB_LAMBDA_BINDING.name} tarball integrity ${integrity} is not the pinned ${DUCKDB_LAMBDA_BINDING.integrity}`,
+      );
     const modules = join(staging, 'out', 'node_modules');
     mkdirSync(join(modules, '@duckdb'), { recursive: true });
     execFileSync('tar', ['-xzf', tarball, '-C', staging]);
     renameSync(join(staging, 'package'), join(modules, DUCKDB_LAMBDA_BINDING.name));
-    for (const name of companions) cpSync(join(projectModules, name), join(modules, name), { recursive: true, dereference: true });
+    for (const name of companions)
+      cpSync(join(projectModules, name), join(modules, name), { recursive: true, dereference: true });
     writeFileSync(join(staging, 'out', 'complete'), `${DUCKDB_LAMBDA_BINDING.name}@${DUCKDB_LAMBDA_BINDING.version}\n`);
     rmSync(dir, { recursive: true, force: true });
     renameSync(join(staging, 'out'), dir);

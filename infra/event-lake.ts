@@ -71,13 +71,19 @@ export class EventLake extends Construct {
       serverAccessLogsBucket: accessLogs,
       serverAccessLogsPrefix: 'athena-results/',
       lifecycleRules: [
-        { expiration: Duration.days(settings.athenaResultsRetentionDays), abortIncompleteMultipartUploadAfter: Duration.days(1) },
+        {
+          expiration: Duration.days(settings.athenaResultsRetentionDays),
+          abortIncompleteMultipartUploadAfter: Duration.days(1),
+        },
       ],
     });
 
     // Glue names are account-wide; deriving them from the stack name lets two stacks share an account.
     // `AnalyticsQueryApi` → `analytics_query_api` ([a-z0-9_]+, as athenaDialect requires).
-    this.databaseName = stack.stackName.replace(/[^A-Za-z0-9]+/g, '_').replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
+    this.databaseName = stack.stackName
+      .replace(/[^A-Za-z0-9]+/g, '_')
+      .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+      .toLowerCase();
     this.workGroupName = stack.stackName;
 
     const database = new CfnDatabase(this, 'Database', {
@@ -87,7 +93,12 @@ export class EventLake extends Construct {
     database.applyRemovalPolicy(RemovalPolicy.DESTROY);
 
     // Two tables in the same layout and with the same projection: the events, and their session fragments.
-    const projectedTable = (id: string, name: string, prefix: string, columns: readonly (readonly [string, ColumnType])[]) => {
+    const projectedTable = (
+      id: string,
+      name: string,
+      prefix: string,
+      columns: readonly (readonly [string, ColumnType])[],
+    ) => {
       const root = `s3://${this.eventsBucket.bucketName}/${prefix}`;
       const table = new CfnTable(this, id, {
         catalogId: stack.account,
@@ -125,7 +136,13 @@ export class EventLake extends Construct {
     };
     projectedTable('EventsTable', EVENTS_TABLE, EVENTS_PREFIX, eventColumns);
     // Logical ids of the first derived table kept from before the list existed, so a deployed table is updated, not replaced.
-    const logicalIds: Record<string, string> = { session_fragments: 'SessionsTable', pageview_buckets: 'PageviewBucketsTable', page_buckets: 'PageBucketsTable', visitor_days: 'VisitorDaysTable', custom_event_buckets: 'CustomEventBucketsTable' };
+    const logicalIds: Record<string, string> = {
+      session_fragments: 'SessionsTable',
+      pageview_buckets: 'PageviewBucketsTable',
+      page_buckets: 'PageBucketsTable',
+      visitor_days: 'VisitorDaysTable',
+      custom_event_buckets: 'CustomEventBucketsTable',
+    };
     for (const r of derivedRelations) projectedTable(logicalIds[r.table]!, r.table, r.folder, r.columns);
 
     const workGroup = new CfnWorkGroup(this, 'WorkGroup', {
@@ -152,7 +169,13 @@ export class EventLake extends Construct {
   scanAlarm(bytes: number): Alarm {
     return new Alarm(this, 'HourlyScanAlarm', {
       alarmDescription: `The API's Athena queries scanned more than ${bytes} bytes in an hour (docs/DEPLOY.md, "Sizing the scan limits").`,
-      metric: new Metric({ namespace: 'AWS/Athena', metricName: 'ProcessedBytes', dimensionsMap: { WorkGroup: this.workGroupName }, statistic: 'Sum', period: Duration.hours(1) }),
+      metric: new Metric({
+        namespace: 'AWS/Athena',
+        metricName: 'ProcessedBytes',
+        dimensionsMap: { WorkGroup: this.workGroupName },
+        statistic: 'Sum',
+        period: Duration.hours(1),
+      }),
       threshold: bytes,
       evaluationPeriods: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
@@ -166,7 +189,12 @@ export class EventLake extends Construct {
     const principal = grantee.grantPrincipal;
     principal.addToPrincipalPolicy(
       new PolicyStatement({
-        actions: ['athena:StartQueryExecution', 'athena:GetQueryExecution', 'athena:GetQueryResults', 'athena:StopQueryExecution'],
+        actions: [
+          'athena:StartQueryExecution',
+          'athena:GetQueryExecution',
+          'athena:GetQueryResults',
+          'athena:StopQueryExecution',
+        ],
         resources: [stack.formatArn({ service: 'athena', resource: 'workgroup', resourceName: this.workGroupName })],
       }),
     );
@@ -177,14 +205,18 @@ export class EventLake extends Construct {
           stack.formatArn({ service: 'glue', resource: 'catalog' }),
           stack.formatArn({ service: 'glue', resource: 'database', resourceName: this.databaseName }),
           stack.formatArn({ service: 'glue', resource: 'table', resourceName: `${this.databaseName}/${EVENTS_TABLE}` }),
-          ...derivedRelations.map((r) => stack.formatArn({ service: 'glue', resource: 'table', resourceName: `${this.databaseName}/${r.table}` })),
+          ...derivedRelations.map((r) =>
+            stack.formatArn({ service: 'glue', resource: 'table', resourceName: `${this.databaseName}/${r.table}` }),
+          ),
         ],
       }),
     );
     principal.addToPrincipalPolicy(
       new PolicyStatement({
         actions: ['s3:GetObject'],
-        resources: [EVENTS_PREFIX, ...derivedRelations.map((r) => r.folder)].map((prefix) => this.eventsBucket.arnForObjects(`${prefix}/*`)),
+        resources: [EVENTS_PREFIX, ...derivedRelations.map((r) => r.folder)].map((prefix) =>
+          this.eventsBucket.arnForObjects(`${prefix}/*`),
+        ),
       }),
     );
     principal.addToPrincipalPolicy(
@@ -211,8 +243,11 @@ export class EventLake extends Construct {
   objectWildcardFindings(): string[] {
     const stack = Stack.of(this);
     const arnOf = (bucket: Bucket) => `<${stack.getLogicalId(bucket.node.defaultChild as never)}.Arn>`;
-    return [...[EVENTS_PREFIX, ...derivedRelations.map((r) => r.folder)].map((prefix) => `${arnOf(this.eventsBucket)}/${prefix}/*`), `${arnOf(this.resultsBucket)}/${RESULTS_PREFIX}/*`].map(
-      (resource) => `AwsSolutions-IAM5[Resource::${resource}]`,
-    );
+    return [
+      ...[EVENTS_PREFIX, ...derivedRelations.map((r) => r.folder)].map(
+        (prefix) => `${arnOf(this.eventsBucket)}/${prefix}/*`,
+      ),
+      `${arnOf(this.resultsBucket)}/${RESULTS_PREFIX}/*`,
+    ].map((resource) => `AwsSolutions-IAM5[Resource::${resource}]`);
   }
 }

@@ -12,7 +12,9 @@ export const projectRoot = fileURLToPath(new URL('..', import.meta.url));
  *  this (none does today; the bundle test would only notice once a handler runs that code). */
 const requireShim = "import{createRequire as __cr}from'node:module';const require=__cr(import.meta.url);";
 
-export function lambdaCode(options: { withDuckDb?: boolean } = {}): Pick<NodejsFunctionProps, 'projectRoot' | 'depsLockFilePath' | 'bundling'> {
+export function lambdaCode(
+  options: { withDuckDb?: boolean } = {},
+): Pick<NodejsFunctionProps, 'projectRoot' | 'depsLockFilePath' | 'bundling'> {
   return {
     projectRoot,
     depsLockFilePath: `${projectRoot}package-lock.json`,
@@ -38,7 +40,9 @@ export function lambdaCode(options: { withDuckDb?: boolean } = {}): Pick<NodejsF
               beforeBundling: () => [],
               beforeInstall: () => [],
               // Fetched when a bundle is made (once, then cached), so a synth with bundling off needs nothing.
-              afterBundling: (_inputDir: string, outputDir: string) => [`cp -R "${duckdbLambdaModules().dir}/node_modules" "${outputDir}/node_modules"`],
+              afterBundling: (_inputDir: string, outputDir: string) => [
+                `cp -R "${duckdbLambdaModules().dir}/node_modules" "${outputDir}/node_modules"`,
+              ],
             },
           }
         : {}),

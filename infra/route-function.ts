@@ -5,7 +5,13 @@ import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { CUSTOM_EVENT_BUCKETS_TABLE, PAGE_BUCKETS_TABLE, PAGEVIEW_BUCKETS_TABLE, SESSION_FRAGMENTS_TABLE, VISITOR_DAYS_TABLE } from '../shared/events/derived-relations.js';
+import {
+  CUSTOM_EVENT_BUCKETS_TABLE,
+  PAGE_BUCKETS_TABLE,
+  PAGEVIEW_BUCKETS_TABLE,
+  SESSION_FRAGMENTS_TABLE,
+  VISITOR_DAYS_TABLE,
+} from '../shared/events/derived-relations.js';
 import type { Route } from '../shared/routes.js';
 import type { DataTables } from './data-tables.js';
 import type { EventLake } from './event-lake.js';
@@ -30,10 +36,14 @@ export class RouteFunction extends Construct {
   constructor(scope: Construct, id: string, { route, tables, lake, settings }: RouteFunctionProps) {
     super(scope, id);
     const entry = `${projectRoot}functions/${route.handler}.ts`;
-    if (!existsSync(entry)) throw new Error(`Route ${route.name} names handler functions/${route.handler}.ts, which does not exist`);
+    if (!existsSync(entry))
+      throw new Error(`Route ${route.name} names handler functions/${route.handler}.ts, which does not exist`);
     const analytics = route.uses.includes('analytics');
 
-    const logGroup = new LogGroup(this, 'Logs', { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
+    const logGroup = new LogGroup(this, 'Logs', {
+      retention: RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
     // Our own role instead of the default one with AWSLambdaBasicExecutionRole: writes to this log group only.
     const role = new Role(this, 'Role', { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
     logGroup.grantWrite(role);

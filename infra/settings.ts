@@ -62,13 +62,22 @@ export function settingsFromContext(node: Node): StackSettings {
     return value;
   };
   // The Glue projection spans every day the importer accepts (infra/event-lake.ts): no start date to choose.
-  if (node.tryGetContext('eventsStartDate') !== undefined) throw new Error('context eventsStartDate is no longer used: the tables project every day an import accepts (1970-01-01 to 2099-12-31); remove it');
+  if (node.tryGetContext('eventsStartDate') !== undefined)
+    throw new Error(
+      'context eventsStartDate is no longer used: the tables project every day an import accepts (1970-01-01 to 2099-12-31); remove it',
+    );
   const logLevel = String(node.tryGetContext('logLevel') ?? defaultSettings.logLevel).toUpperCase();
-  if (!['DEBUG', 'INFO', 'WARN', 'ERROR'].includes(logLevel)) throw new Error('context logLevel must be DEBUG, INFO, WARN or ERROR');
+  if (!['DEBUG', 'INFO', 'WARN', 'ERROR'].includes(logLevel))
+    throw new Error('context logLevel must be DEBUG, INFO, WARN or ERROR');
   const origins: unknown = node.tryGetContext('dashboardOrigins') ?? [];
-  const dashboardOrigins = (Array.isArray(origins) ? origins : String(origins).split(',')).map((o) => String(o).trim()).filter(Boolean);
+  const dashboardOrigins = (Array.isArray(origins) ? origins : String(origins).split(','))
+    .map((o) => String(o).trim())
+    .filter(Boolean);
   for (const origin of dashboardOrigins) {
-    if (!/^https?:\/\/[a-z0-9.-]+(:\d{1,5})?$/i.test(origin)) throw new Error(`context dashboardOrigins must list origins like https://dashboard.example.com, got ${JSON.stringify(origin)}`);
+    if (!/^https?:\/\/[a-z0-9.-]+(:\d{1,5})?$/i.test(origin))
+      throw new Error(
+        `context dashboardOrigins must list origins like https://dashboard.example.com, got ${JSON.stringify(origin)}`,
+      );
   }
   return {
     athenaResultReuseMinutes: number('athenaResultReuseMinutes', 0, 10_080),

@@ -66,11 +66,14 @@ export class StoreWriters extends Construct {
     });
     bucket.addEventNotification(EventType.OBJECT_CREATED, new SqsDestination(this.queue), { prefix: INCOMING_PREFIX });
     // CDK configures the notification through a custom resource of its own, a singleton beside the stack's constructs.
-    const notificationsHandler = Stack.of(this).node.children.find((c) => c.node.id.startsWith('BucketNotificationsHandler'));
+    const notificationsHandler = Stack.of(this).node.children.find((c) =>
+      c.node.id.startsWith('BucketNotificationsHandler'),
+    );
     if (notificationsHandler) {
       Validations.of(notificationsHandler).acknowledge({
         id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
-        reason: 'CDK\'s own handler that sets the bucket notification at deploy time uses AWSLambdaBasicExecutionRole for its logs; it holds no data permission beyond PutBucketNotification on this bucket.',
+        reason:
+          "CDK's own handler that sets the bucket notification at deploy time uses AWSLambdaBasicExecutionRole for its logs; it holds no data permission beyond PutBucketNotification on this bucket.",
       });
     }
 
@@ -83,13 +86,15 @@ export class StoreWriters extends Construct {
       removalPolicy: RemovalPolicy.DESTROY,
     });
     const account = Stack.of(this).account;
-    topicKey.addToResourcePolicy(new PolicyStatement({
-      sid: 'CloudWatchAlarmsPublishEncrypted',
-      principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
-      actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
-      resources: ['*'],
-      conditions: { StringEquals: { 'aws:SourceAccount': account } },
-    }));
+    topicKey.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'CloudWatchAlarmsPublishEncrypted',
+        principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+        resources: ['*'],
+        conditions: { StringEquals: { 'aws:SourceAccount': account } },
+      }),
+    );
     this.alarmTopic = new Topic(this, 'AlarmTopic', {
       displayName: 'Analytics ingest: objects that could not be ingested',
       enforceSSL: true,
@@ -97,7 +102,10 @@ export class StoreWriters extends Construct {
     });
     const alarm = new Alarm(this, 'DeadLettersAlarm', {
       alarmDescription: `Objects under ${INCOMING_PREFIX} failed ${INGEST_MAX_RECEIVES} ingest attempts; their notifications wait in the dead-letter queue (docs/DEPLOY.md, "When the alarm fires").`,
-      metric: this.deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' }),
+      metric: this.deadLetters.metricApproximateNumberOfMessagesVisible({
+        period: Duration.minutes(5),
+        statistic: 'Maximum',
+      }),
       threshold: 1,
       evaluationPeriods: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
@@ -115,7 +123,10 @@ export class StoreWriters extends Construct {
       DUCKDB_MEMORY_LIMIT: '3GB',
     };
     const writer = (name: string, handler: string, props: { timeout: Duration; memorySize: number }) => {
-      const logGroup = new LogGroup(this, `${name}Logs`, { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
+      const logGroup = new LogGroup(this, `${name}Logs`, {
+        retention: RetentionDays.ONE_MONTH,
+        removalPolicy: RemovalPolicy.DESTROY,
+      });
       const role = new Role(this, `${name}Role`, { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
       logGroup.grantWrite(role);
       tables.grantStoreWriting(role);
@@ -134,7 +145,8 @@ export class StoreWriters extends Construct {
       });
       Validations.of(fn).acknowledge({
         id: 'AwsSolutions-L1',
-        reason: 'Node.js 22 is the runtime this code is built and tested for (issue 5); move to a newer one deliberately, with the test suite.',
+        reason:
+          'Node.js 22 is the runtime this code is built and tested for (issue 5); move to a newer one deliberately, with the test suite.',
       });
       return fn;
     };
@@ -143,10 +155,23 @@ export class StoreWriters extends Construct {
     this.ingest = writer('Ingest', 'ingest-events', { timeout: INGEST_TIMEOUT, memorySize: 4096 });
     // At most settings.ingestMaxConcurrency ingests at once (2 by default, SQS's least): the rest of the account's
     // concurrency stays with the API, even in a new account whose quota is small.
-    this.ingest.addEventSource(new SqsEventSource(this.queue, { batchSize: 1, reportBatchItemFailures: true, maxConcurrency: settings.ingestMaxConcurrency }));
+    this.ingest.addEventSource(
+      new SqsEventSource(this.queue, {
+        batchSize: 1,
+        reportBatchItemFailures: true,
+        maxConcurrency: settings.ingestMaxConcurrency,
+      }),
+    );
     grantObjects(this.ingest.role!, bucket.bucketArn, {
       read: [INCOMING_PREFIX, 'imports/'],
-      write: ['ingested/', 'rejected/', 'reports/', 'imports/', `${EVENTS_PREFIX}/`, ...derivedRelations.map((r) => `${r.folder}/`)],
+      write: [
+        'ingested/',
+        'rejected/',
+        'reports/',
+        'imports/',
+        `${EVENTS_PREFIX}/`,
+        ...derivedRelations.map((r) => `${r.folder}/`),
+      ],
       remove: [INCOMING_PREFIX],
     });
 
@@ -156,7 +181,11 @@ export class StoreWriters extends Construct {
     const stored = [`${EVENTS_PREFIX}/`, ...derivedRelations.map((r) => `${r.folder}/`)];
     // Reads every relation: the events it compacts, and the session fragments written since its last run to mark
     // sessions whole; keeps each domain's fragment index under upkeep/ (ingest/fragment-index.ts).
-    grantObjects(this.upkeep.role!, bucket.bucketArn, { read: [...stored, UPKEEP_PREFIX], write: [...stored, UPKEEP_PREFIX], remove: stored });
+    grantObjects(this.upkeep.role!, bucket.bucketArn, {
+      read: [...stored, UPKEEP_PREFIX],
+      write: [...stored, UPKEEP_PREFIX],
+      remove: stored,
+    });
     new Rule(this, 'UpkeepSchedule', {
       description: 'Compacts crowded partitions of the events bucket; deletes the files compactions replaced',
       schedule: Schedule.rate(Duration.hours(1)),
@@ -167,12 +196,17 @@ export class StoreWriters extends Construct {
   /** Sends `alarm`'s notifications to the alarm topic: its action, and the topic policy that lets it publish. */
   notifyOn(alarm: Alarm): void {
     alarm.addAlarmAction(new SnsAction(this.alarmTopic));
-    this.alarmTopic.addToResourcePolicy(new PolicyStatement({
-      principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
-      actions: ['sns:Publish'],
-      resources: [this.alarmTopic.topicArn],
-      conditions: { ArnLike: { 'aws:SourceArn': alarm.alarmArn }, StringEquals: { 'aws:SourceAccount': Stack.of(this).account } },
-    }));
+    this.alarmTopic.addToResourcePolicy(
+      new PolicyStatement({
+        principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['sns:Publish'],
+        resources: [this.alarmTopic.topicArn],
+        conditions: {
+          ArnLike: { 'aws:SourceArn': alarm.alarmArn },
+          StringEquals: { 'aws:SourceAccount': Stack.of(this).account },
+        },
+      }),
+    );
   }
 }
 
@@ -180,14 +214,19 @@ export class StoreWriters extends Construct {
  * Object permissions by key prefix, and listing the bucket (a missing key then answers 404, not 403). Keys below a
  * prefix are per object, so only a wildcard can name them: acknowledged per prefix.
  */
-function grantObjects(role: IRole, bucketArn: string, prefixes: { read: string[]; write: string[]; remove: string[] }): void {
+function grantObjects(
+  role: IRole,
+  bucketArn: string,
+  prefixes: { read: string[]; write: string[]; remove: string[] },
+): void {
   const objects = (list: string[]) => list.map((p) => `${bucketArn}/${p}*`);
   const stack = Stack.of(role);
   const bucketId = stack.resolve(bucketArn) as { 'Fn::GetAtt'?: [string, string] };
   for (const prefix of new Set([...prefixes.read, ...prefixes.write, ...prefixes.remove])) {
     Validations.of(role).acknowledge({
       id: `AwsSolutions-IAM5[Resource::<${bucketId['Fn::GetAtt']?.[0]}.Arn>/${prefix}*]`,
-      reason: 'The store writers read, write and delete objects under fixed prefixes of the events bucket; object keys are per import, partition and file, so only a prefix can name them.',
+      reason:
+        'The store writers read, write and delete objects under fixed prefixes of the events bucket; object keys are per import, partition and file, so only a prefix can name them.',
     });
   }
   role.addToPrincipalPolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: objects(prefixes.read) }));

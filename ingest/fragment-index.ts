@@ -45,14 +45,20 @@ export interface IndexRefresh {
  * Leaves in `fragment_sessions (file, etag, h)` of `connection` every fragment file of the domain as now listed,
  * from the saved index plus the files it lacks; saves the index when it changed.
  */
-export async function refreshFragmentIndex(target: IndexTarget, domain: string, connection: DuckDBConnection): Promise<IndexRefresh> {
+export async function refreshFragmentIndex(
+  target: IndexTarget,
+  domain: string,
+  connection: DuckDBConnection,
+): Promise<IndexRefresh> {
   const dir = join(target.workDir, `fragment-index-${randomBytes(6).toString('hex')}`);
   await mkdir(dir, { recursive: true });
   try {
     await connection.run('CREATE OR REPLACE TABLE fragment_sessions (file VARCHAR, etag VARCHAR, h UBIGINT)');
     const saved = join(dir, 'saved.parquet');
     if (await downloadIfAny(target, fragmentIndexKey(domain), saved)) {
-      await connection.run(`INSERT INTO fragment_sessions SELECT file, etag, h FROM read_parquet(${pathLiteral(saved)})`);
+      await connection.run(
+        `INSERT INTO fragment_sessions SELECT file, etag, h FROM read_parquet(${pathLiteral(saved)})`,
+      );
     }
     await connection.run('CREATE OR REPLACE TEMP TABLE listed_fragments (file VARCHAR, etag VARCHAR)');
     const appender = await connection.createAppender('listed_fragments');
@@ -67,32 +73,50 @@ export async function refreshFragmentIndex(target: IndexTarget, domain: string, 
     }
     appender.closeSync();
     const dropped = Number(
-      (await connection.runAndReadAll('SELECT count(DISTINCT (file, etag)) FROM fragment_sessions WHERE (file, etag) NOT IN (SELECT (file, etag) FROM listed_fragments)')).getRows()[0]![0],
+      (
+        await connection.runAndReadAll(
+          'SELECT count(DISTINCT (file, etag)) FROM fragment_sessions WHERE (file, etag) NOT IN (SELECT (file, etag) FROM listed_fragments)',
+        )
+      ).getRows()[0]![0],
     );
-    if (dropped > 0) await connection.run('DELETE FROM fragment_sessions WHERE (file, etag) NOT IN (SELECT (file, etag) FROM listed_fragments)');
+    if (dropped > 0)
+      await connection.run(
+        'DELETE FROM fragment_sessions WHERE (file, etag) NOT IN (SELECT (file, etag) FROM listed_fragments)',
+      );
     const missing = (
-      await connection.runAndReadAll('SELECT file, etag FROM listed_fragments WHERE (file, etag) NOT IN (SELECT DISTINCT (file, etag) FROM fragment_sessions) ORDER BY file')
+      await connection.runAndReadAll(
+        'SELECT file, etag FROM listed_fragments WHERE (file, etag) NOT IN (SELECT DISTINCT (file, etag) FROM fragment_sessions) ORDER BY file',
+      )
     ).getRows() as [string, string][];
     for (let i = 0; i < missing.length; i += DOWNLOADS_AT_ONCE) {
       const batch = missing.slice(i, i + DOWNLOADS_AT_ONCE);
       const locals = await Promise.all(
         batch.map(async ([file, etag], j) => {
           const local = join(dir, `${i + j}.parquet`);
-          return (await downloadIfAny(target, `${SESSIONS_FOLDER}/domain=${domain}/${file}`, local)) ? ([file, etag, local] as const) : undefined;
+          return (await downloadIfAny(target, `${SESSIONS_FOLDER}/domain=${domain}/${file}`, local))
+            ? ([file, etag, local] as const)
+            : undefined;
         }),
       );
       for (const entry of locals) {
         // Deleted since it was listed: its rows would only keep marks off; leaving it out is as exact.
         if (!entry) continue;
         const [file, etag, local] = entry;
-        await connection.run(`INSERT INTO fragment_sessions SELECT DISTINCT $file, $etag, ${sessionHash('session_id')} FROM read_parquet(${pathLiteral(local)})`, { file, etag });
+        await connection.run(
+          `INSERT INTO fragment_sessions SELECT DISTINCT $file, $etag, ${sessionHash('session_id')} FROM read_parquet(${pathLiteral(local)})`,
+          { file, etag },
+        );
         await rm(local);
       }
     }
     if (dropped > 0 || missing.length > 0) {
       const fresh = join(dir, 'fresh.parquet');
-      await connection.run(`COPY (SELECT file, etag, h FROM fragment_sessions ORDER BY file, h) TO ${pathLiteral(fresh)} (FORMAT parquet, COMPRESSION zstd)`);
-      await target.client.send(new PutObjectCommand({ Bucket: target.bucket, Key: fragmentIndexKey(domain), Body: await readFile(fresh) }));
+      await connection.run(
+        `COPY (SELECT file, etag, h FROM fragment_sessions ORDER BY file, h) TO ${pathLiteral(fresh)} (FORMAT parquet, COMPRESSION zstd)`,
+      );
+      await target.client.send(
+        new PutObjectCommand({ Bucket: target.bucket, Key: fragmentIndexKey(domain), Body: await readFile(fresh) }),
+      );
     }
     return { read: missing.length, dropped };
   } finally {
@@ -105,7 +129,12 @@ export async function refreshFragmentIndex(target: IndexTarget, domain: string, 
  * a file of the index other than `files` (`dt=<day>/<name>`, the files being compacted): their fragments are not
  * whole.
  */
-export async function splitSessionsOf(connection: DuckDBConnection, table: string, sources: string[], files: string[]): Promise<void> {
+export async function splitSessionsOf(
+  connection: DuckDBConnection,
+  table: string,
+  sources: string[],
+  files: string[],
+): Promise<void> {
   await connection.run('CREATE OR REPLACE TEMP TABLE compacting (file VARCHAR)');
   const appender = await connection.createAppender('compacting');
   for (const file of files) {

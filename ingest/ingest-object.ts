@@ -6,7 +6,13 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import { S3_COPY_MAX_BYTES } from '../shared/aws/service-limits.js';
-import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  CopyObjectCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import { importLines, importNdjson, type ImportReport } from '../writer/importer.js';
 import { parquetLines, UnreadableObject } from './parquet-lines.js';
 import { isNoSuchKey } from './s3-objects.js';
@@ -71,33 +77,63 @@ export async function ingestObject(key: string, target: IngestTarget): Promise<I
     let report: ImportReport;
     try {
       const file = await download(target, key, dir);
-      report = name.endsWith('.parquet') ? await importLines(parquetLines(file), destination) : await importNdjson(file, destination);
+      report = name.endsWith('.parquet')
+        ? await importLines(parquetLines(file), destination)
+        : await importNdjson(file, destination);
     } catch (error) {
       if (isNoSuchKey(error)) return { key, outcome: 'absent' };
       if (!(error instanceof UnreadableObject)) throw error;
       const report = { source: key, rowsAccepted: 0, rejected: [], error: error.message };
       if (error instanceof TooLargeObject && error.bytes > (target.limits?.copyMaxBytes ?? S3_COPY_MAX_BYTES)) {
         // One CopyObject moves at most 5 GB: such an object stays under incoming/, its report says why.
-        await writeReport(target, name, { ...report, error: `${error.message}; left under ${INCOMING_PREFIX}, delete it once split` });
+        await writeReport(target, name, {
+          ...report,
+          error: `${error.message}; left under ${INCOMING_PREFIX}, delete it once split`,
+        });
         return { key, outcome: 'rejected', reason: error.message };
       }
       await finish(target, key, name, REJECTED_PREFIX, report);
       return { key, outcome: 'rejected', reason: error.message };
     }
     // The same report whichever delivery writes it: a redelivery after a crash rewrites it identically.
-    await finish(target, key, name, INGESTED_PREFIX, report.rejected.length > 0 ? { source: key, rowsAccepted: report.rowsAccepted, rejected: report.rejected } : undefined);
-    return { key, outcome: report.alreadyImported ? 'already-ingested' : 'ingested', rows: report.rowsWritten, rejectedLines: report.rejected.length };
+    await finish(
+      target,
+      key,
+      name,
+      INGESTED_PREFIX,
+      report.rejected.length > 0
+        ? { source: key, rowsAccepted: report.rowsAccepted, rejected: report.rejected }
+        : undefined,
+    );
+    return {
+      key,
+      outcome: report.alreadyImported ? 'already-ingested' : 'ingested',
+      rows: report.rowsWritten,
+      rejectedLines: report.rejected.length,
+    };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
 }
 
 /** Writes the report (when there is one), then moves the object under `prefix`: copy, then delete. */
-async function finish(target: IngestTarget, key: string, name: string, prefix: string, report: IngestReportFile | undefined): Promise<void> {
+async function finish(
+  target: IngestTarget,
+  key: string,
+  name: string,
+  prefix: string,
+  report: IngestReportFile | undefined,
+): Promise<void> {
   const { client, bucket } = target;
   if (report) await writeReport(target, name, report);
   try {
-    await client.send(new CopyObjectCommand({ Bucket: bucket, Key: `${prefix}${name}`, CopySource: `${bucket}/${encodeURIComponent(key).replace(/%2F/g, '/')}` }));
+    await client.send(
+      new CopyObjectCommand({
+        Bucket: bucket,
+        Key: `${prefix}${name}`,
+        CopySource: `${bucket}/${encodeURIComponent(key).replace(/%2F/g, '/')}`,
+      }),
+    );
   } catch (error) {
     // Gone meanwhile: a concurrent delivery of the same notification moved it.
     if (isNoSuchKey(error)) return;
@@ -108,13 +144,21 @@ async function finish(target: IngestTarget, key: string, name: string, prefix: s
 
 async function writeReport(target: IngestTarget, name: string, report: IngestReportFile): Promise<void> {
   await target.client.send(
-    new PutObjectCommand({ Bucket: target.bucket, Key: `${REPORTS_PREFIX}${name}.json`, Body: JSON.stringify(report, null, 1), ContentType: 'application/json' }),
+    new PutObjectCommand({
+      Bucket: target.bucket,
+      Key: `${REPORTS_PREFIX}${name}.json`,
+      Body: JSON.stringify(report, null, 1),
+      ContentType: 'application/json',
+    }),
   );
 }
 
 /** An object over MAX_OBJECT_BYTES, with its size. */
 class TooLargeObject extends UnreadableObject {
-  constructor(readonly bytes: number, limit: number) {
+  constructor(
+    readonly bytes: number,
+    limit: number,
+  ) {
     super(`object of ${bytes} bytes is larger than ${limit} bytes; split it`);
   }
 }
@@ -145,7 +189,8 @@ async function download(target: IngestTarget, key: string, dir: string): Promise
   const bounded = new Transform({
     transform(chunk: Buffer, _encoding, done) {
       bytes += chunk.length;
-      if (bytes > MAX_INFLATED_BYTES) done(new UnreadableObject(`gzip object inflates to more than ${MAX_INFLATED_BYTES} bytes; split it`));
+      if (bytes > MAX_INFLATED_BYTES)
+        done(new UnreadableObject(`gzip object inflates to more than ${MAX_INFLATED_BYTES} bytes; split it`));
       else done(null, chunk);
     },
   });

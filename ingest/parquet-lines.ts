@@ -12,7 +12,11 @@ import { eventColumns } from '../shared/events/event-columns.js';
 // `event_properties` that is not text (a map, a struct) becomes its JSON text.
 
 /** The import format's fields: the stored columns, with `timestamp` for `ts` and `domain`, less what is derived. */
-const IMPORT_FIELDS = ['domain', 'timestamp', ...eventColumns.map(([name]) => name as string).filter((name) => name !== 'ts' && name !== 'referrer_domain')];
+const IMPORT_FIELDS = [
+  'domain',
+  'timestamp',
+  ...eventColumns.map(([name]) => name as string).filter((name) => name !== 'ts' && name !== 'referrer_domain'),
+];
 const TEMPORAL = /^(TIMESTAMP|DATE|TIME)/;
 
 /** Why a whole object is refused: it is moved to `rejected/` with this as its report's error. */
@@ -23,10 +27,17 @@ export async function* parquetLines(file: string): AsyncGenerator<string> {
   try {
     let result;
     try {
-      const described = (await scratch.connection.runAndReadAll('DESCRIBE SELECT * FROM read_parquet($1)', [file])).getRowObjectsJS() as { column_name: string; column_type: string }[];
+      const described = (
+        await scratch.connection.runAndReadAll('DESCRIBE SELECT * FROM read_parquet($1)', [file])
+      ).getRowObjectsJS() as { column_name: string; column_type: string }[];
       const types = new Map(described.map((c) => [c.column_name, c.column_type]));
-      const fields = IMPORT_FIELDS.filter((field) => types.has(field)).map((field) => fieldSelect(field, types.get(field)!));
-      result = await scratch.connection.stream(`SELECT ${fields.length ? fields.join(', ') : 'NULL AS "domain"'} FROM read_parquet($1)`, [file]);
+      const fields = IMPORT_FIELDS.filter((field) => types.has(field)).map((field) =>
+        fieldSelect(field, types.get(field)!),
+      );
+      result = await scratch.connection.stream(
+        `SELECT ${fields.length ? fields.join(', ') : 'NULL AS "domain"'} FROM read_parquet($1)`,
+        [file],
+      );
     } catch (error) {
       throw new UnreadableObject(`not a readable Parquet object (${(error as Error).message.split('\n')[0]})`);
     }
@@ -47,7 +58,9 @@ function fieldSelect(field: string, type: string): string {
   const column = `"${field}"`;
   if (field === 'event_properties' && type !== 'VARCHAR') return `CAST(to_json(${column}) AS VARCHAR) AS ${column}`;
   if (!TEMPORAL.test(type)) return column;
-  const utc = type.startsWith('TIMESTAMP WITH TIME ZONE') ? `timezone('UTC', ${column})` : `CAST(${column} AS TIMESTAMP)`;
+  const utc = type.startsWith('TIMESTAMP WITH TIME ZONE')
+    ? `timezone('UTC', ${column})`
+    : `CAST(${column} AS TIMESTAMP)`;
   return `CASE WHEN ${column} IS NULL THEN NULL WHEN isinf(${column}) THEN 'infinity' ELSE strftime(${utc}, '%Y-%m-%dT%H:%M:%S.%gZ') END AS ${column}`;
 }
 

@@ -15,7 +15,10 @@ const notification = z.union([
       ),
     })
     .transform(({ Records }) =>
-      Records.filter((r) => r.eventName.startsWith('ObjectCreated:')).map((r) => ({ bucket: r.s3.bucket.name, key: decodeURIComponent(r.s3.object.key.replace(/\+/g, ' ')) })),
+      Records.filter((r) => r.eventName.startsWith('ObjectCreated:')).map((r) => ({
+        bucket: r.s3.bucket.name,
+        key: decodeURIComponent(r.s3.object.key.replace(/\+/g, ' ')),
+      })),
     ),
 ]);
 

@@ -2,7 +2,12 @@ import { createWriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { GetObjectCommand, ListObjectsV2Command, type ListObjectsV2CommandOutput, type S3Client } from '@aws-sdk/client-s3';
+import {
+  GetObjectCommand,
+  ListObjectsV2Command,
+  type ListObjectsV2CommandOutput,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 
 // The writers' two ways of reading the bucket in bulk: listing a prefix page by page, and streaming an object to a
 // local file (Lambda: under /tmp), so that no object need fit in memory.
@@ -13,10 +18,21 @@ export interface BucketAccess {
 }
 
 /** Every page of the listing of `prefix` (with `delimiter`, its common prefixes too). */
-export async function* listing(target: BucketAccess, prefix: string, delimiter?: string): AsyncGenerator<ListObjectsV2CommandOutput> {
+export async function* listing(
+  target: BucketAccess,
+  prefix: string,
+  delimiter?: string,
+): AsyncGenerator<ListObjectsV2CommandOutput> {
   let token: string | undefined;
   do {
-    const page = await target.client.send(new ListObjectsV2Command({ Bucket: target.bucket, Prefix: prefix, Delimiter: delimiter, ContinuationToken: token }));
+    const page = await target.client.send(
+      new ListObjectsV2Command({
+        Bucket: target.bucket,
+        Prefix: prefix,
+        Delimiter: delimiter,
+        ContinuationToken: token,
+      }),
+    );
     yield page;
     token = page.NextContinuationToken;
   } while (token);

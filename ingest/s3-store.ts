@@ -22,14 +22,24 @@ export function parseS3Url(url: string): { bucket: string; prefix: string } {
 }
 
 /** Uploads staged files to S3 at the same relative keys; each PutObject is atomic, so readers never see half a file. */
-export function s3Publisher(url: string, client = new S3Client({})): (stagingDir: string, files: string[]) => Promise<void> {
+export function s3Publisher(
+  url: string,
+  client = new S3Client({}),
+): (stagingDir: string, files: string[]) => Promise<void> {
   const { bucket, prefix } = parseS3Url(url);
   return async (stagingDir, files) => {
     const queue = [...files];
     const upload = async () => {
       for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
         const key = [prefix, name.split('\\').join('/')].filter(Boolean).join('/');
-        await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: await readFile(join(stagingDir, name)), ContentType: 'application/vnd.apache.parquet' }));
+        await client.send(
+          new PutObjectCommand({
+            Bucket: bucket,
+            Key: key,
+            Body: await readFile(join(stagingDir, name)),
+            ContentType: 'application/vnd.apache.parquet',
+          }),
+        );
       }
     };
     await Promise.all(Array.from({ length: Math.min(8, files.length) }, upload));
@@ -37,7 +47,10 @@ export function s3Publisher(url: string, client = new S3Client({})): (stagingDir
 }
 
 /** The first and last `dt=` folder of a domain's events already at `url` (one listing of its day folders). */
-export function s3StoredDays(url: string, client = new S3Client({})): (domain: string) => Promise<DomainDays | undefined> {
+export function s3StoredDays(
+  url: string,
+  client = new S3Client({}),
+): (domain: string) => Promise<DomainDays | undefined> {
   const { bucket, prefix } = parseS3Url(url);
   return async (domain) => {
     const under = `${[prefix, `domain=${domain}`].filter(Boolean).join('/')}/`;
@@ -57,7 +70,10 @@ export function s3StoredDays(url: string, client = new S3Client({})): (domain: s
  * The import records of the bucket of `url`: `imports/<digest>.json` beside the events prefix, outside every Glue
  * table's location.
  */
-export function s3ImportRecords(url: string, client = new S3Client({})): { has(digest: string): Promise<boolean>; record(record: ImportRecord): Promise<void> } {
+export function s3ImportRecords(
+  url: string,
+  client = new S3Client({}),
+): { has(digest: string): Promise<boolean>; record(record: ImportRecord): Promise<void> } {
   const { bucket, prefix } = parseS3Url(url);
   const parent = prefix.split('/').slice(0, -1).join('/');
   const key = (digest: string) => {
@@ -70,12 +86,23 @@ export function s3ImportRecords(url: string, client = new S3Client({})): { has(d
         await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key(digest) }));
         return true;
       } catch (error) {
-        if (error instanceof NotFound || (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return false;
+        if (
+          error instanceof NotFound ||
+          (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404
+        )
+          return false;
         throw error;
       }
     },
     record: async (record) => {
-      await client.send(new PutObjectCommand({ Bucket: bucket, Key: key(record.digest), Body: JSON.stringify(record), ContentType: 'application/json' }));
+      await client.send(
+        new PutObjectCommand({
+          Bucket: bucket,
+          Key: key(record.digest),
+          Body: JSON.stringify(record),
+          ContentType: 'application/json',
+        }),
+      );
     },
   };
 }
@@ -100,7 +127,9 @@ export function derivedUrlOf(url: string, folder: string): string {
  */
 export function s3Destination(url: string, stagingDir: string, client = new S3Client({})): ImportDestination {
   const events = s3Publisher(url, client);
-  const derived = Object.fromEntries(derivedRelations.map((r) => [r.folder, s3Publisher(derivedUrlOf(url, r.folder), client)])) as Record<DerivedFolder, ReturnType<typeof s3Publisher>>;
+  const derived = Object.fromEntries(
+    derivedRelations.map((r) => [r.folder, s3Publisher(derivedUrlOf(url, r.folder), client)]),
+  ) as Record<DerivedFolder, ReturnType<typeof s3Publisher>>;
   const records = s3ImportRecords(url, client);
   return {
     store: 's3',
@@ -123,11 +152,13 @@ export function s3Destination(url: string, stagingDir: string, client = new S3Cl
       const hidden = byDomain(staged.files);
       for (const [domain, names] of hidden) await hideFiles(domain, names);
       // Derived files first: an event file readers can see always has its derived files beside it.
-      for (const { folder } of derivedRelations) await derived[folder](staged.derivedDirs[folder], parquetFilesUnder(staged.derivedDirs[folder]));
+      for (const { folder } of derivedRelations)
+        await derived[folder](staged.derivedDirs[folder], parquetFilesUnder(staged.derivedDirs[folder]));
       await events(staged.eventsDir, staged.files);
       // Counted once per input whatever the retries, then recorded: a record means rows and usage are both in.
       const countedAt = new Date();
-      for (const [domain, count] of Object.entries(record.domains)) await recordImportedEventsOnce(domain, count, record.digest, countedAt);
+      for (const [domain, count] of Object.entries(record.domains))
+        await recordImportedEventsOnce(domain, count, record.digest, countedAt);
       await records.record(record);
       // The record now stops any retry before it counts: the month's item need not keep the digest.
       for (const domain of Object.keys(record.domains)) await forgetImportCount(domain, record.digest, countedAt);

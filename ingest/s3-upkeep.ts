@@ -114,7 +114,13 @@ export async function upkeepStore(target: UpkeepTarget, options: UpkeepOptions =
     // From the domain after the one the last run stopped at, round the sorted list: a run that cannot reach every
     // domain leaves the rest to the next, and every domain's turn comes.
     const domains = (await domainsOf(target)).sort();
-    const from = lease.cursor === undefined ? 0 : Math.max(0, domains.findIndex((d) => d > lease.cursor!));
+    const from =
+      lease.cursor === undefined
+        ? 0
+        : Math.max(
+            0,
+            domains.findIndex((d) => d > lease.cursor!),
+          );
     let last: string | undefined;
     for (const domain of [...domains.slice(from), ...domains.slice(0, from)]) {
       if (last !== undefined && Date.now() >= stopStartingAt) {
@@ -123,7 +129,13 @@ export async function upkeepStore(target: UpkeepTarget, options: UpkeepOptions =
         break;
       }
       try {
-        await upkeepDomain(target, domain, recorded, { minFiles, settleMs, graceMs, now, maxHiddenFiles: options.maxHiddenFiles ?? UPKEEP_MAX_HIDDEN_FILES }, report);
+        await upkeepDomain(
+          target,
+          domain,
+          recorded,
+          { minFiles, settleMs, graceMs, now, maxHiddenFiles: options.maxHiddenFiles ?? UPKEEP_MAX_HIDDEN_FILES },
+          report,
+        );
       } catch (error) {
         // The next run starts after this domain: one that fails every time keeps none of the others waiting.
         cursor = domain;
@@ -170,8 +182,13 @@ async function upkeepDomain(
     report.abandoned.push(`${domain}/${partition}`);
   }
   // A partition whose compaction this run finished (its replaced files deleted) may be compacted again at once.
-  const cleaned = new Set(report.cleaned.filter((p) => p.startsWith(`${domain}/`)).map((p) => p.slice(domain.length + 1)));
-  const busy = new Set([...Object.keys(states.superseded).filter((p) => !cleaned.has(p)), ...Object.keys(states.pending).map((f) => f.split('/')[0]!)]);
+  const cleaned = new Set(
+    report.cleaned.filter((p) => p.startsWith(`${domain}/`)).map((p) => p.slice(domain.length + 1)),
+  );
+  const busy = new Set([
+    ...Object.keys(states.superseded).filter((p) => !cleaned.has(p)),
+    ...Object.keys(states.pending).map((f) => f.split('/')[0]!),
+  ]);
   const due: [string, string[]][] = [];
   for (const [partition, files] of await eventFilesOf(target, domain)) {
     if (busy.has(partition)) continue;
@@ -180,7 +197,8 @@ async function upkeepDomain(
     if (files.length < minFiles && !(settledAt && files.some((f) => !f.name.startsWith('compacted-')))) continue;
     // Files of imports not finished yet stay as they are (see above).
     const compactable: string[] = [];
-    for (const { name } of files) if (!/^[0-9a-f]{32}\.parquet$/.test(name) || (await recorded(name.slice(0, 32)))) compactable.push(name);
+    for (const { name } of files)
+      if (!/^[0-9a-f]{32}\.parquet$/.test(name) || (await recorded(name.slice(0, 32)))) compactable.push(name);
     const settled = settledAt && compactable.some((n) => !n.startsWith('compacted-'));
     if (compactable.length < minFiles && !settled) continue;
     // Within the domain's budget of hidden files: a partition with more files than the room left is compacted
@@ -197,7 +215,8 @@ async function upkeepDomain(
   try {
     await refreshFragmentIndex(target, domain, scratch.connection);
     for (const [partition, names] of due) {
-      if (await compact(target, scratch.connection, domain, partition, names, now())) report.compacted.push(`${domain}/${partition}`);
+      if (await compact(target, scratch.connection, domain, partition, names, now()))
+        report.compacted.push(`${domain}/${partition}`);
     }
   } finally {
     scratch.close();
@@ -208,10 +227,20 @@ async function upkeepDomain(
  * Rewrites one partition from its event files `names` and shows the result in place of them. A fragment of the
  * result is marked whole when its session is in no other fragment file of the domain's index (refreshFragmentIndex).
  */
-async function compact(target: UpkeepTarget, connection: DuckDBConnection, domain: string, partition: string, names: string[], now: number): Promise<boolean> {
+async function compact(
+  target: UpkeepTarget,
+  connection: DuckDBConnection,
+  domain: string,
+  partition: string,
+  names: string[],
+  now: number,
+): Promise<boolean> {
   // Named after its partition and the names it replaces: no other partition's compacted file has its name, so
   // readers may hide it by name alone while it is pending (shared/store/file-states-repo.ts, hiddenFiles).
-  const file = `compacted-${createHash('sha256').update([partition, ...names.sort()].join('\n')).digest('hex').slice(0, 32)}.parquet`;
+  const file = `compacted-${createHash('sha256')
+    .update([partition, ...names.sort()].join('\n'))
+    .digest('hex')
+    .slice(0, 32)}.parquet`;
   const dir = join(target.workDir, `upkeep-${randomBytes(6).toString('hex')}`);
   try {
     const sources: string[] = [];
@@ -223,11 +252,19 @@ async function compact(target: UpkeepTarget, connection: DuckDBConnection, domai
     const dirs = Object.fromEntries(folders.map((f) => [f, join(dir, f)])) as Record<'events' | DerivedFolder, string>;
     const name = join(`domain=${domain}`, partition, file);
     // Not whole: a session with a fragment in another file of the domain.
-    await splitSessionsOf(connection, 'upkeep_split', sources, names.map((n) => `${partition}/${n}`));
+    await splitSessionsOf(
+      connection,
+      'upkeep_split',
+      sources,
+      names.map((n) => `${partition}/${n}`),
+    );
     await writeCompacted(connection, sources, name, dirs, 's3', S3_CODECS, { splitSessions: 'upkeep_split' });
     await hideFiles(domain, [`${partition}/${file}`], now);
     for (const folder of [...derivedRelations.map((r) => r.folder), EVENTS_FOLDER]) {
-      await s3Publisher(`s3://${target.bucket}/${folder}`, target.client)(dirs[folder as 'events' | DerivedFolder], parquetFilesUnder(dirs[folder as 'events' | DerivedFolder]));
+      await s3Publisher(`s3://${target.bucket}/${folder}`, target.client)(
+        dirs[folder as 'events' | DerivedFolder],
+        parquetFilesUnder(dirs[folder as 'events' | DerivedFolder]),
+      );
     }
     return await supersede(domain, partition, { file, replaces: names, since: now });
   } finally {
@@ -245,9 +282,17 @@ function keyOf(folder: string, domain: string, partition: string, name: string):
   return `${folder}/domain=${domain}/${partition}/${name}`;
 }
 
-async function deleteEverywhere(target: UpkeepTarget, domain: string, partition: string, names: string[]): Promise<void> {
+async function deleteEverywhere(
+  target: UpkeepTarget,
+  domain: string,
+  partition: string,
+  names: string[],
+): Promise<void> {
   for (const folder of folders) {
-    for (const name of names) await target.client.send(new DeleteObjectCommand({ Bucket: target.bucket, Key: keyOf(folder, domain, partition, name) }));
+    for (const name of names)
+      await target.client.send(
+        new DeleteObjectCommand({ Bucket: target.bucket, Key: keyOf(folder, domain, partition, name) }),
+      );
   }
 }
 
@@ -263,12 +308,19 @@ async function domainsOf(target: UpkeepTarget): Promise<string[]> {
 }
 
 /** The event files of each of the domain's partitions (`dt=<day>` → names, with their time of writing). */
-async function eventFilesOf(target: UpkeepTarget, domain: string): Promise<Map<string, { name: string; modified: number }[]>> {
+async function eventFilesOf(
+  target: UpkeepTarget,
+  domain: string,
+): Promise<Map<string, { name: string; modified: number }[]>> {
   const byPartition = new Map<string, { name: string; modified: number }[]>();
   for await (const page of listing(target, `${EVENTS_FOLDER}/domain=${domain}/`)) {
     for (const object of page.Contents ?? []) {
       const match = /\/(dt=\d{4}-\d{2}-\d{2})\/([^/]+\.parquet)$/.exec(object.Key ?? '');
-      if (match) byPartition.set(match[1]!, [...(byPartition.get(match[1]!) ?? []), { name: match[2]!, modified: object.LastModified?.getTime() ?? 0 }]);
+      if (match)
+        byPartition.set(match[1]!, [
+          ...(byPartition.get(match[1]!) ?? []),
+          { name: match[2]!, modified: object.LastModified?.getTime() ?? 0 },
+        ]);
     }
   }
   return byPartition;

@@ -8,7 +8,11 @@ import { join } from 'node:path';
 const WORK_FOLDER = /^(ingest|upkeep|sessions)-[0-9a-f]+$/;
 
 /** Removes this code's work folders in `workDir` last changed more than `olderThanMs` ago; returns their names. */
-export async function removeStaleWorkFolders(workDir: string, olderThanMs: number, now = Date.now()): Promise<string[]> {
+export async function removeStaleWorkFolders(
+  workDir: string,
+  olderThanMs: number,
+  now = Date.now(),
+): Promise<string[]> {
   const removed: string[] = [];
   let names: string[];
   try {
@@ -18,7 +22,10 @@ export async function removeStaleWorkFolders(workDir: string, olderThanMs: numbe
   }
   for (const name of names.filter((n) => WORK_FOLDER.test(n))) {
     const path = join(workDir, name);
-    const modified = await stat(path).then((s) => s.mtimeMs, () => undefined);
+    const modified = await stat(path).then(
+      (s) => s.mtimeMs,
+      () => undefined,
+    );
     if (modified === undefined || now - modified < olderThanMs) continue;
     await rm(path, { recursive: true, force: true });
     removed.push(name);

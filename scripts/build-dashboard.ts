@@ -10,4 +10,8 @@ for (const [name, content] of Object.entries(files)) {
   mkdirSync(dirname(join(out, name)), { recursive: true });
   writeFileSync(join(out, name), content);
 }
-console.log(`wrote ${Object.keys(files).length} files to ${out}: ${Object.entries(files).map(([n, c]) => `${n} ${(Buffer.byteLength(c) / 1024).toFixed(0)} KB`).join(', ')}`);
+console.log(
+  `wrote ${Object.keys(files).length} files to ${out}: ${Object.entries(files)
+    .map(([n, c]) => `${n} ${(Buffer.byteLength(c) / 1024).toFixed(0)} KB`)
+    .join(', ')}`,
+);

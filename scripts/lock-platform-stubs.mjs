@@ -8,7 +8,15 @@ import { readFileSync, writeFileSync } from 'node:fs';
 const file = new URL('../package-lock.json', import.meta.url);
 const lock = JSON.parse(readFileSync(file, 'utf8'));
 const cpus = ['arm64', 'x64', 'ia32', 'arm', 'loong64', 'ppc64', 'riscv64', 's390x'];
-const systems = { darwin: 'darwin', linux: 'linux', win32: 'win32', android: 'android', freebsd: 'freebsd', openbsd: 'openbsd', openharmony: 'openharmony' };
+const systems = {
+  darwin: 'darwin',
+  linux: 'linux',
+  win32: 'win32',
+  android: 'android',
+  freebsd: 'freebsd',
+  openbsd: 'openbsd',
+  openharmony: 'openharmony',
+};
 
 function platformOf(name) {
   const parts = name.split('/').pop().split('-');
@@ -30,6 +38,8 @@ for (const [path, entry] of Object.entries(lock.packages)) {
     added += 1;
   }
 }
-lock.packages = Object.fromEntries(Object.entries(lock.packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))));
+lock.packages = Object.fromEntries(
+  Object.entries(lock.packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))),
+);
 writeFileSync(file, `${JSON.stringify(lock, null, 2)}\n`);
 console.log(`added ${added} platform entries`);

@@ -31,7 +31,8 @@ export function rateLimitPerMinute(env: NodeJS.ProcessEnv = process.env): number
   const text = env.ANALYTICS_RATE_LIMIT_PER_MINUTE;
   if (text === undefined || text === '') return RATE_LIMIT_PER_MINUTE;
   const value = Number(text);
-  if (!Number.isInteger(value) || value < 1 || value > 1_000_000) throw new Error('ANALYTICS_RATE_LIMIT_PER_MINUTE must be a whole number from 1 to 1000000');
+  if (!Number.isInteger(value) || value < 1 || value > 1_000_000)
+    throw new Error('ANALYTICS_RATE_LIMIT_PER_MINUTE must be a whole number from 1 to 1000000');
   return value;
 }
 

@@ -81,7 +81,12 @@ export class RateLimitedError extends ApiError {
 /** More requests of one key running and waiting at once than the limit (shared/limits/concurrency.ts). */
 export class ConcurrencyLimitedError extends ApiError {
   constructor(limit: number) {
-    super(429, 'rate_limited', `At most ${limit} requests of one key may be under way at once; retry when some have finished`, { 'retry-after': '1' });
+    super(
+      429,
+      'rate_limited',
+      `At most ${limit} requests of one key may be under way at once; retry when some have finished`,
+      { 'retry-after': '1' },
+    );
   }
 }
 

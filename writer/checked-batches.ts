@@ -62,7 +62,9 @@ export const MAX_STORED_ROW_BYTES = 8 * 2 ** 20;
 
 /** Checks lines as read (a LineError where the reader refused one); blank lines are skipped but counted. */
 export function checkLines(lines: (string | LineError)[]): CheckedBatch {
-  return keptOf(lines.map((line) => (typeof line === 'string' ? checkEventLine(line) : { ok: false, reason: line.reason })));
+  return keptOf(
+    lines.map((line) => (typeof line === 'string' ? checkEventLine(line) : { ok: false, reason: line.reason })),
+  );
 }
 
 /** Checks events given as values (tests, the demo); event i is line i + 1. */
@@ -86,7 +88,10 @@ function keptOf(checked: (CheckedEvent | null)[]): CheckedBatch {
     const row = JSON.stringify(event);
     // A UTF-16 unit is at most 3 bytes of UTF-8: only long rows are measured.
     if (row.length > MAX_STORED_ROW_BYTES / 3 && Buffer.byteLength(row) > MAX_STORED_ROW_BYTES) {
-      rejected.push({ line: i + 1, reason: `event too large: its stored row would take more than ${MAX_STORED_ROW_BYTES} bytes` });
+      rejected.push({
+        line: i + 1,
+        reason: `event too large: its stored row would take more than ${MAX_STORED_ROW_BYTES} bytes`,
+      });
       return;
     }
     let days = partitions.get(domain);
@@ -111,7 +116,14 @@ function keptOf(checked: (CheckedEvent | null)[]): CheckedBatch {
     domains,
     partitions: kept.map((p, i) => {
       const dt = new Date(p.day * DAY_MS).toISOString().slice(0, 10);
-      return { key: `${p.domain}/${dt}`, domain: p.domain, dt, rows: p.rows.length, rowsEnd: rows.ends[i]!, factsEnd: facts.ends[i]! };
+      return {
+        key: `${p.domain}/${dt}`,
+        domain: p.domain,
+        dt,
+        rows: p.rows.length,
+        rowsEnd: rows.ends[i]!,
+        factsEnd: facts.ends[i]!,
+      };
     }),
     facts: facts.bytes,
   };
@@ -171,7 +183,10 @@ export function workerChecker(count = availableParallelism()): BlockChecker | un
   const tsxApi = tsxEsmApi();
   if (!import.meta.url.endsWith('.ts') || !tsxApi || count < 1) return undefined;
   const boot = `import { register } from ${JSON.stringify(tsxApi)}; register(); await import(${JSON.stringify(entry.href)});`;
-  const workers = Array.from({ length: count }, () => new Worker(new URL(`data:text/javascript,${encodeURIComponent(boot)}`)));
+  const workers = Array.from(
+    { length: count },
+    () => new Worker(new URL(`data:text/javascript,${encodeURIComponent(boot)}`)),
+  );
   const waiting = new Map<number, { resolve: (batch: CheckedBatch) => void; reject: (error: Error) => void }>();
   let failure: Error | undefined;
   const fail = (error: Error) => {
@@ -214,7 +229,9 @@ function tsxEsmApi(): string | undefined {
   try {
     const require = createRequire(import.meta.url);
     const manifest = require.resolve('tsx/package.json');
-    const exported = (require(manifest) as { exports: Record<string, { import?: { default?: string } }> }).exports['./esm/api']?.import?.default;
+    const exported = (require(manifest) as { exports: Record<string, { import?: { default?: string } }> }).exports[
+      './esm/api'
+    ]?.import?.default;
     return exported ? pathToFileURL(join(dirname(manifest), exported)).href : undefined;
   } catch {
     return undefined;
@@ -222,7 +239,10 @@ function tsxEsmApi(): string | undefined {
 }
 
 /** The checked batches of a file's blocks, in order; up to two blocks per worker are in flight, so reading overlaps checking. */
-export async function* checkedBlocks(blocks: AsyncIterable<LineBlock>, checker: BlockChecker): AsyncGenerator<CheckedBatch> {
+export async function* checkedBlocks(
+  blocks: AsyncIterable<LineBlock>,
+  checker: BlockChecker,
+): AsyncGenerator<CheckedBatch> {
   const inFlight: Promise<CheckedBatch>[] = [];
   const depth = checker === inThreadChecker ? 1 : 2 * availableParallelism();
   for await (const block of blocks) {

@@ -27,5 +27,12 @@ export async function writeCompacted(
 ): Promise<void> {
   await mkdir(dirname(join(dirs.events, name)), { recursive: true });
   await writeEventFile(connection, sources, join(dirs.events, name), codecs.events, store);
-  await writeDerived(connection, `read_parquet(${pathLiteral(join(dirs.events, name))})`, name, dirs, codecs, known ? { known } : {});
+  await writeDerived(
+    connection,
+    `read_parquet(${pathLiteral(join(dirs.events, name))})`,
+    name,
+    dirs,
+    codecs,
+    known ? { known } : {},
+  );
 }

@@ -84,6 +84,8 @@ export async function writeDerived(
   for (const folder of options.only ?? derivedRelations.map((r) => r.folder)) {
     const file = join(dirs[folder], name);
     await mkdir(dirname(file), { recursive: true });
-    await connection.run(`COPY (${selectOf(folder, trusted(relation), options.known ?? {})}) TO ${pathLiteral(file)} ${parquetCopyOptions(codecs[folder])}`);
+    await connection.run(
+      `COPY (${selectOf(folder, trusted(relation), options.known ?? {})}) TO ${pathLiteral(file)} ${parquetCopyOptions(codecs[folder])}`,
+    );
   }
 }

@@ -27,7 +27,15 @@ export function eventFileCopyOptions(codec: ParquetCodec, store: EventFileStore)
 }
 
 /** Writes the rows of the event files `sources` as one event file `target` for `store`, in `codec`. */
-export async function writeEventFile(connection: DuckDBConnection, sources: string[], target: string, codec: ParquetCodec, store: EventFileStore): Promise<void> {
+export async function writeEventFile(
+  connection: DuckDBConnection,
+  sources: string[],
+  target: string,
+  codec: ParquetCodec,
+  store: EventFileStore,
+): Promise<void> {
   const files = `[${sources.map(pathLiteral).join(', ')}]`;
-  await connection.run(`COPY (SELECT * FROM read_parquet(${files}, hive_partitioning = false) ORDER BY ${eventFileOrder}) TO ${pathLiteral(target)} ${eventFileCopyOptions(codec, store)}`);
+  await connection.run(
+    `COPY (SELECT * FROM read_parquet(${files}, hive_partitioning = false) ORDER BY ${eventFileOrder}) TO ${pathLiteral(target)} ${eventFileCopyOptions(codec, store)}`,
+  );
 }

@@ -12,7 +12,16 @@ import type { StoreCodecs } from './parquet-codec.js';
 import { eventFileCopyOptions, eventFileOrder, type EventFileStore } from './event-file-layout.js';
 import { writeDerived } from './derived-writer.js';
 import { fileDigest, readLineBlocks, type LineBlock } from './ndjson-lines.js';
-import { checkedBlocks, checkedLines, checkEventBatch, inThreadChecker, MAX_STORED_ROW_BYTES, workerChecker, type BlockChecker, type CheckedBatch } from './checked-batches.js';
+import {
+  checkedBlocks,
+  checkedLines,
+  checkEventBatch,
+  inThreadChecker,
+  MAX_STORED_ROW_BYTES,
+  workerChecker,
+  type BlockChecker,
+  type CheckedBatch,
+} from './checked-batches.js';
 import type { ImportDestination, ImportRecord, VisitorKeySource } from './destination.js';
 
 // Imports events into the store's Parquet layout (docs/EVENT-FORMAT.md). Lines are checked in batches (on worker
@@ -57,20 +66,30 @@ const HELD_BYTES = 16 * 2 ** 20;
 const WORKERS_FROM_BYTES = 8 * 2 ** 20;
 
 /** Imports an NDJSON file, streamed line by line. Rejected lines are reported; unreadable input is a fatal error. */
-export async function importNdjson(file: string, destination: ImportDestination, options: ImportOptions = {}): Promise<ImportReport> {
+export async function importNdjson(
+  file: string,
+  destination: ImportDestination,
+  options: ImportOptions = {},
+): Promise<ImportReport> {
   const totalBytes = (await stat(file)).size;
   const digest = await fileDigest(file);
   if (await destination.importedBefore(digest)) return alreadyImportedReport();
   const blocks = readLineBlocks(file, (bytesRead) => options.onProgress?.(bytesRead, totalBytes));
   const workers = options.checkWorkers ?? (totalBytes >= WORKERS_FROM_BYTES ? availableParallelism() : 0);
-  return withChecker(workers, (checker) => importChecked(checkedBlocks(blocks, checker), destination, options, { digest, source: basename(file) }));
+  return withChecker(workers, (checker) =>
+    importChecked(checkedBlocks(blocks, checker), destination, options, { digest, source: basename(file) }),
+  );
 }
 
 /**
  * Imports NDJSON given as blocks of bytes, each ending at the end of a line: as `importNdjson` reads a file, checked
  * on `checkWorkers` threads (default one per core). The bench generates its data sets this way.
  */
-export async function importLineBlocks(blocks: AsyncIterable<Uint8Array>, destination: ImportDestination, options: ImportOptions = {}): Promise<ImportReport> {
+export async function importLineBlocks(
+  blocks: AsyncIterable<Uint8Array>,
+  destination: ImportDestination,
+  options: ImportOptions = {},
+): Promise<ImportReport> {
   const hash = createHash('sha256');
   async function* hashed(): AsyncGenerator<LineBlock> {
     for await (const bytes of blocks) {
@@ -79,7 +98,10 @@ export async function importLineBlocks(blocks: AsyncIterable<Uint8Array>, destin
     }
   }
   return withChecker(options.checkWorkers ?? availableParallelism(), (checker) =>
-    importChecked(checkedBlocks(hashed(), checker), destination, options, { digest: () => hash.digest('hex'), source: 'lines' }),
+    importChecked(checkedBlocks(hashed(), checker), destination, options, {
+      digest: () => hash.digest('hex'),
+      source: 'lines',
+    }),
   );
 }
 
@@ -94,7 +116,11 @@ async function withChecker<T>(workers: number, use: (checker: BlockChecker) => P
 }
 
 /** Imports NDJSON lines from any source; an error thrown by the source aborts the import with nothing written. */
-export async function importLines(lines: AsyncIterable<string>, destination: ImportDestination, options: ImportOptions = {}): Promise<ImportReport> {
+export async function importLines(
+  lines: AsyncIterable<string>,
+  destination: ImportDestination,
+  options: ImportOptions = {},
+): Promise<ImportReport> {
   const hash = createHash('sha256');
   async function* hashed() {
     for await (const line of lines) {
@@ -102,15 +128,24 @@ export async function importLines(lines: AsyncIterable<string>, destination: Imp
       yield line;
     }
   }
-  return importChecked(checkedLines(hashed(), batchLines(options)), destination, options, { digest: () => hash.digest('hex'), source: 'lines' });
+  return importChecked(checkedLines(hashed(), batchLines(options)), destination, options, {
+    digest: () => hash.digest('hex'),
+    source: 'lines',
+  });
 }
 
 /** Imports events given as objects (tests, the demo); the line of event i is i + 1. */
-export async function importEvents(events: unknown[], destination: ImportDestination, options: ImportOptions = {}): Promise<ImportReport> {
+export async function importEvents(
+  events: unknown[],
+  destination: ImportDestination,
+  options: ImportOptions = {},
+): Promise<ImportReport> {
   const hash = createHash('sha256');
   for (const event of events) hash.update(JSON.stringify(event) ?? 'undefined').update('\n');
   const size = batchLines(options);
-  const batches = Array.from({ length: Math.ceil(events.length / size) }, (_, i) => checkEventBatch(events.slice(i * size, (i + 1) * size)));
+  const batches = Array.from({ length: Math.ceil(events.length / size) }, (_, i) =>
+    checkEventBatch(events.slice(i * size, (i + 1) * size)),
+  );
   return importChecked(batches, destination, options, { digest: hash.digest('hex'), source: 'events' });
 }
 
@@ -133,8 +168,18 @@ async function importChecked(
   // Named `<pid>-...`: the local store removes the staging entries of processes no longer running.
   const staging = join(destination.stagingDir, `${process.pid}-import-${randomBytes(6).toString('hex')}`);
   const eventsStaging = join(staging, 'events');
-  const derivedStaging = Object.fromEntries(derivedRelations.map((r) => [r.folder, join(staging, r.folder)])) as Record<DerivedFolder, string>;
-  const report: ImportReport = { rowsWritten: 0, rowsAccepted: 0, rejected: [], domains: {}, files: 0, alreadyImported: false };
+  const derivedStaging = Object.fromEntries(derivedRelations.map((r) => [r.folder, join(staging, r.folder)])) as Record<
+    DerivedFolder,
+    string
+  >;
+  const report: ImportReport = {
+    rowsWritten: 0,
+    rowsAccepted: 0,
+    rejected: [],
+    domains: {},
+    files: 0,
+    alreadyImported: false,
+  };
   await mkdir(staging, { recursive: true });
   const writer = await PartitionWriter.open(join(staging, 'partitions'), destination.store, destination.codecs);
   let stageStart = performance.now();
@@ -147,7 +192,8 @@ async function importChecked(
     for await (const batch of batches) {
       for (const { line, reason } of batch.rejected) report.rejected.push({ line: linesBefore + line, reason });
       linesBefore += batch.lines;
-      for (const [domain, rows] of Object.entries(batch.domains)) report.domains[domain] = (report.domains[domain] ?? 0) + rows;
+      for (const [domain, rows] of Object.entries(batch.domains))
+        report.domains[domain] = (report.domains[domain] ?? 0) + rows;
       report.rowsWritten += batch.accepted;
       report.rowsAccepted += batch.accepted;
       await writer.add(batch);
@@ -170,8 +216,17 @@ async function importChecked(
       }
       await widenDomainDays(domain, days.firstDay, days.lastDay);
     }
-    const record: ImportRecord = { digest, source: identity.source, at: new Date().toISOString(), rows: report.rowsWritten, domains: report.domains };
-    const published = await destination.publish({ eventsDir: eventsStaging, derivedDirs: derivedStaging, files, record }, writer.keyFingerprints);
+    const record: ImportRecord = {
+      digest,
+      source: identity.source,
+      at: new Date().toISOString(),
+      rows: report.rowsWritten,
+      domains: report.domains,
+    };
+    const published = await destination.publish(
+      { eventsDir: eventsStaging, derivedDirs: derivedStaging, files, record },
+      writer.keyFingerprints,
+    );
     await stageDone('publish');
     if (!published) return alreadyImportedReport(report.rejected, report.rowsAccepted);
     report.files = files.length;
@@ -234,7 +289,8 @@ class PartitionWriter {
         this.partitions.set(key, partition);
       }
       await this.stage(partition.rowsFile, batch.rows.subarray(rowsFrom, rowsEnd), hold);
-      if (this.store === 'local') await this.stage(partition.factsFile, batch.facts.subarray(factsFrom, factsEnd), hold);
+      if (this.store === 'local')
+        await this.stage(partition.factsFile, batch.facts.subarray(factsFrom, factsEnd), hold);
       this.rowsAdded += rows;
       rowsFrom = rowsEnd;
       factsFrom = factsEnd;
@@ -298,15 +354,22 @@ class PartitionWriter {
         // The visitors to key, and the sessions in two of the import's partitions (their fragments there are not
         // whole; writeDerived finds the sessions with two fragments in one file), from the domain's facts.
         const facts = factsOf(partitions.filter((p) => p.domain === domain).map((p) => p.factsFile));
-        await connection.run(`CREATE OR REPLACE TABLE import_visitors AS SELECT DISTINCT v AS visitor_id FROM ${facts} WHERE v IS NOT NULL`);
-        await connection.run(`CREATE OR REPLACE TABLE import_split AS SELECT s AS session_id FROM ${facts} WHERE s IS NOT NULL GROUP BY s HAVING count(DISTINCT filename) > 1`);
+        await connection.run(
+          `CREATE OR REPLACE TABLE import_visitors AS SELECT DISTINCT v AS visitor_id FROM ${facts} WHERE v IS NOT NULL`,
+        );
+        await connection.run(
+          `CREATE OR REPLACE TABLE import_split AS SELECT s AS session_id FROM ${facts} WHERE s IS NOT NULL GROUP BY s HAVING count(DISTINCT filename) > 1`,
+        );
         this.keyFingerprints.set(domain, await keys.before(connection, domain, 'import_visitors', 'import_keys'));
         knownDomain = domain;
       }
       await connection.run(`CREATE OR REPLACE TABLE part AS ${storedRowsOf(rowsFile)} ORDER BY ${eventFileOrder}`);
       rowsWritten += Number((await connection.runAndReadAll('SELECT count(*) FROM part')).getRows()[0]![0]);
       // The keys of this partition's visitors only: each bucket file joins a table of its own size.
-      if (keys) await connection.run(`CREATE OR REPLACE TABLE part_keys AS SELECT * FROM import_keys WHERE visitor_id IN (SELECT visitor_id FROM part)`);
+      if (keys)
+        await connection.run(
+          `CREATE OR REPLACE TABLE part_keys AS SELECT * FROM import_keys WHERE visitor_id IN (SELECT visitor_id FROM part)`,
+        );
       const name = join(`domain=${domain}`, `dt=${dt}`, fileName);
       await mkdir(dirname(join(eventsDir, name)), { recursive: true });
       // The event file and the fragments on this connection, the other derived files on a second one at the same
@@ -314,22 +377,30 @@ class PartitionWriter {
       // runs, even when one fails, so no statement is left running on a connection about to close.
       const written = await Promise.allSettled([
         (async () => {
-          await connection.run(`COPY part TO ${pathLiteral(join(eventsDir, name))} ${eventFileCopyOptions(this.codecs.events, this.store)}`);
+          await connection.run(
+            `COPY part TO ${pathLiteral(join(eventsDir, name))} ${eventFileCopyOptions(this.codecs.events, this.store)}`,
+          );
           await writeDerived(connection, 'part', name, derivedDirs, this.codecs, { known, only: ['sessions'] });
         })(),
-        writeDerived(other, 'part', name, derivedDirs, this.codecs, { known, only: ['pageviews', 'pages', 'visitors', 'custom_events'] }),
+        writeDerived(other, 'part', name, derivedDirs, this.codecs, {
+          known,
+          only: ['pageviews', 'pages', 'visitors', 'custom_events'],
+        }),
       ]);
       for (const result of written) if (result.status === 'rejected') throw result.reason;
       files.push(name);
     }
     // Every partition's rows were read from a file named here: a row in no such file would be lost silently.
-    if (rowsWritten !== this.rowsAdded) throw new Error(`an import wrote ${rowsWritten} rows of the ${this.rowsAdded} it accepted`);
+    if (rowsWritten !== this.rowsAdded)
+      throw new Error(`an import wrote ${rowsWritten} rows of the ${this.rowsAdded} it accepted`);
     return files;
   }
 
   /** The relative names writePartitions gives the event files of this import, without writing them. */
   partitionFiles(fileName: string | undefined): string[] {
-    return fileName === undefined ? [] : [...this.partitions.values()].map(({ domain, dt }) => join(`domain=${domain}`, `dt=${dt}`, fileName));
+    return fileName === undefined
+      ? []
+      : [...this.partitions.values()].map(({ domain, dt }) => join(`domain=${domain}`, `dt=${dt}`, fileName));
   }
 
   async close(): Promise<void> {

@@ -21,7 +21,10 @@ const BYTE_ORDER_MARK = [0xef, 0xbb, 0xbf];
  */
 export type LineBlock = { bytes: Uint8Array } | { refused: string };
 
-export async function* readLineBlocks(file: string, onRead: (bytesRead: number) => void = () => {}): AsyncGenerator<LineBlock> {
+export async function* readLineBlocks(
+  file: string,
+  onRead: (bytesRead: number) => void = () => {},
+): AsyncGenerator<LineBlock> {
   const stream = createReadStream(file, { highWaterMark: 1 << 20 });
   // The unfinished line at the end of the last chunk, and whether it already passed MAX_LINE_BYTES.
   let carry: Buffer = Buffer.alloc(0);
@@ -42,7 +45,11 @@ export async function* readLineBlocks(file: string, onRead: (bytesRead: number) 
       }
       const lastEnd = chunk.lastIndexOf(0x0a);
       if (lastEnd >= from) {
-        yield { bytes: carry.length ? Buffer.concat([carry, chunk.subarray(from, lastEnd + 1)]) : chunk.subarray(from, lastEnd + 1) };
+        yield {
+          bytes: carry.length
+            ? Buffer.concat([carry, chunk.subarray(from, lastEnd + 1)])
+            : chunk.subarray(from, lastEnd + 1),
+        };
         carry = Buffer.alloc(0);
         from = lastEnd + 1;
       }
@@ -66,7 +73,7 @@ export function linesOfBlock(block: LineBlock): (string | LineError)[] {
   if ('refused' in block) return [{ reason: block.refused }];
   const { bytes } = block;
   const lines: (string | LineError)[] = [];
-  for (let from = 0; from < bytes.length; ) {
+  for (let from = 0; from < bytes.length;) {
     let end = bytes.indexOf(0x0a, from);
     if (end === -1) end = bytes.length;
     if (end - from > MAX_LINE_BYTES + 1) lines.push({ reason: tooLongReason });
@@ -84,7 +91,10 @@ export function linesOfBlock(block: LineBlock): (string | LineError)[] {
 }
 
 /** The file's lines, one by one (readLineBlocks and linesOfBlock on this thread). */
-export async function* readLines(file: string, onRead: (bytesRead: number) => void = () => {}): AsyncGenerator<string | LineError> {
+export async function* readLines(
+  file: string,
+  onRead: (bytesRead: number) => void = () => {},
+): AsyncGenerator<string | LineError> {
   for await (const block of readLineBlocks(file, onRead)) yield* linesOfBlock(block);
 }
 

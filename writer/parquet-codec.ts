@@ -14,18 +14,34 @@ export type ParquetCodec = (typeof parquetCodecs)[number];
 /** A codec for each relation a writer produces: the events and every derived relation. */
 export type StoreCodecs = Record<'events' | DerivedFolder, ParquetCodec>;
 
-const everywhere = (codec: ParquetCodec): StoreCodecs => ({ events: codec, sessions: codec, pageviews: codec, pages: codec, visitors: codec, custom_events: codec });
+const everywhere = (codec: ParquetCodec): StoreCodecs => ({
+  events: codec,
+  sessions: codec,
+  pageviews: codec,
+  pages: codec,
+  visitors: codec,
+  custom_events: codec,
+});
 
 export const S3_CODECS: StoreCodecs = everywhere('zstd');
 
-export const DEFAULT_LOCAL_CODECS: StoreCodecs = { events: 'snappy', sessions: 'zstd', pageviews: 'snappy', pages: 'zstd', visitors: 'zstd', custom_events: 'zstd' };
+export const DEFAULT_LOCAL_CODECS: StoreCodecs = {
+  events: 'snappy',
+  sessions: 'zstd',
+  pageviews: 'snappy',
+  pages: 'zstd',
+  visitors: 'zstd',
+  custom_events: 'zstd',
+};
 
 /** The codecs of files written into a local store: ANALYTICS_PARQUET_COMPRESSION for all, else DEFAULT_LOCAL_CODECS. */
 export function localCodecs(env: NodeJS.ProcessEnv = process.env): StoreCodecs {
   const value = env.ANALYTICS_PARQUET_COMPRESSION?.trim().toLowerCase();
   if (!value) return DEFAULT_LOCAL_CODECS;
   if (!(parquetCodecs as readonly string[]).includes(value)) {
-    throw new Error(`ANALYTICS_PARQUET_COMPRESSION must be one of ${parquetCodecs.join(', ')}, not "${env.ANALYTICS_PARQUET_COMPRESSION}"`);
+    throw new Error(
+      `ANALYTICS_PARQUET_COMPRESSION must be one of ${parquetCodecs.join(', ')}, not "${env.ANALYTICS_PARQUET_COMPRESSION}"`,
+    );
   }
   return everywhere(value as ParquetCodec);
 }

@@ -84,7 +84,8 @@ export async function startAthenaEmulator(options: AthenaEmulatorOptions): Promi
     StartQueryExecution(input) {
       const token: string | undefined = input.ClientRequestToken;
       if (token && byToken.has(token)) return { QueryExecutionId: byToken.get(token) };
-      if (typeof input.QueryString !== 'string' || input.QueryString.length === 0) throw new RequestError('InvalidRequestException', 'QueryString is required');
+      if (typeof input.QueryString !== 'string' || input.QueryString.length === 0)
+        throw new RequestError('InvalidRequestException', 'QueryString is required');
       const active = [...executions.values()].filter((e) => e.state === 'QUEUED' || e.state === 'RUNNING').length;
       if (active >= (options.activeQueryQuota ?? ACTIVE_QUERY_QUOTA)) {
         throw new RequestError('TooManyRequestsException', 'Rate exceeded', 'CONCURRENT_QUERY_LIMIT_EXCEEDED');
@@ -92,7 +93,8 @@ export async function startAthenaEmulator(options: AthenaEmulatorOptions): Promi
       const parameters: unknown = input.ExecutionParameters;
       let query: string = input.QueryString;
       if (parameters !== undefined) {
-        if (!Array.isArray(parameters) || !parameters.every((p) => typeof p === 'string')) throw new RequestError('InvalidRequestException', 'ExecutionParameters must be strings');
+        if (!Array.isArray(parameters) || !parameters.every((p) => typeof p === 'string'))
+          throw new RequestError('InvalidRequestException', 'ExecutionParameters must be strings');
         try {
           query = substituteParameters(query, parameters);
         } catch (error) {
@@ -115,9 +117,17 @@ export async function startAthenaEmulator(options: AthenaEmulatorOptions): Promi
       executions.set(execution.id, execution);
       if (token) byToken.set(token, execution.id);
       const reuse = input.ResultReuseConfiguration?.ResultReuseByAgeConfiguration;
-      const reusable = reuse?.Enabled ? findReusable(execution.query, (reuse.MaxAgeInMinutes ?? DEFAULT_REUSE_MINUTES) * 60_000) : undefined;
+      const reusable = reuse?.Enabled
+        ? findReusable(execution.query, (reuse.MaxAgeInMinutes ?? DEFAULT_REUSE_MINUTES) * 60_000)
+        : undefined;
       if (reusable) {
-        Object.assign(execution, { state: 'SUCCEEDED', completed: Date.now(), columns: reusable.columns, rows: reusable.rows, reused: true });
+        Object.assign(execution, {
+          state: 'SUCCEEDED',
+          completed: Date.now(),
+          columns: reusable.columns,
+          rows: reusable.rows,
+          reused: true,
+        });
       } else {
         void run(execution, query);
       }
@@ -138,11 +148,18 @@ export async function startAthenaEmulator(options: AthenaEmulatorOptions): Promi
             SubmissionDateTime: e.submitted / 1000,
             ...(e.completed ? { CompletionDateTime: e.completed / 1000 } : {}),
             ...(e.reason ? { StateChangeReason: e.reason } : {}),
-            ...(e.state === 'FAILED' ? { AthenaError: { ErrorCategory: e.errorCategory ?? 3, ErrorMessage: e.reason, Retryable: false } } : {}),
+            ...(e.state === 'FAILED'
+              ? { AthenaError: { ErrorCategory: e.errorCategory ?? 3, ErrorMessage: e.reason, Retryable: false } }
+              : {}),
           },
           Statistics: {
             DataScannedInBytes: e.bytesScanned,
-            ...(e.completed ? { EngineExecutionTimeInMillis: e.completed - e.submitted, TotalExecutionTimeInMillis: e.completed - e.submitted } : {}),
+            ...(e.completed
+              ? {
+                  EngineExecutionTimeInMillis: e.completed - e.submitted,
+                  TotalExecutionTimeInMillis: e.completed - e.submitted,
+                }
+              : {}),
             ResultReuseInformation: { ReusedPreviousResult: e.reused },
           },
         },
@@ -151,19 +168,34 @@ export async function startAthenaEmulator(options: AthenaEmulatorOptions): Promi
 
     GetQueryResults(input) {
       const e = execution(input.QueryExecutionId);
-      if (e.state !== 'SUCCEEDED') throw new RequestError('InvalidRequestException', `Query has not yet finished. Current state: ${e.state}`);
+      if (e.state !== 'SUCCEEDED')
+        throw new RequestError('InvalidRequestException', `Query has not yet finished. Current state: ${e.state}`);
       const max = input.MaxResults ?? MAX_PAGE;
-      if (!Number.isInteger(max) || max < 1 || max > MAX_PAGE) throw new RequestError('InvalidRequestException', `MaxResults must be from 1 to ${MAX_PAGE}`);
+      if (!Number.isInteger(max) || max < 1 || max > MAX_PAGE)
+        throw new RequestError('InvalidRequestException', `MaxResults must be from 1 to ${MAX_PAGE}`);
       const offset = input.NextToken === undefined ? 0 : decodeToken(input.NextToken, e.id);
       // The first page spends one of its rows on the column names.
       const header = offset === 0 ? [{ Data: e.columns.map((c) => ({ VarCharValue: c.name })) }] : [];
       const end = Math.min(e.rows.length, offset + max - header.length);
-      const rows = e.rows.slice(offset, end).map((row) => ({ Data: row.map((value) => (value === undefined ? {} : { VarCharValue: value })) }));
+      const rows = e.rows
+        .slice(offset, end)
+        .map((row) => ({ Data: row.map((value) => (value === undefined ? {} : { VarCharValue: value })) }));
       return {
         ResultSet: {
           Rows: [...header, ...rows],
           ResultSetMetadata: {
-            ColumnInfo: e.columns.map((c) => ({ CatalogName: 'hive', SchemaName: '', TableName: '', Name: c.name, Label: c.name, Type: c.type, Precision: 0, Scale: 0, Nullable: 'UNKNOWN', CaseSensitive: c.type === 'varchar' })),
+            ColumnInfo: e.columns.map((c) => ({
+              CatalogName: 'hive',
+              SchemaName: '',
+              TableName: '',
+              Name: c.name,
+              Label: c.name,
+              Type: c.type,
+              Precision: 0,
+              Scale: 0,
+              Nullable: 'UNKNOWN',
+              CaseSensitive: c.type === 'varchar',
+            })),
           },
         },
         ...(end < e.rows.length ? { NextToken: Buffer.from(`${e.id}:${end}`).toString('base64url') } : {}),
@@ -190,7 +222,14 @@ export async function startAthenaEmulator(options: AthenaEmulatorOptions): Promi
   function findReusable(query: string, maxAgeMs: number): Execution | undefined {
     let best: Execution | undefined;
     for (const e of executions.values()) {
-      if (e.query === query && e.state === 'SUCCEEDED' && !e.reused && Date.now() - e.completed! <= maxAgeMs && (!best || e.completed! > best.completed!)) best = e;
+      if (
+        e.query === query &&
+        e.state === 'SUCCEEDED' &&
+        !e.reused &&
+        Date.now() - e.completed! <= maxAgeMs &&
+        (!best || e.completed! > best.completed!)
+      )
+        best = e;
     }
     return best;
   }
@@ -222,9 +261,11 @@ export async function startAthenaEmulator(options: AthenaEmulatorOptions): Promi
           return;
         }
         if (e.state === 'QUEUED' && page.stats?.state !== 'QUEUED') e.state = 'RUNNING';
-        if (page.columns && e.columns.length === 0) e.columns = page.columns.map((c) => ({ name: c.name, type: athenaColumnType(c.type) }));
+        if (page.columns && e.columns.length === 0)
+          e.columns = page.columns.map((c) => ({ name: c.name, type: athenaColumnType(c.type) }));
         if (page.error) break;
-        for (const row of page.data ?? []) e.rows.push(row.map((value: unknown, i: number) => athenaText(value, page.columns![i]!.type)));
+        for (const row of page.data ?? [])
+          e.rows.push(row.map((value: unknown, i: number) => athenaText(value, page.columns![i]!.type)));
       }
       e.bytesScanned = last?.stats?.physicalInputBytes ?? 0;
       if (last?.error) {
@@ -249,8 +290,11 @@ export async function startAthenaEmulator(options: AthenaEmulatorOptions): Promi
     };
     try {
       const target = String(request.headers['x-amz-target'] ?? '');
-      const operation = target.startsWith('AmazonAthena.') ? operations[target.slice('AmazonAthena.'.length)] : undefined;
-      if (request.method !== 'POST' || !operation) throw new RequestError('UnknownOperationException', `unsupported operation ${target || '(none)'}`);
+      const operation = target.startsWith('AmazonAthena.')
+        ? operations[target.slice('AmazonAthena.'.length)]
+        : undefined;
+      if (request.method !== 'POST' || !operation)
+        throw new RequestError('UnknownOperationException', `unsupported operation ${target || '(none)'}`);
       const chunks: Buffer[] = [];
       for await (const chunk of request) chunks.push(chunk as Buffer);
       const body = Buffer.concat(chunks);
@@ -259,7 +303,8 @@ export async function startAthenaEmulator(options: AthenaEmulatorOptions): Promi
       const input = body.length ? JSON.parse(body.toString('utf8')) : {};
       reply(200, await operation(input));
     } catch (error) {
-      if (error instanceof RequestError) reply(400, { __type: error.type, Message: error.message, ...(error.reason ? { Reason: error.reason } : {}) });
+      if (error instanceof RequestError)
+        reply(400, { __type: error.type, Message: error.message, ...(error.reason ? { Reason: error.reason } : {}) });
       else reply(500, { __type: 'InternalServerException', Message: (error as Error).message });
     }
   }
@@ -279,6 +324,7 @@ export async function startAthenaEmulator(options: AthenaEmulatorOptions): Promi
 function decodeToken(token: unknown, id: string): number {
   const [owner, offset] = typeof token === 'string' ? Buffer.from(token, 'base64url').toString('utf8').split(':') : [];
   const value = Number(offset);
-  if (owner !== id || !Number.isInteger(value) || value < 0) throw new RequestError('InvalidRequestException', 'NextToken is not valid for this query');
+  if (owner !== id || !Number.isInteger(value) || value < 0)
+    throw new RequestError('InvalidRequestException', 'NextToken is not valid for this query');
   return value;
 }

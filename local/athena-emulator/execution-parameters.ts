@@ -18,14 +18,19 @@ export function substituteParameters(sql: string, values: readonly string[]): st
     throw new ParameterError(`The query cannot be read: ${(error as Error).message}`);
   }
   if (placeholders.length !== values.length) {
-    throw new ParameterError(`The query has ${placeholders.length} parameter placeholders but ${values.length} execution parameters were given`);
+    throw new ParameterError(
+      `The query has ${placeholders.length} parameter placeholders but ${values.length} execution parameters were given`,
+    );
   }
   const misplaced = placeholders.find((p) => p.clause !== 'WHERE');
   if (misplaced) {
-    throw new ParameterError(`Execution parameters are supported only in WHERE clauses; a ? stands in ${misplaced.clause ?? 'no clause'} at offset ${misplaced.at}`);
+    throw new ParameterError(
+      `Execution parameters are supported only in WHERE clauses; a ? stands in ${misplaced.clause ?? 'no clause'} at offset ${misplaced.at}`,
+    );
   }
   const tooLong = values.findIndex((v) => v.length > MAX_PARAMETER_LENGTH || v.length === 0);
-  if (tooLong !== -1) throw new ParameterError(`Execution parameter ${tooLong + 1} must be 1 to ${MAX_PARAMETER_LENGTH} characters long`);
+  if (tooLong !== -1)
+    throw new ParameterError(`Execution parameter ${tooLong + 1} must be 1 to ${MAX_PARAMETER_LENGTH} characters long`);
   let text = '';
   let from = 0;
   placeholders.forEach(({ at }, i) => {
@@ -35,7 +40,24 @@ export function substituteParameters(sql: string, values: readonly string[]): st
   return text + sql.slice(from);
 }
 
-const clauseWords = new Set(['SELECT', 'FROM', 'WHERE', 'GROUP', 'HAVING', 'ORDER', 'LIMIT', 'OFFSET', 'ON', 'USING', 'WINDOW', 'VALUES', 'UNION', 'INTERSECT', 'EXCEPT', 'QUALIFY']);
+const clauseWords = new Set([
+  'SELECT',
+  'FROM',
+  'WHERE',
+  'GROUP',
+  'HAVING',
+  'ORDER',
+  'LIMIT',
+  'OFFSET',
+  'ON',
+  'USING',
+  'WINDOW',
+  'VALUES',
+  'UNION',
+  'INTERSECT',
+  'EXCEPT',
+  'QUALIFY',
+]);
 
 /**
  * Each `?` of `sql` (outside quotes and comments) with the clause it belongs to: the last clause word at its own
@@ -62,7 +84,12 @@ export function placeholderClauses(sql: string): { at: number; clause: string | 
       lastWord = upper;
       i += word.length;
     } else {
-      if (c === '(') levels.push(lastWord === 'FILTER' || lastWord === 'OVER' ? { clause: lastWord, sticky: true } : { clause: undefined, sticky: false });
+      if (c === '(')
+        levels.push(
+          lastWord === 'FILTER' || lastWord === 'OVER'
+            ? { clause: lastWord, sticky: true }
+            : { clause: undefined, sticky: false },
+        );
       else if (c === ')' && levels.length > 1) levels.pop();
       else if (c === '?') found.push({ at: i, clause: levels.findLast((level) => level.clause !== undefined)?.clause });
       if (!/\s/.test(c)) lastWord = '';

@@ -27,7 +27,11 @@ export interface RunningFunction {
 
 const projectModules = fileURLToPath(new URL('../../node_modules/', import.meta.url));
 
-export async function startFunction(fn: StackFunction, runtime: LambdaRuntime, environment: Record<string, string>): Promise<RunningFunction> {
+export async function startFunction(
+  fn: StackFunction,
+  runtime: LambdaRuntime,
+  environment: Record<string, string>,
+): Promise<RunningFunction> {
   const port = await freePort();
   const apiPort = await freePort();
   // A bundle with DuckDB beside it carries Lambda's arm64 binding: a copy gets this machine's binding too.
@@ -37,7 +41,9 @@ export async function startFunction(fn: StackFunction, runtime: LambdaRuntime, e
     copy = mkdtempSync(join(tmpdir(), `lambda-${fn.name}-`));
     cpSync(fn.asset, copy, { recursive: true });
     const binding = `node-bindings-linux-${process.arch}`;
-    cpSync(join(projectModules, '@duckdb', binding), join(copy, 'node_modules', '@duckdb', binding), { recursive: true });
+    cpSync(join(projectModules, '@duckdb', binding), join(copy, 'node_modules', '@duckdb', binding), {
+      recursive: true,
+    });
     taskRoot = copy;
   }
   const env = {
@@ -54,11 +60,23 @@ export async function startFunction(fn: StackFunction, runtime: LambdaRuntime, e
     ...environment,
   };
   let log = '';
-  const child: ChildProcess = spawn(runtime.rie, ['--runtime-interface-emulator-address', `127.0.0.1:${port}`, '--runtime-api-address', `127.0.0.1:${apiPort}`, runtime.node, runtime.ric, fn.handler], {
-    cwd: taskRoot,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child: ChildProcess = spawn(
+    runtime.rie,
+    [
+      '--runtime-interface-emulator-address',
+      `127.0.0.1:${port}`,
+      '--runtime-api-address',
+      `127.0.0.1:${apiPort}`,
+      runtime.node,
+      runtime.ric,
+      fn.handler,
+    ],
+    {
+      cwd: taskRoot,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const collect = (chunk: Buffer) => {
     log = (log + chunk.toString()).slice(-200_000);
     if (process.env.LAMBDA_RUNTIME_LOG) process.stderr.write(`[${fn.name}] ${chunk}`);
@@ -73,7 +91,12 @@ export async function startFunction(fn: StackFunction, runtime: LambdaRuntime, e
     }));
   try {
     // The emulator answers once it listens (a GET is refused with 405 or 404, which is enough).
-    await waitUntil('aws-lambda-rie', child, async () => (await fetch(`http://127.0.0.1:${port}/`).catch(() => undefined)) !== undefined, 30_000);
+    await waitUntil(
+      'aws-lambda-rie',
+      child,
+      async () => (await fetch(`http://127.0.0.1:${port}/`).catch(() => undefined)) !== undefined,
+      30_000,
+    );
   } catch (error) {
     await stop();
     throw error;
@@ -81,7 +104,11 @@ export async function startFunction(fn: StackFunction, runtime: LambdaRuntime, e
   let queue: Promise<unknown> = Promise.resolve();
   const runtimePid = () => {
     try {
-      return readdirSync('/proc').find((p) => /^\d+$/.test(p) && readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1]?.split(' ')[1] === String(child.pid));
+      return readdirSync('/proc').find(
+        (p) =>
+          /^\d+$/.test(p) &&
+          readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1]?.split(' ')[1] === String(child.pid),
+      );
     } catch {
       return undefined;
     }
@@ -89,14 +116,17 @@ export async function startFunction(fn: StackFunction, runtime: LambdaRuntime, e
   return {
     fn,
     invoke: (event) => {
-      const run = queue.catch(() => {}).then(async () => {
-        const res = await fetch(url, { method: 'POST', body: JSON.stringify(event) });
-        const text = await res.text();
-        if (!res.ok) throw new Error(`${fn.name}: the emulator answered ${res.status}: ${text.slice(0, 500)}`);
-        const payload = JSON.parse(text) as { errorType?: string; errorMessage?: string };
-        if (payload && typeof payload === 'object' && 'errorType' in payload) throw new Error(`${fn.name} failed: ${payload.errorType}: ${payload.errorMessage}\n${log.slice(-4000)}`);
-        return payload;
-      });
+      const run = queue
+        .catch(() => {})
+        .then(async () => {
+          const res = await fetch(url, { method: 'POST', body: JSON.stringify(event) });
+          const text = await res.text();
+          if (!res.ok) throw new Error(`${fn.name}: the emulator answered ${res.status}: ${text.slice(0, 500)}`);
+          const payload = JSON.parse(text) as { errorType?: string; errorMessage?: string };
+          if (payload && typeof payload === 'object' && 'errorType' in payload)
+            throw new Error(`${fn.name} failed: ${payload.errorType}: ${payload.errorMessage}\n${log.slice(-4000)}`);
+          return payload;
+        });
       queue = run;
       return run;
     },

@@ -40,7 +40,8 @@ export function localEnvironment(fn: StackFunction, services: LocalServices): Re
     if (typeof value === 'string') env[name] = value;
     else {
       const local = fromResource[name]?.(services);
-      if (local === undefined) throw new Error(`${fn.name}: ${name} refers to ${value.ref}, which has no local stand-in here`);
+      if (local === undefined)
+        throw new Error(`${fn.name}: ${name} refers to ${value.ref}, which has no local stand-in here`);
       env[name] = local;
     }
   }
@@ -76,7 +77,8 @@ export function localStackFunctions(cdkOut: string, services: LocalServices): St
       let start = starts.get(name);
       if (!start) {
         const fn = functions.find((f) => f.name === name);
-        if (!fn) throw new Error(`The stack has no function ${name} (it has ${functions.map((f) => f.name).join(', ')})`);
+        if (!fn)
+          throw new Error(`The stack has no function ${name} (it has ${functions.map((f) => f.name).join(', ')})`);
         start = startFunction(fn, runtime, localEnvironment(fn, services)).then((r) => (done.push(r), r));
         starts.set(name, start);
       }
@@ -84,7 +86,14 @@ export function localStackFunctions(cdkOut: string, services: LocalServices): St
     },
     started: () => [...done],
     close: async () => {
-      await Promise.all([...starts.values()].map((s) => s.then((r) => r.stop(), () => undefined)));
+      await Promise.all(
+        [...starts.values()].map((s) =>
+          s.then(
+            (r) => r.stop(),
+            () => undefined,
+          ),
+        ),
+      );
     },
   };
 }
@@ -95,7 +104,8 @@ export async function serveStackApi(stack: StackFunctions, port = 0): Promise<{ 
   const server = createLocalServer({}, undefined, async (route, event) => {
     const name = byRoute.get(`${route.method} ${route.path}`);
     // API Gateway's answer when a route has no integration.
-    if (!name) return { statusCode: 404, headers: { 'content-type': 'application/json' }, body: '{"message":"Not Found"}' };
+    if (!name)
+      return { statusCode: 404, headers: { 'content-type': 'application/json' }, body: '{"message":"Not Found"}' };
     return (await (await stack.running(name)).invoke(event)) as APIGatewayProxyStructuredResultV2;
   });
   await new Promise<void>((resolve, reject) => {

@@ -25,7 +25,9 @@ export interface StackFunction {
 type Json = any;
 
 export function stackFunctions(cdkOut: string, stackName = 'AnalyticsQueryApi'): StackFunction[] {
-  const template = JSON.parse(readFileSync(join(cdkOut, `${stackName}.template.json`), 'utf8')) as { Resources: Record<string, { Type: string; Properties: Json }> };
+  const template = JSON.parse(readFileSync(join(cdkOut, `${stackName}.template.json`), 'utf8')) as {
+    Resources: Record<string, { Type: string; Properties: Json }>;
+  };
   const resources = template.Resources;
   // Route key → function, through the route's integration.
   const routeOf = new Map<string, string>();
@@ -41,7 +43,13 @@ export function stackFunctions(cdkOut: string, stackName = 'AnalyticsQueryApi'):
     const description = String(r.Properties.Description ?? '');
     const routeKey = routeOf.get(logicalId);
     const route = routeList.find((x) => `${x.method} ${x.path}` === routeKey);
-    const name = route?.name ?? (description.startsWith('ingest-events:') ? 'Ingest' : description.startsWith('store-upkeep:') ? 'Upkeep' : undefined);
+    const name =
+      route?.name ??
+      (description.startsWith('ingest-events:')
+        ? 'Ingest'
+        : description.startsWith('store-upkeep:')
+          ? 'Upkeep'
+          : undefined);
     if (!name) continue;
     const variables = (r.Properties.Environment?.Variables ?? {}) as Record<string, Json>;
     functions.push({
@@ -51,7 +59,12 @@ export function stackFunctions(cdkOut: string, stackName = 'AnalyticsQueryApi'):
       handler: r.Properties.Handler,
       memoryMb: r.Properties.MemorySize ?? 128,
       timeoutSeconds: r.Properties.Timeout ?? 3,
-      environment: Object.fromEntries(Object.entries(variables).map(([k, v]) => [k, typeof v === 'string' ? v : { ref: String(v.Ref ?? v['Fn::GetAtt']?.[0] ?? JSON.stringify(v)) }])),
+      environment: Object.fromEntries(
+        Object.entries(variables).map(([k, v]) => [
+          k,
+          typeof v === 'string' ? v : { ref: String(v.Ref ?? v['Fn::GetAtt']?.[0] ?? JSON.stringify(v)) },
+        ]),
+      ),
       ...(routeKey ? { routeKey } : {}),
     });
   }

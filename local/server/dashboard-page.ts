@@ -37,8 +37,13 @@ export async function buildDashboard(): Promise<DashboardFiles> {
     legalComments: 'none',
     logLevel: 'silent',
   });
-  const file = (ext: string) => new TextDecoder().decode(result.outputFiles.find((f) => f.path.endsWith(ext))!.contents);
-  return { 'index.html': await readFile(join(sourceDir, 'index.html'), 'utf8'), 'dashboard/app.js': file('.js'), 'dashboard/app.css': file('.css') };
+  const file = (ext: string) =>
+    new TextDecoder().decode(result.outputFiles.find((f) => f.path.endsWith(ext))!.contents);
+  return {
+    'index.html': await readFile(join(sourceDir, 'index.html'), 'utf8'),
+    'dashboard/app.js': file('.js'),
+    'dashboard/app.css': file('.css'),
+  };
 }
 
 /** Where `npm start` keeps the demo key it created, for the link it prints at each start (mode 0600). */
@@ -76,5 +81,9 @@ export const DASHBOARD_POLICY =
   "frame-ancestors 'none'; base-uri 'none'; form-action 'none'; object-src 'none'";
 
 function text(status: number, body: string, type: string): APIGatewayProxyStructuredResultV2 {
-  return { statusCode: status, headers: { 'content-type': type, 'cache-control': 'no-store', 'content-security-policy': DASHBOARD_POLICY }, body };
+  return {
+    statusCode: status,
+    headers: { 'content-type': type, 'cache-control': 'no-store', 'content-security-policy': DASHBOARD_POLICY },
+    body,
+  };
 }

@@ -11,7 +11,6 @@ import { jsonResponse } from '../../shared/http/response.js';
 
 type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 
-
 interface CompiledRoute {
   route: Route;
   pattern: RegExp;
@@ -51,9 +50,16 @@ export type RouteInvoker = <T>(route: Route, invoke: () => Promise<T>) => Promis
 const direct: RouteInvoker = (_route, invoke) => invoke();
 
 /** Where a route's event goes instead of its handler in this process: the stack's function in a Lambda runtime. */
-export type RouteDispatcher = (route: Route, event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
+export type RouteDispatcher = (
+  route: Route,
+  event: APIGatewayProxyEventV2,
+) => Promise<APIGatewayProxyStructuredResultV2>;
 
-export function createLocalServer(extra: ExtraRoutes = {}, invoker: RouteInvoker = direct, dispatcher?: RouteDispatcher): Server {
+export function createLocalServer(
+  extra: ExtraRoutes = {},
+  invoker: RouteInvoker = direct,
+  dispatcher?: RouteDispatcher,
+): Server {
   return createServer((req, res) => {
     const requestId = randomUUID();
     handle(req, res, extra, invoker, dispatcher, requestId).catch((error: unknown) => {
@@ -64,25 +70,42 @@ export function createLocalServer(extra: ExtraRoutes = {}, invoker: RouteInvoker
   });
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, extra: ExtraRoutes, invoker: RouteInvoker, dispatcher: RouteDispatcher | undefined, requestId: string): Promise<void> {
+async function handle(
+  req: IncomingMessage,
+  res: ServerResponse,
+  extra: ExtraRoutes,
+  invoker: RouteInvoker,
+  dispatcher: RouteDispatcher | undefined,
+  requestId: string,
+): Promise<void> {
   const misdirected = misdirectedRequest(req);
   if (misdirected) return write(res, errorResponse(misdirected, requestId));
   // The origin-form target (`/path?query`) is a path, whatever it holds: `//host/path` is not another host.
   const target = req.url ?? '/';
   const url = target.startsWith('/') ? URL.parse(`http://localhost${target}`) : URL.parse(target);
   // A target Node's parser lets through but no URL can hold (`http://[`, a port past 65535) is the client's.
-  if (!url) return write(res, errorResponse(new ValidationError('The request target is not a valid URL', [{ path: 'url', message: 'is not a valid URL' }]), requestId));
+  if (!url)
+    return write(
+      res,
+      errorResponse(
+        new ValidationError('The request target is not a valid URL', [{ path: 'url', message: 'is not a valid URL' }]),
+        requestId,
+      ),
+    );
   const method = (req.method ?? 'GET').toUpperCase();
   // HEAD of a page is its GET without the body (Node sends no body for HEAD); the API's routes answer 405.
   const extraRoute = extra[`${method === 'HEAD' ? 'GET' : method} ${url.pathname}`];
   if (extraRoute) return write(res, await extraRoute());
 
   const candidates = compiled.map((c) => ({ c, match: c.pattern.exec(url.pathname) })).filter((m) => m.match);
-  if (candidates.length === 0) return write(res, errorResponse(new NotFoundError(`No route for ${url.pathname}`), requestId));
+  if (candidates.length === 0)
+    return write(res, errorResponse(new NotFoundError(`No route for ${url.pathname}`), requestId));
   const hit = candidates.find(({ c }) => c.route.method === method);
-  if (!hit) return write(res, errorResponse(new MethodNotAllowedError(candidates.map(({ c }) => c.route.method)), requestId));
+  if (!hit)
+    return write(res, errorResponse(new MethodNotAllowedError(candidates.map(({ c }) => c.route.method)), requestId));
 
-  const tooLarge = () => errorResponse(new ApiError(413, 'payload_too_large', 'The request body may be at most 1 MiB'), requestId);
+  const tooLarge = () =>
+    errorResponse(new ApiError(413, 'payload_too_large', 'The request body may be at most 1 MiB'), requestId);
   // A declared length over the limit is refused before a byte is read, and the connection closed after the answer.
   if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) {
     res.shouldKeepAlive = false;
@@ -117,7 +140,11 @@ export function misdirectedRequest(req: IncomingMessage): ApiError | undefined {
   const host = req.headers.host;
   const port = req.socket.localPort;
   if (host === undefined || ownHosts(port).includes(host.toLowerCase())) return undefined;
-  return new ApiError(421, 'misdirected_request', `This server answers requests addressed to ${ownHosts(port).join(', ')}`);
+  return new ApiError(
+    421,
+    'misdirected_request',
+    `This server answers requests addressed to ${ownHosts(port).join(', ')}`,
+  );
 }
 
 const ownHosts = (port: number | undefined) => [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`];
@@ -134,17 +161,27 @@ function toEvent(
   // Payload 2.0 moves the Cookie header into `cookies`, one entry per cookie. Keys are set as own properties
   // (`__proto__` is a key like any other, as in the JSON event API Gateway sends).
   const headers: Record<string, string> = {};
-  const put = (into: Record<string, string>, key: string, value: string) => Object.defineProperty(into, key, { value, enumerable: true, writable: true, configurable: true });
+  const put = (into: Record<string, string>, key: string, value: string) =>
+    Object.defineProperty(into, key, { value, enumerable: true, writable: true, configurable: true });
   let cookies: string[] = [];
   for (const [name, value] of Object.entries(req.headers)) {
     if (value === undefined) continue;
-    if (name === 'cookie') cookies = [value].flat().flatMap((c) => c.split(';')).map((c) => c.trim()).filter(Boolean);
+    if (name === 'cookie')
+      cookies = [value]
+        .flat()
+        .flatMap((c) => c.split(';'))
+        .map((c) => c.trim())
+        .filter(Boolean);
     else put(headers, name, Array.isArray(value) ? value.join(',') : value);
   }
   // API Gateway joins repeated query keys with commas.
   const queryStringParameters: Record<string, string> = {};
   for (const [key, value] of url.searchParams) {
-    put(queryStringParameters, key, Object.hasOwn(queryStringParameters, key) ? `${queryStringParameters[key]},${value}` : value);
+    put(
+      queryStringParameters,
+      key,
+      Object.hasOwn(queryStringParameters, key) ? `${queryStringParameters[key]},${value}` : value,
+    );
   }
   const now = new Date();
   return {

@@ -48,7 +48,8 @@ export interface LocalApiOptions {
 /** ANALYTICS_ENGINE, checked: `duckdb` (the default) or `trino`. */
 export function engineFromEnv(env: NodeJS.ProcessEnv = process.env): LocalEngineName {
   const value = env.ANALYTICS_ENGINE ?? 'duckdb';
-  if (value !== 'duckdb' && value !== 'trino') throw new Error(`ANALYTICS_ENGINE must be duckdb or trino, not "${value}"`);
+  if (value !== 'duckdb' && value !== 'trino')
+    throw new Error(`ANALYTICS_ENGINE must be duckdb or trino, not "${value}"`);
   return value;
 }
 
@@ -64,28 +65,52 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
   // Queries read the derived relations: a store imported before they existed gets them before the first query,
   // or, while another process imports, as soon as it is done. Compaction changes no answer: it runs once the
   // server listens (below), and queries read the current snapshot until it publishes.
-  const upgrade = whenStoreFree(() => upgradeStore(paths), options.backfillRetryMs, (error) => logger.error('upgrade of the store failed', { error }));
+  const upgrade = whenStoreFree(
+    () => upgradeStore(paths),
+    options.backfillRetryMs,
+    (error) => logger.error('upgrade of the store failed', { error }),
+  );
   await upgrade.first;
   const dynamo = await openLocalDynamo(paths, { publish: true });
   await recordStoreDays(paths);
   const engine = await DuckDbEngine.open(paths.eventsDir);
   // Loaded only in that mode: it synthesizes the CDK stack for its tables, which `npm start` otherwise never needs.
-  const trino = options.engine === 'trino' ? await (await import('../trino/trino-athena.js')).startTrinoAthena({ bucket: { dir: paths.currentLink }, credentials: dynamo.credentials, ...(options.resultReuseMinutes === undefined ? {} : { resultReuseMinutes: options.resultReuseMinutes }) }) : undefined;
+  const trino =
+    options.engine === 'trino'
+      ? await (
+          await import('../trino/trino-athena.js')
+        ).startTrinoAthena({
+          bucket: { dir: paths.currentLink },
+          credentials: dynamo.credentials,
+          ...(options.resultReuseMinutes === undefined ? {} : { resultReuseMinutes: options.resultReuseMinutes }),
+        })
+      : undefined;
   installEngine(trino?.engine ?? engine);
   let openApi: Promise<string> | undefined;
-  const server = createLocalServer({
-    // Served with this server as its server, so clients reading it (the /docs page's "Try it out") call this one.
-    'GET /openapi.json': async () => jsonResponse(200, { ...JSON.parse(await (openApi ??= openApiJson())), servers: [{ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, description: 'this server' }] }),
-    ...referencePageRoutes(),
-    ...dashboardRoutes(),
-    ...options.extraRoutes,
-  }, options.invoker);
+  const server = createLocalServer(
+    {
+      // Served with this server as its server, so clients reading it (the /docs page's "Try it out") call this one.
+      'GET /openapi.json': async () =>
+        jsonResponse(200, {
+          ...JSON.parse(await (openApi ??= openApiJson())),
+          servers: [{ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, description: 'this server' }],
+        }),
+      ...referencePageRoutes(),
+      ...dashboardRoutes(),
+      ...options.extraRoutes,
+    },
+    options.invoker,
+  );
   await new Promise<void>((resolveListen, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', () => resolveListen());
   });
   const { port } = server.address() as AddressInfo;
-  const compaction = whenStoreFree((signal) => upgrade.done.then(() => compactStore(paths, { signal })), options.backfillRetryMs, (error) => logger.error('compaction of the store failed', { error }));
+  const compaction = whenStoreFree(
+    (signal) => upgrade.done.then(() => compactStore(paths, { signal })),
+    options.backfillRetryMs,
+    (error) => logger.error('compaction of the store failed', { error }),
+  );
   return {
     url: `http://127.0.0.1:${port}`,
     paths,

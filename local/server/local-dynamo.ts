@@ -1,5 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -52,10 +64,16 @@ export async function openLocalDynamo(paths: LocalPaths, { publish }: { publish:
   } catch (error) {
     server.close();
     rmSync(socketDir, { recursive: true, force: true });
-    throw new Error(`Could not open the local DynamoDB in ${paths.dynamoDir}: ${(error as Error).message}`, { cause: error });
+    throw new Error(`Could not open the local DynamoDB in ${paths.dynamoDir}: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
   const { endpoint } = door;
-  if (publish) writeOwnerOnly(paths.dynamoEndpointFile, JSON.stringify({ endpoint, pid: process.pid, dataDir: realpathSync(paths.dataDir) }));
+  if (publish)
+    writeOwnerOnly(
+      paths.dynamoEndpointFile,
+      JSON.stringify({ endpoint, pid: process.pid, dataDir: realpathSync(paths.dataDir) }),
+    );
   useLocalDynamo(endpoint, credentials);
   await ensureTables();
   return {
@@ -81,7 +99,10 @@ function ownerOnlyFolder(dir: string): void {
 function folderCredentials(paths: LocalPaths): DoorCredentials {
   const file = join(paths.dataDir, 'dynamodb-credentials.json');
   if (!existsSync(file)) {
-    const fresh: DoorCredentials = { accessKeyId: `LOCAL${randomBytes(8).toString('hex').toUpperCase()}`, secretAccessKey: randomBytes(30).toString('base64url') };
+    const fresh: DoorCredentials = {
+      accessKeyId: `LOCAL${randomBytes(8).toString('hex').toUpperCase()}`,
+      secretAccessKey: randomBytes(30).toString('base64url'),
+    };
     // Written whole to a file of this process, then linked under the name, which fails if it exists: of two
     // processes starting at once one wins and both read its file, and a process killed meanwhile leaves no half file.
     const staging = `${file}.${process.pid}.tmp`;
@@ -124,7 +145,11 @@ async function ensureTables(): Promise<void> {
 async function runningEndpoint(paths: LocalPaths): Promise<string | null> {
   if (!existsSync(paths.dynamoEndpointFile)) return null;
   try {
-    const { endpoint, pid, dataDir } = JSON.parse(readFileSync(paths.dynamoEndpointFile, 'utf8')) as { endpoint: string; pid: number; dataDir?: string };
+    const { endpoint, pid, dataDir } = JSON.parse(readFileSync(paths.dynamoEndpointFile, 'utf8')) as {
+      endpoint: string;
+      pid: number;
+      dataDir?: string;
+    };
     // The file of a data folder copied while its server ran names that server: serving another folder, it is not ours.
     if (dataDir !== realpathSync(paths.dataDir)) return null;
     process.kill(pid, 0);

@@ -54,5 +54,9 @@ export function referencePageRoutes(): ExtraRoutes {
 }
 
 function text(status: number, body: string, type: string, cache = 'no-store'): APIGatewayProxyStructuredResultV2 {
-  return { statusCode: status, headers: { 'content-type': type, 'cache-control': cache, 'content-security-policy': POLICY }, body };
+  return {
+    statusCode: status,
+    headers: { 'content-type': type, 'cache-control': cache, 'content-security-policy': POLICY },
+    body,
+  };
 }

@@ -1,5 +1,11 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SignatureV4 } from '@smithy/signature-v4';
 
@@ -24,12 +30,15 @@ export interface SignedDoor {
 /** The largest request body passed on: DynamoDB's own request limit is 16 MB. */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 const MAX_SKEW_MS = 15 * 60_000;
-const AUTHORIZATION = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([a-z0-9-]+)\/aws4_request, ?SignedHeaders=([a-z0-9;-]+), ?Signature=([0-9a-f]{64})$/;
+const AUTHORIZATION =
+  /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([a-z0-9-]+)\/aws4_request, ?SignedHeaders=([a-z0-9;-]+), ?Signature=([0-9a-f]{64})$/;
 
 /** Serves `socketPath` (dynalite) on 127.0.0.1:`port` (0: any free port) to requests signed with `credentials`. */
 export async function openSignedDoor(socketPath: string, credentials: DoorCredentials, port = 0): Promise<SignedDoor> {
   const server: Server = createServer((req, res) => {
-    pass(req, res, socketPath, credentials).catch(() => refuse(res, 500, 'InternalFailure', 'The local DynamoDB could not answer'));
+    pass(req, res, socketPath, credentials).catch(() =>
+      refuse(res, 500, 'InternalFailure', 'The local DynamoDB could not answer'),
+    );
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -45,7 +54,12 @@ export async function openSignedDoor(socketPath: string, credentials: DoorCreden
   };
 }
 
-async function pass(req: IncomingMessage, res: ServerResponse, socketPath: string, credentials: DoorCredentials): Promise<void> {
+async function pass(
+  req: IncomingMessage,
+  res: ServerResponse,
+  socketPath: string,
+  credentials: DoorCredentials,
+): Promise<void> {
   if (req.method !== 'POST') return refuse(res, 403, 'AccessDeniedException', 'Only signed POST requests are served');
   const declared = Number(req.headers['content-length'] ?? 0);
   if (declared > MAX_BODY_BYTES) return refuse(res, 413, 'RequestEntityTooLarge', 'Request body too large');
@@ -59,11 +73,16 @@ async function pass(req: IncomingMessage, res: ServerResponse, socketPath: strin
   const body = Buffer.concat(chunks);
   const problem = await sigV4Problem(req, body, credentials, 'dynamodb');
   if (problem) return refuse(res, 403, problem.type, problem.message);
-  const forwarded = httpRequest({ socketPath, method: 'POST', path: req.url, headers: { ...req.headers, 'content-length': String(body.length) } }, (answer) => {
-    const headers = Object.fromEntries(Object.entries(answer.headers).filter(([name]) => !name.startsWith('access-control-')));
-    res.writeHead(answer.statusCode ?? 500, headers);
-    answer.pipe(res);
-  });
+  const forwarded = httpRequest(
+    { socketPath, method: 'POST', path: req.url, headers: { ...req.headers, 'content-length': String(body.length) } },
+    (answer) => {
+      const headers = Object.fromEntries(
+        Object.entries(answer.headers).filter(([name]) => !name.startsWith('access-control-')),
+      );
+      res.writeHead(answer.statusCode ?? 500, headers);
+      answer.pipe(res);
+    },
+  );
   forwarded.once('error', () => refuse(res, 500, 'InternalFailure', 'The local DynamoDB could not answer'));
   forwarded.end(body);
 }
@@ -73,12 +92,31 @@ async function pass(req: IncomingMessage, res: ServerResponse, socketPath: strin
  * signed with `credentials`. Used by every local stand-in that must admit only this user's processes (this door,
  * the Athena emulator).
  */
-export async function sigV4Problem(req: IncomingMessage, body: Buffer, credentials: DoorCredentials, service: string): Promise<{ type: string; message: string } | undefined> {
+export async function sigV4Problem(
+  req: IncomingMessage,
+  body: Buffer,
+  credentials: DoorCredentials,
+  service: string,
+): Promise<{ type: string; message: string } | undefined> {
   const match = AUTHORIZATION.exec(String(req.headers.authorization ?? ''));
-  if (!match) return { type: 'MissingAuthenticationTokenException', message: 'Request is missing a valid Authentication Token' };
-  const [, accessKeyId, , region, signedService, signedHeaderList, signature] = match as unknown as [string, string, string, string, string, string, string];
-  if (signedService !== service) return { type: 'InvalidSignatureException', message: `Credential should be scoped to correct service: '${service}'.` };
-  if (accessKeyId !== credentials.accessKeyId) return { type: 'UnrecognizedClientException', message: 'The security token included in the request is invalid.' };
+  if (!match)
+    return { type: 'MissingAuthenticationTokenException', message: 'Request is missing a valid Authentication Token' };
+  const [, accessKeyId, , region, signedService, signedHeaderList, signature] = match as unknown as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
+  if (signedService !== service)
+    return {
+      type: 'InvalidSignatureException',
+      message: `Credential should be scoped to correct service: '${service}'.`,
+    };
+  if (accessKeyId !== credentials.accessKeyId)
+    return { type: 'UnrecognizedClientException', message: 'The security token included in the request is invalid.' };
   const amzDate = String(req.headers['x-amz-date'] ?? '');
   const at = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(amzDate);
   const signingDate = at ? new Date(Date.UTC(+at[1]!, +at[2]! - 1, +at[3]!, +at[4]!, +at[5]!, +at[6]!)) : undefined;
@@ -88,7 +126,10 @@ export async function sigV4Problem(req: IncomingMessage, body: Buffer, credentia
   // A declared payload hash is signed in place of the body: it must be the body's (the signer trusts it).
   const declaredHash = req.headers['x-amz-content-sha256'];
   if (declaredHash !== undefined && declaredHash !== createHash('sha256').update(body).digest('hex')) {
-    return { type: 'InvalidSignatureException', message: 'The provided x-amz-content-sha256 header does not match what was computed.' };
+    return {
+      type: 'InvalidSignatureException',
+      message: 'The provided x-amz-content-sha256 header does not match what was computed.',
+    };
   }
   const signedHeaders = signedHeaderList.split(';');
   const headers: Record<string, string> = {};
@@ -98,7 +139,14 @@ export async function sigV4Problem(req: IncomingMessage, body: Buffer, credentia
     headers[name] = Array.isArray(value) ? value.join(',') : value;
   }
   const url = new URL(req.url ?? '/', 'http://local');
-  const signer = new SignatureV4({ credentials, region, service, sha256: NodeSha256, uriEscapePath: true, applyChecksum: false });
+  const signer = new SignatureV4({
+    credentials,
+    region,
+    service,
+    sha256: NodeSha256,
+    uriEscapePath: true,
+    applyChecksum: false,
+  });
   const expected = await signer.sign(
     {
       method: req.method!,
@@ -111,9 +159,18 @@ export async function sigV4Problem(req: IncomingMessage, body: Buffer, credentia
     },
     { signingDate, signingRegion: region, signingService: service, signableHeaders: new Set(signedHeaders) },
   );
-  const recomputed = /Signature=([0-9a-f]{64})/.exec(String(expected.headers.authorization ?? expected.headers.Authorization ?? ''))?.[1] ?? '';
-  const same = recomputed.length === signature.length && timingSafeEqual(Buffer.from(recomputed), Buffer.from(signature));
-  return same ? undefined : { type: 'InvalidSignatureException', message: 'The request signature we calculated does not match the signature you provided.' };
+  const recomputed =
+    /Signature=([0-9a-f]{64})/.exec(
+      String(expected.headers.authorization ?? expected.headers.Authorization ?? ''),
+    )?.[1] ?? '';
+  const same =
+    recomputed.length === signature.length && timingSafeEqual(Buffer.from(recomputed), Buffer.from(signature));
+  return same
+    ? undefined
+    : {
+        type: 'InvalidSignatureException',
+        message: 'The request signature we calculated does not match the signature you provided.',
+      };
 }
 
 function refuse(res: ServerResponse, status: number, type: string, message: string): void {
@@ -145,5 +202,7 @@ class NodeSha256 {
 }
 
 function bytesOf(data: ArrayBuffer | ArrayBufferView): Uint8Array {
-  return data instanceof ArrayBuffer ? new Uint8Array(data) : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  return data instanceof ArrayBuffer
+    ? new Uint8Array(data)
+    : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
 }

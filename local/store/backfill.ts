@@ -48,7 +48,10 @@ export async function upgradeStore(paths: LocalPaths): Promise<number> {
  * Compaction of the partitions holding `compactFrom` event files or more; returns how many were compacted. An abort
  * of `signal` ends it between two partitions, publishing nothing.
  */
-export async function compactStore(paths: LocalPaths, options: { compactFrom?: number; signal?: AbortSignal } = {}): Promise<number> {
+export async function compactStore(
+  paths: LocalPaths,
+  options: { compactFrom?: number; signal?: AbortSignal } = {},
+): Promise<number> {
   const compactFrom = options.compactFrom ?? Number(process.env.ANALYTICS_COMPACT_FROM_FILES ?? COMPACT_FROM_FILES);
   return withStoreTransaction(paths, async (snapshot) => {
     const compacted = await compactPartitions(snapshot, compactFrom, options.signal);
@@ -73,7 +76,11 @@ export interface RetriedStep<T> {
  * upgraded during an import gets its missing files within seconds of it. Errors other than a busy store or the
  * step's abort go to `onError` and end the step.
  */
-export function whenStoreFree<T>(step: (signal: AbortSignal) => Promise<T>, retryMs = 5_000, onError: (error: Error) => void = () => {}): RetriedStep<T> {
+export function whenStoreFree<T>(
+  step: (signal: AbortSignal) => Promise<T>,
+  retryMs = 5_000,
+  onError: (error: Error) => void = () => {},
+): RetriedStep<T> {
   const abort = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> = Promise.resolve();
@@ -121,24 +128,37 @@ export async function deriveMissing(paths: LocalPaths): Promise<number> {
   const scratch = await openScratchDuckDb();
   const { connection } = scratch;
   const staging = join(paths.stagingDir, stagingName('backfill'));
-  const stagingDirs = Object.fromEntries(derivedRelations.map((r) => [r.folder, join(staging, r.folder)])) as Record<DerivedFolder, string>;
+  const stagingDirs = Object.fromEntries(derivedRelations.map((r) => [r.folder, join(staging, r.folder)])) as Record<
+    DerivedFolder,
+    string
+  >;
   try {
     // A derived file without its event file (in a store written by an older version, which published files one by
     // one) would count its rows twice beside the files derived from a new event file: removed.
     const eventFiles = new Set(parquetFilesUnder(paths.eventsDir));
     for (const { folder } of derivedRelations) {
-      for (const name of parquetFilesUnder(paths.derivedDirs[folder]).filter((n) => !eventFiles.has(n))) await rm(join(paths.derivedDirs[folder], name));
+      for (const name of parquetFilesUnder(paths.derivedDirs[folder]).filter((n) => !eventFiles.has(n)))
+        await rm(join(paths.derivedDirs[folder], name));
     }
     const outdated = await filesLackingColumns(connection, paths);
     const missing = [...eventFiles]
       .map((name) => ({
         name,
-        folders: derivedRelations.map((r) => r.folder).filter((f) => !existsSync(join(paths.derivedDirs[f], name)) || outdated[f].has(name)),
+        folders: derivedRelations
+          .map((r) => r.folder)
+          .filter((f) => !existsSync(join(paths.derivedDirs[f], name)) || outdated[f].has(name)),
       }))
       .filter((m) => m.folders.length > 0);
     if (missing.length === 0) return 0;
     for (const { name, folders } of missing) {
-      await writeDerived(connection, `read_parquet(${pathLiteral(join(paths.eventsDir, name))})`, name, stagingDirs, localCodecs(), { only: folders });
+      await writeDerived(
+        connection,
+        `read_parquet(${pathLiteral(join(paths.eventsDir, name))})`,
+        name,
+        stagingDirs,
+        localCodecs(),
+        { only: folders },
+      );
     }
     // One keying pass over the staged buckets (before any reader sees them) and the stored files without keys.
     await keyVisitors(paths, { pending: stagingDirs });
@@ -162,13 +182,20 @@ export async function deriveMissing(paths: LocalPaths): Promise<number> {
  * version, they are derived again. (Columns filled in place by a later pass, `whole` and `visitor_key`, would
  * be too; re-deriving gives the same result.) Reads the files' footers only.
  */
-async function filesLackingColumns(connection: DuckDBConnection, paths: LocalPaths): Promise<Record<DerivedFolder, Set<string>>> {
+async function filesLackingColumns(
+  connection: DuckDBConnection,
+  paths: LocalPaths,
+): Promise<Record<DerivedFolder, Set<string>>> {
   const lacking = {} as Record<DerivedFolder, Set<string>>;
   for (const { folder, columns } of derivedRelations) {
     lacking[folder] = new Set();
     const dir = paths.derivedDirs[folder];
     if (parquetFilesUnder(dir).length === 0) continue;
-    const schemas = (await connection.runAndReadAll(`SELECT file_name, list(name) AS names FROM parquet_schema(${pathLiteral(join(dir, '*', '*', '*.parquet'))}) GROUP BY 1`)).getRowObjectsJS();
+    const schemas = (
+      await connection.runAndReadAll(
+        `SELECT file_name, list(name) AS names FROM parquet_schema(${pathLiteral(join(dir, '*', '*', '*.parquet'))}) GROUP BY 1`,
+      )
+    ).getRowObjectsJS();
     for (const { file_name, names } of schemas as { file_name: string; names: string[] }[]) {
       if (columns.some(([column]) => !names.includes(column))) lacking[folder].add(relative(dir, file_name));
     }

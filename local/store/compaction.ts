@@ -23,7 +23,11 @@ export const COMPACT_FROM_FILES = 8;
  * files; returns how many. Each relation's partition folder is replaced by its new one. An abort of `signal` throws
  * between two partitions.
  */
-export async function compactPartitions(paths: LocalPaths, minFiles = COMPACT_FROM_FILES, signal?: AbortSignal): Promise<number> {
+export async function compactPartitions(
+  paths: LocalPaths,
+  minFiles = COMPACT_FROM_FILES,
+  signal?: AbortSignal,
+): Promise<number> {
   const byPartition = new Map<string, string[]>();
   for (const name of parquetFilesUnder(paths.eventsDir)) {
     const partition = dirname(name);
@@ -38,14 +42,27 @@ export async function compactPartitions(paths: LocalPaths, minFiles = COMPACT_FR
     for (const [i, [partition, names]] of crowded.entries()) {
       signal?.throwIfAborted();
       const fresh = join(staging, `new-${i}`);
-      const dirs = { events: join(fresh, 'events'), ...Object.fromEntries(derivedRelations.map((r) => [r.folder, join(fresh, r.folder)])) } as Record<'events' | DerivedFolder, string>;
+      const dirs = {
+        events: join(fresh, 'events'),
+        ...Object.fromEntries(derivedRelations.map((r) => [r.folder, join(fresh, r.folder)])),
+      } as Record<'events' | DerivedFolder, string>;
       // One name for the partition's new files, unlike any import's (they start with a timestamp).
       const name = join(partition, `compacted-${Date.now()}.parquet`);
-      await writeCompacted(connection, names.map((n) => join(paths.eventsDir, n)), name, dirs, 'local', localCodecs());
+      await writeCompacted(
+        connection,
+        names.map((n) => join(paths.eventsDir, n)),
+        name,
+        dirs,
+        'local',
+        localCodecs(),
+      );
       // The partition's visitors keep their keys: the old files are still in place to look them up.
       const domain = partition.split('/')[0]!.slice('domain='.length);
       await keyVisitors(paths, { pending: dirs, domains: [domain] });
-      const lives: ['events' | DerivedFolder, string][] = [['events', paths.eventsDir], ...derivedRelations.map((r): [DerivedFolder, string] => [r.folder, paths.derivedDirs[r.folder]])];
+      const lives: ['events' | DerivedFolder, string][] = [
+        ['events', paths.eventsDir],
+        ...derivedRelations.map((r): [DerivedFolder, string] => [r.folder, paths.derivedDirs[r.folder]]),
+      ];
       for (const [folder, live] of lives) {
         await rm(join(live, partition), { recursive: true, force: true });
         await mkdir(dirname(join(live, partition)), { recursive: true });

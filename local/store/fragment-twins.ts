@@ -44,7 +44,10 @@ export async function syncFragmentTwins(paths: LocalPaths): Promise<number> {
       removeIfEmpty(dirname(join(dir, file)), dir);
       changes += 1;
     }
-    missing.set(folder, [...wanted].filter(([twin]) => !present.has(twin)));
+    missing.set(
+      folder,
+      [...wanted].filter(([twin]) => !present.has(twin)),
+    );
   }
   const toCount = missing.get('session_counts')!;
   const toSplit = missing.get('unmarked_fragments')!;
@@ -61,19 +64,31 @@ export async function syncFragmentTwins(paths: LocalPaths): Promise<number> {
     };
     // Each relation: one pass over the fragment files it lacks, into a table, then a small file each from it.
     const scan = (files: [string, string][]) =>
-      trusted(`read_parquet([${files.map(([, fragmentFile]) => pathLiteral(join(sessionsDir, fragmentFile))).join(', ')}], ${HIVE_PARTITIONS}, filename = true)`);
+      trusted(
+        `read_parquet([${files.map(([, fragmentFile]) => pathLiteral(join(sessionsDir, fragmentFile))).join(', ')}], ${HIVE_PARTITIONS}, filename = true)`,
+      );
     const ofFile = (fragmentFile: string) => `filename = ${pathLiteral(join(sessionsDir, fragmentFile))}`;
     if (toCount.length) {
-      await connection.run(`CREATE TABLE counted AS ${print(sessionCountsOf(scan(toCount), ['filename'], 'grouping-sets')).sql}`);
+      await connection.run(
+        `CREATE TABLE counted AS ${print(sessionCountsOf(scan(toCount), ['filename'], 'grouping-sets')).sql}`,
+      );
       const columns = twinColumns('session_counts');
       for (const [twin, fragmentFile] of toCount) {
-        await write('session_counts', twin, `SELECT ${columns} FROM counted WHERE ${ofFile(fragmentFile)} ORDER BY ${columns}`);
+        await write(
+          'session_counts',
+          twin,
+          `SELECT ${columns} FROM counted WHERE ${ofFile(fragmentFile)} ORDER BY ${columns}`,
+        );
       }
     }
     if (toSplit.length) {
       await connection.run(`CREATE TABLE unmarked AS ${print(unmarkedFragmentsOf(scan(toSplit), ['filename'])).sql}`);
       for (const [twin, fragmentFile] of toSplit) {
-        await write('unmarked_fragments', twin, `SELECT ${twinColumns('unmarked_fragments')} FROM unmarked WHERE ${ofFile(fragmentFile)} ORDER BY ${fragmentFileOrder}`);
+        await write(
+          'unmarked_fragments',
+          twin,
+          `SELECT ${twinColumns('unmarked_fragments')} FROM unmarked WHERE ${ofFile(fragmentFile)} ORDER BY ${fragmentFileOrder}`,
+        );
       }
     }
   } finally {
@@ -83,7 +98,10 @@ export async function syncFragmentTwins(paths: LocalPaths): Promise<number> {
 }
 
 function twinColumns(folder: FragmentTwinFolder): string {
-  return fragmentTwinRelations.find((r) => r.folder === folder)!.columns.map(([name]) => name).join(', ');
+  return fragmentTwinRelations
+    .find((r) => r.folder === folder)!
+    .columns.map(([name]) => name)
+    .join(', ');
 }
 
 function removeIfEmpty(dir: string, root: string): void {

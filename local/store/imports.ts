@@ -23,12 +23,15 @@ export function writeImportRecord(snapshot: LocalPaths, record: ImportRecord): v
 /** Counts the rows of every import of the current snapshot not counted yet toward each domain's usage. */
 export async function recordUsage(paths: LocalPaths): Promise<void> {
   const pending = existsSync(paths.importsDir)
-    ? readdirSync(paths.importsDir).filter((name) => name.endsWith('.json') && !existsSync(counted(paths, name.slice(0, -5))))
+    ? readdirSync(paths.importsDir).filter(
+        (name) => name.endsWith('.json') && !existsSync(counted(paths, name.slice(0, -5))),
+      )
     : [];
   mkdirSync(countedDir(paths), { recursive: true });
   for (const name of pending) {
     const r = JSON.parse(readFileSync(join(paths.importsDir, name), 'utf8')) as ImportRecord;
-    for (const [domain, rows] of Object.entries(r.domains)) await recordImportedEventsOnce(domain, rows, r.digest, new Date(r.at));
+    for (const [domain, rows] of Object.entries(r.domains))
+      await recordImportedEventsOnce(domain, rows, r.digest, new Date(r.at));
     const temporary = `${counted(paths, r.digest)}.${process.pid}.tmp`;
     writeFileSync(temporary, r.at);
     renameSync(temporary, counted(paths, r.digest));

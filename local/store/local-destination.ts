@@ -2,7 +2,14 @@ import { mkdir, rename } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { derivedRelations } from '../../shared/events/derived-relations.js';
 import type { ImportDestination, StagedImport } from '../../writer/destination.js';
-import { importEvents as importEventsTo, importLineBlocks as importLineBlocksTo, importLines as importLinesTo, importNdjson as importNdjsonTo, type ImportOptions, type ImportReport } from '../../writer/importer.js';
+import {
+  importEvents as importEventsTo,
+  importLineBlocks as importLineBlocksTo,
+  importLines as importLinesTo,
+  importNdjson as importNdjsonTo,
+  type ImportOptions,
+  type ImportReport,
+} from '../../writer/importer.js';
 import { localCodecs } from '../../writer/parquet-codec.js';
 import { pathsOfSnapshot, type LocalPaths } from './paths.js';
 import { parquetFilesUnder } from '../../writer/parquet-files.js';
@@ -37,7 +44,8 @@ export function localDestination(paths: LocalPaths): ImportDestination {
     storedDays: async (domain) => storedDaysOf(paths, domain),
     visitorKeys: {
       // The snapshot current now, read at once: a snapshot another writer retires is removed minutes later.
-      before: async (connection, domain, needed, table) => (await keysBeforeLock(connection, currentSnapshotPaths(paths), domain, needed, table)).fingerprint,
+      before: async (connection, domain, needed, table) =>
+        (await keysBeforeLock(connection, currentSnapshotPaths(paths), domain, needed, table)).fingerprint,
     },
     publish: async (staged, keyFingerprints) => {
       const published = await withStoreTransaction(paths, async (snapshot) => {
@@ -51,7 +59,11 @@ export function localDestination(paths: LocalPaths): ImportDestination {
 }
 
 /** Moves an import's staged files into the snapshot copy at `snapshot`, with keys, marks and record; false if recorded. */
-async function publishInto(snapshot: LocalPaths, staged: StagedImport, keyFingerprints: ReadonlyMap<string, string>): Promise<boolean> {
+async function publishInto(
+  snapshot: LocalPaths,
+  staged: StagedImport,
+  keyFingerprints: ReadonlyMap<string, string>,
+): Promise<boolean> {
   const { digest } = staged.record;
   if (hasImportRecord(snapshot, digest)) return false;
   // A store written by an older version is brought up to date first, as the backfill would (once: then it
@@ -63,7 +75,12 @@ async function publishInto(snapshot: LocalPaths, staged: StagedImport, keyFinger
   const keysHold = [...keyFingerprints].every(([domain, fingerprint]) => keysStillHold(snapshot, domain, fingerprint));
   if (!keysHold) await keyVisitors(snapshot, { pending: staged.derivedDirs, domains });
   await moveInto(staged.eventsDir, staged.files, snapshot.eventsDir);
-  for (const { folder } of derivedRelations) await moveInto(staged.derivedDirs[folder], parquetFilesUnder(staged.derivedDirs[folder]), snapshot.derivedDirs[folder]);
+  for (const { folder } of derivedRelations)
+    await moveInto(
+      staged.derivedDirs[folder],
+      parquetFilesUnder(staged.derivedDirs[folder]),
+      snapshot.derivedDirs[folder],
+    );
   // Stored files of older versions without keys are keyed after the import's own, so no key is given twice.
   if (keysHold) await keyVisitors(snapshot, { domains });
   // The import marked its fragments by its own rows; this pass corrects the marks of the sessions it shares
@@ -91,7 +108,17 @@ async function moveInto(stagingDir: string, files: string[], dir: string): Promi
 
 // The importer's entry points with the local store at `paths` as their destination.
 
-export const importNdjson = (file: string, paths: LocalPaths, options?: ImportOptions): Promise<ImportReport> => importNdjsonTo(file, localDestination(paths), options);
-export const importLines = (lines: AsyncIterable<string>, paths: LocalPaths, options?: ImportOptions): Promise<ImportReport> => importLinesTo(lines, localDestination(paths), options);
-export const importLineBlocks = (blocks: AsyncIterable<Uint8Array>, paths: LocalPaths, options?: ImportOptions): Promise<ImportReport> => importLineBlocksTo(blocks, localDestination(paths), options);
-export const importEvents = (events: unknown[], paths: LocalPaths, options?: ImportOptions): Promise<ImportReport> => importEventsTo(events, localDestination(paths), options);
+export const importNdjson = (file: string, paths: LocalPaths, options?: ImportOptions): Promise<ImportReport> =>
+  importNdjsonTo(file, localDestination(paths), options);
+export const importLines = (
+  lines: AsyncIterable<string>,
+  paths: LocalPaths,
+  options?: ImportOptions,
+): Promise<ImportReport> => importLinesTo(lines, localDestination(paths), options);
+export const importLineBlocks = (
+  blocks: AsyncIterable<Uint8Array>,
+  paths: LocalPaths,
+  options?: ImportOptions,
+): Promise<ImportReport> => importLineBlocksTo(blocks, localDestination(paths), options);
+export const importEvents = (events: unknown[], paths: LocalPaths, options?: ImportOptions): Promise<ImportReport> =>
+  importEventsTo(events, localDestination(paths), options);

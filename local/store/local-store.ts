@@ -17,7 +17,10 @@ export interface StoreChange<T> {
   changed: boolean;
 }
 
-export async function withStoreTransaction<T>(paths: LocalPaths, work: (snapshot: LocalPaths) => Promise<StoreChange<T>>): Promise<T> {
+export async function withStoreTransaction<T>(
+  paths: LocalPaths,
+  work: (snapshot: LocalPaths) => Promise<StoreChange<T>>,
+): Promise<T> {
   return withStoreLock(paths, async () => {
     const layout = snapshotLayout(paths.dataDir);
     ensureCurrent(layout);

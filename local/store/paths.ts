@@ -1,6 +1,11 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { resolve, join } from 'node:path';
-import { derivedRelations, fragmentTwinRelations, type DerivedFolder, type FragmentTwinFolder } from '../../shared/events/derived-relations.js';
+import {
+  derivedRelations,
+  fragmentTwinRelations,
+  type DerivedFolder,
+  type FragmentTwinFolder,
+} from '../../shared/events/derived-relations.js';
 
 /**
  * The folders of ANALYTICS_DATA_DIR: every local command derives its paths here so they see one another. The
@@ -44,8 +49,14 @@ export function pathsOfSnapshot(paths: LocalPaths, snapshotDir: string): LocalPa
 function snapshotFolders(dir: string): Pick<LocalPaths, 'eventsDir' | 'derivedDirs' | 'twinDirs' | 'importsDir'> {
   return {
     eventsDir: join(dir, 'events'),
-    derivedDirs: Object.fromEntries(derivedRelations.map((r) => [r.folder, join(dir, r.folder)])) as Record<DerivedFolder, string>,
-    twinDirs: Object.fromEntries(fragmentTwinRelations.map((r) => [r.folder, join(dir, r.folder)])) as Record<FragmentTwinFolder, string>,
+    derivedDirs: Object.fromEntries(derivedRelations.map((r) => [r.folder, join(dir, r.folder)])) as Record<
+      DerivedFolder,
+      string
+    >,
+    twinDirs: Object.fromEntries(fragmentTwinRelations.map((r) => [r.folder, join(dir, r.folder)])) as Record<
+      FragmentTwinFolder,
+      string
+    >,
     importsDir: join(dir, 'imports'),
   };
 }
@@ -53,5 +64,7 @@ function snapshotFolders(dir: string): Pick<LocalPaths, 'eventsDir' | 'derivedDi
 /** The domains with a `domain=<d>` folder under `dir` (an events or derived folder, or its staging twin). */
 export function domainsUnder(dir: string): string[] {
   if (!existsSync(dir)) return [];
-  return readdirSync(dir).filter((d) => d.startsWith('domain=')).map((d) => d.slice('domain='.length));
+  return readdirSync(dir)
+    .filter((d) => d.startsWith('domain='))
+    .map((d) => d.slice('domain='.length));
 }

@@ -1,4 +1,15 @@
-import { existsSync, linkSync, mkdirSync, readdirSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readdirSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { derivedRelations, fragmentTwinRelations } from '../../shared/events/derived-relations.js';
 import { isDayFolder, isDomainFolder } from './partition-names.js';
@@ -11,7 +22,11 @@ import { isDayFolder, isDomainFolder } from './partition-names.js';
 // dies after it has published everything. Whatever moment it dies, readers see the store before or after, whole.
 
 /** The folders of a snapshot that hold Parquet partitions. */
-export const PARTITIONED_FOLDERS = ['events', ...derivedRelations.map((r) => r.folder), ...fragmentTwinRelations.map((r) => r.folder)] as const;
+export const PARTITIONED_FOLDERS = [
+  'events',
+  ...derivedRelations.map((r) => r.folder),
+  ...fragmentTwinRelations.map((r) => r.folder),
+] as const;
 /** Import records (imports.ts): one file per import, part of the snapshot, so an import and its record publish together. */
 export const IMPORTS_FOLDER = 'imports';
 
@@ -92,14 +107,16 @@ export function copyCurrent(layout: SnapshotLayout, onSkipped: (path: string) =>
   }
   const imports = join(current, IMPORTS_FOLDER);
   mkdirSync(join(next, IMPORTS_FOLDER));
-  if (existsSync(imports)) for (const file of readdirSync(imports)) linkSync(join(imports, file), join(next, IMPORTS_FOLDER, file));
+  if (existsSync(imports))
+    for (const file of readdirSync(imports)) linkSync(join(imports, file), join(next, IMPORTS_FOLDER, file));
   return next;
 }
 
 /** Makes `snapshot` the current one (one rename of the link) and marks the one it replaces retired. */
 export function publish(layout: SnapshotLayout, snapshot: string): void {
   // `current` never names a folder that is not there.
-  if (!statSync(snapshot, { throwIfNoEntry: false })?.isDirectory()) throw new Error(`cannot publish ${snapshot}: no such snapshot`);
+  if (!statSync(snapshot, { throwIfNoEntry: false })?.isDirectory())
+    throw new Error(`cannot publish ${snapshot}: no such snapshot`);
   const previous = currentSnapshot(layout);
   point(layout, snapshot);
   if (previous && previous !== snapshot) writeFileSync(join(previous, RETIRED_MARK), new Date().toISOString());

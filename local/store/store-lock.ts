@@ -32,14 +32,16 @@ const queues = new Map<string, Promise<unknown>>();
 export async function withStoreLock<T>(paths: LocalPaths, work: () => Promise<T>): Promise<T> {
   const lock = join(paths.dataDir, 'store.lock');
   const previous = queues.get(lock) ?? Promise.resolve();
-  const run = previous.catch(() => {}).then(async () => {
-    const record = takeStoreLock(lock);
-    try {
-      return await work();
-    } finally {
-      releaseStoreLock(lock, record);
-    }
-  });
+  const run = previous
+    .catch(() => {})
+    .then(async () => {
+      const record = takeStoreLock(lock);
+      try {
+        return await work();
+      } finally {
+        releaseStoreLock(lock, record);
+      }
+    });
   queues.set(lock, run);
   try {
     return await run;
@@ -128,7 +130,9 @@ function clearStaleTakeover(takeover: string): void {
 
 function busy(lock: string, pid?: number): StoreBusyError {
   const folder = lock.slice(0, -'/store.lock'.length);
-  return new StoreBusyError(`another import, backfill or compaction${pid ? ` (pid ${pid})` : ''} is writing ${folder}; try again when it is done`);
+  return new StoreBusyError(
+    `another import, backfill or compaction${pid ? ` (pid ${pid})` : ''} is writing ${folder}; try again when it is done`,
+  );
 }
 
 function readSafe(file: string): string | undefined {
@@ -144,7 +148,9 @@ function parseOwner(text: string): Owner | undefined {
   if (/^\s*\d+\s*$/.test(text)) return { pid: Number(text), start: '' };
   try {
     const value = JSON.parse(text) as Partial<Owner>;
-    return typeof value.pid === 'number' && typeof value.start === 'string' ? { pid: value.pid, start: value.start } : undefined;
+    return typeof value.pid === 'number' && typeof value.start === 'string'
+      ? { pid: value.pid, start: value.start }
+      : undefined;
   } catch {
     return undefined;
   }

@@ -36,7 +36,10 @@ export async function keyVisitors(
   options: { pending?: Partial<Record<DerivedFolder, string>>; domains?: string[]; rowsPerSlice?: number } = {},
 ): Promise<number> {
   const pending = options.pending ?? {};
-  const roots = keyed.flatMap((r) => [{ relation: r, dir: paths.derivedDirs[r.folder], stored: true }, ...(pending[r.folder] ? [{ relation: r, dir: pending[r.folder]!, stored: false }] : [])]);
+  const roots = keyed.flatMap((r) => [
+    { relation: r, dir: paths.derivedDirs[r.folder], stored: true },
+    ...(pending[r.folder] ? [{ relation: r, dir: pending[r.folder]!, stored: false }] : []),
+  ]);
   const domains = options.domains ?? [...new Set(roots.flatMap(({ dir }) => domainsUnder(dir)))];
   if (domains.length === 0) return 0;
   const scratch = await openScratchDuckDb();
@@ -45,7 +48,15 @@ export async function keyVisitors(
     let rewritten = 0;
     for (const domain of domains) {
       const filesOf = (stored: boolean) =>
-        roots.filter((r) => r.stored === stored).flatMap(({ relation, dir }) => parquetFilesUnder(join(dir, `domain=${domain}`)).map((name) => ({ path: join(dir, `domain=${domain}`, name), folder: relation.folder, columns: relation.columns })));
+        roots
+          .filter((r) => r.stored === stored)
+          .flatMap(({ relation, dir }) =>
+            parquetFilesUnder(join(dir, `domain=${domain}`)).map((name) => ({
+              path: join(dir, `domain=${domain}`, name),
+              folder: relation.folder,
+              columns: relation.columns,
+            })),
+          );
       rewritten += await keyDomain(connection, filesOf(true), filesOf(false), options.rowsPerSlice ?? ROWS_PER_SLICE);
     }
     return rewritten;
@@ -54,22 +65,46 @@ export async function keyVisitors(
   }
 }
 
-async function keyDomain(connection: DuckDBConnection, stored: BucketFile[], pending: BucketFile[], rowsPerSlice: number): Promise<number> {
+async function keyDomain(
+  connection: DuckDBConnection,
+  stored: BucketFile[],
+  pending: BucketFile[],
+  rowsPerSlice: number,
+): Promise<number> {
   const rows = async (sql: string) => (await connection.runAndReadAll(sql)).getRowObjectsJS();
   const list = (files: BucketFile[]) => `[${files.map((f) => pathLiteral(f.path)).join(', ')}]`;
   const scan = (files: BucketFile[]) => `read_parquet(${list(files)}, union_by_name = true, filename = true)`;
   // Files written before keys existed lack the column (even when empty: every file must have it for the view);
   // union_by_name reads NULL there, so they are keyed like files written without keys.
-  const old = new Set(stored.length
-    ? (await rows(`SELECT file_name FROM parquet_schema(${list(stored)}) GROUP BY 1 HAVING count(*) FILTER (WHERE name = 'visitor_key') = 0`)).map((r) => r.file_name as string)
-    : []);
+  const old = new Set(
+    stored.length
+      ? (
+          await rows(
+            `SELECT file_name FROM parquet_schema(${list(stored)}) GROUP BY 1 HAVING count(*) FILTER (WHERE name = 'visitor_key') = 0`,
+          )
+        ).map((r) => r.file_name as string)
+      : [],
+  );
   const keyedFiles = stored.filter((f) => !old.has(f.path));
-  const unkeyed = new Set(keyedFiles.length ? (await rows(`SELECT DISTINCT filename FROM ${scan(keyedFiles)} WHERE visitor_key IS NULL`)).map((r) => r.filename as string) : []);
+  const unkeyed = new Set(
+    keyedFiles.length
+      ? (await rows(`SELECT DISTINCT filename FROM ${scan(keyedFiles)} WHERE visitor_key IS NULL`)).map(
+          (r) => r.filename as string,
+        )
+      : [],
+  );
   const toKey = [...stored.filter((f) => old.has(f.path) || unkeyed.has(f.path)), ...pending];
   if (toKey.length === 0) return 0;
 
-  const rowsToKey = Number((await rows(`SELECT coalesce(sum(num_rows), 0) AS n FROM parquet_file_metadata(${list(toKey)})`))[0]?.n ?? 0);
-  await giveKeys(connection, keyedFiles.map((f) => f.path), { visitors: `SELECT visitor_id FROM ${scan(toKey)}`, rows: rowsToKey, rowsPerSlice }, 'keys');
+  const rowsToKey = Number(
+    (await rows(`SELECT coalesce(sum(num_rows), 0) AS n FROM parquet_file_metadata(${list(toKey)})`))[0]?.n ?? 0,
+  );
+  await giveKeys(
+    connection,
+    keyedFiles.map((f) => f.path),
+    { visitors: `SELECT visitor_id FROM ${scan(toKey)}`, rows: rowsToKey, rowsPerSlice },
+    'keys',
+  );
 
   const codecs = localCodecs();
   for (const { path, folder, columns } of toKey) {
@@ -106,25 +141,42 @@ interface NeededVisitors {
  * of the id, each looked up in one statement; new keys follow the id order within a slice. Table names are chosen
  * by code.
  */
-async function giveKeys(connection: DuckDBConnection, keyedFiles: string[], needed: NeededVisitors, table: string): Promise<void> {
+async function giveKeys(
+  connection: DuckDBConnection,
+  keyedFiles: string[],
+  needed: NeededVisitors,
+  table: string,
+): Promise<void> {
   const scan = `read_parquet([${keyedFiles.map(pathLiteral).join(', ')}], union_by_name = true)`;
-  let largest = keyedFiles.length ? Number((await connection.runAndReadAll(`SELECT coalesce(max(visitor_key), 0) AS largest FROM ${scan}`)).getRowObjectsJS()[0]?.largest) : 0;
+  let largest = keyedFiles.length
+    ? Number(
+        (
+          await connection.runAndReadAll(`SELECT coalesce(max(visitor_key), 0) AS largest FROM ${scan}`)
+        ).getRowObjectsJS()[0]?.largest,
+      )
+    : 0;
   await connection.run(`CREATE OR REPLACE TABLE ${table} (visitor_id VARCHAR, visitor_key BIGINT)`);
   const slices = Math.max(1, Math.ceil(needed.rows / (needed.rowsPerSlice ?? ROWS_PER_SLICE)));
   for (let slice = 0; slice < slices; slice++) {
     const inSlice = slices === 1 ? 'true' : `hash(visitor_id) % ${slices} = ${slice}`;
-    await connection.run(`CREATE OR REPLACE TEMP TABLE slice_needed AS SELECT DISTINCT visitor_id FROM (${needed.visitors}) WHERE ${inSlice}`);
-    await connection.run(keyedFiles.length
-      ? `CREATE OR REPLACE TEMP TABLE slice_found AS SELECT visitor_id, min(visitor_key) AS visitor_key FROM ${scan}
+    await connection.run(
+      `CREATE OR REPLACE TEMP TABLE slice_needed AS SELECT DISTINCT visitor_id FROM (${needed.visitors}) WHERE ${inSlice}`,
+    );
+    await connection.run(
+      keyedFiles.length
+        ? `CREATE OR REPLACE TEMP TABLE slice_found AS SELECT visitor_id, min(visitor_key) AS visitor_key FROM ${scan}
           WHERE visitor_key IS NOT NULL AND ${inSlice} AND visitor_id IN (SELECT visitor_id FROM slice_needed) GROUP BY visitor_id`
-      : 'CREATE OR REPLACE TEMP TABLE slice_found (visitor_id VARCHAR, visitor_key BIGINT)');
+        : 'CREATE OR REPLACE TEMP TABLE slice_found (visitor_id VARCHAR, visitor_key BIGINT)',
+    );
     await connection.run(`INSERT INTO ${table} SELECT visitor_id, visitor_key FROM slice_found`);
     await connection.run(`CREATE OR REPLACE TEMP TABLE slice_new AS SELECT visitor_id, ${largest} + row_number() OVER (ORDER BY visitor_id) AS visitor_key
       FROM slice_needed WHERE visitor_id NOT IN (SELECT visitor_id FROM slice_found)`);
     await connection.run(`INSERT INTO ${table} SELECT visitor_id, visitor_key FROM slice_new`);
     largest += Number((await connection.runAndReadAll('SELECT count(*) AS n FROM slice_new')).getRowObjectsJS()[0]?.n);
   }
-  await connection.run('DROP TABLE IF EXISTS slice_needed; DROP TABLE IF EXISTS slice_found; DROP TABLE IF EXISTS slice_new');
+  await connection.run(
+    'DROP TABLE IF EXISTS slice_needed; DROP TABLE IF EXISTS slice_found; DROP TABLE IF EXISTS slice_new',
+  );
 }
 
 /**
@@ -135,13 +187,32 @@ async function giveKeys(connection: DuckDBConnection, keyedFiles: string[], need
  * over a file gives it a new inode, and snapshots share files by hard links. When they no longer hold, the importer
  * keys its staged files again under the lock, as any writer does.
  */
-export async function keysBeforeLock(connection: DuckDBConnection, paths: LocalPaths | null, domain: string, needed: string, table: string): Promise<{ fingerprint: string }> {
+export async function keysBeforeLock(
+  connection: DuckDBConnection,
+  paths: LocalPaths | null,
+  domain: string,
+  needed: string,
+  table: string,
+): Promise<{ fingerprint: string }> {
   const files = paths ? keyedFilesOf(paths, domain) : [];
   const withKeys = files.length
-    ? new Set((await connection.runAndReadAll(`SELECT file_name FROM parquet_schema([${files.map(pathLiteral).join(', ')}]) WHERE name = 'visitor_key' GROUP BY 1`)).getRowObjectsJS().map((r) => r.file_name as string))
+    ? new Set(
+        (
+          await connection.runAndReadAll(
+            `SELECT file_name FROM parquet_schema([${files.map(pathLiteral).join(', ')}]) WHERE name = 'visitor_key' GROUP BY 1`,
+          )
+        )
+          .getRowObjectsJS()
+          .map((r) => r.file_name as string),
+      )
     : new Set<string>();
   const rows = Number((await connection.runAndReadAll(`SELECT count(*) AS n FROM ${needed}`)).getRowObjectsJS()[0]?.n);
-  await giveKeys(connection, files.filter((f) => withKeys.has(f)), { visitors: `SELECT visitor_id FROM ${needed}`, rows }, table);
+  await giveKeys(
+    connection,
+    files.filter((f) => withKeys.has(f)),
+    { visitors: `SELECT visitor_id FROM ${needed}`, rows },
+    table,
+  );
   return { fingerprint: fingerprintOf(files) };
 }
 

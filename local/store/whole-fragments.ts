@@ -29,7 +29,10 @@ const flagged = sessionFragmentColumns.map(([name]) => name).filter((name) => na
  * folder) limits it further to the sessions with a fragment in those files: the files a writer added to a snapshot
  * whose marks were exact, since only those sessions gained fragments.
  */
-export async function markWholeFragments(paths: LocalPaths, options: { domains?: string[]; sessionsOf?: string[] } = {}): Promise<number> {
+export async function markWholeFragments(
+  paths: LocalPaths,
+  options: { domains?: string[]; sessionsOf?: string[] } = {},
+): Promise<number> {
   const sessionsDir = paths.derivedDirs.sessions;
   const domainDirs = (options.domains ?? domainsUnder(sessionsDir))
     .map((d) => join(sessionsDir, `domain=${d}`))
@@ -60,16 +63,26 @@ export async function markWholeFragments(paths: LocalPaths, options: { domains?:
            count(*) FILTER (WHERE ${whole} IS NULL)::INTEGER AS unset FROM ${stored}${among} GROUP BY 1)
        WHERE unset > 0 OR (n = 1 AND marked = 0) OR (n > 1 AND marked > 0)`,
     );
-    const wrong = (await connection.runAndReadAll(
-      `SELECT DISTINCT filename AS file FROM ${stored} WHERE ${session} IN (SELECT h FROM wrong) ORDER BY 1`,
-    )).getRowObjectsJS() as { file: string }[];
+    const wrong = (
+      await connection.runAndReadAll(
+        `SELECT DISTINCT filename AS file FROM ${stored} WHERE ${session} IN (SELECT h FROM wrong) ORDER BY 1`,
+      )
+    ).getRowObjectsJS() as { file: string }[];
     for (const [i, { file }] of wrong.entries()) {
       const staged = join(staging, `${i}.parquet`);
       await mkdir(dirname(staged), { recursive: true });
       // A file without the column has every session among the wrong ones (all unset).
-      const columns = (await connection.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet(${pathLiteral(file)})`)).getRowObjectsJS();
+      const columns = (
+        await connection.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet(${pathLiteral(file)})`)
+      ).getRowObjectsJS();
       const current = columns.some((c) => c.column_name === 'whole') ? 'f.whole' : 'CAST(NULL AS BOOLEAN)';
-      await copyMarked(connection, file, staged, `coalesce((SELECT w.n FROM wrong w WHERE w.h = hash(f.domain, f.session_id)) = 1, ${current})`, localCodecs().sessions);
+      await copyMarked(
+        connection,
+        file,
+        staged,
+        `coalesce((SELECT w.n FROM wrong w WHERE w.h = hash(f.domain, f.session_id)) = 1, ${current})`,
+        localCodecs().sessions,
+      );
       await rename(staged, file);
     }
     return wrong.length;
@@ -84,7 +97,13 @@ export async function markWholeFragments(paths: LocalPaths, options: { domains?:
  * condition on its columns (the file read as `f`, its folders as `f.domain` and `f.dt`). Our own SQL: no caller
  * passes a user's value in it.
  */
-async function copyMarked(connection: DuckDBConnection, source: string, target: string, isWhole: string, codec: ParquetCodec): Promise<void> {
+async function copyMarked(
+  connection: DuckDBConnection,
+  source: string,
+  target: string,
+  isWhole: string,
+  codec: ParquetCodec,
+): Promise<void> {
   await connection.run(
     `COPY (SELECT ${flagged.map((c) => `f.${c}`).join(', ')}, ${isWhole} AS whole
        FROM read_parquet(${pathLiteral(source)}, ${HIVE_PARTITIONS}) f ORDER BY ${fragmentFileOrder})

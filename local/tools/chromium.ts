@@ -7,12 +7,22 @@ import { chromium, type Browser } from 'playwright-core';
 /** The Chromium binary: CHROMIUM_PATH, else Debian's /usr/bin/chromium; or why there is none. */
 export function findChromium(env: NodeJS.ProcessEnv = process.env): { path: string } | { missing: string } {
   const path = env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-  return existsSync(path) ? { path } : { missing: `no Chromium at ${path} (apt-get install chromium, or set CHROMIUM_PATH)` };
+  return existsSync(path)
+    ? { path }
+    : { missing: `no Chromium at ${path} (apt-get install chromium, or set CHROMIUM_PATH)` };
 }
 
 export async function launchChromium(path: string): Promise<Browser> {
   return chromium.launch({
     executablePath: path,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }

@@ -16,7 +16,12 @@ export function freePort(): Promise<number> {
 }
 
 /** Polls `ready` every 250 ms until it is true; fails when `child` exits first or the time runs out. */
-export async function waitUntil(name: string, child: ChildProcess, ready: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+export async function waitUntil(
+  name: string,
+  child: ChildProcess,
+  ready: () => Promise<boolean>,
+  timeoutMs: number,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`${name} exited with code ${child.exitCode} while starting`);

@@ -29,7 +29,10 @@ export async function startMoto(options: MotoOptions = {}): Promise<MotoServer> 
   const port = await freePort();
   const args = ['-H', '127.0.0.1', '-p', String(port)];
   const child = options.launcher
-    ? spawn(join(dirname(bin), 'python'), [options.launcher, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, MOTO_PORT: String(port) } })
+    ? spawn(join(dirname(bin), 'python'), [options.launcher, ...args], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: { ...process.env, MOTO_PORT: String(port) },
+      })
     : spawn(bin, args, { stdio: 'ignore' });
   // A launcher's functions write their errors here: kept for the caller's failure messages.
   const log: string[] = [];
@@ -47,5 +50,11 @@ export async function startMoto(options: MotoOptions = {}): Promise<MotoServer> 
     if (log.length) (error as Error).message += `\n${log.join('\n')}`;
     throw error;
   }
-  return { endpoint, region: 'us-east-1', credentials: { accessKeyId: 'moto', secretAccessKey: 'moto' }, stop, log: () => log.join('\n') };
+  return {
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'moto', secretAccessKey: 'moto' },
+    stop,
+    log: () => log.join('\n'),
+  };
 }

@@ -17,7 +17,10 @@ export const pythonTools = {
 export type PythonTool = keyof typeof pythonTools;
 
 /** The tool's executable, installed first when the cache lacks it. Needs `python3` with the venv module. */
-export function provisionPythonTool(tool: PythonTool, env: NodeJS.ProcessEnv = process.env): { bin: string; provisioned: boolean } {
+export function provisionPythonTool(
+  tool: PythonTool,
+  env: NodeJS.ProcessEnv = process.env,
+): { bin: string; provisioned: boolean } {
   const { requirement, bin } = pythonTools[tool];
   const venv = join(cacheDir(env), requirement.replace(/\[.*\]/, '').replace('==', '-'));
   const executable = join(venv, 'bin', bin);
@@ -26,7 +29,9 @@ export function provisionPythonTool(tool: PythonTool, env: NodeJS.ProcessEnv = p
   // A virtual environment records its own path, so it is built in place; the marker says it was finished.
   rmSync(venv, { recursive: true, force: true });
   execFileSync('python3', ['-m', 'venv', venv], { stdio: 'inherit' });
-  execFileSync(join(venv, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', requirement], { stdio: 'inherit' });
+  execFileSync(join(venv, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', requirement], {
+    stdio: 'inherit',
+  });
   writeFileSync(complete, `${requirement}\n`);
   return { bin: executable, provisioned: true };
 }

@@ -1,6 +1,15 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  createReadStream,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -26,10 +35,14 @@ export interface TrinoInstall {
 }
 
 /** The Java runtime for Trino, or why there is none: JAVA_HOME, then the JDKs in /usr/lib/jvm, then `java` on PATH. */
-export function findJava(env: NodeJS.ProcessEnv = process.env): { java: string; version: number } | { missing: string } {
+export function findJava(
+  env: NodeJS.ProcessEnv = process.env,
+): { java: string; version: number } | { missing: string } {
   const candidates: string[] = [];
   if (env.JAVA_HOME) candidates.push(join(env.JAVA_HOME, 'bin', 'java'));
-  if (existsSync('/usr/lib/jvm')) for (const dir of readdirSync('/usr/lib/jvm').sort().reverse()) candidates.push(join('/usr/lib/jvm', dir, 'bin', 'java'));
+  if (existsSync('/usr/lib/jvm'))
+    for (const dir of readdirSync('/usr/lib/jvm').sort().reverse())
+      candidates.push(join('/usr/lib/jvm', dir, 'bin', 'java'));
   candidates.push('java');
   const seen: string[] = [];
   for (const java of candidates) {
@@ -38,7 +51,9 @@ export function findJava(env: NodeJS.ProcessEnv = process.env): { java: string; 
     if (version >= TRINO_MIN_JAVA) return { java, version };
     seen.push(`${java} (${version})`);
   }
-  return { missing: `Trino ${TRINO_VERSION} needs Java ${TRINO_MIN_JAVA} or newer; found ${seen.length ? seen.join(', ') : 'no Java'}. Set JAVA_HOME to a newer JDK.` };
+  return {
+    missing: `Trino ${TRINO_VERSION} needs Java ${TRINO_MIN_JAVA} or newer; found ${seen.length ? seen.join(', ') : 'no Java'}. Set JAVA_HOME to a newer JDK.`,
+  };
 }
 
 function javaVersion(java: string): number | undefined {
@@ -67,7 +82,10 @@ export async function provisionTrino(env: NodeJS.ProcessEnv = process.env): Prom
   let provisioned: TrinoInstall['provisioned'] = 'unpacked';
   if (!existsSync(archive) || (await sha1Of(archive)) !== TRINO_SHA1) {
     const repository = env.MAVEN_REPOSITORY_URL ?? 'https://repo1.maven.org/maven2';
-    await download(`${repository}/io/trino/trino-server/${TRINO_VERSION}/trino-server-${TRINO_VERSION}.tar.gz`, archive);
+    await download(
+      `${repository}/io/trino/trino-server/${TRINO_VERSION}/trino-server-${TRINO_VERSION}.tar.gz`,
+      archive,
+    );
     provisioned = 'downloaded';
   }
 

@@ -54,7 +54,9 @@ export function synthesizedGlueTables(settings: StackSettings = defaultSettings)
         name: text(input.Name),
         columns: descriptor.Columns.map((c: Json) => ({ name: c.Name, type: c.Type })),
         partitionKeys: input.PartitionKeys.map((c: Json) => ({ name: c.Name, type: c.Type })),
-        parameters: Object.fromEntries(Object.entries(input.Parameters as Record<string, Json>).map(([k, v]) => [k, text(v)])),
+        parameters: Object.fromEntries(
+          Object.entries(input.Parameters as Record<string, Json>).map(([k, v]) => [k, text(v)]),
+        ),
         location: text(descriptor.Location),
       };
     });

@@ -4,7 +4,13 @@ import { basename } from 'node:path';
 import { AthenaClient } from '@aws-sdk/client-athena';
 import { AthenaEngine, type AthenaSettings } from '../../shared/engines/athena-engine.js';
 import { realFolder } from '../../shared/engines/duckdb-engine.js';
-import { CUSTOM_EVENT_BUCKETS_TABLE, PAGE_BUCKETS_TABLE, PAGEVIEW_BUCKETS_TABLE, SESSION_FRAGMENTS_TABLE, VISITOR_DAYS_TABLE } from '../../shared/events/derived-relations.js';
+import {
+  CUSTOM_EVENT_BUCKETS_TABLE,
+  PAGE_BUCKETS_TABLE,
+  PAGEVIEW_BUCKETS_TABLE,
+  SESSION_FRAGMENTS_TABLE,
+  VISITOR_DAYS_TABLE,
+} from '../../shared/events/derived-relations.js';
 import { EVENTS_TABLE } from '../../infra/event-lake.js';
 import { startAthenaEmulator, type AthenaEmulator } from '../athena-emulator/athena-emulator.js';
 import type { DoorCredentials } from '../server/signed-dynamo-door.js';
@@ -49,7 +55,10 @@ export async function startTrinoAthena(options: TrinoAthenaOptions): Promise<Tri
   const started = performance.now();
   const step = () => Math.round(performance.now() - started);
   const install = await provisionTrino();
-  const credentials = options.credentials ?? { accessKeyId: `LOCAL${randomBytes(8).toString('hex').toUpperCase()}`, secretAccessKey: randomBytes(30).toString('base64url') };
+  const credentials = options.credentials ?? {
+    accessKeyId: `LOCAL${randomBytes(8).toString('hex').toUpperCase()}`,
+    secretAccessKey: randomBytes(30).toString('base64url'),
+  };
   const provisionedMs = step();
   let trino: TrinoServer | undefined;
   let emulator: AthenaEmulator | undefined;
@@ -86,7 +95,10 @@ export async function startTrinoAthena(options: TrinoAthenaOptions): Promise<Tri
     const stopTrino = trino;
     return {
       // Over a local folder (the store's current link), the snapshot it names is part of the data version.
-      engine: new AthenaEngine(settings, { client, ...('dir' in bucket ? { dataVersion: () => snapshotOf(bucket.dir) } : {}) }),
+      engine: new AthenaEngine(settings, {
+        client,
+        ...('dir' in bucket ? { dataVersion: () => snapshotOf(bucket.dir) } : {}),
+      }),
       endpoint: emulator.url,
       location: settings.location!,
       credentials,

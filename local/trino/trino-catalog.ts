@@ -20,7 +20,11 @@ const trinoTypes: Record<string, string> = {
 const columnProjection: Record<string, (value: string) => string> = {
   type: (value) => `partition_projection_type = ${text(value.toUpperCase())}`,
   format: (value) => `partition_projection_format = ${text(value)}`,
-  range: (value) => `partition_projection_range = ARRAY[${value.split(',').map((v) => text(v.trim())).join(', ')}]`,
+  range: (value) =>
+    `partition_projection_range = ARRAY[${value
+      .split(',')
+      .map((v) => text(v.trim()))
+      .join(', ')}]`,
   interval: (value) => `partition_projection_interval = ${Number.parseInt(value, 10)}`,
   'interval.unit': (value) => `partition_projection_interval_unit = ${text(value.toUpperCase())}`,
   values: (value) => `partition_projection_values = ARRAY[${value.split(',').map(text).join(', ')}]`,

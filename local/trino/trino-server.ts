@@ -105,7 +105,8 @@ export async function startTrino(install: TrinoInstall, options: TrinoServerOpti
   process.once('exit', () => child.kill('SIGKILL'));
 
   const url = `http://127.0.0.1:${port}`;
-  const ready = async () => ((await (await fetch(`${url}/v1/info`)).json()) as { starting?: boolean }).starting === false;
+  const ready = async () =>
+    ((await (await fetch(`${url}/v1/info`)).json()) as { starting?: boolean }).starting === false;
   try {
     await waitUntil('Trino', child, ready, options.startTimeoutMs ?? 120_000);
   } catch (error) {

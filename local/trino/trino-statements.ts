@@ -4,7 +4,11 @@ import { Trino } from 'trino-client';
 export async function runToCompletion(url: string, statement: string): Promise<unknown[][]> {
   const trino = Trino.create({ server: url, catalog: 'hive', source: 'analytics-query-api' });
   const rows: unknown[][] = [];
-  for await (const page of await trino.query({ query: statement, user: 'admin', extraHeaders: { 'X-Trino-Time-Zone': 'UTC' } })) {
+  for await (const page of await trino.query({
+    query: statement,
+    user: 'admin',
+    extraHeaders: { 'X-Trino-Time-Zone': 'UTC' },
+  })) {
     if (page.error) throw new Error(`Trino: ${page.error.message}`);
     rows.push(...(page.data ?? []));
   }

@@ -49,11 +49,16 @@ export function packExpressionClauses(
     while (to < count) {
       const next = `${to === from ? '' : ', '}${clause(to, to - from)}`;
       const operators = (to - from + 1) * operatorsPerClause + suffixOperators;
-      if (utf8Bytes(expression + next + suffix) > DYNAMODB_EXPRESSION_MAX_BYTES || operators > DYNAMODB_EXPRESSION_MAX_OPERATORS) break;
+      if (
+        utf8Bytes(expression + next + suffix) > DYNAMODB_EXPRESSION_MAX_BYTES ||
+        operators > DYNAMODB_EXPRESSION_MAX_OPERATORS
+      )
+        break;
       expression += next;
       to += 1;
     }
-    if (to === from) throw new Error(`One clause alone exceeds DynamoDB's ${DYNAMODB_EXPRESSION_MAX_BYTES}-byte expression limit`);
+    if (to === from)
+      throw new Error(`One clause alone exceeds DynamoDB's ${DYNAMODB_EXPRESSION_MAX_BYTES}-byte expression limit`);
     groups.push({ from, to, expression: expression + suffix });
     from = to;
   }
@@ -79,7 +84,8 @@ function valueBytes(value: AttributeValue): number {
   if (value.NS !== undefined) return value.NS.reduce((sum, n) => sum + numberBytes(n), 0);
   if (value.BS !== undefined) return value.BS.reduce((sum, b) => sum + b.byteLength, 0);
   if (value.L !== undefined) return 3 + value.L.reduce((sum, v) => sum + valueBytes(v) + 1, 0);
-  if (value.M !== undefined) return 3 + Object.entries(value.M).reduce((sum, [k, v]) => sum + utf8Bytes(k) + valueBytes(v) + 1, 0);
+  if (value.M !== undefined)
+    return 3 + Object.entries(value.M).reduce((sum, [k, v]) => sum + utf8Bytes(k) + valueBytes(v) + 1, 0);
   return 0;
 }
 

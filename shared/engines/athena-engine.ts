@@ -99,7 +99,9 @@ export class AthenaEngine implements QueryEngine {
   ) {
     this.target = athenaTarget(settings.database, settings.table, settings, settings.location);
     this.client = options.client ?? athenaClient();
-    this.slots = settings.maxConcurrentQueries ? (options.slots ?? dynamoSlots(settings.maxConcurrentQueries)) : undefined;
+    this.slots = settings.maxConcurrentQueries
+      ? (options.slots ?? dynamoSlots(settings.maxConcurrentQueries))
+      : undefined;
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.now = options.now ?? Date.now;
     if (options.dataVersion) this.dataVersion = options.dataVersion;
@@ -118,7 +120,10 @@ export class AthenaEngine implements QueryEngine {
     // Athena refuses a longer statement outright; only a domain whose hidden files piled up prints one, so the
     // client is told to come back (503) while the reason is logged for the operator.
     if (utf8Bytes(queryString) > ATHENA_QUERY_MAX_BYTES) {
-      requestLogger().error('statement over Athena\'s query length limit', { bytes: utf8Bytes(queryString), limit: ATHENA_QUERY_MAX_BYTES });
+      requestLogger().error("statement over Athena's query length limit", {
+        bytes: utf8Bytes(queryString),
+        limit: ATHENA_QUERY_MAX_BYTES,
+      });
       throw new EngineBusyError(60);
     }
     const deadline = Math.min(this.now() + this.settings.timeoutMs, requestDeadline() ?? Infinity);
@@ -154,9 +159,13 @@ export class AthenaEngine implements QueryEngine {
   private async takeSlot(deadline: number): Promise<string | undefined> {
     if (!this.slots) return undefined;
     const holder = randomUUID();
-    const taken = await this.retryWithin(deadline, async () => ((await this.slots!.take(holder, deadline - this.now() + MAX_POLL_MS)) ? holder : undefined));
+    const taken = await this.retryWithin(deadline, async () =>
+      (await this.slots!.take(holder, deadline - this.now() + MAX_POLL_MS)) ? holder : undefined,
+    );
     if (taken !== undefined) return taken;
-    requestLogger().warn('every query slot of the stack is held; answering 503', { max_concurrent_queries: this.settings.maxConcurrentQueries });
+    requestLogger().warn('every query slot of the stack is held; answering 503', {
+      max_concurrent_queries: this.settings.maxConcurrentQueries,
+    });
     throw new EngineBusyError();
   }
 
@@ -164,7 +173,11 @@ export class AthenaEngine implements QueryEngine {
    * Tries `attempt` until it gives a value, pausing between tries with growing, jittered waits (200 ms, doubling up
    * to 2 s) while the deadline leaves room for the query itself; undefined once it does not.
    */
-  private async retryWithin<T>(deadline: number, attempt: () => Promise<T | undefined>, onPause: (ms: number) => void = () => {}): Promise<T | undefined> {
+  private async retryWithin<T>(
+    deadline: number,
+    attempt: () => Promise<T | undefined>,
+    onPause: (ms: number) => void = () => {},
+  ): Promise<T | undefined> {
     let wait = FIRST_START_RETRY_MS;
     for (;;) {
       const value = await attempt();
@@ -222,7 +235,9 @@ export class AthenaEngine implements QueryEngine {
               ResultReuseConfiguration: {
                 ResultReuseByAgeConfiguration: {
                   Enabled: this.settings.resultReuseMinutes > 0,
-                  ...(this.settings.resultReuseMinutes > 0 ? { MaxAgeInMinutes: this.settings.resultReuseMinutes } : {}),
+                  ...(this.settings.resultReuseMinutes > 0
+                    ? { MaxAgeInMinutes: this.settings.resultReuseMinutes }
+                    : {}),
                 },
               },
             }),
@@ -235,7 +250,10 @@ export class AthenaEngine implements QueryEngine {
           return undefined;
         }
       },
-      (ms) => requestLogger().info('athena refused a new query (active-query quota); trying again', { wait_ms: Math.round(ms) }),
+      (ms) =>
+        requestLogger().info('athena refused a new query (active-query quota); trying again', {
+          wait_ms: Math.round(ms),
+        }),
     );
     if (id === undefined) throw engineErrorOf(refused);
     return id;
@@ -276,7 +294,9 @@ export class AthenaEngine implements QueryEngine {
     let firstPage = true;
     do {
       const page = await this.call(() =>
-        this.client.send(new GetQueryResultsCommand({ QueryExecutionId: id, MaxResults: PAGE_SIZE, NextToken: nextToken })),
+        this.client.send(
+          new GetQueryResultsCommand({ QueryExecutionId: id, MaxResults: PAGE_SIZE, NextToken: nextToken }),
+        ),
       );
       if (firstPage) columns = page.ResultSet?.ResultSetMetadata?.ColumnInfo ?? [];
       // A SELECT's first row on the first page repeats the column names.
@@ -333,7 +353,8 @@ function wholeNumber(env: NodeJS.ProcessEnv, name: string, min: number, max: num
   const text = env[name];
   if (text === undefined || text === '') return fallback;
   const value = Number(text);
-  if (!Number.isInteger(value) || value < min || value > max) throw new Error(`${name} must be a whole number from ${min} to ${max}`);
+  if (!Number.isInteger(value) || value < min || value > max)
+    throw new Error(`${name} must be a whole number from ${min} to ${max}`);
   return value;
 }
 

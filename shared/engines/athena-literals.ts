@@ -45,7 +45,10 @@ export function trinoLiteral(param: SqlParam): string {
       return `DATE '${param.value}'`;
     case 'timestamp': {
       const value: unknown = param.value;
-      const text = value instanceof Date && !Number.isNaN(value.getTime()) ? value.toISOString().slice(0, 23).replace('T', ' ') : '';
+      const text =
+        value instanceof Date && !Number.isNaN(value.getTime())
+          ? value.toISOString().slice(0, 23).replace('T', ' ')
+          : '';
       if (!timestampPattern.test(text)) throw new Error('timestamp parameter is not a Date within years 0000-9999');
       return `TIMESTAMP '${text}'`;
     }

@@ -67,7 +67,8 @@ export class ConnectionPool {
    * is one of an earlier generation or beyond the idle limit.
    */
   give(pooled: PooledConnection, healthy: boolean): void {
-    if (healthy && pooled.generation === this.generation && this.idle.length < MAX_IDLE_CONNECTIONS) this.idle.push(pooled);
+    if (healthy && pooled.generation === this.generation && this.idle.length < MAX_IDLE_CONNECTIONS)
+      this.idle.push(pooled);
     else pooled.close();
   }
 

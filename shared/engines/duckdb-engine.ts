@@ -1,14 +1,14 @@
 import { existsSync, readdirSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import {
-  DuckDBDateValue,
-  DuckDBInstance,
-  DuckDBTimestampValue,
-  type DuckDBPreparedStatement,
-} from '@duckdb/node-api';
+import { DuckDBDateValue, DuckDBInstance, DuckDBTimestampValue, type DuckDBPreparedStatement } from '@duckdb/node-api';
 import { localTarget } from '../query/sql/target.js';
-import { derivedRelations, fragmentTwinRelations, SESSION_FRAGMENTS_TABLE, type FragmentTwinFolder } from '../events/derived-relations.js';
+import {
+  derivedRelations,
+  fragmentTwinRelations,
+  SESSION_FRAGMENTS_TABLE,
+  type FragmentTwinFolder,
+} from '../events/derived-relations.js';
 import { sessionCountsOf } from '../query/derived/session-counts.js';
 import { unmarkedFragmentsOf } from '../query/derived/session-fragments.js';
 import { print, trusted, type Sql } from '../query/sql/sql.js';
@@ -28,7 +28,14 @@ import type { SqlParam, SqlQuery } from '../query/sql/sql.js';
 export class DuckDbEngine implements QueryEngine {
   readonly target = localTarget;
   readonly billedPerStatement = false;
-  private readonly views: { name: string; folder: string; columns: ColumnList; overFiles: boolean; computed?: string; definition?: string }[];
+  private readonly views: {
+    name: string;
+    folder: string;
+    columns: ColumnList;
+    overFiles: boolean;
+    computed?: string;
+    definition?: string;
+  }[];
   /** The folder holding the events folder and the derived folders, as given (a link) and as last resolved. */
   private readonly root: string;
   private resolvedRoot: string | undefined;
@@ -45,8 +52,18 @@ export class DuckDbEngine implements QueryEngine {
     this.connections = new ConnectionPool(instance);
     this.root = dirname(eventsDir);
     this.views = [
-      { name: 'events', folder: basename(eventsDir), columns: [...eventColumns, ...partitionColumns], overFiles: false },
-      ...derivedRelations.map((r) => ({ name: r.table, folder: r.folder, columns: [...r.columns, ...partitionColumns], overFiles: false })),
+      {
+        name: 'events',
+        folder: basename(eventsDir),
+        columns: [...eventColumns, ...partitionColumns],
+        overFiles: false,
+      },
+      ...derivedRelations.map((r) => ({
+        name: r.table,
+        folder: r.folder,
+        columns: [...r.columns, ...partitionColumns],
+        overFiles: false,
+      })),
       // After the fragments' view, which they are computed from in a snapshot written before they existed.
       ...fragmentTwinRelations.map((r) => ({
         name: r.table,
@@ -60,7 +77,10 @@ export class DuckDbEngine implements QueryEngine {
 
   /** The derived relations are read from their folders beside `eventsDir` (local/store/paths.ts). */
   static async open(eventsDir: string): Promise<DuckDbEngine> {
-    const instance = await DuckDBInstance.create(':memory:', { threads: String(process.env.DUCKDB_THREADS ?? 2), ...duckDbMemory(process.env) });
+    const instance = await DuckDBInstance.create(':memory:', {
+      threads: String(process.env.DUCKDB_THREADS ?? 2),
+      ...duckDbMemory(process.env),
+    });
     const engine = new DuckDbEngine(instance, eventsDir);
     // The Parquet footers of unchanged files are parsed once, not on every query. DuckDB re-reads a file whose
     // modification time changed and trusts its cache only for files older than 10 seconds, so rewritten files
@@ -68,7 +88,9 @@ export class DuckDbEngine implements QueryEngine {
     // (its external file cache, validated by modification time like the footers; evicted first when memory runs
     // short), not left to the OS page cache, which an idle machine reclaims within a minute (docs/BENCHMARKS.md,
     // "Page cache"). The cache applies to local Parquet only with prefetching on.
-    await engine.runRaw('LOAD parquet; SET GLOBAL parquet_metadata_cache = true; SET GLOBAL prefetch_all_parquet_files = true');
+    await engine.runRaw(
+      'LOAD parquet; SET GLOBAL parquet_metadata_cache = true; SET GLOBAL prefetch_all_parquet_files = true',
+    );
     await engine.defineViews();
     return engine;
   }
@@ -83,10 +105,13 @@ export class DuckDbEngine implements QueryEngine {
     const pooled = await this.connections.take();
     let timedOut = false;
     let healthy = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      pooled.connection.interrupt();
-    }, Math.max(0, Math.min(queryTimeoutMs(), (requestDeadline() ?? Infinity) - Date.now())));
+    const timer = setTimeout(
+      () => {
+        timedOut = true;
+        pooled.connection.interrupt();
+      },
+      Math.max(0, Math.min(queryTimeoutMs(), (requestDeadline() ?? Infinity) - Date.now())),
+    );
     try {
       const statement = await pooled.prepare(query.sql);
       bindAll(statement, query.params);
@@ -191,7 +216,8 @@ export const DEFAULT_DUCKDB_MEMORY_LIMIT = '2GB';
  */
 export function duckDbMemory(env: NodeJS.ProcessEnv, purpose = 'duckdb'): Record<string, string> {
   const limit = env.DUCKDB_MEMORY_LIMIT?.trim() || DEFAULT_DUCKDB_MEMORY_LIMIT;
-  if (!/^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i.test(limit)) throw new Error(`DUCKDB_MEMORY_LIMIT must be a size such as 4GB or 1500MiB, not "${limit}"`);
+  if (!/^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i.test(limit))
+    throw new Error(`DUCKDB_MEMORY_LIMIT must be a size such as 4GB or 1500MiB, not "${limit}"`);
   return { temp_directory: join(tmpdir(), `analytics-${purpose}-${process.pid}`), memory_limit: limit };
 }
 
@@ -246,7 +272,10 @@ function bindAll(statement: DuckDBPreparedStatement, params: SqlParam[]): void {
       case 'bool':
         return statement.bindBoolean(index, param.value);
       case 'date':
-        return statement.bindDate(index, new DuckDBDateValue(Math.round(Date.parse(`${param.value}T00:00:00Z`) / 86_400_000)));
+        return statement.bindDate(
+          index,
+          new DuckDBDateValue(Math.round(Date.parse(`${param.value}T00:00:00Z`) / 86_400_000)),
+        );
       case 'timestamp':
         return statement.bindTimestamp(index, new DuckDBTimestampValue(BigInt(param.value.getTime()) * 1000n));
     }
@@ -266,4 +295,3 @@ function decodeValue(value: unknown): SqlValue {
   if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return value;
   return String(value);
 }
-

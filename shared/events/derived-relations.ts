@@ -1,4 +1,11 @@
-import { customEventBucketColumns, pageBucketColumns, pageviewBucketColumns, sessionCountColumns, sessionFragmentColumns, visitorDayColumns } from './event-columns.js';
+import {
+  customEventBucketColumns,
+  pageBucketColumns,
+  pageviewBucketColumns,
+  sessionCountColumns,
+  sessionFragmentColumns,
+  visitorDayColumns,
+} from './event-columns.js';
 
 // The relations derived from each event file at import and stored beside it, in the same `domain=/dt=` layout
 // under the same file name (docs/STORAGE.md): the folder (locally under the data dir, on S3 beside the events

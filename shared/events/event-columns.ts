@@ -51,8 +51,18 @@ export const duckdbTypes: Record<ColumnType | 'date', string> = {
 
 /** The event columns a fragment carries as its first row's value (the session dimensions other than page). */
 export const sessionAttributeColumns = [
-  'referrer_domain', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_content', 'utm_term',
-  'country', 'region', 'city', 'browser', 'os', 'device',
+  'referrer_domain',
+  'utm_source',
+  'utm_medium',
+  'utm_campaign',
+  'utm_content',
+  'utm_term',
+  'country',
+  'region',
+  'city',
+  'browser',
+  'os',
+  'device',
 ] as const;
 
 /**
@@ -76,7 +86,6 @@ export const sessionFragmentColumns = [
   /** The session's only fragment in the store: a session by itself, read without merging (docs/STORAGE.md). */
   ['whole', 'boolean'],
 ] as const satisfies readonly (readonly [string, ColumnType])[];
-
 
 /**
  * The stored columns of the pageview buckets (docs/STORAGE.md): one row per (15-minute UTC bucket, is_dev,

@@ -1,4 +1,9 @@
-import { domainSchema, MAX_PATH_SEGMENT_LENGTH, MAX_VISITOR_ID_LENGTH, UNADDRESSABLE_SEGMENTS } from '../requests/fields.js';
+import {
+  domainSchema,
+  MAX_PATH_SEGMENT_LENGTH,
+  MAX_VISITOR_ID_LENGTH,
+  UNADDRESSABLE_SEGMENTS,
+} from '../requests/fields.js';
 import type { ColumnType, eventColumns } from './event-columns.js';
 
 // Checks one imported event against the import format (docs/EVENT-FORMAT.md) and turns it into its stored row.
@@ -96,10 +101,12 @@ function toStoredEvent(value: unknown): CheckedEvent & { ok: true } {
 
   const domain = requireString(input, 'domain');
   if (!validDomain(domain)) reject(`domain "${domain}" must be a lower-case domain name`);
-  if (domain.length > MAX_EVENT_DOMAIN_LENGTH) reject(`domain must be at most ${MAX_EVENT_DOMAIN_LENGTH} characters (the store names a folder after it)`);
+  if (domain.length > MAX_EVENT_DOMAIN_LENGTH)
+    reject(`domain must be at most ${MAX_EVENT_DOMAIN_LENGTH} characters (the store names a folder after it)`);
   const ts = parseTimestamp(requireString(input, 'timestamp'));
   const visitorId = requireString(input, 'visitor_id');
-  if (visitorId.length > MAX_VISITOR_ID_LENGTH) reject(`visitor_id must be at most ${MAX_VISITOR_ID_LENGTH} characters (the API looks a visitor up by it)`);
+  if (visitorId.length > MAX_VISITOR_ID_LENGTH)
+    reject(`visitor_id must be at most ${MAX_VISITOR_ID_LENGTH} characters (the API looks a visitor up by it)`);
   for (const name of requiredStrings[eventType]) requireString(input, name);
 
   // Read one by one in a fixed order, so the first bad one is the one reported.
@@ -115,17 +122,24 @@ function toStoredEvent(value: unknown): CheckedEvent & { ok: true } {
   const browser = optionalDimension(input, 'browser');
   const os = optionalDimension(input, 'os');
   const device = optionalString(input, 'device');
-  if (country !== undefined && !COUNTRY.test(country)) reject('country must be an upper-case ISO 3166-1 alpha-2 code, e.g. "US"');
+  if (country !== undefined && !COUNTRY.test(country))
+    reject('country must be an upper-case ISO 3166-1 alpha-2 code, e.g. "US"');
   if (device !== undefined && !devices.has(device)) reject(`device must be one of ${[...devices].join(', ')}`);
 
   const urlPath = optionalString(input, 'url_path');
   if (urlPath !== undefined && !urlPath.startsWith('/')) reject('url_path must be a path starting with "/"');
 
   const eventName = optionalString(input, 'event_name');
-  if (eventName !== undefined && (eventName.length > MAX_PATH_SEGMENT_LENGTH || UNADDRESSABLE_SEGMENTS.has(eventName))) {
-    reject(`event_name must be at most ${MAX_PATH_SEGMENT_LENGTH} characters and not "." or ".." (the API names an event in a URL path)`);
+  if (
+    eventName !== undefined &&
+    (eventName.length > MAX_PATH_SEGMENT_LENGTH || UNADDRESSABLE_SEGMENTS.has(eventName))
+  ) {
+    reject(
+      `event_name must be at most ${MAX_PATH_SEGMENT_LENGTH} characters and not "." or ".." (the API names an event in a URL path)`,
+    );
   }
-  if (eventType === 'auto' && !autoEventNames.has(eventName!)) reject(`an auto event_name must be one of ${[...autoEventNames].join(', ')}`);
+  if (eventType === 'auto' && !autoEventNames.has(eventName!))
+    reject(`an auto event_name must be one of ${[...autoEventNames].join(', ')}`);
   const properties = eventProperties(field(input, 'event_properties'));
   if (eventType === 'auto' && eventName === 'exit_link' && typeof properties?.url !== 'string') {
     reject('an exit_link event needs event_properties.url (the link URL)');
@@ -140,10 +154,12 @@ function toStoredEvent(value: unknown): CheckedEvent & { ok: true } {
 
   const amount = field(input, 'amount_cents');
   if (eventType === 'revenue' && amount === undefined) reject('missing required field amount_cents');
-  if (amount !== undefined && !(typeof amount === 'number' && Number.isSafeInteger(amount))) reject('amount_cents must be an integer number of cents');
+  if (amount !== undefined && !(typeof amount === 'number' && Number.isSafeInteger(amount)))
+    reject('amount_cents must be an integer number of cents');
 
   const currency = optionalString(input, 'currency');
-  if (currency !== undefined && !CURRENCY.test(currency)) reject('currency must be an upper-case ISO 4217 code, e.g. "USD"');
+  if (currency !== undefined && !CURRENCY.test(currency))
+    reject('currency must be an upper-case ISO 4217 code, e.g. "USD"');
 
   const isDev = field(input, 'is_dev');
   if (isDev !== undefined && typeof isDev !== 'boolean') reject('is_dev must be true or false');
@@ -240,15 +256,25 @@ function storableText(value: string, name: string): string {
 /** Flat properties, every value kept as its text so the stored JSON is a map of strings. */
 function eventProperties(value: unknown): Record<string, string> | null {
   if (value === undefined) return null;
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) reject('event_properties must be a JSON object');
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    reject('event_properties must be a JSON object');
   const out: Record<string, string> = Object.create(null);
   for (const [key, item] of Object.entries(value)) {
     const shown = JSON.stringify(key.slice(0, 40));
-    if (key === '' || key.length > MAX_PROPERTY_KEY_LENGTH || [...key].some(isControlOrColon) || reservedKeys.has(key) || UNADDRESSABLE_SEGMENTS.has(key)) {
-      reject(`event_properties key ${shown} must be a plain name: 1 to ${MAX_PROPERTY_KEY_LENGTH} characters, no ":" or control characters, not ".", "..", __proto__, constructor or prototype`);
+    if (
+      key === '' ||
+      key.length > MAX_PROPERTY_KEY_LENGTH ||
+      [...key].some(isControlOrColon) ||
+      reservedKeys.has(key) ||
+      UNADDRESSABLE_SEGMENTS.has(key)
+    ) {
+      reject(
+        `event_properties key ${shown} must be a plain name: 1 to ${MAX_PROPERTY_KEY_LENGTH} characters, no ":" or control characters, not ".", "..", __proto__, constructor or prototype`,
+      );
     }
     storableText(key, `event_properties key ${shown}`);
-    if (typeof item === 'number' && !Number.isFinite(item)) reject(`event_properties.${key} must be a finite number (a double)`);
+    if (typeof item === 'number' && !Number.isFinite(item))
+      reject(`event_properties.${key} must be a finite number (a double)`);
     if (typeof item !== 'string' && typeof item !== 'number' && typeof item !== 'boolean') {
       reject(`event_properties.${key} must be a string, number or boolean`);
     }
@@ -265,7 +291,8 @@ export function parseTimestamp(text: string): number {
   const common = commonFormInstant(text);
   if (common !== undefined) return common;
   const match = TIMESTAMP.exec(text);
-  if (!match) reject(`timestamp "${text}" must be an ISO 8601 instant with Z or an offset, e.g. 2026-03-01T14:05:09.120Z`);
+  if (!match)
+    reject(`timestamp "${text}" must be an ISO 8601 instant with Z or an offset, e.g. 2026-03-01T14:05:09.120Z`);
   const year = Number(match[1]);
   const month = Number(match[2]);
   const day = Number(match[3]);
@@ -277,12 +304,22 @@ export function parseTimestamp(text: string): number {
   // Checked before Date.UTC, which reads years 0-99 as 1900-1999.
   if (year < 1969 || year > 2100) rejectOutside(text);
   const fraction = match[7];
-  const millis = fraction === undefined ? 0 : Number(fraction.length >= 3 ? fraction.slice(0, 3) : fraction.padEnd(3, '0'));
+  const millis =
+    fraction === undefined ? 0 : Number(fraction.length >= 3 ? fraction.slice(0, 3) : fraction.padEnd(3, '0'));
   const real =
-    month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month) &&
-    hour < 24 && minute < 60 && second < 60 && offsetHours < 24 && offsetMinutes < 60;
+    month >= 1 &&
+    month <= 12 &&
+    day >= 1 &&
+    day <= daysInMonth(year, month) &&
+    hour < 24 &&
+    minute < 60 &&
+    second < 60 &&
+    offsetHours < 24 &&
+    offsetMinutes < 60;
   if (!real) reject(`timestamp "${text}" is not a real date and time`);
-  const instant = Date.UTC(year, month - 1, day, hour, minute, second, millis) - (match[8] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes) * 60_000;
+  const instant =
+    Date.UTC(year, month - 1, day, hour, minute, second, millis) -
+    (match[8] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes) * 60_000;
   if (instant < FIRST_INSTANT || instant >= END_INSTANT) rejectOutside(text);
   return instant;
 }
@@ -293,8 +330,14 @@ export function parseTimestamp(text: string): number {
  */
 function commonFormInstant(text: string): number | undefined {
   if (
-    text.length !== 24 || text.charCodeAt(4) !== 0x2d || text.charCodeAt(7) !== 0x2d || text.charCodeAt(10) !== 0x54 ||
-    text.charCodeAt(13) !== 0x3a || text.charCodeAt(16) !== 0x3a || text.charCodeAt(19) !== 0x2e || text.charCodeAt(23) !== 0x5a
+    text.length !== 24 ||
+    text.charCodeAt(4) !== 0x2d ||
+    text.charCodeAt(7) !== 0x2d ||
+    text.charCodeAt(10) !== 0x54 ||
+    text.charCodeAt(13) !== 0x3a ||
+    text.charCodeAt(16) !== 0x3a ||
+    text.charCodeAt(19) !== 0x2e ||
+    text.charCodeAt(23) !== 0x5a
   ) {
     return undefined;
   }
@@ -306,7 +349,8 @@ function commonFormInstant(text: string): number | undefined {
   const second = digits(text, 17, 2);
   const millis = digits(text, 20, 3);
   if ((year | month | day | hour | minute | second | millis) < 0) return undefined;
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) || hour > 23 || minute > 59 || second > 59) return undefined;
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) || hour > 23 || minute > 59 || second > 59)
+    return undefined;
   const instant = Date.UTC(year, month - 1, day, hour, minute, second, millis);
   // Date.UTC reads the years 0-99 as 1900-1999: those are left to the full rules, like instants outside EVENT_DAYS.
   return year < 100 || instant < FIRST_INSTANT || instant >= END_INSTANT ? undefined : instant;
@@ -324,7 +368,9 @@ function digits(text: string, from: number, count: number): number {
 }
 
 function rejectOutside(text: string): never {
-  reject(`timestamp "${text}" lies outside ${EVENT_DAYS.first} to ${EVENT_DAYS.last} (UTC), the days the API can query`);
+  reject(
+    `timestamp "${text}" lies outside ${EVENT_DAYS.first} to ${EVENT_DAYS.last} (UTC), the days the API can query`,
+  );
 }
 
 /** Days in a month of the proleptic Gregorian calendar (month 1-12). */
@@ -349,7 +395,10 @@ export function referrerDomain(referrer: string | undefined): string {
 
 function hostOf(referrer: string): string {
   try {
-    return new URL(referrer).hostname.toLowerCase().replace(/\.$/, '').replace(/^www\./, '');
+    return new URL(referrer).hostname
+      .toLowerCase()
+      .replace(/\.$/, '')
+      .replace(/^www\./, '');
   } catch {
     return '';
   }

@@ -1,4 +1,9 @@
-import { EngineBusyError, EngineScanLimitError, EngineTimeoutError, EngineValueError } from '../engines/engine-errors.js';
+import {
+  EngineBusyError,
+  EngineScanLimitError,
+  EngineTimeoutError,
+  EngineValueError,
+} from '../engines/engine-errors.js';
 import { QueryTimeoutError, ServiceUnavailableError, ValidationError, type ApiError } from '../errors.js';
 
 /** The response an engine's error stands for; null for anything that is not an engine error. */
@@ -9,6 +14,7 @@ export function apiErrorOfEngine(error: unknown): ApiError | null {
     const message = 'the query would read too much data; narrow the date range or add filters';
     return new ValidationError(`date_range: ${message}`, [{ path: 'date_range', message }], 'query_too_large');
   }
-  if (error instanceof EngineValueError) return new ValidationError(error.message, [{ path: 'request', message: error.message }]);
+  if (error instanceof EngineValueError)
+    return new ValidationError(error.message, [{ path: 'request', message: error.message }]);
   return null;
 }

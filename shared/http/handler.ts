@@ -68,7 +68,11 @@ type Middleware = middy.MiddlewareObj<Event, Result, unknown, StateContext>;
  * shaping, authentication and scope, rate limit, JSON body parsing; then the handler validates its input
  * and does its work. Errors become `{"error","message"}` responses; only ApiErrors say what went wrong.
  */
-export function httpHandler<B extends z.ZodType = z.ZodUnknown, Q extends z.ZodType = z.ZodUnknown, P extends z.ZodType = z.ZodUnknown>(
+export function httpHandler<
+  B extends z.ZodType = z.ZodUnknown,
+  Q extends z.ZodType = z.ZodUnknown,
+  P extends z.ZodType = z.ZodUnknown,
+>(
   route: Route,
   spec: HandlerSpec<B, Q, P>,
   run: (input: RequestInput<z.output<B>, z.output<Q>, z.output<P>>) => Promise<HttpResult>,
@@ -78,7 +82,9 @@ export function httpHandler<B extends z.ZodType = z.ZodUnknown, Q extends z.ZodT
     const credential = state.credential!;
     const input: RequestInput<z.output<B>, z.output<Q>, z.output<P>> = {
       body: (spec.body ? parseInput(spec.body, event.body, 'body') : undefined) as z.output<B>,
-      query: (spec.query ? parseInput(spec.query, event.queryStringParameters ?? {}, 'query') : undefined) as z.output<Q>,
+      query: (spec.query
+        ? parseInput(spec.query, event.queryStringParameters ?? {}, 'query')
+        : undefined) as z.output<Q>,
       path: (spec.path ? parseInput(spec.path, event.pathParameters ?? {}, 'path') : undefined) as z.output<P>,
       credential,
       log: state.log,
@@ -95,7 +101,10 @@ export function httpHandler<B extends z.ZodType = z.ZodUnknown, Q extends z.ZodT
       },
     };
     // The request's engine calls share one deadline, early enough to answer 504 before Lambda ends the invocation.
-    const deadline = typeof context.getRemainingTimeInMillis === 'function' ? Date.now() + context.getRemainingTimeInMillis() - RESPONSE_MARGIN_MS : undefined;
+    const deadline =
+      typeof context.getRemainingTimeInMillis === 'function'
+        ? Date.now() + context.getRemainingTimeInMillis() - RESPONSE_MARGIN_MS
+        : undefined;
     const result = await withRequestLogger(state.log, () => run(input), deadline);
     // A request the limits refuse is answered 429 or 403 even when its work is done: the work is dropped.
     await state.domainAdmission;
@@ -103,7 +112,8 @@ export function httpHandler<B extends z.ZodType = z.ZodUnknown, Q extends z.ZodT
     return jsonResponse(result.status ?? 200, result.body, { ...state.headers, ...result.headers });
   };
 
-  if (route.uses.includes('analytics') && !spec.engine) throw new Error(`route ${route.name} reads analytics: give its handler the engine`);
+  if (route.uses.includes('analytics') && !spec.engine)
+    throw new Error(`route ${route.name} reads analytics: give its handler the engine`);
   const chain = middy<Event, Result, unknown, StateContext>(base).use(envelope(route)).use(authentication(route));
   // Any content type is read as JSON (curl -d sends form encoding); the parser's own errors become 400s (toApiError).
   if (spec.body) chain.use(bodyPresent()).use(httpJsonBodyParser(anyContentType));
@@ -214,7 +224,8 @@ function toApiError(error: unknown, log: Logger): ApiError {
   if (error instanceof ApiError) return error;
   const fromEngine = apiErrorOfEngine(error);
   if (fromEngine) return fromEngine;
-  if (isBodyParserError(error)) return new ValidationError('body: is not valid JSON', [{ path: 'body', message: 'is not valid JSON' }]);
+  if (isBodyParserError(error))
+    return new ValidationError('body: is not valid JSON', [{ path: 'body', message: 'is not valid JSON' }]);
   log.error('unhandled error', error as Error);
   return internalError();
 }

@@ -21,20 +21,32 @@ const described: Record<RouteKey, { summary: string; tag: Tag }> = {
   annotationsDelete: { summary: 'Delete a chart annotation', tag: 'Annotations' },
   eventsList: { summary: 'Custom events of a period with their counts', tag: 'Custom events' },
   eventProperties: { summary: 'Property keys seen on a custom event', tag: 'Custom events' },
-  eventPropertyValues: { summary: 'Values of one property of a custom event, with counts (and revenue)', tag: 'Custom events' },
+  eventPropertyValues: {
+    summary: 'Values of one property of a custom event, with counts (and revenue)',
+    tag: 'Custom events',
+  },
 };
 
 type Tag = 'Query' | 'Journeys' | 'Annotations' | 'Custom events';
 const tags: { name: Tag; description: string }[] = [
-  { name: 'Query', description: 'The general query: metrics × up to two dimensions, filters, sort, pages, revenue in cents.' },
-  { name: 'Journeys', description: 'Visitors and their paths: the list, one visitor\'s timeline, stats and activity.' },
+  {
+    name: 'Query',
+    description: 'The general query: metrics × up to two dimensions, filters, sort, pages, revenue in cents.',
+  },
+  { name: 'Journeys', description: "Visitors and their paths: the list, one visitor's timeline, stats and activity." },
   { name: 'Annotations', description: 'Notes on a date, shown on charts.' },
   { name: 'Custom events', description: 'Rows of type `event`: names, property keys and values.' },
 ];
 
 type Headers = Record<string, { description: string; required?: boolean; schema: { type: 'string' | 'integer' } }>;
-const header = (description: string, type: 'string' | 'integer' = 'string', required = false) => ({ description, required, schema: { type } });
-const requestId: Headers = { 'X-Request-Id': header('Identifies the request in the logs; quote it when reporting a problem', 'string', true) };
+const header = (description: string, type: 'string' | 'integer' = 'string', required = false) => ({
+  description,
+  required,
+  schema: { type },
+});
+const requestId: Headers = {
+  'X-Request-Id': header('Identifies the request in the logs; quote it when reporting a problem', 'string', true),
+};
 /** Sent on every answer to a request whose key was accepted (so not on a 401). */
 const rateLimit: Headers = {
   'X-RateLimit-Limit': header('Requests allowed per key and minute', 'integer'),
@@ -49,22 +61,51 @@ function errorResponses(key: RouteKey, route: Route): Record<string, ResponseCon
   const visitor = key === 'journeysTimeline' || key === 'journeysStats' || key === 'journeysActivity';
   const statuses: [string, string, Headers][] = [
     ['400', 'Invalid request: `details` names each bad field (`invalid_request`)', rateLimit],
-    ['401', 'Missing, unknown or revoked API key (`unauthorized`)', { 'WWW-Authenticate': header('`Bearer`', 'string', true) }],
-    ['403', 'The key may not read this domain, lacks the scope, or the domain used its monthly event limit (`forbidden`, `usage_limit_exceeded`)', rateLimit],
-    ...(visitor ? [['404', 'No row of this visitor in the domain (`not_found`)', rateLimit] as [string, string, Headers]] : []),
-    ...(key === 'annotationsDelete' ? [['404', 'No annotation with this id in the domain (`not_found`)', rateLimit] as [string, string, Headers]] : []),
-    ...(route.method === 'POST' ? [['413', 'The body is over 1 MiB (`payload_too_large`)', rateLimit] as [string, string, Headers]] : []),
-    ['429', 'Over 100 requests this minute, or too many of this key under way at once (`rate_limited`)', { ...rateLimit, ...retryAfter }],
+    [
+      '401',
+      'Missing, unknown or revoked API key (`unauthorized`)',
+      { 'WWW-Authenticate': header('`Bearer`', 'string', true) },
+    ],
+    [
+      '403',
+      'The key may not read this domain, lacks the scope, or the domain used its monthly event limit (`forbidden`, `usage_limit_exceeded`)',
+      rateLimit,
+    ],
+    ...(visitor
+      ? [['404', 'No row of this visitor in the domain (`not_found`)', rateLimit] as [string, string, Headers]]
+      : []),
+    ...(key === 'annotationsDelete'
+      ? [['404', 'No annotation with this id in the domain (`not_found`)', rateLimit] as [string, string, Headers]]
+      : []),
+    ...(route.method === 'POST'
+      ? [['413', 'The body is over 1 MiB (`payload_too_large`)', rateLimit] as [string, string, Headers]]
+      : []),
+    [
+      '429',
+      'Over 100 requests this minute, or too many of this key under way at once (`rate_limited`)',
+      { ...rateLimit, ...retryAfter },
+    ],
     ['500', 'A fault of the service (`internal_error`); nothing about the request or the SQL is disclosed', {}],
     ...(analytics
       ? [
-          ['503', 'The query engine is busy or throttled; retry after Retry-After (`service_unavailable`)', { ...rateLimit, ...retryAfter }] as [string, string, Headers],
-          ['504', 'The query ran out of time; narrow the range or filters (`query_timeout`)', rateLimit] as [string, string, Headers],
+          [
+            '503',
+            'The query engine is busy or throttled; retry after Retry-After (`service_unavailable`)',
+            { ...rateLimit, ...retryAfter },
+          ] as [string, string, Headers],
+          ['504', 'The query ran out of time; narrow the range or filters (`query_timeout`)', rateLimit] as [
+            string,
+            string,
+            Headers,
+          ],
         ]
       : []),
   ];
   return Object.fromEntries(
-    statuses.map(([status, description, headers]) => [status, { description, headers: { ...requestId, ...headers }, content: { 'application/json': { schema: errorSchema } } }]),
+    statuses.map(([status, description, headers]) => [
+      status,
+      { description, headers: { ...requestId, ...headers }, content: { 'application/json': { schema: errorSchema } } },
+    ]),
   );
 }
 
@@ -121,9 +162,13 @@ export function buildOpenApiDocument(specs: RouteSpecs): object {
 }
 
 /** Loads every handler module named in the route table and reads the schemas it validates with. */
-export async function loadRouteSpecs(importHandler: (module: string) => Promise<{ handler: { spec: RouteSpecs[RouteKey] } }>): Promise<RouteSpecs> {
+export async function loadRouteSpecs(
+  importHandler: (module: string) => Promise<{ handler: { spec: RouteSpecs[RouteKey] } }>,
+): Promise<RouteSpecs> {
   const entries = await Promise.all(
-    (Object.entries(routes) as [RouteKey, (typeof routes)[RouteKey]][]).map(async ([key, route]) => [key, (await importHandler(route.handler)).handler.spec] as const),
+    (Object.entries(routes) as [RouteKey, (typeof routes)[RouteKey]][]).map(
+      async ([key, route]) => [key, (await importHandler(route.handler)).handler.spec] as const,
+    ),
   );
   return Object.fromEntries(entries) as RouteSpecs;
 }

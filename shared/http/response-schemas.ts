@@ -5,7 +5,10 @@ import type { RouteKey } from '../routes.js';
 // against them (so the document cannot drift from what the handlers send). Schemas a client names in its own code
 // carry an `id`: the document lists them as components, and generated clients get a type of that name.
 
-const timestamp = z.string().regex(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/).describe('YYYY-MM-DD HH:MM:SS in the request time zone');
+const timestamp = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/)
+  .describe('YYYY-MM-DD HH:MM:SS in the request time zone');
 const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/);
 const count = z.number().int().min(0);
 const queryMs = z.number().min(0).describe('time spent in the query engine, measured');
@@ -15,32 +18,36 @@ const nullableString = z.string().nullable();
 /** `[start, end]`: arrays of two, which JSON Schema states as minItems and maxItems. */
 const pair = (item: z.ZodType) => z.array(item).length(2);
 
-const annotation = z.object({
-  id: z.string(),
-  date: day,
-  title: z.string().max(250),
-  created_by: z.string(),
-  created_at: z.string().datetime(),
-  updated_at: z.string().datetime(),
-}).meta({ id: 'Annotation' });
+const annotation = z
+  .object({
+    id: z.string(),
+    date: day,
+    title: z.string().max(250),
+    created_by: z.string(),
+    created_at: z.string().datetime(),
+    updated_at: z.string().datetime(),
+  })
+  .meta({ id: 'Annotation' });
 
-const visitor = z.object({
-  visitor_id: z.string(),
-  country: nullableString,
-  browser: nullableString,
-  os: nullableString,
-  device: nullableString,
-  pageview_count: count,
-  session_count: count,
-  event_count: count,
-  total_revenue_cents: z.number().int(),
-  first_seen: timestamp,
-  last_seen: timestamp,
-  first_referrer: nullableString,
-  entry_page: nullableString,
-  latest_revenue_date: timestamp.nullable(),
-  revenue_event_count: count,
-}).meta({ id: 'Visitor', description: 'One visitor of the journeys list, over the requested range.' });
+const visitor = z
+  .object({
+    visitor_id: z.string(),
+    country: nullableString,
+    browser: nullableString,
+    os: nullableString,
+    device: nullableString,
+    pageview_count: count,
+    session_count: count,
+    event_count: count,
+    total_revenue_cents: z.number().int(),
+    first_seen: timestamp,
+    last_seen: timestamp,
+    first_referrer: nullableString,
+    entry_page: nullableString,
+    latest_revenue_date: timestamp.nullable(),
+    revenue_event_count: count,
+  })
+  .meta({ id: 'Visitor', description: 'One visitor of the journeys list, over the requested range.' });
 
 const pageviewItem = z
   .object({
@@ -57,11 +64,24 @@ const pageviewItem = z
     os: nullableString.optional().describe('entry pages only'),
     device: nullableString.optional().describe('entry pages only'),
   })
-  .meta({ id: 'TimelinePageview', description: 'A pageview; the first of its session (is_entry_page 1) also carries the attribution.' });
+  .meta({
+    id: 'TimelinePageview',
+    description: 'A pageview; the first of its session (is_entry_page 1) also carries the attribution.',
+  });
 
-const customEventFields = { timestamp, session_id: z.literal(''), event_name: nullableString, event_properties: z.string().describe('the properties as JSON text') };
-const eventItem = z.object({ ...customEventFields, type: z.literal('event') }).meta({ id: 'TimelineEvent', description: 'A custom event.' });
-const autoItem = z.object({ ...customEventFields, type: z.literal('auto') }).meta({ id: 'TimelineAutoEvent', description: 'An automatically tracked event (exit link, download, ...); with include_auto_events.' });
+const customEventFields = {
+  timestamp,
+  session_id: z.literal(''),
+  event_name: nullableString,
+  event_properties: z.string().describe('the properties as JSON text'),
+};
+const eventItem = z
+  .object({ ...customEventFields, type: z.literal('event') })
+  .meta({ id: 'TimelineEvent', description: 'A custom event.' });
+const autoItem = z.object({ ...customEventFields, type: z.literal('auto') }).meta({
+  id: 'TimelineAutoEvent',
+  description: 'An automatically tracked event (exit link, download, ...); with include_auto_events.',
+});
 const revenueItem = z
   .object({
     timestamp,
@@ -72,40 +92,58 @@ const revenueItem = z
     currency: nullableString,
     revenue_event: nullableString,
   })
-  .meta({ id: 'TimelineRevenue', description: 'A revenue row: a payment (positive) or a refund (negative), in cents.' });
+  .meta({
+    id: 'TimelineRevenue',
+    description: 'A revenue row: a payment (positive) or a refund (negative), in cents.',
+  });
 
-const timelineItem = z.discriminatedUnion('type', [pageviewItem, eventItem, autoItem, revenueItem]).meta({ id: 'TimelineItem' });
+const timelineItem = z
+  .discriminatedUnion('type', [pageviewItem, eventItem, autoItem, revenueItem])
+  .meta({ id: 'TimelineItem' });
 
-const visitorStats = z.object({
+const visitorStats = z
+  .object({
+    visitor_id: z.string(),
+    first_seen: timestamp,
+    last_seen: timestamp,
+    total_sessions: count,
+    total_pageviews: count,
+    total_events: count,
+    total_revenue_cents: z.number().int(),
+    avg_scroll_depth: z.number(),
+    avg_session_duration_seconds: z.number(),
+    country: nullableString,
+    region: nullableString,
+    city: nullableString,
+    browser: nullableString,
+    os: nullableString,
+    device: nullableString,
+    entry_page: nullableString,
+    source: nullableString,
+    utm_source: nullableString,
+    utm_medium: nullableString,
+    utm_campaign: nullableString,
+  })
+  .meta({ id: 'VisitorStats' });
+
+const visitorMeta = z.object({
+  domain: z.string(),
   visitor_id: z.string(),
-  first_seen: timestamp,
-  last_seen: timestamp,
-  total_sessions: count,
-  total_pageviews: count,
-  total_events: count,
-  total_revenue_cents: z.number().int(),
-  avg_scroll_depth: z.number(),
-  avg_session_duration_seconds: z.number(),
-  country: nullableString,
-  region: nullableString,
-  city: nullableString,
-  browser: nullableString,
-  os: nullableString,
-  device: nullableString,
-  entry_page: nullableString,
-  source: nullableString,
-  utm_source: nullableString,
-  utm_medium: nullableString,
-  utm_campaign: nullableString,
-}).meta({ id: 'VisitorStats' });
-
-const visitorMeta = z.object({ domain: z.string(), visitor_id: z.string(), query_ms: queryMs, bytes_scanned: bytesScanned });
+  query_ms: queryMs,
+  bytes_scanned: bytesScanned,
+});
 const eventsMeta = { domain: z.string(), date_range: pair(day), query_ms: queryMs, bytes_scanned: bytesScanned };
 
 export const responseSchemas: Record<RouteKey, z.ZodType> = {
   journeysList: z.object({
     data: z.array(visitor),
-    meta: z.object({ domain: z.string(), date_range: pair(timestamp), timezone: z.string(), query_ms: queryMs, bytes_scanned: bytesScanned }),
+    meta: z.object({
+      domain: z.string(),
+      date_range: pair(timestamp),
+      timezone: z.string(),
+      query_ms: queryMs,
+      bytes_scanned: bytesScanned,
+    }),
     pagination: page.extend({ total: count }),
   }),
   journeysTimeline: z.object({
@@ -115,28 +153,60 @@ export const responseSchemas: Record<RouteKey, z.ZodType> = {
   }),
   journeysStats: z.object({ data: visitorStats, meta: visitorMeta }),
   journeysActivity: z.object({
-    data: z.array(z.object({ day_of_week: z.number().int().min(1).max(7).describe('1 = Monday .. 7 = Sunday'), hour_of_day: z.number().int().min(0).max(23), pageviews: count, unique_visitors: count }).meta({ id: 'ActivityBucket', description: 'Pageviews of one weekday and hour, in UTC.' })),
+    data: z.array(
+      z
+        .object({
+          day_of_week: z.number().int().min(1).max(7).describe('1 = Monday .. 7 = Sunday'),
+          hour_of_day: z.number().int().min(0).max(23),
+          pageviews: count,
+          unique_visitors: count,
+        })
+        .meta({ id: 'ActivityBucket', description: 'Pageviews of one weekday and hour, in UTC.' }),
+    ),
     meta: visitorMeta,
   }),
-  annotationsList: z.object({ data: z.array(annotation), meta: z.object({ domain: z.string(), date_range: pair(day.nullable()) }) }),
+  annotationsList: z.object({
+    data: z.array(annotation),
+    meta: z.object({ domain: z.string(), date_range: pair(day.nullable()) }),
+  }),
   annotationsCreate: annotation,
   annotationsDelete: z.object({ success: z.literal(true) }),
   eventsList: z.object({
-    data: z.array(z.object({ name: z.string(), count, visitors: count, has_properties: z.boolean() }).meta({ id: 'CustomEvent' })),
+    data: z.array(
+      z.object({ name: z.string(), count, visitors: count, has_properties: z.boolean() }).meta({ id: 'CustomEvent' }),
+    ),
     meta: z.object(eventsMeta),
   }),
   eventProperties: z.object({ data: z.array(z.string()), meta: z.object({ ...eventsMeta, event: z.string() }) }),
   eventPropertyValues: z.object({
-    data: z.array(z.object({ value: z.string(), count, visitors: count, revenue: z.number().int().optional().describe('cents; with include_revenue=true') }).meta({ id: 'PropertyValue' })),
+    data: z.array(
+      z
+        .object({
+          value: z.string(),
+          count,
+          visitors: count,
+          revenue: z.number().int().optional().describe('cents; with include_revenue=true'),
+        })
+        .meta({ id: 'PropertyValue' }),
+    ),
     meta: z.object({ ...eventsMeta, event: z.string(), property: z.string() }),
   }),
   query: z.object({
     data: z.array(
       z
-        .object({ dimensions: z.record(z.string(), z.string()).describe('each requested dimension and its value'), metrics: z.record(z.string(), z.number()).describe('each requested metric and its value') })
+        .object({
+          dimensions: z.record(z.string(), z.string()).describe('each requested dimension and its value'),
+          metrics: z.record(z.string(), z.number()).describe('each requested metric and its value'),
+        })
         .meta({ id: 'QueryRow' }),
     ),
-    meta: z.object({ domain: z.string(), date_range: pair(day), timezone: z.string(), query_ms: queryMs, bytes_scanned: bytesScanned }),
+    meta: z.object({
+      domain: z.string(),
+      date_range: pair(day),
+      timezone: z.string(),
+      query_ms: queryMs,
+      bytes_scanned: bytesScanned,
+    }),
     pagination: page,
     query: z.object({
       metrics: z.array(z.string()),
@@ -149,8 +219,13 @@ export const responseSchemas: Record<RouteKey, z.ZodType> = {
   }),
 };
 
-export const errorSchema = z.object({
-  error: z.string().describe('machine-readable code'),
-  message: z.string().describe('human-readable explanation'),
-  details: z.array(z.object({ path: z.string(), message: z.string() })).optional().describe('on 400: each bad field'),
-}).meta({ id: 'Error', description: 'Every 4xx and 5xx answer.' });
+export const errorSchema = z
+  .object({
+    error: z.string().describe('machine-readable code'),
+    message: z.string().describe('human-readable explanation'),
+    details: z
+      .array(z.object({ path: z.string(), message: z.string() }))
+      .optional()
+      .describe('on 400: each bad field'),
+  })
+  .meta({ id: 'Error', description: 'Every 4xx and 5xx answer.' });

@@ -6,7 +6,11 @@ export interface HttpResult {
   headers?: Record<string, string>;
 }
 
-export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): APIGatewayProxyStructuredResultV2 {
+export function jsonResponse(
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): APIGatewayProxyStructuredResultV2 {
   return {
     statusCode: status,
     // A JSON answer is data: never sniffed as anything else, never rendered in a frame.

@@ -6,11 +6,17 @@ export const MAX_DETAILS = 20;
 const MAX_PATH_LENGTH = 200;
 
 /** Parses `input` with `schema`, or throws a 400 whose details name the bad fields (the first MAX_DETAILS). */
-export function parseInput<S extends z.ZodType>(schema: S, input: unknown, root: 'body' | 'query' | 'path'): z.output<S> {
+export function parseInput<S extends z.ZodType>(
+  schema: S,
+  input: unknown,
+  root: 'body' | 'query' | 'path',
+): z.output<S> {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
   const all = result.error.issues.flatMap((issue) => toDetails(issue, root));
-  const details = all.slice(0, MAX_DETAILS).map((d) => ({ ...d, path: d.path.length > MAX_PATH_LENGTH ? `${d.path.slice(0, MAX_PATH_LENGTH)}…` : d.path }));
+  const details = all
+    .slice(0, MAX_DETAILS)
+    .map((d) => ({ ...d, path: d.path.length > MAX_PATH_LENGTH ? `${d.path.slice(0, MAX_PATH_LENGTH)}…` : d.path }));
   const more = all.length > details.length ? `; and ${all.length - details.length} more` : '';
   throw new ValidationError(details.map((d) => `${d.path}: ${d.message}`).join('; ') + more, details);
 }

@@ -19,7 +19,8 @@ export async function enterRequest(keyId: string): Promise<() => void> {
   if (count < MAX_RUNNING_PER_KEY) running.set(keyId, count + 1);
   else {
     const queue = waiting.get(keyId) ?? [];
-    if (queue.length >= MAX_WAITING_PER_KEY) throw new ConcurrencyLimitedError(MAX_RUNNING_PER_KEY + MAX_WAITING_PER_KEY);
+    if (queue.length >= MAX_WAITING_PER_KEY)
+      throw new ConcurrencyLimitedError(MAX_RUNNING_PER_KEY + MAX_WAITING_PER_KEY);
     waiting.set(keyId, queue);
     // The slot is handed over by a release: the running count stays as it is.
     await new Promise<void>((resolve) => queue.push(resolve));

@@ -41,9 +41,17 @@ export async function admitRequest(credential: Credential, nowMs = Date.now()): 
  * completes: both updates travel at once, so the limits cost one DynamoDB round trip. A request refused by
  * the rate limit gives its usage back; one refused by the usage limit answers 403.
  */
-export async function admitDomainRequest(admission: Promise<unknown>, credential: Credential, domain: string, now = new Date()): Promise<void> {
+export async function admitDomainRequest(
+  admission: Promise<unknown>,
+  credential: Credential,
+  domain: string,
+  now = new Date(),
+): Promise<void> {
   const key = usageKey(domain, now);
-  const [rate, usage] = await Promise.allSettled([admission, addBelowLimit(key, 1, credential.eventLimit, monthExpiry(now))]);
+  const [rate, usage] = await Promise.allSettled([
+    admission,
+    addBelowLimit(key, 1, credential.eventLimit, monthExpiry(now)),
+  ]);
   if (rate.status === 'rejected') {
     if (usage.status === 'fulfilled' && usage.value.admitted) await add(key, -1, monthExpiry(now));
     throw rate.reason;
@@ -62,7 +70,12 @@ export async function recordImportedEvents(domain: string, count: number, now = 
  * import whose count is retried after a crash is never counted twice. Once the import's own record is written (a
  * retry then stops before counting), forgetImportCount drops the id from the month's item.
  */
-export async function recordImportedEventsOnce(domain: string, count: number, importId: string, now = new Date()): Promise<void> {
+export async function recordImportedEventsOnce(
+  domain: string,
+  count: number,
+  importId: string,
+  now = new Date(),
+): Promise<void> {
   await addOnce(usageKey(domain, now), count, importId, monthExpiry(now));
 }
 

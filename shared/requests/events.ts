@@ -15,14 +15,20 @@ type WindowFields = { start?: string; end?: string };
 
 function checkWindow(q: WindowFields, ctx: z.RefinementCtx): void {
   if ((q.start === undefined) !== (q.end === undefined)) {
-    ctx.addIssue({ code: 'custom', path: [q.start === undefined ? 'start' : 'end'], message: 'start and end go together' });
+    ctx.addIssue({
+      code: 'custom',
+      path: [q.start === undefined ? 'start' : 'end'],
+      message: 'start and end go together',
+    });
   } else if (q.start && q.end && q.start > q.end) {
     ctx.addIssue({ code: 'custom', path: ['start'], message: 'must not be after end' });
   }
 }
 
 export const eventsQuery = z.strictObject(eventsWindowShape).superRefine(checkWindow);
-export const propertyValuesQuery = z.strictObject({ ...eventsWindowShape, include_revenue: queryBool.optional() }).superRefine(checkWindow);
+export const propertyValuesQuery = z
+  .strictObject({ ...eventsWindowShape, include_revenue: queryBool.optional() })
+  .superRefine(checkWindow);
 
 export const eventNamePath = z.object({ name: pathSegment });
 export const propertyKeyPath = z.object({ name: pathSegment, key: pathSegment });

@@ -48,9 +48,21 @@ export const rangeDateSchema = calendarDateSchema.refine(
   `must lie between ${RANGE_DATE_BOUNDS[0]} and ${RANGE_DATE_BOUNDS[1]}`,
 );
 
-export const dateRangeSchema = z.union([presetSchema, z.tuple([rangeDateSchema, rangeDateSchema]).meta({ minItems: 2, maxItems: 2, description: `[start, end], both days included, start not after end, between ${RANGE_DATE_BOUNDS[0]} and ${RANGE_DATE_BOUNDS[1]}` })], {
-  error: `must be one of ${presets.join(', ')} or [start, end] dates`,
-}).refine((r) => typeof r === 'string' || r[0] <= r[1], 'start must not be after end');
+export const dateRangeSchema = z
+  .union(
+    [
+      presetSchema,
+      z.tuple([rangeDateSchema, rangeDateSchema]).meta({
+        minItems: 2,
+        maxItems: 2,
+        description: `[start, end], both days included, start not after end, between ${RANGE_DATE_BOUNDS[0]} and ${RANGE_DATE_BOUNDS[1]}`,
+      }),
+    ],
+    {
+      error: `must be one of ${presets.join(', ')} or [start, end] dates`,
+    },
+  )
+  .refine((r) => typeof r === 'string' || r[0] <= r[1], 'start must not be after end');
 
 // In a `u` regex a surrogate pair is one code point, so this matches only the unpaired halves.
 const loneSurrogate = /\p{Surrogate}/u;
@@ -79,7 +91,9 @@ export function queryInt(min: number, max: number) {
 }
 
 /** `true`/`false` (also `1`/`0`) in a query string. */
-export const queryBool = z.enum(['true', 'false', '1', '0'], { error: 'must be true or false' }).transform((v) => v === 'true' || v === '1');
+export const queryBool = z
+  .enum(['true', 'false', '1', '0'], { error: 'must be true or false' })
+  .transform((v) => v === 'true' || v === '1');
 
 /** A path parameter, already percent-decoded (HTTP APIs decode the path before routing; so does the local server). */
 export const pathSegment = dataText(z.string().min(1).max(MAX_PATH_SEGMENT_LENGTH));

@@ -6,8 +6,19 @@ import { dataText } from './fields.js';
 // shared/query/scope/filters.ts.
 
 export const rowFilterFields = [
-  'page', 'country', 'region', 'city', 'browser', 'os', 'device', 'referrer',
-  'utm_source', 'utm_medium', 'utm_campaign', 'utm_content', 'utm_term',
+  'page',
+  'country',
+  'region',
+  'city',
+  'browser',
+  'os',
+  'device',
+  'referrer',
+  'utm_source',
+  'utm_medium',
+  'utm_campaign',
+  'utm_content',
+  'utm_term',
 ] as const;
 export const eventFilterFields = ['event', 'event_property'] as const;
 export const filterOperators = ['is', 'is_not', 'contains', 'not_contains', 'starts_with'] as const;
@@ -30,7 +41,10 @@ export function missingLabel(field: RowFilterField): string {
 export const MAX_FILTER_VALUE_LENGTH = 1000;
 
 const filterValueSchema = dataText(
-  z.string().min(1, 'must not be empty').max(MAX_FILTER_VALUE_LENGTH, `must be at most ${MAX_FILTER_VALUE_LENGTH} characters`),
+  z
+    .string()
+    .min(1, 'must not be empty')
+    .max(MAX_FILTER_VALUE_LENGTH, `must be at most ${MAX_FILTER_VALUE_LENGTH} characters`),
 );
 
 export function filterSchema<F extends readonly [FilterField, ...FilterField[]]>(fields: F) {
@@ -67,4 +81,3 @@ export function propertyParts(field: FilterField, value: string): { key?: string
 export function multiValues(value: string): string[] {
   return value.split(',').filter((v) => v.length > 0);
 }
-

@@ -7,7 +7,14 @@ import { eventFilterFields, filterSchema, rowFilterFields, type Filter } from '.
 // works from. `domain` is required on every journeys request (docs/API.md).
 
 export const journeyFilterFields = [...rowFilterFields, ...eventFilterFields] as const;
-export const visitorSortFields = ['last_seen', 'first_seen', 'pageviews', 'sessions', 'revenue', 'latest_revenue'] as const;
+export const visitorSortFields = [
+  'last_seen',
+  'first_seen',
+  'pageviews',
+  'sessions',
+  'revenue',
+  'latest_revenue',
+] as const;
 
 export type VisitorSortField = (typeof visitorSortFields)[number];
 export type SortOrder = 'asc' | 'desc';
@@ -16,43 +23,54 @@ const count = z.number().int().min(0);
 const cents = z.number().int();
 const offset = z.number().int().min(0).max(1_000_000);
 
-export const visitorListRequestSchema = z.strictObject({
-  domain: domainSchema,
-  date_range: dateRangeSchema.optional(),
-  filters: z.array(filterSchema(journeyFilterFields)).max(20, 'at most 20 filters').refine(uniqueItems, 'must not hold the same filter twice').meta({ uniqueItems: true }).optional(),
-  pageviews_gt: count.optional(),
-  pageviews_lt: count.optional(),
-  sessions_gt: count.optional(),
-  sessions_lt: count.optional(),
-  revenue_gt: cents.optional(),
-  revenue_lt: cents.optional(),
-  has_revenue: z.boolean().optional(),
-  first_purchase: z.boolean().optional(),
-  sort_by: z.enum(visitorSortFields, { error: `must be one of ${visitorSortFields.join(', ')}` }).optional(),
-  sort_order: z.enum(['asc', 'desc'], { error: 'must be asc or desc' }).optional(),
-  limit: z.number().int().min(1).max(100).optional(),
-  offset: offset.optional(),
-  timezone: timeZoneSchema.optional(),
-  is_dev: z.boolean().optional(),
-}).meta({ example: { domain: 'demo.example.com', date_range: '30d', sort_by: 'last_seen', limit: 10 } });
+export const visitorListRequestSchema = z
+  .strictObject({
+    domain: domainSchema,
+    date_range: dateRangeSchema.optional(),
+    filters: z
+      .array(filterSchema(journeyFilterFields))
+      .max(20, 'at most 20 filters')
+      .refine(uniqueItems, 'must not hold the same filter twice')
+      .meta({ uniqueItems: true })
+      .optional(),
+    pageviews_gt: count.optional(),
+    pageviews_lt: count.optional(),
+    sessions_gt: count.optional(),
+    sessions_lt: count.optional(),
+    revenue_gt: cents.optional(),
+    revenue_lt: cents.optional(),
+    has_revenue: z.boolean().optional(),
+    first_purchase: z.boolean().optional(),
+    sort_by: z.enum(visitorSortFields, { error: `must be one of ${visitorSortFields.join(', ')}` }).optional(),
+    sort_order: z.enum(['asc', 'desc'], { error: 'must be asc or desc' }).optional(),
+    limit: z.number().int().min(1).max(100).optional(),
+    offset: offset.optional(),
+    timezone: timeZoneSchema.optional(),
+    is_dev: z.boolean().optional(),
+  })
+  .meta({ example: { domain: 'demo.example.com', date_range: '30d', sort_by: 'last_seen', limit: 10 } });
 
-export const timelineRequestSchema = z.strictObject({
-  domain: domainSchema,
-  visitor_id: visitorIdSchema,
-  date_range: dateRangeSchema.optional(),
-  limit: z.number().int().min(1).max(1000).optional(),
-  offset: offset.optional(),
-  timezone: timeZoneSchema.optional(),
-  is_dev: z.boolean().optional(),
-  include_auto_events: z.boolean().optional(),
-}).meta({ example: { domain: 'demo.example.com', visitor_id: 'v_9e3779b1', date_range: '30d', limit: 50 } });
+export const timelineRequestSchema = z
+  .strictObject({
+    domain: domainSchema,
+    visitor_id: visitorIdSchema,
+    date_range: dateRangeSchema.optional(),
+    limit: z.number().int().min(1).max(1000).optional(),
+    offset: offset.optional(),
+    timezone: timeZoneSchema.optional(),
+    is_dev: z.boolean().optional(),
+    include_auto_events: z.boolean().optional(),
+  })
+  .meta({ example: { domain: 'demo.example.com', visitor_id: 'v_9e3779b1', date_range: '30d', limit: 50 } });
 
 /** journeys/stats and journeys/activity: one visitor, all time. */
-export const visitorRequestSchema = z.strictObject({
-  domain: domainSchema,
-  visitor_id: visitorIdSchema,
-  is_dev: z.boolean().optional(),
-}).meta({ example: { domain: 'demo.example.com', visitor_id: 'v_9e3779b1' } });
+export const visitorRequestSchema = z
+  .strictObject({
+    domain: domainSchema,
+    visitor_id: visitorIdSchema,
+    is_dev: z.boolean().optional(),
+  })
+  .meta({ example: { domain: 'demo.example.com', visitor_id: 'v_9e3779b1' } });
 
 export type VisitorListRequest = z.output<typeof visitorListRequestSchema>;
 export type TimelineRequest = z.output<typeof timelineRequestSchema>;

@@ -5,7 +5,15 @@ import { filterSchema, rowFilterFields, type Filter } from './filters.js';
 
 // POST /v1/query: the request schema and the normalised query every later step works from.
 
-export const metrics = ['pageviews', 'visitors', 'bounce_rate', 'avg_session_duration', 'revenue', 'conversions', 'conversion_rate'] as const;
+export const metrics = [
+  'pageviews',
+  'visitors',
+  'bounce_rate',
+  'avg_session_duration',
+  'revenue',
+  'conversions',
+  'conversion_rate',
+] as const;
 export const revenueMetrics = ['revenue', 'conversions', 'conversion_rate'] as const;
 export const sessionMetrics = ['bounce_rate', 'avg_session_duration'] as const;
 export const dimensions = [...rowFilterFields, 'date', 'hour', 'event'] as const;
@@ -33,7 +41,12 @@ export const queryRequestSchema = z
       .max(2, 'at most 2 dimensions')
       .meta({ uniqueItems: true })
       .optional(),
-    filters: z.array(filterSchema(queryFilterFields)).max(20, 'at most 20 filters').refine(uniqueItems, 'must not hold the same filter twice').meta({ uniqueItems: true }).optional(),
+    filters: z
+      .array(filterSchema(queryFilterFields))
+      .max(20, 'at most 20 filters')
+      .refine(uniqueItems, 'must not hold the same filter twice')
+      .meta({ uniqueItems: true })
+      .optional(),
     sort: z
       .strictObject({
         field: z.enum(sortFields, { error: `must be one of ${sortFields.join(', ')}` }),
@@ -47,12 +60,18 @@ export const queryRequestSchema = z
   })
   .superRefine((q, ctx) => {
     const dims = q.dimensions ?? [];
-    if (new Set(dims).size !== dims.length) ctx.addIssue({ code: 'custom', path: ['dimensions'], message: 'must not repeat a dimension' });
+    if (new Set(dims).size !== dims.length)
+      ctx.addIssue({ code: 'custom', path: ['dimensions'], message: 'must not repeat a dimension' });
     if (dims.includes('event') && dims.length > 1) {
-      ctx.addIssue({ code: 'custom', path: ['dimensions'], message: 'event cannot be combined with another dimension' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['dimensions'],
+        message: 'event cannot be combined with another dimension',
+      });
     }
     const ms = q.metrics ?? [];
-    if (new Set(ms).size !== ms.length) ctx.addIssue({ code: 'custom', path: ['metrics'], message: 'must not repeat a metric' });
+    if (new Set(ms).size !== ms.length)
+      ctx.addIssue({ code: 'custom', path: ['metrics'], message: 'must not repeat a metric' });
     if (!q.include_revenue) {
       ms.forEach((m, i) => {
         if ((revenueMetrics as readonly string[]).includes(m)) {
@@ -60,12 +79,25 @@ export const queryRequestSchema = z
         }
       });
       if (q.sort?.field === 'revenue') {
-        ctx.addIssue({ code: 'custom', path: ['sort', 'field'], message: 'sorting by revenue needs include_revenue: true' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['sort', 'field'],
+          message: 'sorting by revenue needs include_revenue: true',
+        });
       }
     }
   })
   // The example the reference page's "Try it out" starts from: the top pages of the demo site.
-  .meta({ example: { domain: 'demo.example.com', metrics: ['visitors', 'pageviews', 'bounce_rate'], dimensions: ['page'], date_range: '30d', sort: { field: 'visitors', order: 'desc' }, limit: 10 } });
+  .meta({
+    example: {
+      domain: 'demo.example.com',
+      metrics: ['visitors', 'pageviews', 'bounce_rate'],
+      dimensions: ['page'],
+      date_range: '30d',
+      sort: { field: 'visitors', order: 'desc' },
+      limit: 10,
+    },
+  });
 
 export type QueryRequest = z.output<typeof queryRequestSchema>;
 

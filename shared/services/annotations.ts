@@ -2,7 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { NotFoundError } from '../errors.js';
 import { deleteAnnotation, listAnnotations, putAnnotation, type Annotation } from '../store/annotations-repo.js';
 
-export async function createAnnotation(domain: string, input: { date: string; title: string }, createdBy: string, now = new Date()): Promise<Annotation> {
+export async function createAnnotation(
+  domain: string,
+  input: { date: string; title: string },
+  createdBy: string,
+  now = new Date(),
+): Promise<Annotation> {
   const timestamp = now.toISOString();
   const annotation: Annotation = {
     id: randomUUID(),

@@ -13,7 +13,12 @@ export interface EventsWindow {
   limit: number;
 }
 
-async function scopeOf(runner: EngineRunner, domain: string, window: EventsWindow, now: Date): Promise<EventScope & { dates: [string, string] }> {
+async function scopeOf(
+  runner: EngineRunner,
+  domain: string,
+  window: EventsWindow,
+  now: Date,
+): Promise<EventScope & { dates: [string, string] }> {
   const range =
     window.start && window.end
       ? rangeOfDates(window.start, window.end, 'UTC')
@@ -26,7 +31,12 @@ export async function listCustomEvents(domain: string, window: EventsWindow, now
   const scope = await scopeOf(runner, domain, window, now);
   const rows = await runner.rows(printEventList(scope, window.limit, runner.target));
   return {
-    data: rows.map((r) => ({ name: String(r.name), count: Number(r.count), visitors: Number(r.visitors), has_properties: r.has_properties === true })),
+    data: rows.map((r) => ({
+      name: String(r.name),
+      count: Number(r.count),
+      visitors: Number(r.visitors),
+      has_properties: r.has_properties === true,
+    })),
     meta: { domain, date_range: scope.dates, query_ms: runner.queryMs, ...bytes(runner) },
   };
 }
@@ -50,7 +60,9 @@ export async function listEventPropertyValues(
 ) {
   const runner = await EngineRunner.forDomain(domain);
   const scope = await scopeOf(runner, domain, window, now);
-  const rows = await runner.rows(printEventPropertyValues(scope, event, key, window.limit, window.includeRevenue, runner.target));
+  const rows = await runner.rows(
+    printEventPropertyValues(scope, event, key, window.limit, window.includeRevenue, runner.target),
+  );
   return {
     data: rows.map((r) => ({
       value: String(r.value),

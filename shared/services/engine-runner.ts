@@ -38,7 +38,9 @@ export class EngineRunner {
     const engineVersion = cache ? engine.dataVersion?.() : undefined;
     if (!target.catalog.filesReplacedInPlace) return new EngineRunner(engine, target, engineVersion);
     const hidden = await hiddenFiles(domain);
-    const version = cache ? [`files:${hidden.version}`, ...(engineVersion === undefined ? [] : [engineVersion])].join(' ') : undefined;
+    const version = cache
+      ? [`files:${hidden.version}`, ...(engineVersion === undefined ? [] : [engineVersion])].join(' ')
+      : undefined;
     return new EngineRunner(engine, { ...target, catalog: withExcludedFiles(target.catalog, hidden, domain) }, version);
   }
 
@@ -56,7 +58,8 @@ export class EngineRunner {
   async rows(query: SqlQuery): Promise<SqlRow[]> {
     const started = performance.now();
     let outcome: { rows: number; bytes_scanned?: number; cached?: true } | undefined;
-    const key = this.dataVersion === undefined ? undefined : answerKey(this.target.dialect.name, this.dataVersion, query);
+    const key =
+      this.dataVersion === undefined ? undefined : answerKey(this.target.dialect.name, this.dataVersion, query);
     try {
       const cached = key === undefined ? undefined : await readAnswer(key);
       if (cached) {
@@ -68,12 +71,19 @@ export class EngineRunner {
       const { rows, stats } = await this.engine.run(query);
       if (key !== undefined) await writeAnswer(key, rows);
       if (stats.bytesScanned !== undefined) this.scanned = (this.scanned ?? 0) + stats.bytesScanned;
-      outcome = { rows: rows.length, ...(stats.bytesScanned === undefined ? {} : { bytes_scanned: stats.bytesScanned }) };
+      outcome = {
+        rows: rows.length,
+        ...(stats.bytesScanned === undefined ? {} : { bytes_scanned: stats.bytesScanned }),
+      };
       return rows;
     } finally {
       const elapsed = performance.now() - started;
       this.elapsedMs += elapsed;
-      requestLogger().info('query', { engine: this.target.dialect.name, query_ms: Math.round(elapsed), ...(outcome ?? { failed: true }) });
+      requestLogger().info('query', {
+        engine: this.target.dialect.name,
+        query_ms: Math.round(elapsed),
+        ...(outcome ?? { failed: true }),
+      });
     }
   }
 

@@ -13,7 +13,12 @@ import {
   type VisitorListRequest,
   type VisitorRequest,
 } from '../requests/journeys.js';
-import { printTimeline, printVisitorActivity, printVisitorExists, printVisitorStats } from '../query/journeys/print-visitor.js';
+import {
+  printTimeline,
+  printVisitorActivity,
+  printVisitorExists,
+  printVisitorStats,
+} from '../query/journeys/print-visitor.js';
 import { resolveDateRange, type DateRangeInput, type ResolvedRange } from '../time/date-range.js';
 import { EngineRunner } from './engine-runner.js';
 import { bytes } from './query.js';
@@ -33,7 +38,9 @@ interface RangedRequest {
 async function pageOf(runner: EngineRunner, request: RangedRequest, domain: string, defaultLimit: number, now: Date) {
   const timeZone = request.timezone ?? 'UTC';
   const isDev = request.is_dev ?? false;
-  const range = await resolveDateRange(request.date_range ?? JOURNEYS_DEFAULTS.dateRange, timeZone, now, () => runner.firstEventAt(domain, isDev));
+  const range = await resolveDateRange(request.date_range ?? JOURNEYS_DEFAULTS.dateRange, timeZone, now, () =>
+    runner.firstEventAt(domain, isDev),
+  );
   return { domain, isDev, range, limit: request.limit ?? defaultLimit, offset: request.offset ?? 0 };
 }
 
@@ -69,7 +76,13 @@ export async function listVisitors(request: VisitorListRequest, domain: string, 
       : 0;
   return {
     data: rows.slice(0, limit).map(visitorItem),
-    meta: { domain, date_range: shownRange(range), timezone: range.timeZone, query_ms: runner.queryMs, ...bytes(runner) },
+    meta: {
+      domain,
+      date_range: shownRange(range),
+      timezone: range.timeZone,
+      query_ms: runner.queryMs,
+      ...bytes(runner),
+    },
     pagination: { limit, offset, has_more: rows.length > limit, total },
   };
 }
@@ -79,11 +92,22 @@ export async function listVisitors(request: VisitorListRequest, domain: string, 
  * one statement, or the page and then its visitors' details (print-list.ts, detailsApart). Between those two reads
  * an import may publish: its rows then count in the details of visitors it extends, never in the page's order.
  */
-export async function listedVisitors(run: (query: SqlQuery) => Promise<SqlRow[]>, plan: VisitorListPlan, target: SqlTarget): Promise<SqlRow[]> {
+export async function listedVisitors(
+  run: (query: SqlQuery) => Promise<SqlRow[]>,
+  plan: VisitorListPlan,
+  target: SqlTarget,
+): Promise<SqlRow[]> {
   const rows = await run(printVisitorList(plan, target));
   if (!detailsApart(target) || rows.length === 0) return rows;
   const days = rows[0]!.listed_days === null ? null : String(rows[0]!.listed_days).split(',');
-  const details = await run(printListedDetails(plan, rows.map((row) => String(row.visitor_id)), days, target));
+  const details = await run(
+    printListedDetails(
+      plan,
+      rows.map((row) => String(row.visitor_id)),
+      days,
+      target,
+    ),
+  );
   const byVisitor = new Map(details.map((row) => [String(row.visitor_id), row]));
   return rows.map((row) => {
     // A listed visitor has rows in the range, and a store only ever gains rows.
@@ -117,12 +141,23 @@ export async function visitorTimeline(request: TimelineRequest, domain: string, 
   const runner = await EngineRunner.forDomain(domain);
   const page = await pageOf(runner, request, domain, JOURNEYS_DEFAULTS.timelineLimit, now);
   const { range, limit, offset } = page;
-  const plan = planTimeline({ ...page, visitorId: request.visitor_id, includeAutoEvents: request.include_auto_events ?? false });
+  const plan = planTimeline({
+    ...page,
+    visitorId: request.visitor_id,
+    includeAutoEvents: request.include_auto_events ?? false,
+  });
   const rows = await runner.rows(printTimeline(plan, runner.target));
   if (rows.length === 0) await requireVisitor(runner, plan.scope);
   return {
     data: rows.slice(0, limit).map(timelineItem),
-    meta: { domain, visitor_id: request.visitor_id, date_range: shownRange(range), timezone: range.timeZone, query_ms: runner.queryMs, ...bytes(runner) },
+    meta: {
+      domain,
+      visitor_id: request.visitor_id,
+      date_range: shownRange(range),
+      timezone: range.timeZone,
+      query_ms: runner.queryMs,
+      ...bytes(runner),
+    },
     pagination: { limit, offset, has_more: rows.length > limit },
   };
 }
@@ -132,7 +167,12 @@ function timelineItem(row: SqlRow) {
   const common = { timestamp: String(row.shown_ts), type: String(row.type) };
   switch (row.type) {
     case 'pageview': {
-      const item = { ...common, session_id: text(row.session_id) ?? '', url_path: text(row.url_path) ?? '', is_entry_page: Number(row.is_entry_page) };
+      const item = {
+        ...common,
+        session_id: text(row.session_id) ?? '',
+        url_path: text(row.url_path) ?? '',
+        is_entry_page: Number(row.is_entry_page),
+      };
       if (item.is_entry_page !== 1) return item;
       return {
         ...item,
@@ -156,7 +196,12 @@ function timelineItem(row: SqlRow) {
       };
     default:
       // `event` and `auto` rows read alike.
-      return { ...common, session_id: '', event_name: text(row.event_name), event_properties: text(row.event_properties) ?? '{}' };
+      return {
+        ...common,
+        session_id: '',
+        event_name: text(row.event_name),
+        event_properties: text(row.event_properties) ?? '{}',
+      };
   }
 }
 
@@ -165,7 +210,19 @@ export async function visitorStats(request: VisitorRequest, domain: string) {
   const scope = visitorScope(domain, request.visitor_id, request.is_dev ?? false, await readDomainDays(domain));
   const [row] = await runner.rows(printVisitorStats(scope, runner.target));
   if (!row || Number(row.row_count) === 0) throw new NotFoundError('Visitor not found');
-  const texts = ['country', 'region', 'city', 'browser', 'os', 'device', 'entry_page', 'source', 'utm_source', 'utm_medium', 'utm_campaign'];
+  const texts = [
+    'country',
+    'region',
+    'city',
+    'browser',
+    'os',
+    'device',
+    'entry_page',
+    'source',
+    'utm_source',
+    'utm_medium',
+    'utm_campaign',
+  ];
   return {
     data: {
       visitor_id: request.visitor_id,

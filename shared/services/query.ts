@@ -24,7 +24,9 @@ export function normaliseQueryRequest(request: QueryRequest, domain: string, ran
 export async function runAnalyticsQuery(request: QueryRequest, domain: string, now = new Date()) {
   const runner = await EngineRunner.forDomain(domain);
   const timeZone = request.timezone ?? 'UTC';
-  const range = await resolveDateRange(request.date_range ?? QUERY_DEFAULTS.dateRange, timeZone, now, () => runner.firstEventAt(domain, false));
+  const range = await resolveDateRange(request.date_range ?? QUERY_DEFAULTS.dateRange, timeZone, now, () =>
+    runner.firstEventAt(domain, false),
+  );
   const query = normaliseQueryRequest(request, domain, range);
   const storeShape = await storeShapeFor(runner, query);
   const plan = planAnalyticsQuery(query, runner.target.catalog, storeShape ? { storeShape } : {});
@@ -35,7 +37,13 @@ export async function runAnalyticsQuery(request: QueryRequest, domain: string, n
       dimensions: Object.fromEntries(query.dimensions.map((d, i) => [d, String(row[`d${i}`])])),
       metrics: Object.fromEntries(query.metrics.map((m) => [m, Number(row[m] ?? 0)])),
     })),
-    meta: { domain, date_range: [range.start, range.end], timezone: timeZone, query_ms: runner.queryMs, ...bytes(runner) },
+    meta: {
+      domain,
+      date_range: [range.start, range.end],
+      timezone: timeZone,
+      query_ms: runner.queryMs,
+      ...bytes(runner),
+    },
     pagination: { limit: query.limit, offset: query.offset, has_more: rows.length > query.limit },
     query: {
       metrics: query.metrics,

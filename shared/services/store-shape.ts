@@ -21,7 +21,12 @@ export async function storeShapeFor(runner: EngineRunner, query: AnalyticsQuery)
   return shapeOf(runner, query.domain, question.relation, question.columns).catch(() => undefined);
 }
 
-function shapeOf(runner: EngineRunner, domain: string, relation: BucketRelation, columns: string[]): Promise<StoreShape> {
+function shapeOf(
+  runner: EngineRunner,
+  domain: string,
+  relation: BucketRelation,
+  columns: string[],
+): Promise<StoreShape> {
   let byKey = shapes.get(runner.cacheScope);
   if (!byKey) shapes.set(runner.cacheScope, (byKey = new Map()));
   const key = JSON.stringify([domain, relation, columns]);
@@ -31,7 +36,10 @@ function shapeOf(runner: EngineRunner, domain: string, relation: BucketRelation,
   if (cached) {
     // Served once more while one fresh read runs: the queries meanwhile see it as fresh and start no other read.
     cached.at = Date.now();
-    read.then((shape) => byKey.set(key, { shape: Promise.resolve(shape), at: Date.now() }), () => undefined);
+    read.then(
+      (shape) => byKey.set(key, { shape: Promise.resolve(shape), at: Date.now() }),
+      () => undefined,
+    );
     return cached.shape;
   }
   const entry = { shape: read, at: Date.now() };
@@ -41,7 +49,12 @@ function shapeOf(runner: EngineRunner, domain: string, relation: BucketRelation,
   return read;
 }
 
-async function readShape(runner: EngineRunner, domain: string, relation: BucketRelation, columns: string[]): Promise<StoreShape> {
+async function readShape(
+  runner: EngineRunner,
+  domain: string,
+  relation: BucketRelation,
+  columns: string[],
+): Promise<StoreShape> {
   const [row] = await runner.rows(print(printStoreShape(domain, relation, columns, runner.target.catalog)));
   const days = Number(row?.days ?? 0);
   return {

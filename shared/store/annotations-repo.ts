@@ -26,7 +26,11 @@ export async function putAnnotation(domain: string, annotation: Annotation): Pro
     date_key: `${annotation.date}#${annotation.created_at}#${annotation.id}`,
   };
   await documentClient().send(
-    new PutCommand({ TableName: tableNames().annotations, Item: item, ConditionExpression: 'attribute_not_exists(id)' }),
+    new PutCommand({
+      TableName: tableNames().annotations,
+      Item: item,
+      ConditionExpression: 'attribute_not_exists(id)',
+    }),
   );
 }
 

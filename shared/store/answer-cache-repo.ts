@@ -19,12 +19,16 @@ export const MAX_ANSWER_BYTES = 300 * 1024;
 
 /** The cache key of `query` run on `engine` (its dialect) over data of `version`. */
 export function answerKey(engine: string, version: string, query: SqlQuery): string {
-  return createHash('sha256').update(JSON.stringify([engine, version, query.sql, query.params])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([engine, version, query.sql, query.params]))
+    .digest('hex');
 }
 
 export async function readAnswer(key: string, now = Date.now()): Promise<SqlRow[] | undefined> {
   // Eventually consistent: an answer written moments ago may be missed, never a wrong one found (keys are exact).
-  const { Item } = await documentClient().send(new GetCommand({ TableName: tableNames().counters, Key: { pk: `answer#${key}` } }));
+  const { Item } = await documentClient().send(
+    new GetCommand({ TableName: tableNames().counters, Key: { pk: `answer#${key}` } }),
+  );
   if (!Item || Number(Item.expires_at) * 1000 <= now) return undefined;
   return JSON.parse(gunzipSync(Item.rows as Uint8Array).toString('utf8')) as SqlRow[];
 }

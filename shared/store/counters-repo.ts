@@ -9,7 +9,12 @@ import { documentClient } from './dynamo-client.js';
 export type CounterResult = { admitted: true; count: number } | { admitted: false };
 
 /** Adds `amount` unless the counter already holds `limit` or more. */
-export async function addBelowLimit(pk: string, amount: number, limit: number, expiresAt: number): Promise<CounterResult> {
+export async function addBelowLimit(
+  pk: string,
+  amount: number,
+  limit: number,
+  expiresAt: number,
+): Promise<CounterResult> {
   try {
     const { Attributes } = await documentClient().send(
       new UpdateCommand({
@@ -67,7 +72,12 @@ export async function addOnce(pk: string, amount: number, token: string, expires
         UpdateExpression: 'ADD #n :amount, #applied :tokens SET expires_at = if_not_exists(expires_at, :exp)',
         ConditionExpression: 'attribute_not_exists(#applied) OR NOT contains(#applied, :token)',
         ExpressionAttributeNames: { '#n': 'n', '#applied': 'applied' },
-        ExpressionAttributeValues: { ':amount': amount, ':tokens': new Set([token]), ':token': token, ':exp': expiresAt },
+        ExpressionAttributeValues: {
+          ':amount': amount,
+          ':tokens': new Set([token]),
+          ':token': token,
+          ':exp': expiresAt,
+        },
       }),
     );
     return true;
@@ -79,16 +89,18 @@ export async function addOnce(pk: string, amount: number, token: string, expires
 
 /** Forgets a token of addOnce once its caller's own record makes a retry impossible (idempotent). */
 export async function forgetToken(pk: string, token: string): Promise<void> {
-  await documentClient().send(
-    new UpdateCommand({
-      TableName: tableNames().counters,
-      Key: { pk },
-      UpdateExpression: 'DELETE #applied :tokens',
-      ConditionExpression: 'attribute_exists(#applied)',
-      ExpressionAttributeNames: { '#applied': 'applied' },
-      ExpressionAttributeValues: { ':tokens': new Set([token]) },
-    }),
-  ).catch((error: unknown) => {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-  });
+  await documentClient()
+    .send(
+      new UpdateCommand({
+        TableName: tableNames().counters,
+        Key: { pk },
+        UpdateExpression: 'DELETE #applied :tokens',
+        ConditionExpression: 'attribute_exists(#applied)',
+        ExpressionAttributeNames: { '#applied': 'applied' },
+        ExpressionAttributeValues: { ':tokens': new Set([token]) },
+      }),
+    )
+    .catch((error: unknown) => {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    });
 }

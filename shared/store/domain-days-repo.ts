@@ -41,8 +41,12 @@ export async function widenDomainDays(domain: string, firstDay: string, lastDay:
 
 /** The domain's days, or undefined when no writer recorded any (no events, or files written before the record existed). */
 export async function readDomainDays(domain: string): Promise<DomainDays | undefined> {
-  const { Item } = await documentClient().send(new GetCommand({ TableName: tableNames().counters, Key: key(domain), ConsistentRead: true }));
-  return typeof Item?.first_day === 'string' && typeof Item.last_day === 'string' ? { firstDay: Item.first_day, lastDay: Item.last_day } : undefined;
+  const { Item } = await documentClient().send(
+    new GetCommand({ TableName: tableNames().counters, Key: key(domain), ConsistentRead: true }),
+  );
+  return typeof Item?.first_day === 'string' && typeof Item.last_day === 'string'
+    ? { firstDay: Item.first_day, lastDay: Item.last_day }
+    : undefined;
 }
 
 /** The days per domain of partition files named `domain=<d>/dt=<day>/...`. */
@@ -53,7 +57,12 @@ export function daysOfFiles(files: readonly string[]): Map<string, DomainDays> {
     if (!match) throw new Error(`not a partition file: ${file}`);
     const [, domain, day] = match as unknown as [string, string, string];
     const seen = days.get(domain);
-    days.set(domain, seen ? { firstDay: day < seen.firstDay ? day : seen.firstDay, lastDay: day > seen.lastDay ? day : seen.lastDay } : { firstDay: day, lastDay: day });
+    days.set(
+      domain,
+      seen
+        ? { firstDay: day < seen.firstDay ? day : seen.firstDay, lastDay: day > seen.lastDay ? day : seen.lastDay }
+        : { firstDay: day, lastDay: day },
+    );
   }
   return days;
 }

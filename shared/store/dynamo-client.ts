@@ -8,9 +8,15 @@ let client: DynamoDBDocumentClient | undefined;
 let local: { endpoint: string; credentials: { accessKeyId: string; secretAccessKey: string } } | undefined;
 
 export function documentClient(): DynamoDBDocumentClient {
-  client ??= DynamoDBDocumentClient.from(new DynamoDBClient({ maxAttempts: 3, ...(local ? { ...local, region: process.env.AWS_REGION ?? 'us-east-1' } : {}) }), {
-    marshallOptions: { removeUndefinedValues: true },
-  });
+  client ??= DynamoDBDocumentClient.from(
+    new DynamoDBClient({
+      maxAttempts: 3,
+      ...(local ? { ...local, region: process.env.AWS_REGION ?? 'us-east-1' } : {}),
+    }),
+    {
+      marshallOptions: { removeUndefinedValues: true },
+    },
+  );
   return client;
 }
 

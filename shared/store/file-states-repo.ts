@@ -41,7 +41,9 @@ const bumpNames = { '#version': 'version' };
 const bumpValues = { ':one': 1 };
 
 export async function readFileStates(domain: string): Promise<FileStates> {
-  const { Item } = await documentClient().send(new GetCommand({ TableName: tableNames().counters, Key: key(domain), ConsistentRead: true }));
+  const { Item } = await documentClient().send(
+    new GetCommand({ TableName: tableNames().counters, Key: key(domain), ConsistentRead: true }),
+  );
   return {
     version: Number(Item?.version ?? 0),
     pending: (Item?.pending as FileStates['pending'] | undefined) ?? {},
@@ -52,7 +54,10 @@ export async function readFileStates(domain: string): Promise<FileStates> {
 /** The files queries of `domain` leave out, as `dt=<day>/<file>`; none on a store no writer is changing. */
 export async function excludedFiles(domain: string): Promise<string[]> {
   const { pending, superseded } = await readFileStates(domain);
-  return [...Object.keys(pending), ...Object.entries(superseded).flatMap(([partition, c]) => c.replaces.map((name) => `${partition}/${name}`))].sort();
+  return [
+    ...Object.keys(pending),
+    ...Object.entries(superseded).flatMap(([partition, c]) => c.replaces.map((name) => `${partition}/${name}`)),
+  ].sort();
 }
 
 /**
@@ -66,8 +71,17 @@ export async function hiddenFiles(domain: string): Promise<{ names: string[]; fi
   // readers that know the whole path never open it (StoreCatalog.locations).
   const compacted = Object.keys(pending).filter((f) => f.includes('/compacted-'));
   return {
-    names: [...new Set(Object.keys(pending).filter((f) => !f.includes('/compacted-')).map((f) => f.slice(f.indexOf('/') + 1)))].sort(),
-    files: [...compacted, ...Object.entries(superseded).flatMap(([partition, c]) => c.replaces.map((name) => `${partition}/${name}`))].sort(),
+    names: [
+      ...new Set(
+        Object.keys(pending)
+          .filter((f) => !f.includes('/compacted-'))
+          .map((f) => f.slice(f.indexOf('/') + 1)),
+      ),
+    ].sort(),
+    files: [
+      ...compacted,
+      ...Object.entries(superseded).flatMap(([partition, c]) => c.replaces.map((name) => `${partition}/${name}`)),
+    ].sort(),
     version,
   };
 }
@@ -77,7 +91,14 @@ export async function hideFiles(domain: string, files: readonly string[], now = 
   if (files.length === 0) return;
   await ensureItem(domain);
   // As many names per write as DynamoDB's 4 KB expression limit takes (an import of many days hides many).
-  for (const { from, to, expression } of packExpressionClauses(files.length, 'SET ', (_, j) => `pending.#f${j} = if_not_exists(pending.#f${j}, :now)`, 2, BUMP, 1)) {
+  for (const { from, to, expression } of packExpressionClauses(
+    files.length,
+    'SET ',
+    (_, j) => `pending.#f${j} = if_not_exists(pending.#f${j}, :now)`,
+    2,
+    BUMP,
+    1,
+  )) {
     const part = files.slice(from, to);
     await documentClient().send(
       new UpdateCommand({
@@ -97,21 +118,30 @@ export async function hideFiles(domain: string, files: readonly string[], now = 
  * with the last write.
  */
 export async function showFiles(domain: string, files: readonly string[]): Promise<void> {
-  for (const { from, to, expression } of packExpressionClauses(files.length, 'REMOVE ', (_, j) => `pending.#f${j}`, 1, BUMP, 1)) {
+  for (const { from, to, expression } of packExpressionClauses(
+    files.length,
+    'REMOVE ',
+    (_, j) => `pending.#f${j}`,
+    1,
+    BUMP,
+    1,
+  )) {
     const part = files.slice(from, to);
-    await documentClient().send(
-      new UpdateCommand({
-        TableName: tableNames().counters,
-        Key: key(domain),
-        UpdateExpression: expression,
-        ConditionExpression: 'attribute_exists(pending)',
-        ExpressionAttributeNames: { ...Object.fromEntries(part.map((f, j) => [`#f${j}`, f])), ...bumpNames },
-        ExpressionAttributeValues: bumpValues,
-      }),
-    ).catch((error: unknown) => {
-      // No item, or no pending map: nothing was hidden.
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    });
+    await documentClient()
+      .send(
+        new UpdateCommand({
+          TableName: tableNames().counters,
+          Key: key(domain),
+          UpdateExpression: expression,
+          ConditionExpression: 'attribute_exists(pending)',
+          ExpressionAttributeNames: { ...Object.fromEntries(part.map((f, j) => [`#f${j}`, f])), ...bumpNames },
+          ExpressionAttributeValues: bumpValues,
+        }),
+      )
+      .catch((error: unknown) => {
+        // No item, or no pending map: nothing was hidden.
+        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      });
   }
 }
 
@@ -156,4 +186,3 @@ async function ensureItem(domain: string): Promise<void> {
     }),
   );
 }
-

@@ -26,7 +26,12 @@ export async function takeLease(name: string, owner: string, ms: number, now = D
         UpdateExpression: 'SET #owner = :owner, #until = :until, expires_at = :expires',
         ConditionExpression: 'attribute_not_exists(#until) OR #until < :now',
         ExpressionAttributeNames: { '#owner': 'owner', '#until': 'until' },
-        ExpressionAttributeValues: { ':owner': owner, ':until': now + ms, ':now': now, ':expires': Math.floor((now + ms) / 1000) + 86_400 },
+        ExpressionAttributeValues: {
+          ':owner': owner,
+          ':until': now + ms,
+          ':now': now,
+          ':expires': Math.floor((now + ms) / 1000) + 86_400,
+        },
         ReturnValues: 'ALL_NEW',
       }),
     );
@@ -44,10 +49,15 @@ export async function releaseLease(name: string, owner: string, cursor?: string)
       new UpdateCommand({
         TableName: tableNames().counters,
         Key: key(name),
-        UpdateExpression: cursor === undefined ? 'SET #until = :zero REMOVE #cursor' : 'SET #until = :zero, #cursor = :cursor',
+        UpdateExpression:
+          cursor === undefined ? 'SET #until = :zero REMOVE #cursor' : 'SET #until = :zero, #cursor = :cursor',
         ConditionExpression: '#owner = :owner',
         ExpressionAttributeNames: { '#owner': 'owner', '#until': 'until', '#cursor': 'cursor' },
-        ExpressionAttributeValues: { ':owner': owner, ':zero': 0, ...(cursor === undefined ? {} : { ':cursor': cursor }) },
+        ExpressionAttributeValues: {
+          ':owner': owner,
+          ':zero': 0,
+          ...(cursor === undefined ? {} : { ':cursor': cursor }),
+        },
       }),
     );
   } catch (error) {

@@ -15,7 +15,13 @@ const key = (name: string) => ({ pk: `slots#${name}` });
  * Takes one of `limit` slots for `holder` until `now + ms` (longer than the work may run); false when all are
  * held. A full set with expired holds is swept once, then tried again.
  */
-export async function takeSlot(name: string, holder: string, limit: number, ms: number, now = Date.now()): Promise<boolean> {
+export async function takeSlot(
+  name: string,
+  holder: string,
+  limit: number,
+  ms: number,
+  now = Date.now(),
+): Promise<boolean> {
   if (await tryTake(name, holder, limit, now + ms)) return true;
   if ((await sweepExpired(name, now)) === 0) return false;
   return tryTake(name, holder, limit, now + ms);
@@ -60,7 +66,9 @@ async function tryTake(name: string, holder: string, limit: number, until: numbe
 
 /** Removes the holds that ended before `now` (each only if still the same hold); returns how many. */
 async function sweepExpired(name: string, now: number): Promise<number> {
-  const { Item } = await documentClient().send(new GetCommand({ TableName: tableNames().counters, Key: key(name), ConsistentRead: true }));
+  const { Item } = await documentClient().send(
+    new GetCommand({ TableName: tableNames().counters, Key: key(name), ConsistentRead: true }),
+  );
   const expired = Object.entries((Item?.holders ?? {}) as Record<string, number>).filter(([, until]) => until < now);
   let removed = 0;
   for (const [holder, until] of expired) {

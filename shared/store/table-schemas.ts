@@ -5,7 +5,12 @@ import type { TableNames } from '../config.js';
 // the same keys (test/infra checks that they agree).
 
 export const credentialsKey = { partitionKey: 'key_id' } as const;
-export const annotationsKey = { partitionKey: 'domain', sortKey: 'id', dateIndex: 'by_date', dateSortKey: 'date_key' } as const;
+export const annotationsKey = {
+  partitionKey: 'domain',
+  sortKey: 'id',
+  dateIndex: 'by_date',
+  dateSortKey: 'date_key',
+} as const;
 export const countersKey = { partitionKey: 'pk', ttlAttribute: 'expires_at' } as const;
 
 export function tableDefinitions(names: TableNames): CreateTableCommandInput[] {

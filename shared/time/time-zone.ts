@@ -71,7 +71,9 @@ const MAX_STEP_MS = 36 * 3600 * 1000;
  */
 export function startOfLocalDay(timeZone: string, day: string): Date {
   if (!isCalendarDate(day) || day < LOCAL_DAYS.first || day > LOCAL_DAYS.last) {
-    throw new RangeError(`startOfLocalDay: ${JSON.stringify(day)} is not a day from ${LOCAL_DAYS.first} to ${LOCAL_DAYS.last}`);
+    throw new RangeError(
+      `startOfLocalDay: ${JSON.stringify(day)} is not a day from ${LOCAL_DAYS.first} to ${LOCAL_DAYS.last}`,
+    );
   }
   const wall = Date.parse(`${day}T00:00:00Z`);
   let guess = wall - offsetSeconds(timeZone, wall) * 1000;
@@ -79,7 +81,8 @@ export function startOfLocalDay(timeZone: string, day: string): Date {
   // In a gap at midnight the local day starts when the clock jumps: step forward until the date matches, then back
   // by seconds to the jump. Each within a day and a half (offsets lie within -12 and +14 hours, gaps last hours).
   for (let steps = 0; localDate(timeZone, guess) < day; steps++) {
-    if (steps > MAX_STEP_MS / QUARTER_HOUR_MS) throw new RangeError(`startOfLocalDay: no start of ${day} found in ${timeZone}`);
+    if (steps > MAX_STEP_MS / QUARTER_HOUR_MS)
+      throw new RangeError(`startOfLocalDay: no start of ${day} found in ${timeZone}`);
     guess += QUARTER_HOUR_MS;
   }
   for (let steps = 0; localDate(timeZone, guess - 1000) === day; steps++) {

@@ -35,7 +35,12 @@ beforeAll(async () => {
 afterAll(() => api?.close());
 
 /** The statements one request ran. */
-async function statementsOf(method: string, path: string, body?: unknown, query?: Record<string, string>): Promise<SqlQuery[]> {
+async function statementsOf(
+  method: string,
+  path: string,
+  body?: unknown,
+  query?: Record<string, string>,
+): Promise<SqlQuery[]> {
   seen.length = 0;
   const res = await api.request(method, path, { token, ...(body ? { body } : {}), ...(query ? { query } : {}) });
   expect(res.status, JSON.stringify(res.body)).toBeLessThan(500);
@@ -63,19 +68,32 @@ describe('all-time reads', () => {
   it.each([
     ['visitor stats', 'POST', '/v1/journeys/stats', { domain: 'shop.test', visitor_id: 'v1' }],
     ['visitor activity', 'POST', '/v1/journeys/activity', { domain: 'shop.test', visitor_id: 'v1' }],
-    ['an unknown visitor`s activity (the existence check)', 'POST', '/v1/journeys/activity', { domain: 'shop.test', visitor_id: 'nobody' }],
+    [
+      'an unknown visitor`s activity (the existence check)',
+      'POST',
+      '/v1/journeys/activity',
+      { domain: 'shop.test', visitor_id: 'nobody' },
+    ],
     ['the `all` preset', 'POST', '/v1/query', { domain: 'shop.test', metrics: ['visitors'], date_range: 'all' }],
-    ['the first-purchase check', 'POST', '/v1/journeys/list', { domain: 'shop.test', date_range: ['2026-03-03', '2026-03-03'], first_purchase: true }],
-  ] as const)('%s: every statement reads only dt partitions within the domain`s days', async (_, method, path, body) => {
-    const statements = await statementsOf(method, path, body);
-    expect(statements.length).toBeGreaterThan(0);
-    for (const statement of statements) {
-      // Each read of the events names dt bounds; the all-time ones name the domain's first and last day.
-      const reads = statement.sql.split(/\bFROM\s+events\b/).length - 1;
-      const bounded = statement.sql.split(/\bFROM\s+events\s+WHERE\s+domain = \?\s+AND\s+dt BETWEEN/).length - 1;
-      expect(bounded, statement.sql).toBe(reads);
-    }
-    const dates = statements.flatMap((s) => s.params.filter((p) => p.type === 'date').map((p) => p.value));
-    if (path !== '/v1/journeys/list' || body.first_purchase) expect(dates).toContain('2025-12-31');
-  });
+    [
+      'the first-purchase check',
+      'POST',
+      '/v1/journeys/list',
+      { domain: 'shop.test', date_range: ['2026-03-03', '2026-03-03'], first_purchase: true },
+    ],
+  ] as const)(
+    '%s: every statement reads only dt partitions within the domain`s days',
+    async (_, method, path, body) => {
+      const statements = await statementsOf(method, path, body);
+      expect(statements.length).toBeGreaterThan(0);
+      for (const statement of statements) {
+        // Each read of the events names dt bounds; the all-time ones name the domain's first and last day.
+        const reads = statement.sql.split(/\bFROM\s+events\b/).length - 1;
+        const bounded = statement.sql.split(/\bFROM\s+events\s+WHERE\s+domain = \?\s+AND\s+dt BETWEEN/).length - 1;
+        expect(bounded, statement.sql).toBe(reads);
+      }
+      const dates = statements.flatMap((s) => s.params.filter((p) => p.type === 'date').map((p) => p.value));
+      if (path !== '/v1/journeys/list' || body.first_purchase) expect(dates).toContain('2025-12-31');
+    },
+  );
 });

@@ -176,11 +176,26 @@ describe('GET /v1/annotations', () => {
   });
 
   it.each([
-    ['both bounds, inclusive', { start_date: '2026-02-10', end_date: '2026-03-01' }, ['middle, first of the day', 'middle, second of the day', 'last'], ['2026-02-10', '2026-03-01']],
-    ['a single day', { start_date: '2026-02-10', end_date: '2026-02-10' }, ['middle, first of the day', 'middle, second of the day'], ['2026-02-10', '2026-02-10']],
+    [
+      'both bounds, inclusive',
+      { start_date: '2026-02-10', end_date: '2026-03-01' },
+      ['middle, first of the day', 'middle, second of the day', 'last'],
+      ['2026-02-10', '2026-03-01'],
+    ],
+    [
+      'a single day',
+      { start_date: '2026-02-10', end_date: '2026-02-10' },
+      ['middle, first of the day', 'middle, second of the day'],
+      ['2026-02-10', '2026-02-10'],
+    ],
     ['only start_date, inclusive', { start_date: '2026-03-01' }, ['last'], ['2026-03-01', null]],
     ['only end_date, inclusive', { end_date: '2026-01-05' }, ['first'], [null, '2026-01-05']],
-    ['a range with nothing in it', { start_date: '2025-01-01', end_date: '2025-12-31' }, [], ['2025-01-01', '2025-12-31']],
+    [
+      'a range with nothing in it',
+      { start_date: '2025-01-01', end_date: '2025-12-31' },
+      [],
+      ['2025-01-01', '2025-12-31'],
+    ],
   ])('filters by %s and echoes the bounds in meta.date_range', async (_, bounds, expected, dateRange) => {
     const res = await list({ domain: LIST_DOMAIN, ...bounds }, listKey);
     expect(res.status).toBe(200);
@@ -195,7 +210,11 @@ describe('GET /v1/annotations', () => {
   });
 
   it.each([
-    ['start_date after end_date', { domain: LIST_DOMAIN, start_date: '2026-03-02', end_date: '2026-03-01' }, 'start_date'],
+    [
+      'start_date after end_date',
+      { domain: LIST_DOMAIN, start_date: '2026-03-02', end_date: '2026-03-01' },
+      'start_date',
+    ],
     ['an impossible start_date', { domain: LIST_DOMAIN, start_date: '2026-02-30' }, 'start_date'],
     ['a malformed end_date', { domain: LIST_DOMAIN, end_date: '03/01/2026' }, 'end_date'],
     ['a missing domain', {}, 'domain'],
@@ -239,7 +258,10 @@ describe('DELETE /v1/annotations/:id', () => {
   });
 
   it("answers 404 when the id belongs to another of the key's domains, and leaves it in place", async () => {
-    const { body: annotation } = await create({ domain: OTHER, date: '2026-04-02', title: 'other domain' }, bothDomainsToken);
+    const { body: annotation } = await create(
+      { domain: OTHER, date: '2026-04-02', title: 'other domain' },
+      bothDomainsToken,
+    );
 
     expectErrorResponse(await remove(annotation.id, DOMAIN, bothDomainsToken), 404, 'not_found');
 
@@ -248,7 +270,10 @@ describe('DELETE /v1/annotations/:id', () => {
   });
 
   it('answers 403 when the key does not hold the domain named, whatever the id', async () => {
-    const { body: annotation } = await create({ domain: OTHER, date: '2026-04-03', title: 'not yours' }, otherDomainKey);
+    const { body: annotation } = await create(
+      { domain: OTHER, date: '2026-04-03', title: 'not yours' },
+      otherDomainKey,
+    );
     expectErrorResponse(await remove(annotation.id, OTHER, writer), 403, 'forbidden');
   });
 

@@ -24,19 +24,65 @@ const A = 'alpha.test';
 const B = 'beta.test';
 const RANGE = ['2026-03-01', '2026-03-02'];
 
-const alphaAttr = { country: 'US', browser: 'Chrome', os: 'macOS', device: 'desktop', referrer: 'https://www.google.com/', utm_source: 'google' };
+const alphaAttr = {
+  country: 'US',
+  browser: 'Chrome',
+  os: 'macOS',
+  device: 'desktop',
+  referrer: 'https://www.google.com/',
+  utm_source: 'google',
+};
 const alphaDirect = { country: 'DE', browser: 'Firefox', os: 'Windows', device: 'desktop' };
-const betaAttr = { country: 'FR', browser: 'Safari', os: 'iOS', device: 'mobile', referrer: 'https://bing.com/', utm_source: 'bing' };
+const betaAttr = {
+  country: 'FR',
+  browser: 'Safari',
+  os: 'iOS',
+  device: 'mobile',
+  referrer: 'https://bing.com/',
+  utm_source: 'bing',
+};
 const betaDirect = { country: 'FR', browser: 'Safari', os: 'iOS', device: 'mobile' };
 
-const pv = (domain: string, ts: string, visitor: string, session: string, path: string, attr: object, extra: object = {}) => ({
-  domain, timestamp: ts, type: 'pageview', visitor_id: visitor, session_id: session, url_path: path, ...attr, ...extra,
+const pv = (
+  domain: string,
+  ts: string,
+  visitor: string,
+  session: string,
+  path: string,
+  attr: object,
+  extra: object = {},
+) => ({
+  domain,
+  timestamp: ts,
+  type: 'pageview',
+  visitor_id: visitor,
+  session_id: session,
+  url_path: path,
+  ...attr,
+  ...extra,
 });
 const signup = (domain: string, ts: string, visitor: string, session: string, props: object, attr: object) => ({
-  domain, timestamp: ts, type: 'event', visitor_id: visitor, session_id: session, url_path: '/pricing', event_name: 'signup', event_properties: props, ...attr,
+  domain,
+  timestamp: ts,
+  type: 'event',
+  visitor_id: visitor,
+  session_id: session,
+  url_path: '/pricing',
+  event_name: 'signup',
+  event_properties: props,
+  ...attr,
 });
 const revenue = (domain: string, ts: string, visitor: string, cents: number, attr: object) => ({
-  domain, timestamp: ts, type: 'revenue', visitor_id: visitor, url_path: '/pricing', transaction_id: 't1', amount_cents: cents, currency: 'USD', revenue_event: 'payment', ...attr,
+  domain,
+  timestamp: ts,
+  type: 'revenue',
+  visitor_id: visitor,
+  url_path: '/pricing',
+  transaction_id: 't1',
+  amount_cents: cents,
+  currency: 'USD',
+  revenue_event: 'payment',
+  ...attr,
 });
 
 const events = [
@@ -51,7 +97,17 @@ const events = [
   pv(B, '2026-03-01T10:01:00Z', 'v1', 's1', '/pricing', betaAttr),
   pv(B, '2026-03-01T10:02:00Z', 'v1', 's1', '/pricing', betaAttr),
   signup(B, '2026-03-01T10:03:00Z', 'v1', 's1', { plan: 'enterprise', seats: '10' }, betaAttr),
-  { domain: B, timestamp: '2026-03-01T10:04:00Z', type: 'auto', visitor_id: 'v1', session_id: 's1', url_path: '/pricing', event_name: 'exit_link', event_properties: { url: 'https://beta.example/out' }, ...betaAttr },
+  {
+    domain: B,
+    timestamp: '2026-03-01T10:04:00Z',
+    type: 'auto',
+    visitor_id: 'v1',
+    session_id: 's1',
+    url_path: '/pricing',
+    event_name: 'exit_link',
+    event_properties: { url: 'https://beta.example/out' },
+    ...betaAttr,
+  },
   revenue(B, '2026-03-01T10:05:00Z', 'v1', 9000, betaAttr),
   pv(B, '2026-03-02T09:00:00Z', 'v2', 's2', '/', betaDirect),
   pv(B, '2026-03-02T09:30:00Z', 'v2', 's2', '/pricing', betaDirect),
@@ -83,16 +139,28 @@ function stable(res: TestResponse) {
 }
 
 /** Asks about alpha with alpha's project key and with the two-domain personal token: one and the same answer. */
-async function askAlpha(method: string, path: string, payload: { body?: Record<string, unknown>; query?: Record<string, string> }) {
-  const withDomain = payload.body ? { body: { ...payload.body, domain: A } } : { query: { ...payload.query, domain: A } };
+async function askAlpha(
+  method: string,
+  path: string,
+  payload: { body?: Record<string, unknown>; query?: Record<string, string> },
+) {
+  const withDomain = payload.body
+    ? { body: { ...payload.body, domain: A } }
+    : { query: { ...payload.query, domain: A } };
   const byProject = await api.request(method, path, { token: alphaKey, ...withDomain });
   const byPersonal = await api.request(method, path, { token: bothToken, ...withDomain });
   expect(stable(byPersonal)).toEqual(stable(byProject));
   return byProject.body;
 }
 
-async function expectForbiddenForAlphaKey(method: string, path: string, payload: { body?: Record<string, unknown>; query?: Record<string, string> }) {
-  const withDomain = payload.body ? { body: { ...payload.body, domain: B } } : { query: { ...payload.query, domain: B } };
+async function expectForbiddenForAlphaKey(
+  method: string,
+  path: string,
+  payload: { body?: Record<string, unknown>; query?: Record<string, string> },
+) {
+  const withDomain = payload.body
+    ? { body: { ...payload.body, domain: B } }
+    : { query: { ...payload.query, domain: B } };
   const res = await api.request(method, path, { token: alphaKey, ...withDomain });
   expect(res.status).toBe(403);
   expect(res.body.error).toBe('forbidden');
@@ -102,12 +170,35 @@ const rows = (data: { dimensions: Record<string, string>; metrics: Record<string
   data.map((r) => [...Object.values(r.dimensions), ...Object.values(r.metrics)]);
 
 describe('POST /v1/query', () => {
-  const all = ['pageviews', 'visitors', 'bounce_rate', 'avg_session_duration', 'revenue', 'conversions', 'conversion_rate'];
+  const all = [
+    'pageviews',
+    'visitors',
+    'bounce_rate',
+    'avg_session_duration',
+    'revenue',
+    'conversions',
+    'conversion_rate',
+  ];
 
   it('totals: alpha alone (sessions s1 and s2 are not merged with beta s1 and s2)', async () => {
-    const body = await askAlpha('POST', '/v1/query', { body: { date_range: RANGE, metrics: all, include_revenue: true } });
+    const body = await askAlpha('POST', '/v1/query', {
+      body: { date_range: RANGE, metrics: all, include_revenue: true },
+    });
     // s1 10:00-10:06 (360 s, 2 pageviews), s2 one pageview: bounce 50, mean 180 s; revenue 1000 from v1 of 2.
-    expect(body.data).toEqual([{ dimensions: {}, metrics: { pageviews: 3, visitors: 2, bounce_rate: 50, avg_session_duration: 180, revenue: 1000, conversions: 1, conversion_rate: 50 } }]);
+    expect(body.data).toEqual([
+      {
+        dimensions: {},
+        metrics: {
+          pageviews: 3,
+          visitors: 2,
+          bounce_rate: 50,
+          avg_session_duration: 180,
+          revenue: 1000,
+          conversions: 1,
+          conversion_rate: 50,
+        },
+      },
+    ]);
     expect(body.meta.domain).toBe(A);
   });
 
@@ -120,15 +211,58 @@ describe('POST /v1/query', () => {
   });
 
   it.each([
-    ['page', [['/', 2, 2], ['/pricing', 1, 1]]],
-    ['country', [['DE', 1, 1], ['US', 1, 2]]],
-    ['browser', [['Chrome', 1, 2], ['Firefox', 1, 1]]],
-    ['referrer', [['(direct)', 1, 1], ['google.com', 1, 2]]],
-    ['utm_source', [['(not set)', 1, 1], ['google', 1, 2]]],
-    ['date', [['2026-03-01', 1, 2], ['2026-03-02', 1, 1]]],
+    [
+      'page',
+      [
+        ['/', 2, 2],
+        ['/pricing', 1, 1],
+      ],
+    ],
+    [
+      'country',
+      [
+        ['DE', 1, 1],
+        ['US', 1, 2],
+      ],
+    ],
+    [
+      'browser',
+      [
+        ['Chrome', 1, 2],
+        ['Firefox', 1, 1],
+      ],
+    ],
+    [
+      'referrer',
+      [
+        ['(direct)', 1, 1],
+        ['google.com', 1, 2],
+      ],
+    ],
+    [
+      'utm_source',
+      [
+        ['(not set)', 1, 1],
+        ['google', 1, 2],
+      ],
+    ],
+    [
+      'date',
+      [
+        ['2026-03-01', 1, 2],
+        ['2026-03-02', 1, 1],
+      ],
+    ],
     ['event', [['signup', 1, 2]]],
   ])('by %s: only alpha values', async (dimension, expected) => {
-    const body = await askAlpha('POST', '/v1/query', { body: { date_range: RANGE, dimensions: [dimension], metrics: ['visitors', 'pageviews'], sort: { field: 'visitors', order: 'desc' } } });
+    const body = await askAlpha('POST', '/v1/query', {
+      body: {
+        date_range: RANGE,
+        dimensions: [dimension],
+        metrics: ['visitors', 'pageviews'],
+        sort: { field: 'visitors', order: 'desc' },
+      },
+    });
     expect(rows(body.data).sort()).toEqual([...expected].sort());
   });
 
@@ -141,17 +275,19 @@ describe('POST /v1/query', () => {
     ['page /old (beta only)', ['page', 'is', '/old'], 0],
     ['country FR (beta only)', ['country', 'is', 'FR'], 0],
   ])('filter %s: pageviews of alpha rows only', async (_, filter, pageviews) => {
-    const body = await askAlpha('POST', '/v1/query', { body: { date_range: RANGE, metrics: ['pageviews'], filters: [filter] } });
+    const body = await askAlpha('POST', '/v1/query', {
+      body: { date_range: RANGE, metrics: ['pageviews'], filters: [filter] },
+    });
     expect(body.data[0].metrics.pageviews).toBe(pageviews);
   });
 
-  it('`all` starts at alpha\'s first event, not beta\'s older one', async () => {
+  it("`all` starts at alpha's first event, not beta's older one", async () => {
     const body = await askAlpha('POST', '/v1/query', { body: { date_range: 'all', metrics: ['pageviews'] } });
     expect(body.meta.date_range[0]).toBe('2026-03-01');
     expect(body.data[0].metrics.pageviews).toBe(3);
   });
 
-  it('alpha\'s key cannot name beta', async () => {
+  it("alpha's key cannot name beta", async () => {
     await expectForbiddenForAlphaKey('POST', '/v1/query', { body: { date_range: RANGE } });
   });
 });
@@ -159,24 +295,26 @@ describe('POST /v1/query', () => {
 describe('GET /v1/events...', () => {
   const window = { start: RANGE[0]!, end: RANGE[1]! };
 
-  it('lists alpha\'s custom events with alpha\'s counts', async () => {
+  it("lists alpha's custom events with alpha's counts", async () => {
     const body = await askAlpha('GET', '/v1/events', { query: window });
     expect(body.data).toEqual([{ name: 'signup', count: 1, visitors: 1, has_properties: true }]);
   });
 
-  it('property keys of signup: alpha\'s only (beta adds seats)', async () => {
+  it("property keys of signup: alpha's only (beta adds seats)", async () => {
     const body = await askAlpha('GET', '/v1/events/signup/properties', { query: window });
     expect(body.data).toEqual(['plan']);
   });
 
-  it('values of plan with revenue: beta\'s v1 and its 9000 never count', async () => {
-    const body = await askAlpha('GET', '/v1/events/signup/properties/plan', { query: { ...window, include_revenue: 'true' } });
+  it("values of plan with revenue: beta's v1 and its 9000 never count", async () => {
+    const body = await askAlpha('GET', '/v1/events/signup/properties/plan', {
+      query: { ...window, include_revenue: 'true' },
+    });
     expect(body.data).toEqual([{ value: 'pro', count: 1, visitors: 1, revenue: 1000 }]);
     const seats = await askAlpha('GET', '/v1/events/signup/properties/seats', { query: window });
     expect(seats.data).toEqual([]);
   });
 
-  it('alpha\'s key cannot name beta', async () => {
+  it("alpha's key cannot name beta", async () => {
     await expectForbiddenForAlphaKey('GET', '/v1/events', { query: window });
     await expectForbiddenForAlphaKey('GET', '/v1/events/signup/properties', { query: window });
     await expectForbiddenForAlphaKey('GET', '/v1/events/signup/properties/plan', { query: window });
@@ -184,23 +322,39 @@ describe('GET /v1/events...', () => {
 });
 
 describe('POST /v1/journeys/*', () => {
-  it('list: alpha\'s two visitors with alpha\'s aggregates', async () => {
+  it("list: alpha's two visitors with alpha's aggregates", async () => {
     const body = await askAlpha('POST', '/v1/journeys/list', { body: { date_range: RANGE, sort_by: 'pageviews' } });
     expect(body.pagination.total).toBe(2);
-    expect(body.data.map((v: Record<string, unknown>) => [v.visitor_id, v.pageview_count, v.session_count, v.event_count, v.total_revenue_cents, v.country, v.first_seen, v.entry_page, v.first_referrer])).toEqual([
+    expect(
+      body.data.map((v: Record<string, unknown>) => [
+        v.visitor_id,
+        v.pageview_count,
+        v.session_count,
+        v.event_count,
+        v.total_revenue_cents,
+        v.country,
+        v.first_seen,
+        v.entry_page,
+        v.first_referrer,
+      ]),
+    ).toEqual([
       ['v1', 2, 1, 1, 1000, 'US', '2026-03-01 10:00:00', '/', 'google.com'],
       ['v2', 1, 1, 0, 0, 'DE', '2026-03-02 09:00:00', '/', '(direct)'],
     ]);
   });
 
   it('list filters that only beta rows would satisfy find nobody', async () => {
-    for (const filter of [['event_property', 'is', 'plan:enterprise'], ['country', 'is', 'FR'], ['page', 'is', '/old']]) {
+    for (const filter of [
+      ['event_property', 'is', 'plan:enterprise'],
+      ['country', 'is', 'FR'],
+      ['page', 'is', '/old'],
+    ]) {
       const body = await askAlpha('POST', '/v1/journeys/list', { body: { date_range: 'all', filters: [filter] } });
       expect(body.pagination.total, JSON.stringify(filter)).toBe(0);
     }
   });
 
-  it('timeline of v1: alpha\'s four items, none of beta\'s seven', async () => {
+  it("timeline of v1: alpha's four items, none of beta's seven", async () => {
     const body = await askAlpha('POST', '/v1/journeys/timeline', { body: { visitor_id: 'v1', date_range: 'all' } });
     expect(body.data.map((i: Record<string, unknown>) => [i.timestamp, i.type])).toEqual([
       ['2026-03-01 10:10:00', 'revenue'],
@@ -212,11 +366,21 @@ describe('POST /v1/journeys/*', () => {
     expect(body.data[1].event_properties).toBe('{"plan":"pro"}');
   });
 
-  it('stats of v1: all-time figures of alpha (beta\'s v1 is older and bigger)', async () => {
+  it("stats of v1: all-time figures of alpha (beta's v1 is older and bigger)", async () => {
     const body = await askAlpha('POST', '/v1/journeys/stats', { body: { visitor_id: 'v1' } });
     expect(body.data).toMatchObject({
-      visitor_id: 'v1', first_seen: '2026-03-01 10:00:00', last_seen: '2026-03-01 10:10:00', total_sessions: 1, total_pageviews: 2,
-      total_events: 1, total_revenue_cents: 1000, country: 'US', browser: 'Chrome', entry_page: '/', source: 'google.com', utm_source: 'google',
+      visitor_id: 'v1',
+      first_seen: '2026-03-01 10:00:00',
+      last_seen: '2026-03-01 10:10:00',
+      total_sessions: 1,
+      total_pageviews: 2,
+      total_events: 1,
+      total_revenue_cents: 1000,
+      country: 'US',
+      browser: 'Chrome',
+      entry_page: '/',
+      source: 'google.com',
+      utm_source: 'google',
     });
   });
 
@@ -225,10 +389,13 @@ describe('POST /v1/journeys/*', () => {
     expect(body.data).toEqual([{ day_of_week: 7, hour_of_day: 10, pageviews: 2, unique_visitors: 1 }]);
   });
 
-  it('dev rows: beta\'s dev row of v1 is not alpha\'s', async () => {
+  it("dev rows: beta's dev row of v1 is not alpha's", async () => {
     const list = await askAlpha('POST', '/v1/journeys/list', { body: { date_range: RANGE, is_dev: true } });
     expect(list.pagination.total).toBe(0);
-    const stats = await api.request('POST', '/v1/journeys/stats', { token: alphaKey, body: { domain: A, visitor_id: 'v1', is_dev: true } });
+    const stats = await api.request('POST', '/v1/journeys/stats', {
+      token: alphaKey,
+      body: { domain: A, visitor_id: 'v1', is_dev: true },
+    });
     expect(stats.status).toBe(404);
   });
 
@@ -240,11 +407,14 @@ describe('POST /v1/journeys/*', () => {
         expect(res.status, path).toBe(404);
       }
     }
-    const own = await api.request('POST', '/v1/journeys/stats', { token: betaKey, body: { domain: B, visitor_id: 'v3' } });
+    const own = await api.request('POST', '/v1/journeys/stats', {
+      token: betaKey,
+      body: { domain: B, visitor_id: 'v3' },
+    });
     expect(own.status).toBe(200);
   });
 
-  it('alpha\'s key cannot name beta', async () => {
+  it("alpha's key cannot name beta", async () => {
     await expectForbiddenForAlphaKey('POST', '/v1/journeys/list', { body: {} });
     await expectForbiddenForAlphaKey('POST', '/v1/journeys/timeline', { body: { visitor_id: 'v1' } });
     await expectForbiddenForAlphaKey('POST', '/v1/journeys/stats', { body: { visitor_id: 'v1' } });
@@ -254,17 +424,29 @@ describe('POST /v1/journeys/*', () => {
 
 describe('annotations', () => {
   it('each domain lists only its own; an id of one domain is a 404 under the other; a foreign domain is a 403', async () => {
-    const alphaNote = await api.request('POST', '/v1/annotations', { token: alphaKey, body: { domain: A, date: '2026-03-01', title: 'alpha launch' } });
-    const betaNote = await api.request('POST', '/v1/annotations', { token: betaKey, body: { domain: B, date: '2026-03-01', title: 'beta launch' } });
+    const alphaNote = await api.request('POST', '/v1/annotations', {
+      token: alphaKey,
+      body: { domain: A, date: '2026-03-01', title: 'alpha launch' },
+    });
+    const betaNote = await api.request('POST', '/v1/annotations', {
+      token: betaKey,
+      body: { domain: B, date: '2026-03-01', title: 'beta launch' },
+    });
     expect([alphaNote.status, betaNote.status]).toEqual([201, 201]);
 
     const listed = await askAlpha('GET', '/v1/annotations', { query: {} });
     expect(listed.data.map((a: { title: string }) => a.title)).toEqual(['alpha launch']);
 
     // The personal token may act on both domains, but an id belongs to one: beta's id under alpha is not found.
-    const crossed = await api.request('DELETE', `/v1/annotations/${betaNote.body.id}`, { token: bothToken, query: { domain: A } });
+    const crossed = await api.request('DELETE', `/v1/annotations/${betaNote.body.id}`, {
+      token: bothToken,
+      query: { domain: A },
+    });
     expect(crossed.status).toBe(404);
-    const byAlphaKey = await api.request('DELETE', `/v1/annotations/${betaNote.body.id}`, { token: alphaKey, query: { domain: B } });
+    const byAlphaKey = await api.request('DELETE', `/v1/annotations/${betaNote.body.id}`, {
+      token: alphaKey,
+      query: { domain: B },
+    });
     expect(byAlphaKey.status).toBe(403);
     await expectForbiddenForAlphaKey('GET', '/v1/annotations', { query: {} });
     await expectForbiddenForAlphaKey('POST', '/v1/annotations', { body: { date: '2026-03-01', title: 'sneaky' } });

@@ -7,9 +7,22 @@ import { startTestApi, type TestApi } from '../support/test-api.js';
 // odd keys, dev rows).
 
 const day = '2026-03-01';
-const ev = (visitor: string, minute: number, name: string, props?: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
-  domain: 'events.test', timestamp: `${day}T10:${String(minute).padStart(2, '0')}:00Z`, type: 'event', visitor_id: visitor,
-  session_id: `s-${visitor}`, url_path: '/', event_name: name, ...(props ? { event_properties: props } : {}), ...extra,
+const ev = (
+  visitor: string,
+  minute: number,
+  name: string,
+  props?: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+) => ({
+  domain: 'events.test',
+  timestamp: `${day}T10:${String(minute).padStart(2, '0')}:00Z`,
+  type: 'event',
+  visitor_id: visitor,
+  session_id: `s-${visitor}`,
+  url_path: '/',
+  event_name: name,
+  ...(props ? { event_properties: props } : {}),
+  ...extra,
 });
 const eventsTest = [
   ev('u1', 1, 'newsletter'),
@@ -19,9 +32,36 @@ const eventsTest = [
   ev('u1', 5, 'purchase', { plan: 'basic' }),
   ev('u3', 6, 'odd', { "we'ird.key": 'v%_' }),
   ev('u9', 7, 'devonly', { a: 'b' }, { is_dev: true }),
-  { domain: 'events.test', timestamp: `${day}T10:08:00Z`, type: 'auto', visitor_id: 'u1', session_id: 's-u1', url_path: '/', event_name: 'click', event_properties: { plan: 'x' } },
-  { domain: 'events.test', timestamp: `${day}T10:09:00Z`, type: 'revenue', visitor_id: 'u1', transaction_id: 'r1', amount_cents: 1000, currency: 'EUR', revenue_event: 'payment' },
-  { domain: 'events.test', timestamp: `${day}T10:10:00Z`, type: 'revenue', visitor_id: 'u2', transaction_id: 'r2', amount_cents: 300, currency: 'EUR', revenue_event: 'payment' },
+  {
+    domain: 'events.test',
+    timestamp: `${day}T10:08:00Z`,
+    type: 'auto',
+    visitor_id: 'u1',
+    session_id: 's-u1',
+    url_path: '/',
+    event_name: 'click',
+    event_properties: { plan: 'x' },
+  },
+  {
+    domain: 'events.test',
+    timestamp: `${day}T10:09:00Z`,
+    type: 'revenue',
+    visitor_id: 'u1',
+    transaction_id: 'r1',
+    amount_cents: 1000,
+    currency: 'EUR',
+    revenue_event: 'payment',
+  },
+  {
+    domain: 'events.test',
+    timestamp: `${day}T10:10:00Z`,
+    type: 'revenue',
+    visitor_id: 'u2',
+    transaction_id: 'r2',
+    amount_cents: 300,
+    currency: 'EUR',
+    revenue_event: 'payment',
+  },
 ];
 
 let api: TestApi;
@@ -51,7 +91,11 @@ describe('GET /v1/events', () => {
       { name: 'signup', count: 2, visitors: 2, has_properties: true },
       { name: 'download', count: 1, visitors: 1, has_properties: true },
     ]);
-    expect(body.meta).toEqual({ domain: 'shop.test', date_range: ['2026-03-01', '2026-03-03'], query_ms: expect.any(Number) });
+    expect(body.meta).toEqual({
+      domain: 'shop.test',
+      date_range: ['2026-03-01', '2026-03-03'],
+      query_ms: expect.any(Number),
+    });
   });
 
   it('has_properties is false for events without properties or with {}', async () => {
@@ -77,11 +121,18 @@ describe('GET /v1/events', () => {
   });
 
   it('refuses days outside 1970-01-01 to 2099-12-31 with a 400, as /v1/query does', async () => {
-    for (const [start, end] of [['0124-11-25', '2000-01-01'], ['1969-12-31', '2026-03-03'], ['2026-03-01', '2100-01-01']]) {
+    for (const [start, end] of [
+      ['0124-11-25', '2000-01-01'],
+      ['1969-12-31', '2026-03-03'],
+      ['2026-03-01', '2100-01-01'],
+    ]) {
       for (const path of ['/v1/events', '/v1/events/purchase/properties', '/v1/events/purchase/properties/plan']) {
         const res = await api.request('GET', path, { token: events, query: { start: start!, end: end! } });
         expect(res.status, `${path} ${start} ${end}`).toBe(400);
-        expect(res.body).toMatchObject({ error: 'invalid_request', message: expect.stringContaining('1970-01-01 and 2099-12-31') });
+        expect(res.body).toMatchObject({
+          error: 'invalid_request',
+          message: expect.stringContaining('1970-01-01 and 2099-12-31'),
+        });
       }
     }
   });
@@ -91,7 +142,12 @@ describe('GET /v1/events/:name/properties', () => {
   it('lists the keys seen on the event, most used first', async () => {
     const body = await get(events, '/v1/events/purchase/properties');
     expect(body.data).toEqual(['plan', 'n', 'ok']);
-    expect(body.meta).toEqual({ domain: 'events.test', event: 'purchase', date_range: ['2026-03-01', '2026-03-03'], query_ms: expect.any(Number) });
+    expect(body.meta).toEqual({
+      domain: 'events.test',
+      event: 'purchase',
+      date_range: ['2026-03-01', '2026-03-03'],
+      query_ms: expect.any(Number),
+    });
     expect((await get(shop, '/v1/events/signup/properties')).data).toEqual(['plan']);
   });
 
@@ -113,7 +169,13 @@ describe('GET /v1/events/:name/properties/:key', () => {
       { value: 'free', count: 1, visitors: 1 },
       { value: 'pro', count: 1, visitors: 1 },
     ]);
-    expect(body.meta).toEqual({ domain: 'shop.test', event: 'signup', property: 'plan', date_range: ['2026-03-01', '2026-03-03'], query_ms: expect.any(Number) });
+    expect(body.meta).toEqual({
+      domain: 'shop.test',
+      event: 'signup',
+      property: 'plan',
+      date_range: ['2026-03-01', '2026-03-03'],
+      query_ms: expect.any(Number),
+    });
   });
 
   it('adds the revenue of the visitors who sent each value with include_revenue=true', async () => {
@@ -122,15 +184,21 @@ describe('GET /v1/events/:name/properties/:key', () => {
       { value: 'free', count: 1, visitors: 1, revenue: 2500 },
       { value: 'pro', count: 1, visitors: 1, revenue: 5000 },
     ]);
-    expect((await get(events, '/v1/events/purchase/properties/plan', { ...range, include_revenue: 'true' })).data).toEqual([
+    expect(
+      (await get(events, '/v1/events/purchase/properties/plan', { ...range, include_revenue: 'true' })).data,
+    ).toEqual([
       { value: 'pro', count: 2, visitors: 2, revenue: 1300 },
       { value: 'basic', count: 1, visitors: 1, revenue: 1000 },
     ]);
   });
 
   it('numbers and booleans were stored as their text', async () => {
-    expect((await get(events, '/v1/events/purchase/properties/n')).data).toEqual([{ value: '3', count: 1, visitors: 1 }]);
-    expect((await get(events, '/v1/events/purchase/properties/ok')).data).toEqual([{ value: 'true', count: 1, visitors: 1 }]);
+    expect((await get(events, '/v1/events/purchase/properties/n')).data).toEqual([
+      { value: '3', count: 1, visitors: 1 },
+    ]);
+    expect((await get(events, '/v1/events/purchase/properties/ok')).data).toEqual([
+      { value: 'true', count: 1, visitors: 1 },
+    ]);
   });
 
   it('odd keys, % and _ are data', async () => {

@@ -18,26 +18,96 @@ const OTHER = 'other.test';
 
 const corpus: string[] = [
   // quotes and their escapes
-  "'", '"', '`', "''", "\\'", "it's", 'x"y',
+  "'",
+  '"',
+  '`',
+  "''",
+  "\\'",
+  "it's",
+  'x"y',
   // comments
-  '--', '/*', '*/', '/* x */', '#', '-- ', 'a -- b',
+  '--',
+  '/*',
+  '*/',
+  '/* x */',
+  '#',
+  '-- ',
+  'a -- b',
   // stacked statements and tautologies
-  '; DROP TABLE events; --', "'; DROP TABLE events; --", '"; DROP TABLE events; --', "x'); DROP TABLE events; --",
-  "' OR '1'='1", "' OR 1=1 --", '" OR ""="', '1) OR (1=1', "' UNION SELECT * FROM events --", '/pricing\' OR \'1\'=\'1',
+  '; DROP TABLE events; --',
+  "'; DROP TABLE events; --",
+  '"; DROP TABLE events; --',
+  "x'); DROP TABLE events; --",
+  "' OR '1'='1",
+  "' OR 1=1 --",
+  '" OR ""="',
+  '1) OR (1=1',
+  "' UNION SELECT * FROM events --",
+  "/pricing' OR '1'='1",
   // the same quote, spelled otherwise: a JSON escape (arrives as '), the escape text itself, fullwidth and look-alikes
-  '\u0027', '\\u0027', '\uff07', '\uff02', '\u2019', '\u02bc', "\\x27",
+  '\u0027',
+  '\\u0027',
+  '\uff07',
+  '\uff02',
+  '\u2019',
+  '\u02bc',
+  '\\x27',
   // homoglyphs of real values
-  '/\u0440ricing', 'U\u0405', 'sign\u0443p', 'Chr\u043eme',
+  '/\u0440ricing',
+  'U\u0405',
+  'sign\u0443p',
+  'Chr\u043eme',
   // backslashes and control characters
-  '\\', '\\\\', 'a\\nb', '\r\n', '\t', '\u202e', 'a\u0000b', '\u0000',
+  '\\',
+  '\\\\',
+  'a\\nb',
+  '\r\n',
+  '\t',
+  '\u202e',
+  'a\u0000b',
+  '\u0000',
   // LIKE wildcards and regex metacharacters: data, never patterns
-  '%', '_', '%%', '%pricing%', '_ricing', 'a%b_c.pdf', '.*', '^/', '[a-z]',
+  '%',
+  '_',
+  '%%',
+  '%pricing%',
+  '_ricing',
+  'a%b_c.pdf',
+  '.*',
+  '^/',
+  '[a-z]',
   // placeholders and template syntax
-  '$1', '?', '??', ':1', '@p', '${x}', '${process.exit(1)}', '{{7*7}}', '%s',
+  '$1',
+  '?',
+  '??',
+  ':1',
+  '@p',
+  '${x}',
+  '${process.exit(1)}',
+  '{{7*7}}',
+  '%s',
   // JSON property path tricks
-  '$.a', '$.plan', '$["plan"]', "$['plan']", 'a.b', 'a"]', 'plan"]', 'plan.x', '$[0]', 'plan\\"',
+  '$.a',
+  '$.plan',
+  '$["plan"]',
+  "$['plan']",
+  'a.b',
+  'a"]',
+  'plan"]',
+  'plan.x',
+  '$[0]',
+  'plan\\"',
   // comma lists, labels, unicode, lengths
-  "US,'", ",,", '(not set)', '(direct)', '\ud800', '\udfff', '😀', 'x'.repeat(1000), 'x'.repeat(1001), 'x'.repeat(5000),
+  "US,'",
+  ',,',
+  '(not set)',
+  '(direct)',
+  '\ud800',
+  '\udfff',
+  '😀',
+  'x'.repeat(1000),
+  'x'.repeat(1001),
+  'x'.repeat(5000),
 ];
 
 /**
@@ -47,8 +117,26 @@ const corpus: string[] = [
  * each of the others. Keeps the file well under a minute on two busy cores.
  */
 const coreCorpus: string[] = [
-  "'", '"', '`', '/* x */', "'; DROP TABLE events; --", "' OR '1'='1", '\uff07', 'U\u0405', '\\', 'a\u0000b',
-  '%', '_', '$1', '?', '$.a', "US,'", '(not set)', '\ud800', 'x'.repeat(1000), 'x'.repeat(1001),
+  "'",
+  '"',
+  '`',
+  '/* x */',
+  "'; DROP TABLE events; --",
+  "' OR '1'='1",
+  '\uff07',
+  'U\u0405',
+  '\\',
+  'a\u0000b',
+  '%',
+  '_',
+  '$1',
+  '?',
+  '$.a',
+  "US,'",
+  '(not set)',
+  '\ud800',
+  'x'.repeat(1000),
+  'x'.repeat(1001),
 ];
 
 const hasNul = (s: string) => s.includes('\u0000');
@@ -81,14 +169,23 @@ function parquetFiles(): Record<string, string> {
 
 async function storeSnapshot() {
   const counts = async (domain: string, token: string) => {
-    const body = { domain, date_range: 'all', metrics: ['pageviews', 'visitors', 'revenue', 'conversions'], include_revenue: true };
+    const body = {
+      domain,
+      date_range: 'all',
+      metrics: ['pageviews', 'visitors', 'revenue', 'conversions'],
+      include_revenue: true,
+    };
     const totals = await api.request('POST', '/v1/query', { token, body });
     const events = await api.request('GET', '/v1/events', { token, query: { domain, period: 'all' } });
     const annotations = await api.request('GET', '/v1/annotations', { token, query: { domain } });
     expect([totals.status, events.status, annotations.status]).toEqual([200, 200, 200]);
     return { totals: totals.body.data, events: events.body.data, annotations: annotations.body.data };
   };
-  return { [DOMAIN]: await counts(DOMAIN, await nextToken()), [OTHER]: await counts(OTHER, otherToken), files: parquetFiles() };
+  return {
+    [DOMAIN]: await counts(DOMAIN, await nextToken()),
+    [OTHER]: await counts(OTHER, otherToken),
+    files: parquetFiles(),
+  };
 }
 
 let before: Awaited<ReturnType<typeof storeSnapshot>>;
@@ -98,16 +195,26 @@ beforeAll(async () => {
   expect((await api.importEvents(shopEvents)).rejected).toEqual([]);
   nextToken = rotatingToken(api, { domains: [DOMAIN], owner: 'user_injection' });
   otherToken = (await api.createKey({ domains: [OTHER] })).token;
-  const seeded = await api.request('POST', '/v1/annotations', { token: await nextToken(), body: { domain: DOMAIN, date: '2026-03-02', title: 'Launch' } });
+  const seeded = await api.request('POST', '/v1/annotations', {
+    token: await nextToken(),
+    body: { domain: DOMAIN, date: '2026-03-02', title: 'Launch' },
+  });
   expect(seeded.status).toBe(201);
   before = await storeSnapshot();
   expect(before[DOMAIN].totals[0].metrics.pageviews).toBeGreaterThan(0);
 });
 afterAll(() => api?.close());
 
-async function send(method: string, path: string, options: { body?: unknown; query?: Record<string, string>; rawBody?: string } = {}): Promise<TestResponse> {
+async function send(
+  method: string,
+  path: string,
+  options: { body?: unknown; query?: Record<string, string>; rawBody?: string } = {},
+): Promise<TestResponse> {
   const res = await api.request(method, path, { token: await nextToken(), ...options });
-  expect(res.status, `${method} ${path} ${JSON.stringify(options).slice(0, 200)} -> ${JSON.stringify(res.body).slice(0, 200)}`).toBeLessThan(500);
+  expect(
+    res.status,
+    `${method} ${path} ${JSON.stringify(options).slice(0, 200)} -> ${JSON.stringify(res.body).slice(0, 200)}`,
+  ).toBeLessThan(500);
   if (res.status >= 400) expectErrorResponse(res, res.status);
   return res;
 }
@@ -123,13 +230,29 @@ const cross = <A, B>(as: readonly A[], bs: readonly B[]): [A, B][] => as.flatMap
 
 type Row = (typeof shopEvents)[number] & Record<string, unknown>;
 const inScope = (shopEvents as Row[]).filter(
-  (r) => r.domain === DOMAIN && !r.is_dev && r.timestamp >= `${SHOP_RANGE[0]}T00:00:00Z` && r.timestamp < '2026-03-04T00:00:00Z',
+  (r) =>
+    r.domain === DOMAIN &&
+    !r.is_dev &&
+    r.timestamp >= `${SHOP_RANGE[0]}T00:00:00Z` &&
+    r.timestamp < '2026-03-04T00:00:00Z',
 );
 const columnOf: Record<string, (r: Row) => string | null> = {
   page: (r) => (r.url_path as string) ?? null,
   referrer: (r) => referrerDomain((r.referrer as string | null) ?? undefined) || null,
   ...Object.fromEntries(
-    ['country', 'region', 'city', 'browser', 'os', 'device', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_content', 'utm_term'].map((f) => [f, (r: Row) => (r[f] as string) || null]),
+    [
+      'country',
+      'region',
+      'city',
+      'browser',
+      'os',
+      'device',
+      'utm_source',
+      'utm_medium',
+      'utm_campaign',
+      'utm_content',
+      'utm_term',
+    ].map((f) => [f, (r: Row) => (r[f] as string) || null]),
   ),
 };
 
@@ -156,16 +279,29 @@ function filterRefusal(field: string, operator: string, value: string): boolean 
 
 /** Rows of the fixture's range a filter keeps: row filters keep rows; visitor filters keep the sought event rows. */
 function rowsPassing(field: string, operator: string, value: string): Row[] {
-  if (columnOf[field]) return inScope.filter((r) => matches(operator, columnOf[field]!(r), value, field === 'referrer' ? '(direct)' : '(not set)'));
-  if (field === 'event') return inScope.filter((r) => r.type === 'event' && matches(operator, r.event_name as string, value, null));
+  if (columnOf[field])
+    return inScope.filter((r) =>
+      matches(operator, columnOf[field]!(r), value, field === 'referrer' ? '(direct)' : '(not set)'),
+    );
+  if (field === 'event')
+    return inScope.filter((r) => r.type === 'event' && matches(operator, r.event_name as string, value, null));
   if (field === 'event_property') {
     const at = value.indexOf(':');
     const [key, wanted] = [value.slice(0, at), value.slice(at + 1)];
     const props = (r: Row) => (r.event_properties as Record<string, string> | undefined) ?? {};
-    return inScope.filter((r) => r.type === 'event' && matches(operator, Object.hasOwn(props(r), key) ? String(props(r)[key]) : null, wanted, null));
+    return inScope.filter(
+      (r) =>
+        r.type === 'event' &&
+        matches(operator, Object.hasOwn(props(r), key) ? String(props(r)[key]) : null, wanted, null),
+    );
   }
   // exit_link
-  return inScope.filter((r) => r.type === 'auto' && r.event_name === 'exit_link' && matches(operator, (r.event_properties as { url: string }).url, value, null));
+  return inScope.filter(
+    (r) =>
+      r.type === 'auto' &&
+      r.event_name === 'exit_link' &&
+      matches(operator, (r.event_properties as { url: string }).url, value, null),
+  );
 }
 
 function expectedPageviews(field: string, operator: string, value: string): number | 400 {
@@ -185,7 +321,9 @@ function expectedVisitors(field: string, operator: string, value: string): numbe
 // ---- POST /v1/query ----------------------------------------------------------------------------------------------
 
 async function queryPageviews(body: Record<string, unknown>): Promise<number | 400 | 403> {
-  const res = await send('POST', '/v1/query', { body: { metrics: ['pageviews'], date_range: [...SHOP_RANGE], ...body } });
+  const res = await send('POST', '/v1/query', {
+    body: { metrics: ['pageviews'], date_range: [...SHOP_RANGE], ...body },
+  });
   if (res.status !== 200) return res.status as 400 | 403;
   return res.body.data[0].metrics.pageviews;
 }
@@ -202,26 +340,36 @@ describe('POST /v1/query', () => {
   // visitor filters), the cross-section through every other row field.
   const fullCorpusFields = new Set(['page', 'referrer', 'event', 'exit_link']);
 
-  it.each(queryFilterFields.filter((f) => f !== 'event_property'))('filter values of %s: exact counts for is, contains, is_not', async (field) => {
-    const texts = fullCorpusFields.has(field) ? corpus : coreCorpus;
-    await inParallel(cross(texts, ['is', 'contains', 'is_not']), async ([value, operator]) => {
-      expect(await queryPageviews({ filters: [[field, operator, value]] }), `${field} ${operator} ${JSON.stringify(value)}`).toBe(
-        expectedPageviews(field, operator, value),
-      );
-    });
-  });
+  it.each(queryFilterFields.filter((f) => f !== 'event_property'))(
+    'filter values of %s: exact counts for is, contains, is_not',
+    async (field) => {
+      const texts = fullCorpusFields.has(field) ? corpus : coreCorpus;
+      await inParallel(cross(texts, ['is', 'contains', 'is_not']), async ([value, operator]) => {
+        expect(
+          await queryPageviews({ filters: [[field, operator, value]] }),
+          `${field} ${operator} ${JSON.stringify(value)}`,
+        ).toBe(expectedPageviews(field, operator, value));
+      });
+    },
+  );
 
   it('event_property: the corpus as the key and as the value, exact counts', async () => {
-    const cases = corpus.flatMap((text): [string, string][] => [[`${text}:pro`, 'is'], [`plan:${text}`, 'is'], [`file:${text}`, 'contains']]);
+    const cases = corpus.flatMap((text): [string, string][] => [
+      [`${text}:pro`, 'is'],
+      [`plan:${text}`, 'is'],
+      [`file:${text}`, 'contains'],
+    ]);
     await inParallel(cases, async ([value, operator]) => {
-      expect(await queryPageviews({ filters: [['event_property', operator, value]] }), `${operator} ${JSON.stringify(value)}`).toBe(
-        expectedPageviews('event_property', operator, value),
-      );
+      expect(
+        await queryPageviews({ filters: [['event_property', operator, value]] }),
+        `${operator} ${JSON.stringify(value)}`,
+      ).toBe(expectedPageviews('event_property', operator, value));
     });
   });
 
   it('domain: a 400, or a 403 when the text is a well-formed domain of someone else', async () => {
-    for (const value of corpus) expect(await queryPageviews({ domain: value }), JSON.stringify(value)).toBe(domainStatus(value));
+    for (const value of corpus)
+      expect(await queryPageviews({ domain: value }), JSON.stringify(value)).toBe(domainStatus(value));
   });
 
   // Inputs checked against an enum, a pattern or a calendar take the cross-section of the corpus; free text (filter
@@ -243,7 +391,8 @@ describe('POST /v1/query', () => {
   });
 
   it('a prototype-pollution body is refused and pollutes nothing in the server process', async () => {
-    const raw = '{"__proto__": {"include_revenue": true, "polluted": 1}, "constructor": {"prototype": {"polluted": 1}}, "metrics": ["revenue"]}';
+    const raw =
+      '{"__proto__": {"include_revenue": true, "polluted": 1}, "constructor": {"prototype": {"polluted": 1}}, "metrics": ["revenue"]}';
     const res = await send('POST', '/v1/query', { rawBody: raw });
     expect(res.status).toBe(400);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
@@ -254,7 +403,9 @@ describe('POST /v1/query', () => {
     expect(await queryPageviews({ filters: [['page', 'contains', '/'.repeat(1000)]] })).toBe(0);
     expect(await queryPageviews({ filters: [['page', 'is', 'x'.repeat(1001)]] })).toBe(400);
     expect(await queryPageviews({ filters: Array.from({ length: 21 }, () => ['page', 'is', '/']) })).toBe(400);
-    const huge = await send('POST', '/v1/query', { rawBody: JSON.stringify({ filters: [['page', 'is', 'x'.repeat(1024 * 1024)]] }) });
+    const huge = await send('POST', '/v1/query', {
+      rawBody: JSON.stringify({ filters: [['page', 'is', 'x'.repeat(1024 * 1024)]] }),
+    });
     expect(huge.status).toBe(413);
   });
 });
@@ -280,7 +431,9 @@ describe('GET /v1/events, /properties, /properties/:key', () => {
 
   it('a property key from the corpus (JSON path tricks included) never reads another key: an empty list or a 400', async () => {
     for (const key of pathable) {
-      const res = await send('GET', `/v1/events/signup/properties/${encodeURIComponent(key)}`, { query: { ...window, include_revenue: 'true' } });
+      const res = await send('GET', `/v1/events/signup/properties/${encodeURIComponent(key)}`, {
+        query: { ...window, include_revenue: 'true' },
+      });
       expect(res.status, JSON.stringify(key)).toBe(pathStatus(key));
       if (res.status === 200) {
         expect(res.body.data, JSON.stringify(key)).toEqual([]);
@@ -293,14 +446,25 @@ describe('GET /v1/events, /properties, /properties/:key', () => {
   });
 
   it('domain, period, start, end, limit and include_revenue from the corpus: 400 (or 403 for a foreign domain)', async () => {
-    for (const value of corpus) expect((await send('GET', '/v1/events', { query: { domain: value } })).status, JSON.stringify(value)).toBe(domainStatus(value));
+    for (const value of corpus)
+      expect((await send('GET', '/v1/events', { query: { domain: value } })).status, JSON.stringify(value)).toBe(
+        domainStatus(value),
+      );
     for (const value of coreCorpus) {
       const context = JSON.stringify(value);
       expect((await send('GET', '/v1/events', { query: { period: value } })).status, context).toBe(400);
-      expect((await send('GET', '/v1/events', { query: { start: value, end: SHOP_RANGE[1] } })).status, context).toBe(400);
-      expect((await send('GET', '/v1/events/signup/properties', { query: { start: SHOP_RANGE[0], end: value } })).status, context).toBe(400);
+      expect((await send('GET', '/v1/events', { query: { start: value, end: SHOP_RANGE[1] } })).status, context).toBe(
+        400,
+      );
+      expect(
+        (await send('GET', '/v1/events/signup/properties', { query: { start: SHOP_RANGE[0], end: value } })).status,
+        context,
+      ).toBe(400);
       expect((await send('GET', '/v1/events', { query: { limit: value } })).status, context).toBe(400);
-      expect((await send('GET', '/v1/events/signup/properties/plan', { query: { include_revenue: value } })).status, context).toBe(400);
+      expect(
+        (await send('GET', '/v1/events/signup/properties/plan', { query: { include_revenue: value } })).status,
+        context,
+      ).toBe(400);
     }
   });
 });
@@ -309,10 +473,15 @@ describe('GET /v1/events, /properties, /properties/:key', () => {
 
 describe('POST /v1/journeys/*', () => {
   it('visitor_id from the corpus: a 404 (no such visitor) or a 400 past 256 characters or with NUL / broken UTF-16', async () => {
-    const cases = [...cross(corpus, ['/v1/journeys/timeline']), ...cross(coreCorpus, ['/v1/journeys/stats', '/v1/journeys/activity'])];
+    const cases = [
+      ...cross(corpus, ['/v1/journeys/timeline']),
+      ...cross(coreCorpus, ['/v1/journeys/stats', '/v1/journeys/activity']),
+    ];
     await inParallel(cases, async ([visitor, path]) => {
       const res = await send('POST', path, { body: { domain: DOMAIN, visitor_id: visitor } });
-      expect(res.status, `${path} ${JSON.stringify(visitor)}`).toBe(visitor.length > 256 || badText(visitor) ? 400 : 404);
+      expect(res.status, `${path} ${JSON.stringify(visitor)}`).toBe(
+        visitor.length > 256 || badText(visitor) ? 400 : 404,
+      );
     });
   });
 
@@ -323,29 +492,44 @@ describe('POST /v1/journeys/*', () => {
     ['utm_source', coreCorpus, ['is', 'contains']],
   ] as const)('list filter values of %s: the exact number of visitors', async (field, texts, operators) => {
     await inParallel(cross(texts, operators), async ([value, operator]) => {
-      const res = await send('POST', '/v1/journeys/list', { body: { domain: DOMAIN, date_range: [...SHOP_RANGE], filters: [[field, operator, value]] } });
+      const res = await send('POST', '/v1/journeys/list', {
+        body: { domain: DOMAIN, date_range: [...SHOP_RANGE], filters: [[field, operator, value]] },
+      });
       const want = expectedVisitors(field, operator, value);
-      expect(res.status === 200 ? res.body.pagination.total : res.status, `${field} ${operator} ${JSON.stringify(value)}`).toBe(want);
+      expect(
+        res.status === 200 ? res.body.pagination.total : res.status,
+        `${field} ${operator} ${JSON.stringify(value)}`,
+      ).toBe(want);
     });
   });
 
   it('list event_property keys and values from the corpus: the exact number of visitors', async () => {
     const values = [...corpus.map((text) => `file:${text}`), ...coreCorpus.map((text) => `${text}:pro`)];
     await inParallel(values, async (value) => {
-      const res = await send('POST', '/v1/journeys/list', { body: { domain: DOMAIN, date_range: [...SHOP_RANGE], filters: [['event_property', 'contains', value]] } });
-      expect(res.status === 200 ? res.body.pagination.total : res.status, JSON.stringify(value)).toBe(expectedVisitors('event_property', 'contains', value));
+      const res = await send('POST', '/v1/journeys/list', {
+        body: { domain: DOMAIN, date_range: [...SHOP_RANGE], filters: [['event_property', 'contains', value]] },
+      });
+      expect(res.status === 200 ? res.body.pagination.total : res.status, JSON.stringify(value)).toBe(
+        expectedVisitors('event_property', 'contains', value),
+      );
     });
   });
 
   it('sort_by, sort_order, timezone and domain from the corpus: 400 (or 403 for a foreign domain)', async () => {
-    const list = (body: Record<string, unknown>) => send('POST', '/v1/journeys/list', { body: { domain: DOMAIN, ...body } });
-    for (const value of corpus) expect((await list({ domain: value })).status, JSON.stringify(value)).toBe(domainStatus(value));
+    const list = (body: Record<string, unknown>) =>
+      send('POST', '/v1/journeys/list', { body: { domain: DOMAIN, ...body } });
+    for (const value of corpus)
+      expect((await list({ domain: value })).status, JSON.stringify(value)).toBe(domainStatus(value));
     for (const value of coreCorpus) {
       const context = JSON.stringify(value);
       expect((await list({ sort_by: value })).status, context).toBe(400);
       expect((await list({ sort_order: value })).status, context).toBe(400);
       expect((await list({ timezone: value })).status, context).toBe(400);
-      expect((await send('POST', '/v1/journeys/timeline', { body: { domain: DOMAIN, visitor_id: 'v1', timezone: value } })).status, context).toBe(400);
+      expect(
+        (await send('POST', '/v1/journeys/timeline', { body: { domain: DOMAIN, visitor_id: 'v1', timezone: value } }))
+          .status,
+        context,
+      ).toBe(400);
     }
   });
 });
@@ -361,23 +545,41 @@ describe('annotations', () => {
       expect(created.status, JSON.stringify(title)).toBe(refused ? 400 : 201);
       if (refused) continue;
       expect(created.body.title).toBe(trimmed);
-      const listed = await send('GET', '/v1/annotations', { query: { domain: DOMAIN, start_date: '2026-03-03', end_date: '2026-03-03' } });
+      const listed = await send('GET', '/v1/annotations', {
+        query: { domain: DOMAIN, start_date: '2026-03-03', end_date: '2026-03-03' },
+      });
       expect(listed.body.data.map((a: { title: string }) => a.title)).toEqual([trimmed]);
-      expect((await send('DELETE', `/v1/annotations/${created.body.id}`, { query: { domain: DOMAIN } })).status).toBe(200);
+      expect((await send('DELETE', `/v1/annotations/${created.body.id}`, { query: { domain: DOMAIN } })).status).toBe(
+        200,
+      );
     }
   });
 
   it('date, domain, start_date and end_date from the corpus: 400 (or 403 for a foreign domain)', async () => {
     for (const value of corpus) {
       const context = JSON.stringify(value);
-      expect((await send('POST', '/v1/annotations', { body: { domain: value, date: '2026-03-03', title: 'x' } })).status, context).toBe(domainStatus(value));
-      expect((await send('GET', '/v1/annotations', { query: { domain: value } })).status, context).toBe(domainStatus(value));
+      expect(
+        (await send('POST', '/v1/annotations', { body: { domain: value, date: '2026-03-03', title: 'x' } })).status,
+        context,
+      ).toBe(domainStatus(value));
+      expect((await send('GET', '/v1/annotations', { query: { domain: value } })).status, context).toBe(
+        domainStatus(value),
+      );
     }
     for (const value of coreCorpus) {
       const context = JSON.stringify(value);
-      expect((await send('POST', '/v1/annotations', { body: { domain: DOMAIN, date: value, title: 'x' } })).status, context).toBe(400);
-      expect((await send('GET', '/v1/annotations', { query: { domain: DOMAIN, start_date: value } })).status, context).toBe(400);
-      expect((await send('GET', '/v1/annotations', { query: { domain: DOMAIN, end_date: value } })).status, context).toBe(400);
+      expect(
+        (await send('POST', '/v1/annotations', { body: { domain: DOMAIN, date: value, title: 'x' } })).status,
+        context,
+      ).toBe(400);
+      expect(
+        (await send('GET', '/v1/annotations', { query: { domain: DOMAIN, start_date: value } })).status,
+        context,
+      ).toBe(400);
+      expect(
+        (await send('GET', '/v1/annotations', { query: { domain: DOMAIN, end_date: value } })).status,
+        context,
+      ).toBe(400);
     }
   });
 

@@ -84,7 +84,11 @@ describe('client errors never echo parser internals', () => {
 });
 
 describe('engine failures the client can act on', () => {
-  const failingWith = (error: Error): QueryEngine => ({ target: api.engine.target, billedPerStatement: false, run: async () => Promise.reject(error) });
+  const failingWith = (error: Error): QueryEngine => ({
+    target: api.engine.target,
+    billedPerStatement: false,
+    run: async () => Promise.reject(error),
+  });
   afterEach(() => installEngine(api.engine));
 
   it.each([
@@ -93,7 +97,10 @@ describe('engine failures the client can act on', () => {
     ['the scan limit', new EngineScanLimitError(), 400, 'query_too_large'],
   ] as const)('answers %s with its own status through HTTP', async (_, error, status, code) => {
     installEngine(failingWith(error));
-    const res = await api.request('POST', '/v1/query', { token, body: { domain: DOMAIN, date_range: ['2026-01-01', '2026-01-02'] } });
+    const res = await api.request('POST', '/v1/query', {
+      token,
+      body: { domain: DOMAIN, date_range: ['2026-01-01', '2026-01-02'] },
+    });
     expectErrorResponse(res, status, code);
     if (status === 503) expect(res.headers.get('retry-after')).toBe('7');
   });

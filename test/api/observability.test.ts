@@ -1,6 +1,11 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { mockClient } from 'aws-sdk-client-mock';
-import { AthenaClient, GetQueryExecutionCommand, GetQueryResultsCommand, StartQueryExecutionCommand } from '@aws-sdk/client-athena';
+import {
+  AthenaClient,
+  GetQueryExecutionCommand,
+  GetQueryResultsCommand,
+  StartQueryExecutionCommand,
+} from '@aws-sdk/client-athena';
 import { AthenaEngine } from '../../shared/engines/athena-engine.js';
 import type { QueryEngine } from '../../shared/engines/engine.js';
 import type { SqlQuery } from '../../shared/query/sql/sql.js';
@@ -77,7 +82,8 @@ function slowedEngine(delayMs: number, extra: { bytesScanned?: number; fail?: bo
   };
 }
 
-const query = (body: unknown, options: { token?: string } = {}) => api.request('POST', '/v1/query', { token, ...options, body });
+const query = (body: unknown, options: { token?: string } = {}) =>
+  api.request('POST', '/v1/query', { token, ...options, body });
 
 function requestIdOf(res: TestResponse): string {
   const id = res.headers.get('x-request-id');
@@ -88,13 +94,22 @@ function requestIdOf(res: TestResponse): string {
 describe('structured logs carry the request id on every line', () => {
   it('a query: one query line per engine query and one request line, all with the id X-Request-Id echoes', async () => {
     // `all` needs the domain's first event first: two engine queries.
-    const { result: res, lines, raw } = await captureLogs(() => query({ date_range: 'all', dimensions: ['page'], filters: [['country', 'is', 'US']] }));
+    const {
+      result: res,
+      lines,
+      raw,
+    } = await captureLogs(() => query({ date_range: 'all', dimensions: ['page'], filters: [['country', 'is', 'US']] }));
     expect(res.status).toBe(200);
     const id = requestIdOf(res);
 
     expect(lines.map((l) => l.message)).toEqual(['query', 'query', 'request']);
     for (const line of lines) {
-      expect(line).toMatchObject({ request_id: id, route: 'Query', service: 'analytics-api', key_id: expect.stringMatching(/^[0-9a-f]{16}$/) });
+      expect(line).toMatchObject({
+        request_id: id,
+        route: 'Query',
+        service: 'analytics-api',
+        key_id: expect.stringMatching(/^[0-9a-f]{16}$/),
+      });
       expect(typeof line.timestamp).toBe('string');
     }
     for (const line of lines.filter((l) => l.message === 'query')) {
@@ -114,7 +129,11 @@ describe('structured logs carry the request id on every line', () => {
     ['a 400', () => query({ limit: 'ten' }), 400],
     ['a 401', () => query({}, { token: 'aqk_0000000000000000_nope' }), 401],
     ['a 403', () => query({ domain: 'other.test' }), 403],
-    ['a 404 visitor', () => api.request('POST', '/v1/journeys/stats', { token, body: { domain: 'shop.test', visitor_id: 'nobody' } }), 404],
+    [
+      'a 404 visitor',
+      () => api.request('POST', '/v1/journeys/stats', { token, body: { domain: 'shop.test', visitor_id: 'nobody' } }),
+      404,
+    ],
   ])('%s: the request line carries the same id and the status', async (_, send, status) => {
     const { result: res, lines } = await captureLogs(send);
     expect(res.status).toBe(status);
@@ -132,7 +151,11 @@ describe('structured logs carry the request id on every line', () => {
     expectErrorResponse(res, 500, 'internal_error');
     const id = requestIdOf(res);
 
-    expect(lines.map((l) => `${l.level} ${l.message}`)).toEqual(['INFO query', 'ERROR unhandled error', 'INFO request']);
+    expect(lines.map((l) => `${l.level} ${l.message}`)).toEqual([
+      'INFO query',
+      'ERROR unhandled error',
+      'INFO request',
+    ]);
     for (const line of lines) expect(line.request_id).toBe(id);
     expect(lines[0]).toMatchObject({ failed: true });
     // The detail is logged for the operator, and only there.
@@ -146,12 +169,19 @@ describe('structured logs carry the request id on every line', () => {
       () => query({ date_range: [...SHOP_RANGE], dimensions: ['date'] }),
       () => query({ date_range: 'all' }),
       () => api.request('GET', '/v1/events', { token, query: { start: SHOP_RANGE[0], end: SHOP_RANGE[1] } }),
-      () => api.request('POST', '/v1/journeys/list', { token, body: { domain: 'shop.test', date_range: [...SHOP_RANGE] } }),
-      () => api.request('POST', '/v1/journeys/timeline', { token, body: { domain: 'shop.test', visitor_id: 'v1', date_range: [...SHOP_RANGE] } }),
+      () =>
+        api.request('POST', '/v1/journeys/list', { token, body: { domain: 'shop.test', date_range: [...SHOP_RANGE] } }),
+      () =>
+        api.request('POST', '/v1/journeys/timeline', {
+          token,
+          body: { domain: 'shop.test', visitor_id: 'v1', date_range: [...SHOP_RANGE] },
+        }),
       () => api.request('POST', '/v1/journeys/activity', { token, body: { domain: 'shop.test', visitor_id: 'v3' } }),
       () => query({ limit: 0 }),
     ];
-    const { result: responses, lines } = await captureLogs(() => Promise.all([...sends, ...sends].map((send) => send())));
+    const { result: responses, lines } = await captureLogs(() =>
+      Promise.all([...sends, ...sends].map((send) => send())),
+    );
 
     const ids = responses.map(requestIdOf);
     expect(new Set(ids).size).toBe(responses.length);
@@ -205,10 +235,30 @@ describe('meta.query_ms is measured around the engine', () => {
     const sends: [string, () => Promise<TestResponse>][] = [
       ['query', () => query({ date_range: 'all', dimensions: ['page'] })],
       ['events', () => api.request('GET', '/v1/events', { token, query: { period: 'all' } })],
-      ['property values', () => api.request('GET', '/v1/events/signup/properties/plan', { token, query: { period: 'all', include_revenue: 'true' } })],
-      ['journeys list', () => api.request('POST', '/v1/journeys/list', { token, body: { domain: 'shop.test', date_range: 'all' } })],
-      ['journeys timeline', () => api.request('POST', '/v1/journeys/timeline', { token, body: { domain: 'shop.test', visitor_id: 'v1', date_range: 'all' } })],
-      ['journeys stats', () => api.request('POST', '/v1/journeys/stats', { token, body: { domain: 'shop.test', visitor_id: 'v1' } })],
+      [
+        'property values',
+        () =>
+          api.request('GET', '/v1/events/signup/properties/plan', {
+            token,
+            query: { period: 'all', include_revenue: 'true' },
+          }),
+      ],
+      [
+        'journeys list',
+        () => api.request('POST', '/v1/journeys/list', { token, body: { domain: 'shop.test', date_range: 'all' } }),
+      ],
+      [
+        'journeys timeline',
+        () =>
+          api.request('POST', '/v1/journeys/timeline', {
+            token,
+            body: { domain: 'shop.test', visitor_id: 'v1', date_range: 'all' },
+          }),
+      ],
+      [
+        'journeys stats',
+        () => api.request('POST', '/v1/journeys/stats', { token, body: { domain: 'shop.test', visitor_id: 'v1' } }),
+      ],
     ];
     for (const [name, send] of sends) {
       const { result: res, lines } = await captureLogs(send);
@@ -241,7 +291,11 @@ describe('on Athena (client mocked), through the real handler', () => {
   it('the Athena line, the query line and meta all carry the bytes scanned, under the request id', async () => {
     athena.on(StartQueryExecutionCommand).resolves({ QueryExecutionId: 'q-1' });
     athena.on(GetQueryExecutionCommand).resolves({
-      QueryExecution: { QueryExecutionId: 'q-1', Status: { State: 'SUCCEEDED' }, Statistics: { DataScannedInBytes: 52_428_800, EngineExecutionTimeInMillis: 800 } },
+      QueryExecution: {
+        QueryExecutionId: 'q-1',
+        Status: { State: 'SUCCEEDED' },
+        Statistics: { DataScannedInBytes: 52_428_800, EngineExecutionTimeInMillis: 800 },
+      },
     });
     const columns = [
       { Name: 'visitors', Type: 'bigint' },
@@ -250,11 +304,22 @@ describe('on Athena (client mocked), through the real handler', () => {
     athena.on(GetQueryResultsCommand).resolves({
       ResultSet: {
         ResultSetMetadata: { ColumnInfo: columns },
-        Rows: [{ Data: [{ VarCharValue: 'visitors' }, { VarCharValue: 'pageviews' }] }, { Data: [{ VarCharValue: '4' }, { VarCharValue: '8' }] }],
+        Rows: [
+          { Data: [{ VarCharValue: 'visitors' }, { VarCharValue: 'pageviews' }] },
+          { Data: [{ VarCharValue: '4' }, { VarCharValue: '8' }] },
+        ],
       },
     });
-    const settings = { workgroup: 'wg', database: 'analytics', table: 'events', resultReuseMinutes: 0, timeoutMs: 10_000 };
-    installEngine(new AthenaEngine(settings, { client: new AthenaClient({ region: 'eu-west-1' }), sleep: async () => {} }));
+    const settings = {
+      workgroup: 'wg',
+      database: 'analytics',
+      table: 'events',
+      resultReuseMinutes: 0,
+      timeoutMs: 10_000,
+    };
+    installEngine(
+      new AthenaEngine(settings, { client: new AthenaClient({ region: 'eu-west-1' }), sleep: async () => {} }),
+    );
 
     const { result: res, lines } = await captureLogs(() => query({ date_range: [...SHOP_RANGE] }));
     expect(res.status, JSON.stringify(res.body)).toBe(200);

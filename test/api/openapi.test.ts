@@ -28,12 +28,21 @@ describe('the OpenAPI document', () => {
   it('docs/openapi.json and the client types are what `npm run openapi` generates now', async () => {
     const json = await openApiJson();
     expect(readFileSync(new URL('../../docs/openapi.json', import.meta.url), 'utf8')).toBe(json);
-    expect(readFileSync(new URL('../../dashboard/api-types.ts', import.meta.url), 'utf8')).toBe(await openApiTypes(json));
+    expect(readFileSync(new URL('../../dashboard/api-types.ts', import.meta.url), 'utf8')).toBe(
+      await openApiTypes(json),
+    );
   });
 
   it("passes Redocly's recommended rules with no error and no warning", () => {
-    const run = spawnSync(join(projectRoot, 'node_modules', '.bin', 'redocly'), ['lint', 'docs/openapi.json', '--format=json'], { cwd: projectRoot, encoding: 'utf8' });
-    const report = JSON.parse(run.stdout) as { totals: { errors: number; warnings: number }; problems: { ruleId: string; message: string }[] };
+    const run = spawnSync(
+      join(projectRoot, 'node_modules', '.bin', 'redocly'),
+      ['lint', 'docs/openapi.json', '--format=json'],
+      { cwd: projectRoot, encoding: 'utf8' },
+    );
+    const report = JSON.parse(run.stdout) as {
+      totals: { errors: number; warnings: number };
+      problems: { ruleId: string; message: string }[];
+    };
     expect(report.problems.map((p) => `${p.ruleId}: ${p.message}`)).toEqual([]);
     expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
   });
@@ -44,7 +53,8 @@ describe('the OpenAPI document', () => {
     for (const [key, route] of Object.entries(routes) as [RouteKey, (typeof routes)[RouteKey]][]) {
       const body = specs[key].body;
       if (!body) continue;
-      const documented = doc.paths[route.path][route.method.toLowerCase()].requestBody.content['application/json'].schema;
+      const documented =
+        doc.paths[route.path][route.method.toLowerCase()].requestBody.content['application/json'].schema;
       const schema = documented.$ref ? doc.components.schemas[documented.$ref.split('/').pop()] : documented;
       expect(schema.example, route.name).toBeDefined();
       expect(body.safeParse(schema.example).error?.issues ?? [], route.name).toEqual([]);
@@ -53,9 +63,24 @@ describe('the OpenAPI document', () => {
 
   it('names the shapes clients use as components, and the timeline items as a union on `type`', async () => {
     const doc = JSON.parse(await openApiJson());
-    expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(['Error', 'QueryRow', 'Visitor', 'VisitorStats', 'TimelineItem', 'Annotation', 'Pagination']));
+    expect(Object.keys(doc.components.schemas)).toEqual(
+      expect.arrayContaining([
+        'Error',
+        'QueryRow',
+        'Visitor',
+        'VisitorStats',
+        'TimelineItem',
+        'Annotation',
+        'Pagination',
+      ]),
+    );
     expect(doc.components.schemas.TimelineItem.discriminator.propertyName).toBe('type');
-    expect(Object.keys(doc.components.schemas.TimelineItem.discriminator.mapping).sort()).toEqual(['auto', 'event', 'pageview', 'revenue']);
+    expect(Object.keys(doc.components.schemas.TimelineItem.discriminator.mapping).sort()).toEqual([
+      'auto',
+      'event',
+      'pageview',
+      'revenue',
+    ]);
   });
 
   it('lists per operation the statuses it can answer, each with the error body and its headers', async () => {
@@ -67,7 +92,9 @@ describe('the OpenAPI document', () => {
       if ((route.uses as readonly string[]).includes('analytics')) expected.push('503', '504');
       expect(Object.keys(responses), route.name).toEqual(expect.arrayContaining(expected));
       for (const status of expected) {
-        expect(responses[status].content['application/json'].schema.$ref, `${route.name} ${status}`).toBe('#/components/schemas/Error');
+        expect(responses[status].content['application/json'].schema.$ref, `${route.name} ${status}`).toBe(
+          '#/components/schemas/Error',
+        );
         expect(responses[status].headers['X-Request-Id'].required).toBe(true);
       }
       expect(responses['401'].headers['WWW-Authenticate'].required).toBe(true);
@@ -103,15 +130,35 @@ describe('the OpenAPI document', () => {
 describe('real responses match the documented schemas', () => {
   const range = { date_range: SHOP_RANGE };
   const calls: [RouteKey, string, string, { body?: unknown; query?: Record<string, string> }][] = [
-    ['query', 'POST', '/v1/query', { body: { ...range, metrics: ['visitors', 'revenue'], dimensions: ['page'], include_revenue: true } }],
+    [
+      'query',
+      'POST',
+      '/v1/query',
+      { body: { ...range, metrics: ['visitors', 'revenue'], dimensions: ['page'], include_revenue: true } },
+    ],
     ['eventsList', 'GET', '/v1/events', { query: { start: SHOP_RANGE[0], end: SHOP_RANGE[1] } }],
     ['eventProperties', 'GET', '/v1/events/signup/properties', { query: { start: SHOP_RANGE[0], end: SHOP_RANGE[1] } }],
-    ['eventPropertyValues', 'GET', '/v1/events/signup/properties/plan', { query: { start: SHOP_RANGE[0], end: SHOP_RANGE[1], include_revenue: 'true' } }],
+    [
+      'eventPropertyValues',
+      'GET',
+      '/v1/events/signup/properties/plan',
+      { query: { start: SHOP_RANGE[0], end: SHOP_RANGE[1], include_revenue: 'true' } },
+    ],
     ['journeysList', 'POST', '/v1/journeys/list', { body: { domain: 'shop.test', ...range } }],
-    ['journeysTimeline', 'POST', '/v1/journeys/timeline', { body: { domain: 'shop.test', visitor_id: 'v1', ...range, include_auto_events: true } }],
+    [
+      'journeysTimeline',
+      'POST',
+      '/v1/journeys/timeline',
+      { body: { domain: 'shop.test', visitor_id: 'v1', ...range, include_auto_events: true } },
+    ],
     ['journeysStats', 'POST', '/v1/journeys/stats', { body: { domain: 'shop.test', visitor_id: 'v1' } }],
     ['journeysActivity', 'POST', '/v1/journeys/activity', { body: { domain: 'shop.test', visitor_id: 'v1' } }],
-    ['annotationsCreate', 'POST', '/v1/annotations', { body: { domain: 'shop.test', date: '2026-03-01', title: 'Launch' } }],
+    [
+      'annotationsCreate',
+      'POST',
+      '/v1/annotations',
+      { body: { domain: 'shop.test', date: '2026-03-01', title: 'Launch' } },
+    ],
     ['annotationsList', 'GET', '/v1/annotations', { query: { domain: 'shop.test' } }],
   ];
 
@@ -123,8 +170,14 @@ describe('real responses match the documented schemas', () => {
   });
 
   it('annotationsDelete', async () => {
-    const created = await api.request('POST', '/v1/annotations', { token, body: { domain: 'shop.test', date: '2026-03-02', title: 'x' } });
-    const res = await api.request('DELETE', `/v1/annotations/${created.body.id}`, { token, query: { domain: 'shop.test' } });
+    const created = await api.request('POST', '/v1/annotations', {
+      token,
+      body: { domain: 'shop.test', date: '2026-03-02', title: 'x' },
+    });
+    const res = await api.request('DELETE', `/v1/annotations/${created.body.id}`, {
+      token,
+      query: { domain: 'shop.test' },
+    });
     expect(responseSchemas.annotationsDelete.safeParse(res.body).success).toBe(true);
   });
 });

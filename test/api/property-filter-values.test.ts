@@ -70,7 +70,8 @@ async function pageviews(field: Field, operator: FilterOperator, value: string):
 
 /** What the contract says the count is, by plain string comparison over the stored values. */
 function expected(field: Field, operator: FilterOperator, value: string): number | { status: number } {
-  if (value.length === 0 || value.length > 1000 || value.includes('\u0000') || /\p{Surrogate}/u.test(value)) return { status: 400 };
+  if (value.length === 0 || value.length > 1000 || value.includes('\u0000') || /\p{Surrogate}/u.test(value))
+    return { status: 400 };
   const stored = values.map((v) => column(field, v));
   const pieces = value.split(',').filter((p) => p.length > 0);
   if ((operator === 'is' || operator === 'is_not') && pieces.length === 0) return { status: 400 };
@@ -114,30 +115,45 @@ describe('filter values round-trip as data', () => {
   it('every operator on every field counts what string comparison counts, for stored values and pieces of them (250 runs)', async () => {
     const storedOrPiece = fc.oneof(
       fc.constantFrom(...values),
-      fc.tuple(fc.constantFrom(...values), fc.nat(), fc.nat()).map(([v, a, b]) => [...v].slice(Math.min(a, b) % (v.length + 1), Math.max(a, b) % (v.length + 1) + 1).join('')),
+      fc
+        .tuple(fc.constantFrom(...values), fc.nat(), fc.nat())
+        .map(([v, a, b]) =>
+          [...v].slice(Math.min(a, b) % (v.length + 1), (Math.max(a, b) % (v.length + 1)) + 1).join(''),
+        ),
       fc.tuple(fc.constantFrom(...values), fc.constantFrom(...values)).map(([a, b]) => `${a},${b}`),
     );
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...fields), fc.constantFrom(...filterOperators), fc.boolean(), storedOrPiece, async (field, operator, prefixed, raw) => {
-        const value = prefixed && field === 'page' ? `/${raw}` : raw;
-        expect(await pageviews(field, operator, value)).toEqual(expected(field, operator, value));
-      }),
+      fc.asyncProperty(
+        fc.constantFrom(...fields),
+        fc.constantFrom(...filterOperators),
+        fc.boolean(),
+        storedOrPiece,
+        async (field, operator, prefixed, raw) => {
+          const value = prefixed && field === 'page' ? `/${raw}` : raw;
+          expect(await pageviews(field, operator, value)).toEqual(expected(field, operator, value));
+        },
+      ),
       { seed: SEED, numRuns: 250 },
     );
   });
 
   it('journeys/list filters count the same: one visitor per stored row (150 runs)', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...fields), fc.constantFrom(...filterOperators), fc.constantFrom(...values), async (field, operator, raw) => {
-        const value = column(field, raw);
-        const res = await api.request('POST', '/v1/journeys/list', {
-          token: await nextToken(),
-          body: { domain: DOMAIN, date_range: [DAY, DAY], filters: [[field, operator, value]], limit: 1 },
-        });
-        const want = expected(field, operator, value);
-        if (typeof want === 'number') expect(res.body.pagination?.total, JSON.stringify(res.body)).toBe(want);
-        else expect(res.status).toBe(want.status);
-      }),
+      fc.asyncProperty(
+        fc.constantFrom(...fields),
+        fc.constantFrom(...filterOperators),
+        fc.constantFrom(...values),
+        async (field, operator, raw) => {
+          const value = column(field, raw);
+          const res = await api.request('POST', '/v1/journeys/list', {
+            token: await nextToken(),
+            body: { domain: DOMAIN, date_range: [DAY, DAY], filters: [[field, operator, value]], limit: 1 },
+          });
+          const want = expected(field, operator, value);
+          if (typeof want === 'number') expect(res.body.pagination?.total, JSON.stringify(res.body)).toBe(want);
+          else expect(res.status).toBe(want.status);
+        },
+      ),
       { seed: SEED, numRuns: 150 },
     );
   });
@@ -149,9 +165,14 @@ describe('filter values round-trip as data', () => {
       fc.constantFrom(...hostileStrings, 'a\u0000', '\udc00', 'x'.repeat(1000), 'y'.repeat(1001)),
     );
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...fields), fc.constantFrom(...filterOperators), anyString, async (field, operator, value) => {
-        expect(await pageviews(field, operator, value)).toEqual(expected(field, operator, value));
-      }),
+      fc.asyncProperty(
+        fc.constantFrom(...fields),
+        fc.constantFrom(...filterOperators),
+        anyString,
+        async (field, operator, value) => {
+          expect(await pageviews(field, operator, value)).toEqual(expected(field, operator, value));
+        },
+      ),
       { seed: SEED, numRuns: 200 },
     );
   });

@@ -51,27 +51,69 @@ interface Endpoint {
 }
 
 const listFields = [
-  'domain', 'date_range', 'filters', 'pageviews_gt', 'pageviews_lt', 'sessions_gt', 'sessions_lt', 'revenue_gt', 'revenue_lt',
-  'has_revenue', 'first_purchase', 'sort_by', 'sort_order', 'limit', 'offset', 'timezone', 'is_dev',
+  'domain',
+  'date_range',
+  'filters',
+  'pageviews_gt',
+  'pageviews_lt',
+  'sessions_gt',
+  'sessions_lt',
+  'revenue_gt',
+  'revenue_lt',
+  'has_revenue',
+  'first_purchase',
+  'sort_by',
+  'sort_order',
+  'limit',
+  'offset',
+  'timezone',
+  'is_dev',
 ];
 
 const endpoints: Endpoint[] = [
   {
     path: '/v1/query',
     route: 'query',
-    fields: ['domain', 'metrics', 'date_range', 'dimensions', 'filters', 'sort', 'timezone', 'limit', 'offset', 'include_revenue'],
+    fields: [
+      'domain',
+      'metrics',
+      'date_range',
+      'dimensions',
+      'filters',
+      'sort',
+      'timezone',
+      'limit',
+      'offset',
+      'include_revenue',
+    ],
     valid: fc.oneof(validQueryBody(), validQueryBody(DOMAIN)),
     filterFields: queryFilterFields,
   },
-  { path: '/v1/journeys/list', route: 'journeysList', fields: listFields, valid: validVisitorListBody(DOMAIN), filterFields: journeyFilterFields },
+  {
+    path: '/v1/journeys/list',
+    route: 'journeysList',
+    fields: listFields,
+    valid: validVisitorListBody(DOMAIN),
+    filterFields: journeyFilterFields,
+  },
   {
     path: '/v1/journeys/timeline',
     route: 'journeysTimeline',
     fields: ['domain', 'visitor_id', 'date_range', 'limit', 'offset', 'timezone', 'is_dev', 'include_auto_events'],
     valid: validTimelineBody(DOMAIN, VISITORS),
   },
-  { path: '/v1/journeys/stats', route: 'journeysStats', fields: ['domain', 'visitor_id', 'is_dev'], valid: validVisitorBody(DOMAIN, VISITORS) },
-  { path: '/v1/journeys/activity', route: 'journeysActivity', fields: ['domain', 'visitor_id', 'is_dev'], valid: validVisitorBody(DOMAIN, VISITORS) },
+  {
+    path: '/v1/journeys/stats',
+    route: 'journeysStats',
+    fields: ['domain', 'visitor_id', 'is_dev'],
+    valid: validVisitorBody(DOMAIN, VISITORS),
+  },
+  {
+    path: '/v1/journeys/activity',
+    route: 'journeysActivity',
+    fields: ['domain', 'visitor_id', 'is_dev'],
+    valid: validVisitorBody(DOMAIN, VISITORS),
+  },
 ];
 
 function nearValid(endpoint: Endpoint): fc.Arbitrary<Record<string, unknown>> {
@@ -80,14 +122,19 @@ function nearValid(endpoint: Endpoint): fc.Arbitrary<Record<string, unknown>> {
     { weight: 3, arbitrary: withWildFields(endpoint.valid, endpoint.fields) },
   ];
   if (endpoint.filterFields) {
-    const sloppy = fc.tuple(endpoint.valid, sloppyFilters(endpoint.filterFields)).map(([body, filters]) => ({ ...body, filters }));
+    const sloppy = fc
+      .tuple(endpoint.valid, sloppyFilters(endpoint.filterFields))
+      .map(([body, filters]) => ({ ...body, filters }));
     kinds.push({ weight: 1, arbitrary: sloppy });
   }
   return fc.oneof(...kinds);
 }
 
 /** Sends one body and checks the answer against the contract; returns the status for the statistics. */
-async function expectContractAnswer(endpoint: Endpoint, payload: { body?: unknown; rawBody?: string }): Promise<number> {
+async function expectContractAnswer(
+  endpoint: Endpoint,
+  payload: { body?: unknown; rawBody?: string },
+): Promise<number> {
   const res: TestResponse = await api.request('POST', endpoint.path, { token: await nextToken(), ...payload });
   const sent = payload.rawBody ?? JSON.stringify(payload.body) ?? '';
   const context = `${endpoint.path} ${sent.slice(0, 400)} -> ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`;

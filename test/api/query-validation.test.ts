@@ -22,7 +22,11 @@ describe('POST /v1/query answers 400 with details', () => {
     ['not a real date', { date_range: ['2026-02-30', '2026-03-01'] }, 'date_range.0'],
     ['unknown preset', { date_range: '5d' }, 'date_range'],
     ['revenue metric without include_revenue', { metrics: ['revenue'] }, 'metrics.0'],
-    ['conversion_rate without include_revenue', { metrics: ['visitors', 'conversion_rate'], include_revenue: false }, 'metrics.1'],
+    [
+      'conversion_rate without include_revenue',
+      { metrics: ['visitors', 'conversion_rate'], include_revenue: false },
+      'metrics.1',
+    ],
     ['sort by revenue without include_revenue', { sort: { field: 'revenue' } }, 'sort.field'],
     ['three dimensions', { dimensions: ['page', 'country', 'city'] }, 'dimensions'],
     ['unknown dimension', { dimensions: ['planet'] }, 'dimensions.0'],
@@ -81,7 +85,9 @@ describe('POST /v1/query answers 400 with details', () => {
 
   it('a project key may omit its domain but not name another', async () => {
     expect((await api.request('POST', '/v1/query', { token: project, body: {} })).status).toBe(200);
-    expect((await api.request('POST', '/v1/query', { token: project, body: { domain: 'blog.test' } })).status).toBe(403);
+    expect((await api.request('POST', '/v1/query', { token: project, body: { domain: 'blog.test' } })).status).toBe(
+      403,
+    );
   });
 });
 
@@ -107,6 +113,8 @@ describe('GET /v1/events... answers 400 with details', () => {
   it('a personal token must send domain', async () => {
     const res = await api.request('GET', '/v1/events', { token: personal });
     expect(res.status).toBe(400);
-    expect((await api.request('GET', '/v1/events', { token: personal, query: { domain: 'shop.test' } })).status).toBe(200);
+    expect((await api.request('GET', '/v1/events', { token: personal, query: { domain: 'shop.test' } })).status).toBe(
+      200,
+    );
   });
 });

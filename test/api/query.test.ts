@@ -34,14 +34,28 @@ function table(data: Row[]) {
   return data.map((r) => [...Object.values(r.dimensions), ...Object.values(r.metrics)]);
 }
 
-const allMetrics = ['pageviews', 'visitors', 'bounce_rate', 'avg_session_duration', 'revenue', 'conversions', 'conversion_rate'];
+const allMetrics = [
+  'pageviews',
+  'visitors',
+  'bounce_rate',
+  'avg_session_duration',
+  'revenue',
+  'conversions',
+  'conversion_rate',
+];
 
 describe('metrics without dimensions', () => {
   it('computes every metric over the range', async () => {
     // pageviews v1 2 + v2 1 + v3 3 + v4 2 = 8; visitors 4; sessions s1..s5, bounces s2 s4 -> 40;
     // durations 240 + 0 + 660 + 0 + 60 = 960 / 5 = 192; revenue 5000 - 1000 + 2500; converters v1 v3 v4 of 4.
     expect(await totals({ metrics: allMetrics, include_revenue: true })).toEqual({
-      pageviews: 8, visitors: 4, bounce_rate: 40, avg_session_duration: 192, revenue: 6500, conversions: 3, conversion_rate: 75,
+      pageviews: 8,
+      visitors: 4,
+      bounce_rate: 40,
+      avg_session_duration: 192,
+      revenue: 6500,
+      conversions: 3,
+      conversion_rate: 75,
     });
   });
 
@@ -49,15 +63,29 @@ describe('metrics without dimensions', () => {
     const res = await api.request('POST', '/v1/query', { token, body: {} });
     expect(res.status).toBe(200);
     expect(Object.keys(res.body.data[0].metrics)).toEqual(['visitors', 'pageviews']);
-    expect(res.body.query).toMatchObject({ metrics: ['visitors', 'pageviews'], dimensions: [], filters: [], sort: null, timezone: 'UTC' });
+    expect(res.body.query).toMatchObject({
+      metrics: ['visitors', 'pageviews'],
+      dimensions: [],
+      filters: [],
+      sort: null,
+      timezone: 'UTC',
+    });
     expect(res.body.meta.domain).toBe('shop.test');
     expect(res.body.meta.date_range[1] >= '2026-11-01').toBe(true);
     expect(typeof res.body.meta.query_ms).toBe('number');
   });
 
   it('returns one row of zeros when nothing matches', async () => {
-    expect(await totals({ date_range: ['2025-01-01', '2025-01-02'], metrics: allMetrics, include_revenue: true })).toEqual({
-      pageviews: 0, visitors: 0, bounce_rate: 0, avg_session_duration: 0, revenue: 0, conversions: 0, conversion_rate: 0,
+    expect(
+      await totals({ date_range: ['2025-01-01', '2025-01-02'], metrics: allMetrics, include_revenue: true }),
+    ).toEqual({
+      pageviews: 0,
+      visitors: 0,
+      bounce_rate: 0,
+      avg_session_duration: 0,
+      revenue: 0,
+      conversions: 0,
+      conversion_rate: 0,
     });
   });
 
@@ -67,11 +95,24 @@ describe('metrics without dimensions', () => {
   });
 
   it('keeps meta and the query echo', async () => {
-    const body = await query({ metrics: ['pageviews'], filters: [['page', 'is', '/']], sort: { field: 'pageviews' }, timezone: 'Asia/Kolkata' });
-    expect(body.meta).toMatchObject({ domain: 'shop.test', date_range: ['2026-03-01', '2026-03-03'], timezone: 'Asia/Kolkata' });
+    const body = await query({
+      metrics: ['pageviews'],
+      filters: [['page', 'is', '/']],
+      sort: { field: 'pageviews' },
+      timezone: 'Asia/Kolkata',
+    });
+    expect(body.meta).toMatchObject({
+      domain: 'shop.test',
+      date_range: ['2026-03-01', '2026-03-03'],
+      timezone: 'Asia/Kolkata',
+    });
     expect(body.query).toEqual({
-      metrics: ['pageviews'], dimensions: [], date_range: ['2026-03-01', '2026-03-03'],
-      filters: [['page', 'is', '/']], sort: { field: 'pageviews', order: 'desc' }, timezone: 'Asia/Kolkata',
+      metrics: ['pageviews'],
+      dimensions: [],
+      date_range: ['2026-03-01', '2026-03-03'],
+      filters: [['page', 'is', '/']],
+      sort: { field: 'pageviews', order: 'desc' },
+      timezone: 'Asia/Kolkata',
     });
     expect(body.pagination).toEqual({ limit: 100, offset: 0, has_more: false });
   });
@@ -82,7 +123,11 @@ describe('dimensions', () => {
     // '/' v1 v2, entered by s1 s2 (s2 bounced); '/pricing' v1 v4, entered by s5; '/blog/a' entered by s3;
     // '/blog/b' v3 twice, entered by s4 (bounced); '/checkout' v4, no entries. Revenue rows: /pricing 5000,
     // /checkout -1000 + 2500. Order: visitors desc, then page asc.
-    const { data } = await query({ dimensions: ['page'], metrics: ['visitors', 'pageviews', 'bounce_rate', 'revenue'], include_revenue: true });
+    const { data } = await query({
+      dimensions: ['page'],
+      metrics: ['visitors', 'pageviews', 'bounce_rate', 'revenue'],
+      include_revenue: true,
+    });
     expect(table(data)).toEqual([
       ['/', 2, 2, 50, 0],
       ['/pricing', 2, 2, 0, 5000],
@@ -95,7 +140,11 @@ describe('dimensions', () => {
   it('referrer: the referrer domain, or (direct)', async () => {
     // google.com: v1 2 pv + payment 5000; news.ycombinator.com: v3 3 pv, s3 s4 (one bounce);
     // twitter.com: v4 2 pv + 2500; (direct): v2 1 pv (bounce) + the unattributed refund.
-    const { data } = await query({ dimensions: ['referrer'], metrics: ['pageviews', 'bounce_rate', 'revenue'], include_revenue: true });
+    const { data } = await query({
+      dimensions: ['referrer'],
+      metrics: ['pageviews', 'bounce_rate', 'revenue'],
+      include_revenue: true,
+    });
     expect(table(data)).toEqual([
       ['news.ycombinator.com', 3, 50, 0],
       ['google.com', 2, 0, 5000],
@@ -105,14 +154,71 @@ describe('dimensions', () => {
   });
 
   it.each([
-    ['country', [['US', 2, 5], ['DE', 1, 1], ['GB', 1, 2]]],
-    ['region', [['(not set)', 1, 1], ['CA', 1, 2], ['England', 1, 2], ['WA', 1, 3]]],
-    ['city', [['(not set)', 1, 1], ['London', 1, 2], ['San Francisco', 1, 2], ['Seattle', 1, 3]]],
-    ['browser', [['Chrome', 2, 4], ['Firefox', 1, 1], ['Safari', 1, 3]]],
-    ['os', [['Android', 1, 2], ['Windows', 1, 1], ['iOS', 1, 3], ['macOS', 1, 2]]],
-    ['device', [['desktop', 2, 3], ['mobile', 2, 5]]],
-    ['utm_source', [['(not set)', 2, 4], ['google', 1, 2], ['twitter', 1, 2]]],
-    ['utm_medium', [['(not set)', 3, 6], ['cpc', 1, 2]]],
+    [
+      'country',
+      [
+        ['US', 2, 5],
+        ['DE', 1, 1],
+        ['GB', 1, 2],
+      ],
+    ],
+    [
+      'region',
+      [
+        ['(not set)', 1, 1],
+        ['CA', 1, 2],
+        ['England', 1, 2],
+        ['WA', 1, 3],
+      ],
+    ],
+    [
+      'city',
+      [
+        ['(not set)', 1, 1],
+        ['London', 1, 2],
+        ['San Francisco', 1, 2],
+        ['Seattle', 1, 3],
+      ],
+    ],
+    [
+      'browser',
+      [
+        ['Chrome', 2, 4],
+        ['Firefox', 1, 1],
+        ['Safari', 1, 3],
+      ],
+    ],
+    [
+      'os',
+      [
+        ['Android', 1, 2],
+        ['Windows', 1, 1],
+        ['iOS', 1, 3],
+        ['macOS', 1, 2],
+      ],
+    ],
+    [
+      'device',
+      [
+        ['desktop', 2, 3],
+        ['mobile', 2, 5],
+      ],
+    ],
+    [
+      'utm_source',
+      [
+        ['(not set)', 2, 4],
+        ['google', 1, 2],
+        ['twitter', 1, 2],
+      ],
+    ],
+    [
+      'utm_medium',
+      [
+        ['(not set)', 3, 6],
+        ['cpc', 1, 2],
+      ],
+    ],
     ['utm_campaign', [['(not set)', 4, 8]]],
     ['utm_content', [['(not set)', 4, 8]]],
     ['utm_term', [['(not set)', 4, 8]]],
@@ -134,7 +240,11 @@ describe('dimensions', () => {
   it('date in America/New_York (UTC-5): the range and the buckets move with the zone', async () => {
     // Range is 03-01 05:00Z .. 03-04 05:00Z: v5's 03-04 00:30Z row is 03-03 19:30 local and counts.
     // v2 23:30Z is 18:30 on 03-01; v3's 08:00Z is 03:00 on 03-03.
-    const { data } = await query({ dimensions: ['date'], metrics: ['pageviews', 'visitors'], timezone: 'America/New_York' });
+    const { data } = await query({
+      dimensions: ['date'],
+      metrics: ['pageviews', 'visitors'],
+      timezone: 'America/New_York',
+    });
     expect(table(data)).toEqual([
       ['2026-03-01', 3, 2],
       ['2026-03-02', 2, 1],
@@ -144,7 +254,11 @@ describe('dimensions', () => {
 
   it('date in Asia/Kolkata (UTC+5:30): a half-hour zone', async () => {
     // Range is 02-28 18:30Z .. 03-03 18:30Z; v2's 23:30Z is 05:00 on 03-02.
-    const { data } = await query({ dimensions: ['date'], metrics: ['pageviews', 'visitors'], timezone: 'Asia/Kolkata' });
+    const { data } = await query({
+      dimensions: ['date'],
+      metrics: ['pageviews', 'visitors'],
+      timezone: 'Asia/Kolkata',
+    });
     expect(table(data)).toEqual([
       ['2026-03-01', 2, 1],
       ['2026-03-02', 3, 2],
@@ -165,16 +279,32 @@ describe('dimensions', () => {
 
   it('hour in UTC and in America/New_York', async () => {
     const utc = await query({ dimensions: ['hour'], metrics: ['pageviews'], date_range: ['2026-03-01', '2026-03-01'] });
-    expect(table(utc.data)).toEqual([['2026-03-01 09:00:00', 2], ['2026-03-01 23:00:00', 1]]);
-    const ny = await query({ dimensions: ['hour'], metrics: ['pageviews'], date_range: ['2026-03-03', '2026-03-03'], timezone: 'America/New_York' });
+    expect(table(utc.data)).toEqual([
+      ['2026-03-01 09:00:00', 2],
+      ['2026-03-01 23:00:00', 1],
+    ]);
+    const ny = await query({
+      dimensions: ['hour'],
+      metrics: ['pageviews'],
+      date_range: ['2026-03-03', '2026-03-03'],
+      timezone: 'America/New_York',
+    });
     // 03-03 local: v3 08:00Z -> 03:00, v4 15:00Z/15:01Z -> 10:00, v5 00:30Z (03-04) -> 19:00.
-    expect(table(ny.data)).toEqual([['2026-03-03 03:00:00', 1], ['2026-03-03 10:00:00', 2], ['2026-03-03 19:00:00', 1]]);
+    expect(table(ny.data)).toEqual([
+      ['2026-03-03 03:00:00', 1],
+      ['2026-03-03 10:00:00', 2],
+      ['2026-03-03 19:00:00', 1],
+    ]);
   });
 
   it('event: every metric over the visitors who triggered that event', async () => {
     // signup: v1 + v4 -> 4 pv, sessions s1 s5, revenue 7500, both converted.
     // download: v3 -> 3 pv, sessions s3 s4 (one bounce), revenue -1000, converted.
-    const { data } = await query({ dimensions: ['event'], metrics: ['visitors', 'pageviews', 'bounce_rate', 'revenue', 'conversion_rate'], include_revenue: true });
+    const { data } = await query({
+      dimensions: ['event'],
+      metrics: ['visitors', 'pageviews', 'bounce_rate', 'revenue', 'conversion_rate'],
+      include_revenue: true,
+    });
     expect(table(data)).toEqual([
       ['signup', 2, 4, 0, 7500, 100],
       ['download', 1, 3, 50, -1000, 100],
@@ -213,7 +343,15 @@ describe('filters', () => {
     ['referrer is (direct)', [['referrer', 'is', '(direct)']], 1, 1],
     ['referrer is domain or (direct)', [['referrer', 'is', 'google.com,(direct)']], 3, 2],
     ['referrer is_not (direct)', [['referrer', 'is_not', '(direct)']], 7, 3],
-    ['country and browser together', [['country', 'is', 'US'], ['browser', 'is', 'Safari']], 3, 1],
+    [
+      'country and browser together',
+      [
+        ['country', 'is', 'US'],
+        ['browser', 'is', 'Safari'],
+      ],
+      3,
+      1,
+    ],
     ['city starts_with', [['city', 'starts_with', 'San']], 2, 1],
     ['os is', [['os', 'is', 'iOS']], 3, 1],
     ['device is', [['device', 'is', 'mobile']], 5, 2],
@@ -233,39 +371,80 @@ describe('filters', () => {
     ['event_property unknown key', [['event_property', 'is', 'nope:pro']], 0, 0],
     ['exit_link is', [['exit_link', 'is', 'https://github.com/x']], 2, 1],
     ['exit_link contains', [['exit_link', 'contains', 'gitlab']], 0, 0],
-    ['a row filter and a visitor filter', [['country', 'is', 'US'], ['event', 'is', 'signup']], 2, 1],
+    [
+      'a row filter and a visitor filter',
+      [
+        ['country', 'is', 'US'],
+        ['event', 'is', 'signup'],
+      ],
+      2,
+      1,
+    ],
   ])('%s', async (_, filters, pageviews, visitors) => {
     expect(await totals({ filters, metrics: ['pageviews', 'visitors'] })).toEqual({ pageviews, visitors });
   });
 
   it('session metrics use every kept session, measured over all its rows', async () => {
     // page is /pricing keeps rows of s1 and s5; their durations are 240 and 60 over all their rows.
-    expect(await totals({ filters: [['page', 'is', '/pricing']], metrics: ['bounce_rate', 'avg_session_duration', 'revenue'], include_revenue: true })).toEqual({
-      bounce_rate: 0, avg_session_duration: 150, revenue: 5000,
+    expect(
+      await totals({
+        filters: [['page', 'is', '/pricing']],
+        metrics: ['bounce_rate', 'avg_session_duration', 'revenue'],
+        include_revenue: true,
+      }),
+    ).toEqual({
+      bounce_rate: 0,
+      avg_session_duration: 150,
+      revenue: 5000,
     });
   });
 
   it('treats quotes, backslashes and unicode in a value as data', async () => {
     for (const value of ["' OR 1=1 --", 'a\\b', '"; DROP TABLE events; --', 'ünïcødé 🚀', '%', '_']) {
       expect(await totals({ filters: [['page', 'is', value]], metrics: ['pageviews'] })).toEqual({ pageviews: 0 });
-      expect(await totals({ filters: [['page', 'contains', value]], metrics: ['pageviews'] })).toEqual({ pageviews: 0 });
+      expect(await totals({ filters: [['page', 'contains', value]], metrics: ['pageviews'] })).toEqual({
+        pageviews: 0,
+      });
     }
   });
 });
 
 describe('sorting and pagination', () => {
   it('sort.field need not be requested; ties break on the dimension ascending', async () => {
-    const { data } = await query({ dimensions: ['page'], metrics: ['pageviews'], sort: { field: 'bounce_rate', order: 'desc' } });
-    expect(table(data)).toEqual([['/blog/b', 2], ['/', 2], ['/blog/a', 1], ['/checkout', 1], ['/pricing', 2]]);
+    const { data } = await query({
+      dimensions: ['page'],
+      metrics: ['pageviews'],
+      sort: { field: 'bounce_rate', order: 'desc' },
+    });
+    expect(table(data)).toEqual([
+      ['/blog/b', 2],
+      ['/', 2],
+      ['/blog/a', 1],
+      ['/checkout', 1],
+      ['/pricing', 2],
+    ]);
   });
 
   it('sorts ascending', async () => {
-    const { data } = await query({ dimensions: ['country'], metrics: ['visitors', 'pageviews'], sort: { field: 'pageviews', order: 'asc' } });
-    expect(table(data)).toEqual([['DE', 1, 1], ['GB', 1, 2], ['US', 2, 5]]);
+    const { data } = await query({
+      dimensions: ['country'],
+      metrics: ['visitors', 'pageviews'],
+      sort: { field: 'pageviews', order: 'asc' },
+    });
+    expect(table(data)).toEqual([
+      ['DE', 1, 1],
+      ['GB', 1, 2],
+      ['US', 2, 5],
+    ]);
   });
 
   it('sorts by revenue with include_revenue', async () => {
-    const { data } = await query({ dimensions: ['page'], metrics: ['pageviews'], sort: { field: 'revenue', order: 'desc' }, include_revenue: true });
+    const { data } = await query({
+      dimensions: ['page'],
+      metrics: ['pageviews'],
+      sort: { field: 'revenue', order: 'desc' },
+      include_revenue: true,
+    });
     expect(data.map((r) => r.dimensions.page)).toEqual(['/pricing', '/checkout', '/', '/blog/a', '/blog/b']);
   });
 

@@ -29,26 +29,41 @@ afterAll(async () => {
   await api?.close();
 });
 
-it('every operation answers as the OpenAPI document says, whatever schemathesis sends', { timeout: 600_000 }, async () => {
-  const { bin } = provisionPythonTool('schemathesis');
-  // In a folder of its own: schemathesis keeps its cache (.schemathesis/) in the folder it runs in, not in the repository.
-  const cwd = mkdtempSync(join(tmpdir(), 'schemathesis-'));
-  // Asynchronously: the server answering it runs in this process.
-  const run = await promisify(execFile)(
-    bin,
-    [
-      'run', `${api.url}/openapi.json`,
-      '--header', `Authorization: Bearer ${token}`,
-      '--checks', 'all',
-      '--exclude-checks', 'positive_data_acceptance',
-      '--max-examples', '20',
-      '--workers', '2',
-      '--seed', '1',
-      '--no-color',
-    ],
-    { cwd, encoding: 'utf8', env: { ...process.env, SCHEMATHESIS_TELEMETRY: 'false' }, maxBuffer: 64 * 1024 * 1024 },
-  ).catch((error: { code?: number; stdout?: string; stderr?: string }) => {
-    throw new Error(`schemathesis exited with ${error.code}:\n${`${error.stdout ?? ''}${error.stderr ?? ''}`.slice(-4000)}`);
-  }).finally(() => rmSync(cwd, { recursive: true, force: true }));
-  expect(`${run.stdout}`).toMatch(/\d+ generated, \d+ passed/);
-});
+it(
+  'every operation answers as the OpenAPI document says, whatever schemathesis sends',
+  { timeout: 600_000 },
+  async () => {
+    const { bin } = provisionPythonTool('schemathesis');
+    // In a folder of its own: schemathesis keeps its cache (.schemathesis/) in the folder it runs in, not in the repository.
+    const cwd = mkdtempSync(join(tmpdir(), 'schemathesis-'));
+    // Asynchronously: the server answering it runs in this process.
+    const run = await promisify(execFile)(
+      bin,
+      [
+        'run',
+        `${api.url}/openapi.json`,
+        '--header',
+        `Authorization: Bearer ${token}`,
+        '--checks',
+        'all',
+        '--exclude-checks',
+        'positive_data_acceptance',
+        '--max-examples',
+        '20',
+        '--workers',
+        '2',
+        '--seed',
+        '1',
+        '--no-color',
+      ],
+      { cwd, encoding: 'utf8', env: { ...process.env, SCHEMATHESIS_TELEMETRY: 'false' }, maxBuffer: 64 * 1024 * 1024 },
+    )
+      .catch((error: { code?: number; stdout?: string; stderr?: string }) => {
+        throw new Error(
+          `schemathesis exited with ${error.code}:\n${`${error.stdout ?? ''}${error.stderr ?? ''}`.slice(-4000)}`,
+        );
+      })
+      .finally(() => rmSync(cwd, { recursive: true, force: true }));
+    expect(`${run.stdout}`).toMatch(/\d+ generated, \d+ passed/);
+  },
+);

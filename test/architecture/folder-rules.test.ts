@@ -7,7 +7,19 @@ import { beforeAll, describe, expect, it } from 'vitest';
 // (dependency-cruiser resolving TypeScript as tsc does), so neither can drift from the other.
 
 const ROOT = new URL('../../', import.meta.url).pathname;
-const SOURCES = ['functions', 'ingest', 'writer', 'shared', 'infra', 'local', 'cli', 'dashboard', 'test', 'bench', 'scripts'];
+const SOURCES = [
+  'functions',
+  'ingest',
+  'writer',
+  'shared',
+  'infra',
+  'local',
+  'cli',
+  'dashboard',
+  'test',
+  'bench',
+  'scripts',
+];
 /** The files at the root of shared/ that every folder may import (the table's text says so). */
 const SHARED_ROOT_FILES = ['shared/config.ts', 'shared/log.ts', 'shared/routes.ts', 'shared/errors.ts'];
 
@@ -20,7 +32,10 @@ interface Rule {
 
 /** The table's rows: each backticked folder of the first cell, with the backticked folders of the last. */
 function tableRules(markdown: string): Map<string, Rule> {
-  const section = markdown.slice(markdown.indexOf('## Folders'), markdown.indexOf('\n## ', markdown.indexOf('## Folders') + 1));
+  const section = markdown.slice(
+    markdown.indexOf('## Folders'),
+    markdown.indexOf('\n## ', markdown.indexOf('## Folders') + 1),
+  );
   const rules = new Map<string, Rule>();
   for (const line of section.split('\n').filter((l) => l.startsWith('| `'))) {
     const cells = line.split(' | ');
@@ -35,10 +50,13 @@ function tableRules(markdown: string): Map<string, Rule> {
 
 /** The table's folder a file belongs to: the longest row naming a prefix of its path. */
 function folderOf(path: string, rules: Map<string, Rule>): string | undefined {
-  return [...rules.keys()].filter((f) => (f.endsWith('/') ? path.startsWith(f) : path === f)).sort((a, b) => b.length - a.length)[0];
+  return [...rules.keys()]
+    .filter((f) => (f.endsWith('/') ? path.startsWith(f) : path === f))
+    .sort((a, b) => b.length - a.length)[0];
 }
 
-const matches = (path: string, folders: string[]) => folders.some((f) => (f.endsWith('/') ? path.startsWith(f) : path === f));
+const matches = (path: string, folders: string[]) =>
+  folders.some((f) => (f.endsWith('/') ? path.startsWith(f) : path === f));
 
 let rules: Map<string, Rule>;
 let result: ICruiseResult;
@@ -46,7 +64,12 @@ beforeAll(async () => {
   rules = tableRules(readFileSync(`${ROOT}docs/ARCHITECTURE.md`, 'utf8'));
   const cruised = await cruise(
     SOURCES,
-    { baseDir: ROOT, tsPreCompilationDeps: true, doNotFollow: { path: 'node_modules' }, exclude: { path: ['node_modules', 'cdk\\.out', '\\.d\\.ts$'] } },
+    {
+      baseDir: ROOT,
+      tsPreCompilationDeps: true,
+      doNotFollow: { path: 'node_modules' },
+      exclude: { path: ['node_modules', 'cdk\\.out', '\\.d\\.ts$'] },
+    },
     undefined,
     { tsConfig: { fileName: `${ROOT}tsconfig.json` } },
   );
@@ -62,7 +85,15 @@ describe('the folder rules of docs/ARCHITECTURE.md', () => {
   });
 
   it('name every folder that holds code', () => {
-    const unlisted = result.modules.map((m) => m.source).filter((s) => !s.startsWith('node_modules') && /\.(ts|tsx|mts)$/.test(s) && !folderOf(s, rules) && !SHARED_ROOT_FILES.includes(s));
+    const unlisted = result.modules
+      .map((m) => m.source)
+      .filter(
+        (s) =>
+          !s.startsWith('node_modules') &&
+          /\.(ts|tsx|mts)$/.test(s) &&
+          !folderOf(s, rules) &&
+          !SHARED_ROOT_FILES.includes(s),
+      );
     expect([...new Set(unlisted)]).toEqual([]);
   });
 

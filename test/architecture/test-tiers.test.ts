@@ -17,6 +17,10 @@ describe('test tiers', () => {
         for (const file of files) tiersOf.get(file)?.push(tier);
       }
     }
-    expect([...tiersOf].filter(([, tiers]) => tiers.length !== 1).map(([file, tiers]) => `${file}: ${tiers.join(', ') || 'no tier'}`)).toEqual([]);
+    expect(
+      [...tiersOf]
+        .filter(([, tiers]) => tiers.length !== 1)
+        .map(([file, tiers]) => `${file}: ${tiers.join(', ') || 'no tier'}`),
+    ).toEqual([]);
   });
 });

@@ -148,14 +148,52 @@ describe('headers on every answer', () => {
   });
 
   const cases: Array<[string, number, () => Promise<TestResponse>]> = [
-    ['a 200 list', 200, () => api.request('GET', '/v1/annotations', { token: key, query: { domain: 'headers.example' } })],
-    ['a 201 create', 201, () => api.request('POST', '/v1/annotations', { token: key, body: { domain: 'headers.example', date: '2026-01-02', title: 'y' } })],
-    ['a 200 delete', 200, () => api.request('DELETE', `/v1/annotations/${annotationId}`, { token: key, query: { domain: 'headers.example' } })],
+    [
+      'a 200 list',
+      200,
+      () => api.request('GET', '/v1/annotations', { token: key, query: { domain: 'headers.example' } }),
+    ],
+    [
+      'a 201 create',
+      201,
+      () =>
+        api.request('POST', '/v1/annotations', {
+          token: key,
+          body: { domain: 'headers.example', date: '2026-01-02', title: 'y' },
+        }),
+    ],
+    [
+      'a 200 delete',
+      200,
+      () =>
+        api.request('DELETE', `/v1/annotations/${annotationId}`, { token: key, query: { domain: 'headers.example' } }),
+    ],
     ['a 400 for malformed JSON', 400, () => api.request('POST', '/v1/annotations', { token: key, rawBody: '{' })],
-    ['a 400 for a bad query', 400, () => api.request('GET', '/v1/annotations', { token: key, query: { domain: 'headers.example', start_date: 'soon' } })],
-    ['a 403 for a foreign domain', 403, () => api.request('GET', '/v1/annotations', { token: key, query: { domain: 'example.com' } })],
-    ['a 403 for a missing scope', 403, () => api.request('POST', '/v1/annotations', { token: noWrite, body: { domain: 'headers.example', date: '2026-01-02', title: 'y' } })],
-    ['a 404 for an unknown annotation', 404, () => api.request('DELETE', '/v1/annotations/nope', { token: key, query: { domain: 'headers.example' } })],
+    [
+      'a 400 for a bad query',
+      400,
+      () =>
+        api.request('GET', '/v1/annotations', { token: key, query: { domain: 'headers.example', start_date: 'soon' } }),
+    ],
+    [
+      'a 403 for a foreign domain',
+      403,
+      () => api.request('GET', '/v1/annotations', { token: key, query: { domain: 'example.com' } }),
+    ],
+    [
+      'a 403 for a missing scope',
+      403,
+      () =>
+        api.request('POST', '/v1/annotations', {
+          token: noWrite,
+          body: { domain: 'headers.example', date: '2026-01-02', title: 'y' },
+        }),
+    ],
+    [
+      'a 404 for an unknown annotation',
+      404,
+      () => api.request('DELETE', '/v1/annotations/nope', { token: key, query: { domain: 'headers.example' } }),
+    ],
   ];
 
   it.each(cases)('%s carries X-RateLimit-Limit/Remaining/Reset and x-request-id', async (_, status, send) => {

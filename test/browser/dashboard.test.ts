@@ -14,7 +14,14 @@ import { startTestApi, type TestApi } from '../support/test-api.js';
 // screenshots of each view to docs/screenshots/ for the README.
 
 const browserPath = chromiumPath('Dashboard browser suite');
-const totals: MetricName[] = ['visitors', 'pageviews', 'bounce_rate', 'avg_session_duration', 'revenue', 'conversion_rate'];
+const totals: MetricName[] = [
+  'visitors',
+  'pageviews',
+  'bounce_rate',
+  'avg_session_duration',
+  'revenue',
+  'conversion_rate',
+];
 
 describe.skipIf(!browserPath)('the dashboard', () => {
   let api: TestApi;
@@ -37,7 +44,10 @@ describe.skipIf(!browserPath)('the dashboard', () => {
 
   /** The API's totals for a query body, formatted as the page formats them. */
   async function apiTotals(body: Record<string, unknown>): Promise<Record<string, string>> {
-    const res = await api.request('POST', '/v1/query', { token, body: { domain: DEMO_DOMAIN, metrics: totals, include_revenue: true, timezone: 'UTC', ...body } });
+    const res = await api.request('POST', '/v1/query', {
+      token,
+      body: { domain: DEMO_DOMAIN, metrics: totals, include_revenue: true, timezone: 'UTC', ...body },
+    });
     expect(res.status).toBe(200);
     const metrics = res.body.data[0].metrics as Record<MetricName, number>;
     return Object.fromEntries(totals.map((m) => [m, formatMetric(m, metrics[m])]));
@@ -64,22 +74,31 @@ describe.skipIf(!browserPath)('the dashboard', () => {
     await expectTotals(await apiTotals({ date_range: '30d' }));
     await page.locator('.chart canvas').waitFor();
     // The top pages are the API's, in its order.
-    const pages = await api.request('POST', '/v1/query', { token, body: { domain: DEMO_DOMAIN, dimensions: ['page'], date_range: '30d', limit: 10 } });
+    const pages = await api.request('POST', '/v1/query', {
+      token,
+      body: { domain: DEMO_DOMAIN, dimensions: ['page'], date_range: '30d', limit: 10 },
+    });
     await page.locator('section[aria-label=Pages] tbody tr').first().waitFor();
-    expect(await page.locator('section[aria-label=Pages] tbody .row-filter').allTextContents()).toEqual(pages.body.data.map((r: any) => r.dimensions.page));
+    expect(await page.locator('section[aria-label=Pages] tbody .row-filter').allTextContents()).toEqual(
+      pages.body.data.map((r: any) => r.dimensions.page),
+    );
     await shoot('dashboard.png');
   });
 
-  it('changes the range: the totals become the API\'s for 7 days, and the comparison is against the 7 days before', async () => {
+  it("changes the range: the totals become the API's for 7 days, and the comparison is against the 7 days before", async () => {
     await page.locator('select[name=range]').selectOption('7d');
     await expect.poll(() => page.url()).toContain('range=7d');
     const now = await apiTotals({ date_range: '7d' });
     await expectTotals(now);
-    const resolved = (await api.request('POST', '/v1/query', { token, body: { domain: DEMO_DOMAIN, date_range: '7d' } })).body.meta.date_range as [string, string];
+    const resolved = (
+      await api.request('POST', '/v1/query', { token, body: { domain: DEMO_DOMAIN, date_range: '7d' } })
+    ).body.meta.date_range as [string, string];
     const before = new Date(Date.parse(`${resolved[0]}T00:00:00Z`) - 7 * 86_400_000).toISOString().slice(0, 10);
     const end = new Date(Date.parse(`${resolved[0]}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
     const previous = await apiTotals({ date_range: [before, end] });
-    expect(await page.locator('.stat[data-metric=visitors] .delta').getAttribute('title')).toBe(`previous period: ${previous.visitors}`);
+    expect(await page.locator('.stat[data-metric=visitors] .delta').getAttribute('title')).toBe(
+      `previous period: ${previous.visitors}`,
+    );
   });
 
   it('adds a filter by clicking a row, and by the keyboard; the totals follow the API with those filters', async () => {
@@ -93,7 +112,15 @@ describe.skipIf(!browserPath)('the dashboard', () => {
     await device.focus();
     await page.keyboard.press('Enter');
     await page.locator('.chip', { hasText: name }).waitFor();
-    await expectTotals(await apiTotals({ date_range: '7d', filters: [['page', 'is', '/pricing'], ['device', 'is', name]] }));
+    await expectTotals(
+      await apiTotals({
+        date_range: '7d',
+        filters: [
+          ['page', 'is', '/pricing'],
+          ['device', 'is', name],
+        ],
+      }),
+    );
     await shoot('dashboard-filtered.png');
     // Removing both chips brings back the unfiltered totals.
     for (let i = 0; i < 2; i++) await page.locator('.chip button').first().click();
@@ -114,18 +141,28 @@ describe.skipIf(!browserPath)('the dashboard', () => {
     expect((await api.request('GET', `/v1/annotations?domain=${DEMO_DOMAIN}`, { token })).body.data).toEqual([]);
   });
 
-  it('lists the visitors of the range as the journeys list does, and opens one visitor\'s stats and timeline', async () => {
+  it("lists the visitors of the range as the journeys list does, and opens one visitor's stats and timeline", async () => {
     await page.getByRole('link', { name: 'Journeys' }).click();
-    const list = await api.request('POST', '/v1/journeys/list', { token, body: { domain: DEMO_DOMAIN, date_range: '7d', timezone: 'UTC', limit: 25 } });
+    const list = await api.request('POST', '/v1/journeys/list', {
+      token,
+      body: { domain: DEMO_DOMAIN, date_range: '7d', timezone: 'UTC', limit: 25 },
+    });
     await page.locator('section[aria-label=Visitors] tbody tr').first().waitFor();
-    expect(await page.locator('section[aria-label=Visitors] tbody .row-filter').allTextContents()).toEqual(list.body.data.map((v: any) => v.visitor_id));
-    expect(await page.locator('section[aria-label=Visitors] h2').textContent()).toContain(new Intl.NumberFormat('en-US').format(list.body.pagination.total));
+    expect(await page.locator('section[aria-label=Visitors] tbody .row-filter').allTextContents()).toEqual(
+      list.body.data.map((v: any) => v.visitor_id),
+    );
+    expect(await page.locator('section[aria-label=Visitors] h2').textContent()).toContain(
+      new Intl.NumberFormat('en-US').format(list.body.pagination.total),
+    );
     await shoot('journeys.png');
 
     // The journeys conditions: more than 3 pageviews, with revenue.
     await page.getByLabel('Pageviews over').fill('3');
     await page.getByLabel('with revenue').check();
-    const narrowed = await api.request('POST', '/v1/journeys/list', { token, body: { domain: DEMO_DOMAIN, date_range: '7d', timezone: 'UTC', limit: 25, pageviews_gt: 3, has_revenue: true } });
+    const narrowed = await api.request('POST', '/v1/journeys/list', {
+      token,
+      body: { domain: DEMO_DOMAIN, date_range: '7d', timezone: 'UTC', limit: 25, pageviews_gt: 3, has_revenue: true },
+    });
     await expect
       .poll(() => page.locator('section[aria-label=Visitors] tbody .row-filter').allTextContents(), { timeout: 15_000 })
       .toEqual(narrowed.body.data.map((v: any) => v.visitor_id));
@@ -138,29 +175,51 @@ describe.skipIf(!browserPath)('the dashboard', () => {
 
     const visitor = list.body.data[0].visitor_id as string;
     await page.locator('section[aria-label=Visitors] .row-filter', { hasText: visitor }).click();
-    const stats = await api.request('POST', '/v1/journeys/stats', { token, body: { domain: DEMO_DOMAIN, visitor_id: visitor } });
-    const timeline = await api.request('POST', '/v1/journeys/timeline', { token, body: { domain: DEMO_DOMAIN, visitor_id: visitor, date_range: '7d', timezone: 'UTC', limit: 200 } });
+    const stats = await api.request('POST', '/v1/journeys/stats', {
+      token,
+      body: { domain: DEMO_DOMAIN, visitor_id: visitor },
+    });
+    const timeline = await api.request('POST', '/v1/journeys/timeline', {
+      token,
+      body: { domain: DEMO_DOMAIN, visitor_id: visitor, date_range: '7d', timezone: 'UTC', limit: 200 },
+    });
     await page.locator('.facts').waitFor();
     const fact = (name: string) => page.locator('.facts div', { hasText: name }).locator('dd').textContent();
     expect(await fact('Pageviews')).toBe(new Intl.NumberFormat('en-US').format(stats.body.data.total_pageviews));
     expect(await fact('First seen')).toBe(stats.body.data.first_seen);
     await page.locator('.timeline li').first().waitFor();
-    expect(await page.locator('.timeline time').allTextContents()).toEqual(timeline.body.data.map((i: any) => i.timestamp));
+    expect(await page.locator('.timeline time').allTextContents()).toEqual(
+      timeline.body.data.map((i: any) => i.timestamp),
+    );
     await shoot('visitor.png');
     await page.getByRole('button', { name: '← All visitors' }).click();
     await page.locator('section[aria-label=Visitors]').waitFor();
   });
 
   it('reads on a phone: one column, nothing wider than the screen', async () => {
-    const phone = await offlinePage(browser, api.url, { viewport: { width: 390, height: 844 }, timezoneId: 'UTC', isMobile: true, hasTouch: true });
+    const phone = await offlinePage(browser, api.url, {
+      viewport: { width: 390, height: 844 },
+      timezoneId: 'UTC',
+      isMobile: true,
+      hasTouch: true,
+    });
     await phone.goto(`${api.url}/`);
-    await phone.evaluate((k) => (globalThis as any).localStorage.setItem('analytics-dashboard', JSON.stringify({ apiUrl: '', key: k, domain: 'demo.example.com' })), token);
+    await phone.evaluate(
+      (k) =>
+        (globalThis as any).localStorage.setItem(
+          'analytics-dashboard',
+          JSON.stringify({ apiUrl: '', key: k, domain: 'demo.example.com' }),
+        ),
+      token,
+    );
     await phone.goto(`${api.url}/#view=overview&range=30d&tz=UTC`);
     // A new hash is not a new page: reloaded, the page reads the key saved above.
     await phone.reload();
     await phone.locator('.stats[aria-busy=false]').waitFor();
     await phone.locator('section[aria-label=Pages] tbody tr').first().waitFor();
-    expect(await phone.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number)).toBeLessThanOrEqual(390);
+    expect(
+      await phone.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number),
+    ).toBeLessThanOrEqual(390);
     await screenshot(phone, 'dashboard-phone.png');
     await phone.close();
   });
@@ -170,8 +229,20 @@ describe.skipIf(!browserPath)('the dashboard', () => {
     await crafted.goto(`${api.url}/`);
     // A key of its own: the earlier tests' requests count against theirs (100 a minute).
     const own = (await api.createKey({ domains: [DEMO_DOMAIN] })).token;
-    await crafted.evaluate((k) => (globalThis as any).localStorage.setItem('analytics-dashboard', JSON.stringify({ apiUrl: '', key: k, domain: 'demo.example.com' })), own);
-    for (const hash of ['#filters=[[1,2,3]]', '#filters=[null]', '#filters={"a":1}', '#filters=[["page","is",""]]&tz=Mars/Base&visitor=' + 'v'.repeat(300)]) {
+    await crafted.evaluate(
+      (k) =>
+        (globalThis as any).localStorage.setItem(
+          'analytics-dashboard',
+          JSON.stringify({ apiUrl: '', key: k, domain: 'demo.example.com' }),
+        ),
+      own,
+    );
+    for (const hash of [
+      '#filters=[[1,2,3]]',
+      '#filters=[null]',
+      '#filters={"a":1}',
+      '#filters=[["page","is",""]]&tz=Mars/Base&visitor=' + 'v'.repeat(300),
+    ]) {
       await crafted.goto(`${api.url}/${hash}`);
       await crafted.reload();
       await expect.poll(() => crafted.locator('.top .site').textContent(), { message: hash }).toBe(DEMO_DOMAIN);
@@ -181,7 +252,7 @@ describe.skipIf(!browserPath)('the dashboard', () => {
     await crafted.close();
   });
 
-  it('asks for a key when none is offered, and shows the API\'s refusal of a wrong one', async () => {
+  it("asks for a key when none is offered, and shows the API's refusal of a wrong one", async () => {
     const fresh = await offlinePage(browser, api.url, { timezoneId: 'UTC' });
     await fresh.goto(`${api.url}/`);
     await fresh.getByLabel('Site (domain)').fill(DEMO_DOMAIN);

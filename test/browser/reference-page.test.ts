@@ -35,13 +35,18 @@ describe.skipIf(!browserPath)('the API reference page', () => {
     await page.locator('.opblock').first().waitFor();
     expect(await page.locator('.opblock').count()).toBe(Object.keys(routes).length);
     for (const route of Object.values(routes)) {
-      await expect(page.locator(`.opblock-summary-path[data-path="${route.path}"]`).first().isVisible()).resolves.toBe(true);
+      await expect(page.locator(`.opblock-summary-path[data-path="${route.path}"]`).first().isVisible()).resolves.toBe(
+        true,
+      );
     }
     await screenshot(page, 'reference.png');
   });
 
   it('"Try it out" with a key calls the server and shows its answer', async () => {
-    await page.getByRole('button', { name: /Authorize/ }).first().click();
+    await page
+      .getByRole('button', { name: /Authorize/ })
+      .first()
+      .click();
     await page.locator('.modal-ux input').first().fill(token);
     await page.locator('.modal-ux button.modal-btn.auth.authorize').click();
     await page.locator('.modal-ux button.btn-done').click();
@@ -50,12 +55,19 @@ describe.skipIf(!browserPath)('the API reference page', () => {
     await query.locator('.opblock-summary').click();
     const tryIt = query.getByRole('button', { name: 'Try it out' });
     if (await tryIt.isVisible()) await tryIt.click();
-    await query.locator('textarea.body-param__text').fill(JSON.stringify({ metrics: ['visitors', 'pageviews'], dimensions: ['page'], date_range: SHOP_RANGE }));
+    await query
+      .locator('textarea.body-param__text')
+      .fill(JSON.stringify({ metrics: ['visitors', 'pageviews'], dimensions: ['page'], date_range: SHOP_RANGE }));
     await query.getByRole('button', { name: 'Execute' }).click();
     const status = query.locator('.live-responses-table tr.response .response-col_status').first();
     await status.waitFor();
     expect((await status.textContent())?.trim()).toBe('200');
-    const shown = await query.locator('.live-responses-table tr.response .response-col_description pre').first().textContent();
-    expect(JSON.parse(shown!).data.map((row: { dimensions: { page: string } }) => row.dimensions.page)).toContain('/pricing');
+    const shown = await query
+      .locator('.live-responses-table tr.response .response-col_description pre')
+      .first()
+      .textContent();
+    expect(JSON.parse(shown!).data.map((row: { dimensions: { page: string } }) => row.dimensions.page)).toContain(
+      '/pricing',
+    );
   });
 });

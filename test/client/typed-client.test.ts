@@ -23,17 +23,27 @@ const range: [string, string] = [SHOP_RANGE[0], SHOP_RANGE[1]];
 
 it('calls every operation with typed requests and reads typed answers', async () => {
   const query = await client.POST('/v1/query', {
-    body: { metrics: ['visitors', 'revenue'], dimensions: ['page'], date_range: range, include_revenue: true, sort: { field: 'visitors', order: 'desc' } },
+    body: {
+      metrics: ['visitors', 'revenue'],
+      dimensions: ['page'],
+      date_range: range,
+      include_revenue: true,
+      sort: { field: 'visitors', order: 'desc' },
+    },
   });
   const rows: components['schemas']['QueryRow'][] = query.data!.data;
   expect(rows.length).toBeGreaterThan(0);
   expect(typeof rows[0]!.metrics.visitors).toBe('number');
 
-  const list = await client.POST('/v1/journeys/list', { body: { domain: 'shop.test', date_range: range, sort_by: 'pageviews', limit: 10 } });
+  const list = await client.POST('/v1/journeys/list', {
+    body: { domain: 'shop.test', date_range: range, sort_by: 'pageviews', limit: 10 },
+  });
   const visitors: components['schemas']['Visitor'][] = list.data!.data;
   expect(visitors.map((v) => v.visitor_id)).toContain('v1');
 
-  const timeline = await client.POST('/v1/journeys/timeline', { body: { domain: 'shop.test', visitor_id: 'v1', date_range: range, include_auto_events: true } });
+  const timeline = await client.POST('/v1/journeys/timeline', {
+    body: { domain: 'shop.test', visitor_id: 'v1', date_range: range, include_auto_events: true },
+  });
   const items: components['schemas']['TimelineItem'][] = timeline.data!.data;
   // The union narrows on `type`, as a caller's switch would.
   const kinds = new Set<string>();
@@ -60,18 +70,27 @@ it('calls every operation with typed requests and reads typed answers', async ()
 
   const events = await client.GET('/v1/events', { params: { query: { start: range[0], end: range[1] } } });
   expect(events.data!.data.map((e) => e.name)).toContain('signup');
-  const keys = await client.GET('/v1/events/{name}/properties', { params: { path: { name: 'signup' }, query: { start: range[0], end: range[1] } } });
+  const keys = await client.GET('/v1/events/{name}/properties', {
+    params: { path: { name: 'signup' }, query: { start: range[0], end: range[1] } },
+  });
   expect(keys.data!.data).toEqual(['plan']);
   const values = await client.GET('/v1/events/{name}/properties/{key}', {
-    params: { path: { name: 'signup', key: 'plan' }, query: { start: range[0], end: range[1], include_revenue: 'true' } },
+    params: {
+      path: { name: 'signup', key: 'plan' },
+      query: { start: range[0], end: range[1], include_revenue: 'true' },
+    },
   });
   expect(values.data!.data.map((v) => v.value).sort()).toEqual(['free', 'pro']);
 
-  const created = await client.POST('/v1/annotations', { body: { domain: 'shop.test', date: '2026-03-02', title: 'Launch' } });
+  const created = await client.POST('/v1/annotations', {
+    body: { domain: 'shop.test', date: '2026-03-02', title: 'Launch' },
+  });
   expect(created.response.status).toBe(201);
   const listed = await client.GET('/v1/annotations', { params: { query: { domain: 'shop.test' } } });
   expect(listed.data!.data.map((a) => a.title)).toContain('Launch');
-  const deleted = await client.DELETE('/v1/annotations/{id}', { params: { path: { id: created.data!.id }, query: { domain: 'shop.test' } } });
+  const deleted = await client.DELETE('/v1/annotations/{id}', {
+    params: { path: { id: created.data!.id }, query: { domain: 'shop.test' } },
+  });
   expect(deleted.data!.success).toBe(true);
 });
 

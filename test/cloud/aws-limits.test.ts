@@ -12,9 +12,12 @@ import { cloudParts } from '../support/cloud-parts.js';
 
 cloudParts();
 
-const days = (n: number) => Array.from({ length: n }, (_, i) => new Date(Date.UTC(2026, 0, 1) + i * 86_400_000).toISOString().slice(0, 10));
+const days = (n: number) =>
+  Array.from({ length: n }, (_, i) => new Date(Date.UTC(2026, 0, 1) + i * 86_400_000).toISOString().slice(0, 10));
 const itemBytes = async (pk: string) => {
-  const { Item } = await documentClient().send(new GetItemCommand({ TableName: tableNames().counters, Key: { pk: { S: pk } }, ConsistentRead: true }));
+  const { Item } = await documentClient().send(
+    new GetItemCommand({ TableName: tableNames().counters, Key: { pk: { S: pk } }, ConsistentRead: true }),
+  );
   return Item ? dynamoItemBytes(Item) : 0;
 };
 

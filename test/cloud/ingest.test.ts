@@ -44,10 +44,13 @@ const rowsOf = (target: IngestBucket, folder: string) => visibleRows(target.s3, 
  * What readers of the bucket see: every key (the store's files, reports, moved objects; import records by name) and
  * the rows of every relation. (Not the bytes: Parquet files of equal rows may differ in row order within a group.)
  */
-async function storeState(target: IngestBucket): Promise<{ keys: string[]; rows: Record<string, string[]>; reports: string[] }> {
+async function storeState(
+  target: IngestBucket,
+): Promise<{ keys: string[]; rows: Record<string, string[]>; reports: string[] }> {
   const keys = (await keysOf(target.s3, target.bucket)).filter((k) => !k.startsWith('incoming/'));
   const rows: Record<string, string[]> = {};
-  for (const folder of ['events', ...derivedRelations.map((r) => r.folder)]) rows[folder] = await rowsOf(target, folder);
+  for (const folder of ['events', ...derivedRelations.map((r) => r.folder)])
+    rows[folder] = await rowsOf(target, folder);
   const reports = await Promise.all(keys.filter((k) => k.startsWith('reports/')).map((k) => text(target, k)));
   return { keys, rows, reports };
 }
@@ -58,7 +61,11 @@ describe('ingest: objects under incoming/ become the store', () => {
     const events = eventsOf('formats.test');
     const thirds = [events.slice(0, 300), events.slice(300, 600), events.slice(600)];
     const bad = ['{"not json', JSON.stringify({ ...thirds[0]![0]!, domain: 'Not A Domain' })];
-    const plain = [...thirds[0]!.slice(0, 100).map((e) => JSON.stringify(e)), ...bad, ...thirds[0]!.slice(100).map((e) => JSON.stringify(e))].join('\n');
+    const plain = [
+      ...thirds[0]!.slice(0, 100).map((e) => JSON.stringify(e)),
+      ...bad,
+      ...thirds[0]!.slice(100).map((e) => JSON.stringify(e)),
+    ].join('\n');
     await target.put('incoming/2026/11/25/plain.ndjson', plain);
     await target.put('incoming/2026/11/25/firehose-1', gzipSync(ndjson(thirds[1]!)));
     await target.put('incoming/2026/11/25/events.parquet', await parquetOf(thirds[2]!));
@@ -66,17 +73,24 @@ describe('ingest: objects under incoming/ become the store', () => {
 
     const keys = await keysOf(target.s3, target.bucket);
     expect(keys.filter((k) => k.startsWith('incoming/'))).toEqual([]);
-    expect(keys.filter((k) => k.startsWith('ingested/'))).toEqual(['ingested/2026/11/25/events.parquet', 'ingested/2026/11/25/firehose-1', 'ingested/2026/11/25/plain.ndjson']);
+    expect(keys.filter((k) => k.startsWith('ingested/'))).toEqual([
+      'ingested/2026/11/25/events.parquet',
+      'ingested/2026/11/25/firehose-1',
+      'ingested/2026/11/25/plain.ndjson',
+    ]);
     const report = JSON.parse(await text(target, 'reports/2026/11/25/plain.ndjson.json'));
     expect(report.rowsAccepted).toBe(thirds[0]!.length);
     expect(report.rejected.map((r: { line: number }) => r.line)).toEqual([101, 102]);
     expect(report.rejected[0].reason).toMatch(/not valid JSON/);
     expect(report.rejected[1].reason).toMatch(/domain "Not A Domain"/);
-    expect(keys.filter((k) => k.startsWith('rejected/') || k.startsWith('reports/'))).toEqual(['reports/2026/11/25/plain.ndjson.json']);
+    expect(keys.filter((k) => k.startsWith('rejected/') || k.startsWith('reports/'))).toEqual([
+      'reports/2026/11/25/plain.ndjson.json',
+    ]);
 
     // The bucket holds what a local import of the same valid events holds, relation by relation.
     const local = await localRows(...thirds);
-    for (const folder of ['events', ...derivedRelations.map((r) => r.folder)]) expect(await rowsOf(target, folder), folder).toEqual(local[folder]);
+    for (const folder of ['events', ...derivedRelations.map((r) => r.folder)])
+      expect(await rowsOf(target, folder), folder).toEqual(local[folder]);
     expect(await readUsage('formats.test')).toBe(events.length);
   });
 
@@ -90,7 +104,9 @@ describe('ingest: objects under incoming/ become the store', () => {
     expect(await target.deliver(handlerFor(target.s3))).toEqual([]);
     const after = await storeState(target);
     expect(after.rows).toEqual(once.rows);
-    expect(after.keys.filter((k) => !k.startsWith('ingested/'))).toEqual(once.keys.filter((k) => !k.startsWith('ingested/')));
+    expect(after.keys.filter((k) => !k.startsWith('ingested/'))).toEqual(
+      once.keys.filter((k) => !k.startsWith('ingested/')),
+    );
     expect(await readUsage('twice.test')).toBe(events.length);
   });
 
@@ -110,45 +126,58 @@ describe('ingest: objects under incoming/ become the store', () => {
     expect(await readUsage('together.test')).toBe(events.length);
   });
 
-  it('a crash after every write of the ingest, then the redelivery: the state of one clean run, usage counted once', { timeout: 600_000 }, async () => {
-    // Two days of rows: a dozen writes, each one a crash point.
-    const events = eventsOf('crash.test').filter((e) => /^2026-03-0[12]/.test(e.timestamp as string));
-    const body = gzipSync(ndjson([...events, { type: 'nope' }]));
-    const reference = await ingestBucket(parts.moto);
-    await reference.put('incoming/batch.ndjson.gz', body);
-    const writes = crashingWrites(parts.moto);
-    expect(await reference.deliver(ingestHandler(writes.client, work))).toEqual([]);
-    writes.disarm();
-    const clean = await storeState(reference);
-    expect(writes.count()).toBeGreaterThan(8);
-    console.info(`ingest crash test: ${writes.count()} writes to S3 and DynamoDB, a crash after each`);
-    for (let crashAt = 0; crashAt < writes.count(); crashAt++) {
-      // Each bucket is a store of its own: the same object counts once in each.
-      const usageBefore = await readUsage('crash.test');
-      const target = await ingestBucket(parts.moto);
-      await target.put('incoming/batch.ndjson.gz', body);
-      const dying = crashingWrites(parts.moto, crashAt);
-      expect(await target.deliver(ingestHandler(dying.client, work)), `crash at write ${crashAt}`).toHaveLength(1);
-      dying.disarm();
-      // Between the crash and the redelivery, queries see the whole import in every relation or none of it.
-      const between = await storeState(target);
-      const seen = Object.entries(between.rows).map(([folder, rows]) => (rows.length === 0 ? 'none' : JSON.stringify(rows) === JSON.stringify(clean.rows[folder]) ? 'all' : `part of ${folder}`));
-      expect(new Set(seen).size, `after a crash at write ${crashAt}: ${seen.join(', ')}`).toBe(1);
-      expect(seen[0]).not.toMatch(/^part/);
-      expect(await target.deliver(handlerFor(target.s3)), `redelivery after a crash at write ${crashAt}`).toEqual([]);
-      expect(await storeState(target), `after a crash at write ${crashAt}`).toEqual(clean);
-      expect(await readUsage('crash.test') - usageBefore, `usage after a crash at write ${crashAt}`).toBe(events.length);
-    }
-    // Nothing is left hidden.
-    expect(await excludedFiles('crash.test')).toEqual([]);
-  });
+  it(
+    'a crash after every write of the ingest, then the redelivery: the state of one clean run, usage counted once',
+    { timeout: 600_000 },
+    async () => {
+      // Two days of rows: a dozen writes, each one a crash point.
+      const events = eventsOf('crash.test').filter((e) => /^2026-03-0[12]/.test(e.timestamp as string));
+      const body = gzipSync(ndjson([...events, { type: 'nope' }]));
+      const reference = await ingestBucket(parts.moto);
+      await reference.put('incoming/batch.ndjson.gz', body);
+      const writes = crashingWrites(parts.moto);
+      expect(await reference.deliver(ingestHandler(writes.client, work))).toEqual([]);
+      writes.disarm();
+      const clean = await storeState(reference);
+      expect(writes.count()).toBeGreaterThan(8);
+      console.info(`ingest crash test: ${writes.count()} writes to S3 and DynamoDB, a crash after each`);
+      for (let crashAt = 0; crashAt < writes.count(); crashAt++) {
+        // Each bucket is a store of its own: the same object counts once in each.
+        const usageBefore = await readUsage('crash.test');
+        const target = await ingestBucket(parts.moto);
+        await target.put('incoming/batch.ndjson.gz', body);
+        const dying = crashingWrites(parts.moto, crashAt);
+        expect(await target.deliver(ingestHandler(dying.client, work)), `crash at write ${crashAt}`).toHaveLength(1);
+        dying.disarm();
+        // Between the crash and the redelivery, queries see the whole import in every relation or none of it.
+        const between = await storeState(target);
+        const seen = Object.entries(between.rows).map(([folder, rows]) =>
+          rows.length === 0
+            ? 'none'
+            : JSON.stringify(rows) === JSON.stringify(clean.rows[folder])
+              ? 'all'
+              : `part of ${folder}`,
+        );
+        expect(new Set(seen).size, `after a crash at write ${crashAt}: ${seen.join(', ')}`).toBe(1);
+        expect(seen[0]).not.toMatch(/^part/);
+        expect(await target.deliver(handlerFor(target.s3)), `redelivery after a crash at write ${crashAt}`).toEqual([]);
+        expect(await storeState(target), `after a crash at write ${crashAt}`).toEqual(clean);
+        expect((await readUsage('crash.test')) - usageBefore, `usage after a crash at write ${crashAt}`).toBe(
+          events.length,
+        );
+      }
+      // Nothing is left hidden.
+      expect(await excludedFiles('crash.test')).toEqual([]);
+    },
+  );
 
   it('Parquet: a row with an infinite or far-future timestamp is rejected by number; properties as a MAP are read', async () => {
     const target = await ingestBucket(parts.moto);
     const dir = mkdtempSync(join(work, 'parquet-edge-'));
     const instance = await DuckDBInstance.create(':memory:');
     const connection = await instance.connect();
-    const row = (ts: string, props: string) => `SELECT 'edges.test' AS domain, ${ts} AS "timestamp", 'event' AS type, 'v1' AS visitor_id, 's1' AS session_id, '/' AS url_path, 'signup' AS event_name, ${props} AS event_properties`;
+    const row = (ts: string, props: string) =>
+      `SELECT 'edges.test' AS domain, ${ts} AS "timestamp", 'event' AS type, 'v1' AS visitor_id, 's1' AS session_id, '/' AS url_path, 'signup' AS event_name, ${props} AS event_properties`;
     await connection.run(
       `COPY (${[
         row("TIMESTAMP '2026-03-01 10:00:00'", "MAP {'plan': 'pro'}"),
@@ -165,12 +194,16 @@ describe('ingest: objects under incoming/ become the store', () => {
     const report = JSON.parse(await text(target, 'reports/edges.parquet.json'));
     expect(report.rowsAccepted).toBe(3);
     expect(report.rejected.map((r: { line: number }) => r.line)).toEqual([2, 4]);
-    expect((await keysOf(target.s3, target.bucket)).filter((k) => /^(incoming|ingested|rejected)\//.test(k))).toEqual(['ingested/edges.parquet']);
+    expect((await keysOf(target.s3, target.bucket)).filter((k) => /^(incoming|ingested|rejected)\//.test(k))).toEqual([
+      'ingested/edges.parquet',
+    ]);
     const rows = await visibleRows(target.s3, target.bucket, 'events', work);
-    expect(rows.map((r) => (JSON.parse(r) as { event_properties: string }).event_properties).sort()).toEqual(['{"plan":"pro"}', '{"plan":"team","seats":"5"}', '{}'].sort());
+    expect(rows.map((r) => (JSON.parse(r) as { event_properties: string }).event_properties).sort()).toEqual(
+      ['{"plan":"pro"}', '{"plan":"team","seats":"5"}', '{}'].sort(),
+    );
   });
 
-  it('keeps each object\'s report apart whatever the names: X.report.json is an object like any other', async () => {
+  it("keeps each object's report apart whatever the names: X.report.json is an object like any other", async () => {
     const target = await ingestBucket(parts.moto);
     const events = eventsOf('names.test').slice(0, 5);
     // One object with a bad line (a report), one named as that report used to be, unreadable (moved to rejected/).
@@ -184,29 +217,40 @@ describe('ingest: objects under incoming/ become the store', () => {
       'reports/x.ndjson.json',
       'reports/x.ndjson.report.json.json',
     ]);
-    expect(JSON.parse(await text(target, 'reports/x.ndjson.json'))).toMatchObject({ source: 'incoming/x.ndjson', rowsAccepted: 5, rejected: [{ line: 6 }] });
+    expect(JSON.parse(await text(target, 'reports/x.ndjson.json'))).toMatchObject({
+      source: 'incoming/x.ndjson',
+      rowsAccepted: 5,
+      rejected: [{ line: 6 }],
+    });
     expect(JSON.parse(await text(target, 'reports/x.ndjson.report.json.json')).error).toMatch(/gzip/);
   });
 
-  it('poison: a broken gzip is moved to rejected/ with its reason; a 1 GiB line is rejected by number and the rows around it land', { timeout: 300_000 }, async () => {
-    const target = await ingestBucket(parts.moto);
-    const events = eventsOf('poison.test').slice(0, 50);
-    await target.put('incoming/broken.gz', gzipSync(ndjson(events)).subarray(0, 200));
-    await target.put('incoming/long-line.gz', await gzipOf([ndjson(events.slice(0, 20)), { repeat: 'a', bytes: 1024 ** 3 }, '\n', ndjson(events.slice(20))]));
-    expect(await target.deliver(handlerFor(target.s3))).toEqual([]);
-    const keys = await keysOf(target.s3, target.bucket);
-    expect(keys.filter((k) => /^(incoming|ingested|rejected|reports)\//.test(k))).toEqual([
-      'ingested/long-line.gz',
-      'rejected/broken.gz',
-      'reports/broken.gz.json',
-      'reports/long-line.gz.json',
-    ]);
-    expect(JSON.parse(await text(target, 'reports/broken.gz.json')).error).toMatch(/not a readable gzip object/);
-    const long = JSON.parse(await text(target, 'reports/long-line.gz.json'));
-    expect(long.rejected).toEqual([{ line: 21, reason: 'line longer than 1048576 bytes' }]);
-    expect(long.rowsAccepted).toBe(50);
-    expect(await readUsage('poison.test')).toBe(50);
-  });
+  it(
+    'poison: a broken gzip is moved to rejected/ with its reason; a 1 GiB line is rejected by number and the rows around it land',
+    { timeout: 300_000 },
+    async () => {
+      const target = await ingestBucket(parts.moto);
+      const events = eventsOf('poison.test').slice(0, 50);
+      await target.put('incoming/broken.gz', gzipSync(ndjson(events)).subarray(0, 200));
+      await target.put(
+        'incoming/long-line.gz',
+        await gzipOf([ndjson(events.slice(0, 20)), { repeat: 'a', bytes: 1024 ** 3 }, '\n', ndjson(events.slice(20))]),
+      );
+      expect(await target.deliver(handlerFor(target.s3))).toEqual([]);
+      const keys = await keysOf(target.s3, target.bucket);
+      expect(keys.filter((k) => /^(incoming|ingested|rejected|reports)\//.test(k))).toEqual([
+        'ingested/long-line.gz',
+        'rejected/broken.gz',
+        'reports/broken.gz.json',
+        'reports/long-line.gz.json',
+      ]);
+      expect(JSON.parse(await text(target, 'reports/broken.gz.json')).error).toMatch(/not a readable gzip object/);
+      const long = JSON.parse(await text(target, 'reports/long-line.gz.json'));
+      expect(long.rejected).toEqual([{ line: 21, reason: 'line longer than 1048576 bytes' }]);
+      expect(long.rowsAccepted).toBe(50);
+      expect(await readUsage('poison.test')).toBe(50);
+    },
+  );
 
   it('an object too large to import is rejected; one too large for a single CopyObject stays under incoming/ with its report', async () => {
     const target = await ingestBucket(parts.moto);
@@ -214,12 +258,22 @@ describe('ingest: objects under incoming/ become the store', () => {
     await target.put('incoming/large.ndjson', body);
     await target.put('incoming/huge.ndjson', body + body);
     const limits = { maxObjectBytes: body.length - 1, copyMaxBytes: body.length + 1 };
-    const ingest = (key: string) => asFunction('Ingest', () => ingestObject(key, { client: target.s3, bucket: target.bucket, workDir: work, limits }));
+    const ingest = (key: string) =>
+      asFunction('Ingest', () =>
+        ingestObject(key, { client: target.s3, bucket: target.bucket, workDir: work, limits }),
+      );
     expect(await ingest('incoming/large.ndjson')).toMatchObject({ outcome: 'rejected' });
     expect(await ingest('incoming/huge.ndjson')).toMatchObject({ outcome: 'rejected' });
     const keys = await keysOf(target.s3, target.bucket);
-    expect(keys.filter((k) => !k.startsWith('reports/')).sort()).toEqual(['incoming/huge.ndjson', 'rejected/large.ndjson']);
-    const report = JSON.parse(await (await target.s3.send(new GetObjectCommand({ Bucket: target.bucket, Key: 'reports/huge.ndjson.json' }))).Body!.transformToString());
+    expect(keys.filter((k) => !k.startsWith('reports/')).sort()).toEqual([
+      'incoming/huge.ndjson',
+      'rejected/large.ndjson',
+    ]);
+    const report = JSON.parse(
+      await (
+        await target.s3.send(new GetObjectCommand({ Bucket: target.bucket, Key: 'reports/huge.ndjson.json' }))
+      ).Body!.transformToString(),
+    );
     expect(report.error).toMatch(/left under incoming\//);
   });
 
@@ -259,7 +313,15 @@ async function text(target: IngestBucket, key: string): Promise<string> {
 async function localRows(...batches: Record<string, unknown>[][]): Promise<Record<string, string[]>> {
   const paths = localPaths(mkdtempSync(join(work, 'local-')));
   // Under a domain of its own, so the local import's usage is not the bucket's (files hold no domain column).
-  for (const events of batches) expect((await importEvents(events.map((e) => ({ ...e, domain: 'local-twin.test' })), paths)).rejected).toEqual([]);
+  for (const events of batches)
+    expect(
+      (
+        await importEvents(
+          events.map((e) => ({ ...e, domain: 'local-twin.test' })),
+          paths,
+        )
+      ).rejected,
+    ).toEqual([]);
   {
     const out: Record<string, string[]> = {};
     for (const folder of ['events', ...derivedRelations.map((r) => r.folder)]) {
@@ -295,7 +357,8 @@ async function gzipOf(parts: (string | { repeat: string; bytes: number })[]): Pr
       if (typeof part === 'string') yield Buffer.from(part);
       else {
         const block = Buffer.alloc(1 << 20, part.repeat);
-        for (let left = part.bytes; left > 0; left -= block.length) yield left >= block.length ? block : block.subarray(0, left);
+        for (let left = part.bytes; left > 0; left -= block.length)
+          yield left >= block.length ? block : block.subarray(0, left);
       }
     }
   }

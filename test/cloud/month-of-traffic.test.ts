@@ -46,7 +46,9 @@ function monthOfEvents(): Record<string, unknown>[] {
       ...(daysBack && typeof e.session_id === 'string' ? { session_id: `${e.session_id}-${daysBack}` } : {}),
     })),
   );
-  return [...copies, ...(engineCallEvents.shop as Record<string, unknown>[])].sort((a, b) => String(a.timestamp).localeCompare(String(b.timestamp)));
+  return [...copies, ...(engineCallEvents.shop as Record<string, unknown>[])].sort((a, b) =>
+    String(a.timestamp).localeCompare(String(b.timestamp)),
+  );
 }
 
 describe.skipIf(!trinoAvailable('month of traffic suite'))('a month of traffic, time compressed', () => {
@@ -82,76 +84,126 @@ describe.skipIf(!trinoAvailable('month of traffic suite'))('a month of traffic, 
     return counts;
   };
 
-  it('720 hourly objects, late and duplicate deliveries, poison, upkeep every 6 hours: nothing lost, nothing doubled', { timeout: 1_500_000 }, async () => {
-    const ingest = ingestHandler(target.s3, work);
-    const perObject = Math.ceil(events.length / HOURS);
-    const late: { at: number; key: string; body: string | Uint8Array }[] = [];
-    for (let hour = 0; hour < HOURS; hour++) {
-      clock = start + hour * 3_600_000;
-      const lines = events.slice(hour * perObject, (hour + 1) * perObject).map((e) => JSON.stringify(e)).join('\n');
-      const key = `incoming/2026/${String(hour).padStart(4, '0')}.ndjson${hour % 3 === 0 ? '.gz' : ''}`;
-      const body = hour % 3 === 0 ? gzipSync(lines) : lines;
-      // One object in 40 a day late, one in 25 an hour late; one in 50 put twice (a producer's retry).
-      if (hour % 40 === 7) late.push({ at: hour + 24, key, body });
-      else if (hour % 25 === 3) late.push({ at: hour + 1, key, body });
-      else await target.put(key, body);
-      if (hour % 50 === 11) await target.put(key.replace('.ndjson', '-again.ndjson'), body);
-      if (hour % 240 === 100) await target.put(`incoming/2026/broken-${hour}.gz`, gzipSync(lines).subarray(0, 40));
-      for (const due of late.filter((l) => l.at === hour)) await target.put(due.key, due.body);
-      expect(await target.deliver(ingest), `hour ${hour}`).toEqual([]);
-      if (hour % 240 === 200) {
-        // A message that is not an S3 notification fails every delivery, then the queue dead-letters it.
-        const poison: SQSEvent = { Records: [{ messageId: `poison-${hour}`, receiptHandle: 'r', body: '{"not":"a notification"}', attributes: {} as never, messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:q', awsRegion: 'us-east-1' }] };
-        let failures = 0;
-        for (let i = 0; i < MAX_RECEIVES; i++) failures += (await ingest(poison)).batchItemFailures.length;
-        if (failures === MAX_RECEIVES) deadLettered.push(`poison-${hour}`);
+  it(
+    '720 hourly objects, late and duplicate deliveries, poison, upkeep every 6 hours: nothing lost, nothing doubled',
+    { timeout: 1_500_000 },
+    async () => {
+      const ingest = ingestHandler(target.s3, work);
+      const perObject = Math.ceil(events.length / HOURS);
+      const late: { at: number; key: string; body: string | Uint8Array }[] = [];
+      for (let hour = 0; hour < HOURS; hour++) {
+        clock = start + hour * 3_600_000;
+        const lines = events
+          .slice(hour * perObject, (hour + 1) * perObject)
+          .map((e) => JSON.stringify(e))
+          .join('\n');
+        const key = `incoming/2026/${String(hour).padStart(4, '0')}.ndjson${hour % 3 === 0 ? '.gz' : ''}`;
+        const body = hour % 3 === 0 ? gzipSync(lines) : lines;
+        // One object in 40 a day late, one in 25 an hour late; one in 50 put twice (a producer's retry).
+        if (hour % 40 === 7) late.push({ at: hour + 24, key, body });
+        else if (hour % 25 === 3) late.push({ at: hour + 1, key, body });
+        else await target.put(key, body);
+        if (hour % 50 === 11) await target.put(key.replace('.ndjson', '-again.ndjson'), body);
+        if (hour % 240 === 100) await target.put(`incoming/2026/broken-${hour}.gz`, gzipSync(lines).subarray(0, 40));
+        for (const due of late.filter((l) => l.at === hour)) await target.put(due.key, due.body);
+        expect(await target.deliver(ingest), `hour ${hour}`).toEqual([]);
+        if (hour % 240 === 200) {
+          // A message that is not an S3 notification fails every delivery, then the queue dead-letters it.
+          const poison: SQSEvent = {
+            Records: [
+              {
+                messageId: `poison-${hour}`,
+                receiptHandle: 'r',
+                body: '{"not":"a notification"}',
+                attributes: {} as never,
+                messageAttributes: {},
+                md5OfBody: '',
+                eventSource: 'aws:sqs',
+                eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:q',
+                awsRegion: 'us-east-1',
+              },
+            ],
+          };
+          let failures = 0;
+          for (let i = 0; i < MAX_RECEIVES; i++) failures += (await ingest(poison)).batchItemFailures.length;
+          if (failures === MAX_RECEIVES) deadLettered.push(`poison-${hour}`);
+        }
+        if (hour % UPKEEP_EVERY_HOURS === UPKEEP_EVERY_HOURS - 1) {
+          const report = await upkeepStore(
+            { client: target.s3, bucket: target.bucket, workDir: work },
+            { now: () => clock },
+          );
+          expect(report.busy).toBeUndefined();
+          maxFilesPerPartition = Math.max(maxFilesPerPartition, ...(await eventFilesPerPartition()).values());
+        }
       }
-      if (hour % UPKEEP_EVERY_HOURS === UPKEEP_EVERY_HOURS - 1) {
-        const report = await upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { now: () => clock });
-        expect(report.busy).toBeUndefined();
-        maxFilesPerPartition = Math.max(maxFilesPerPartition, ...(await eventFilesPerPartition()).values());
+      expect(late.every((l) => l.at < HOURS)).toBe(true);
+      // Upkeep goes on after the month until nothing is left to do: every replaced file deleted, every partition settled.
+      for (let i = 0; i < 4; i++) {
+        clock += UPKEEP_GRACE_MS + UPKEEP_SETTLE_MS + 1;
+        await upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { now: () => clock });
       }
-    }
-    expect(late.every((l) => l.at < HOURS)).toBe(true);
-    // Upkeep goes on after the month until nothing is left to do: every replaced file deleted, every partition settled.
-    for (let i = 0; i < 4; i++) {
-      clock += UPKEEP_GRACE_MS + UPKEEP_SETTLE_MS + 1;
-      await upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { now: () => clock });
-    }
-    const keys = await keysOf(target.s3, target.bucket);
-    expect(keys.filter((k) => k.startsWith('incoming/'))).toEqual([]);
-    expect(keys.filter((k) => k.startsWith('rejected/'))).toEqual(['rejected/2026/broken-100.gz', 'rejected/2026/broken-340.gz', 'rejected/2026/broken-580.gz']);
-    expect(deadLettered).toEqual(['poison-200', 'poison-440', 'poison-680']);
-    // The bound: one file per partition and relation once upkeep has settled; between runs, the ingests since the last run beside it.
-    const files = await eventFilesPerPartition();
-    expect([...files.values()].filter((n) => n !== 1)).toEqual([]);
-    console.info(`month of traffic: ${files.size} partitions, at most ${maxFilesPerPartition} event files in one partition after an upkeep run`);
-    expect(maxFilesPerPartition).toBeLessThanOrEqual(UPKEEP_EVERY_HOURS + 8);
-    for (const domain of [generatedDomain, SHOP]) {
-      const { Item } = await documentClient().send(new GetItemCommand({ TableName: tableNames().counters, Key: { pk: { S: usageKey(domain) } }, ConsistentRead: true }));
-      expect(dynamoItemBytes(Item!), `usage item of ${domain}`).toBeLessThan(4096);
-    }
-  });
+      const keys = await keysOf(target.s3, target.bucket);
+      expect(keys.filter((k) => k.startsWith('incoming/'))).toEqual([]);
+      expect(keys.filter((k) => k.startsWith('rejected/'))).toEqual([
+        'rejected/2026/broken-100.gz',
+        'rejected/2026/broken-340.gz',
+        'rejected/2026/broken-580.gz',
+      ]);
+      expect(deadLettered).toEqual(['poison-200', 'poison-440', 'poison-680']);
+      // The bound: one file per partition and relation once upkeep has settled; between runs, the ingests since the last run beside it.
+      const files = await eventFilesPerPartition();
+      expect([...files.values()].filter((n) => n !== 1)).toEqual([]);
+      console.info(
+        `month of traffic: ${files.size} partitions, at most ${maxFilesPerPartition} event files in one partition after an upkeep run`,
+      );
+      expect(maxFilesPerPartition).toBeLessThanOrEqual(UPKEEP_EVERY_HOURS + 8);
+      for (const domain of [generatedDomain, SHOP]) {
+        const { Item } = await documentClient().send(
+          new GetItemCommand({
+            TableName: tableNames().counters,
+            Key: { pk: { S: usageKey(domain) } },
+            ConsistentRead: true,
+          }),
+        );
+        expect(dynamoItemBytes(Item!), `usage item of ${domain}`).toBeLessThan(4096);
+      }
+    },
+  );
 
-  it('answers 40 seeded requests as DuckDB over the same events; the longest statement far below Athena\'s limit', { timeout: 900_000 }, async () => {
-    cloud = await startTrinoAthena({ bucket: { s3: { ...moto.credentials, endpoint: moto.endpoint, region: moto.region, bucket: target.bucket } }, resultReuseMinutes: 0 });
-    let longest = 0;
-    const run = cloud.engine.run.bind(cloud.engine);
-    cloud.engine.run = (query) => {
-      longest = Math.max(longest, Buffer.byteLength(inlineParameters(query.sql, query.params)));
-      return run(query);
-    };
-    const tokens = Object.fromEntries([generatedDomain, SHOP].map((d) => [d, rotatingToken(api, { owner: 'month', domains: [d], scopes: ['analytics:read'] })]));
-    for (const [i, call] of engineCalls(40, 91).entries()) {
+  it(
+    "answers 40 seeded requests as DuckDB over the same events; the longest statement far below Athena's limit",
+    { timeout: 900_000 },
+    async () => {
+      cloud = await startTrinoAthena({
+        bucket: { s3: { ...moto.credentials, endpoint: moto.endpoint, region: moto.region, bucket: target.bucket } },
+        resultReuseMinutes: 0,
+      });
+      let longest = 0;
+      const run = cloud.engine.run.bind(cloud.engine);
+      cloud.engine.run = (query) => {
+        longest = Math.max(longest, Buffer.byteLength(inlineParameters(query.sql, query.params)));
+        return run(query);
+      };
+      const tokens = Object.fromEntries(
+        [generatedDomain, SHOP].map((d) => [
+          d,
+          rotatingToken(api, { owner: 'month', domains: [d], scopes: ['analytics:read'] }),
+        ]),
+      );
+      for (const [i, call] of engineCalls(40, 91).entries()) {
+        installEngine(api.engine);
+        const { bytes: _l, ...local } = await sendCall(api, call, await tokens[call.domain]!());
+        installEngine(cloud.engine);
+        const { bytes: _r, ...remote } = await sendCall(api, call, await tokens[call.domain]!());
+        expect(remote, `call ${i}: ${call.method} ${call.path} ${JSON.stringify(call.body ?? call.query)}`).toEqual(
+          local,
+        );
+      }
       installEngine(api.engine);
-      const { bytes: _l, ...local } = await sendCall(api, call, await tokens[call.domain]!());
-      installEngine(cloud.engine);
-      const { bytes: _r, ...remote } = await sendCall(api, call, await tokens[call.domain]!());
-      expect(remote, `call ${i}: ${call.method} ${call.path} ${JSON.stringify(call.body ?? call.query)}`).toEqual(local);
-    }
-    installEngine(api.engine);
-    console.info(`month of traffic: longest statement ${longest} bytes`);
-    expect(longest).toBeGreaterThan(0);
-    expect(longest).toBeLessThan(64 * 1024);
-  });
+      console.info(`month of traffic: longest statement ${longest} bytes`);
+      expect(longest).toBeGreaterThan(0);
+      expect(longest).toBeLessThan(64 * 1024);
+    },
+  );
 });

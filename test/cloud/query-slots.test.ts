@@ -38,7 +38,7 @@ describe('query slots', () => {
     expect(await takeSlot(name, 'third', 1, 10_000, now + 12_000)).toBe(false);
   });
 
-  it('is what an analytics function\'s role allows: taking, sweeping and giving back run as the Query function', async () => {
+  it("is what an analytics function's role allows: taking, sweeping and giving back run as the Query function", async () => {
     const name = `slots-${randomUUID()}`;
     const now = Date.now();
     await asFunction('Query', async () => {

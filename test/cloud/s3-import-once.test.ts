@@ -25,7 +25,12 @@ let bucketNumber = 0;
 
 beforeAll(async () => {
   moto = await startMoto();
-  s3 = new S3Client({ endpoint: moto.endpoint, region: moto.region, credentials: moto.credentials, forcePathStyle: true });
+  s3 = new S3Client({
+    endpoint: moto.endpoint,
+    region: moto.region,
+    credentials: moto.credentials,
+    forcePathStyle: true,
+  });
   api = await startTestApi();
 }, 180_000);
 afterAll(async () => {
@@ -37,7 +42,9 @@ afterAll(async () => {
  * A fresh bucket and the CLI's `--s3` destination for it, through a client that dies (throws) at the upload of the
  * event file after `afterUploads` of them, or at the import's record with `atRecord`.
  */
-async function target(failures: { afterUploads?: number; atRecord?: boolean } = {}): Promise<{ bucket: string; destination: ImportDestination }> {
+async function target(
+  failures: { afterUploads?: number; atRecord?: boolean } = {},
+): Promise<{ bucket: string; destination: ImportDestination }> {
   const bucket = `events-${++bucketNumber}`;
   await s3.send(new CreateBucketCommand({ Bucket: bucket }));
   let uploads = 0;
@@ -89,7 +96,8 @@ describe('import --s3 is exactly once', () => {
     const eventFiles = visible.filter((k) => k.startsWith('events/'));
     expect(eventFiles).toHaveLength(3);
     // Every event file readers can see already has its derived files: they are uploaded first.
-    for (const file of eventFiles) for (const r of derivedRelations) expect(visible).toContain(file.replace(/^events\//, `${r.folder}/`));
+    for (const file of eventFiles)
+      for (const r of derivedRelations) expect(visible).toContain(file.replace(/^events\//, `${r.folder}/`));
     expect(await readUsage('midway.test')).toBe(0);
     const retry = await importEvents(events, retried(dying.bucket));
     expect(retry.rowsWritten).toBe(events.length);

@@ -34,101 +34,161 @@ const CALLS = 100;
 const CALLS_AFTER_CLEANUP = 30;
 const CALLS_AFTER_EXTENDING = 30;
 
-describe.skipIf(!trinoAvailable('S3 ingest path suite'))('events ingested from incoming/ answer as the local store does', () => {
-  let api: TestApi;
-  let moto: MotoServer;
-  let target: IngestBucket;
-  let cloud: TrinoAthena;
-  let tokens: Record<string, () => Promise<string>>;
-  const work = mkdtempSync(join(tmpdir(), 's3-ingest-path-'));
-  const started = Date.now();
+describe.skipIf(!trinoAvailable('S3 ingest path suite'))(
+  'events ingested from incoming/ answer as the local store does',
+  () => {
+    let api: TestApi;
+    let moto: MotoServer;
+    let target: IngestBucket;
+    let cloud: TrinoAthena;
+    let tokens: Record<string, () => Promise<string>>;
+    const work = mkdtempSync(join(tmpdir(), 's3-ingest-path-'));
+    const started = Date.now();
 
-  beforeAll(async () => {
-    moto = await startMoto();
-    api = await startTestApi();
-    target = await ingestBucket(moto, 'events-bucket');
-    for (const [name, events] of Object.entries(engineCallEvents)) {
-      expect((await api.importEvents(events)).rejected).toEqual([]);
-      for (let i = 0; i < OBJECTS_PER_DOMAIN; i++) {
-        const lines = events.filter((_, j) => j % OBJECTS_PER_DOMAIN === i).map((e) => JSON.stringify(e)).join('\n');
-        await target.put(`incoming/${name}/${i}.ndjson${i % 2 ? '.gz' : ''}`, i % 2 ? gzipSync(lines) : lines);
+    beforeAll(async () => {
+      moto = await startMoto();
+      api = await startTestApi();
+      target = await ingestBucket(moto, 'events-bucket');
+      for (const [name, events] of Object.entries(engineCallEvents)) {
+        expect((await api.importEvents(events)).rejected).toEqual([]);
+        for (let i = 0; i < OBJECTS_PER_DOMAIN; i++) {
+          const lines = events
+            .filter((_, j) => j % OBJECTS_PER_DOMAIN === i)
+            .map((e) => JSON.stringify(e))
+            .join('\n');
+          await target.put(`incoming/${name}/${i}.ndjson${i % 2 ? '.gz' : ''}`, i % 2 ? gzipSync(lines) : lines);
+        }
       }
-    }
-    expect(await target.deliver(ingestHandler(target.s3, work), { batchSize: 4 })).toEqual([]);
-    const upkeep = await upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { now: () => started });
-    expect(upkeep.compacted.length).toBeGreaterThan(5);
-    cloud = await startTrinoAthena({ bucket: { s3: { ...moto.credentials, endpoint: moto.endpoint, region: moto.region, bucket: target.bucket } }, resultReuseMinutes: 0 });
-    tokens = Object.fromEntries([generatedDomain, SHOP].map((d) => [d, rotatingToken(api, { owner: 's3-path', domains: [d], scopes: ['analytics:read'] })]));
-  }, 300_000);
-  afterAll(async () => {
-    await cloud?.close();
-    await api?.close();
-    await moto?.stop();
-  });
+      expect(await target.deliver(ingestHandler(target.s3, work), { batchSize: 4 })).toEqual([]);
+      const upkeep = await upkeepStore(
+        { client: target.s3, bucket: target.bucket, workDir: work },
+        { now: () => started },
+      );
+      expect(upkeep.compacted.length).toBeGreaterThan(5);
+      cloud = await startTrinoAthena({
+        bucket: { s3: { ...moto.credentials, endpoint: moto.endpoint, region: moto.region, bucket: target.bucket } },
+        resultReuseMinutes: 0,
+      });
+      tokens = Object.fromEntries(
+        [generatedDomain, SHOP].map((d) => [
+          d,
+          rotatingToken(api, { owner: 's3-path', domains: [d], scopes: ['analytics:read'] }),
+        ]),
+      );
+    }, 300_000);
+    afterAll(async () => {
+      await cloud?.close();
+      await api?.close();
+      await moto?.stop();
+    });
 
-  it('writes every relation in the published layout, the same files in each relation; every object moved', async () => {
-    const keys = await keysOf(target.s3, target.bucket);
-    // The relations' files (upkeep's fragment index, under upkeep/, is not one).
-    const stored = keys.filter((k) => /^[a-z_]+\/domain=/.test(k) && !k.startsWith('upkeep/'));
-    const folders = new Set(stored.map((k) => k.split('/')[0]));
-    expect([...folders].sort()).toEqual(['events', ...derivedRelations.map((r) => r.folder)].sort());
-    for (const key of stored) expect(key).toMatch(/^[a-z_]+\/domain=[a-z.]+\/dt=\d{4}-\d{2}-\d{2}\/[^/]+\.parquet$/);
-    const eventFiles = stored.filter((k) => k.startsWith('events/')).map((k) => k.slice('events/'.length));
-    for (const r of derivedRelations) expect(stored.filter((k) => k.startsWith(`${r.folder}/`)).map((k) => k.slice(r.folder.length + 1))).toEqual(eventFiles);
-    expect(keys.filter((k) => k.startsWith('incoming/'))).toEqual([]);
-    expect(keys.filter((k) => k.startsWith('ingested/'))).toHaveLength(2 * OBJECTS_PER_DOMAIN);
-  });
+    it('writes every relation in the published layout, the same files in each relation; every object moved', async () => {
+      const keys = await keysOf(target.s3, target.bucket);
+      // The relations' files (upkeep's fragment index, under upkeep/, is not one).
+      const stored = keys.filter((k) => /^[a-z_]+\/domain=/.test(k) && !k.startsWith('upkeep/'));
+      const folders = new Set(stored.map((k) => k.split('/')[0]));
+      expect([...folders].sort()).toEqual(['events', ...derivedRelations.map((r) => r.folder)].sort());
+      for (const key of stored) expect(key).toMatch(/^[a-z_]+\/domain=[a-z.]+\/dt=\d{4}-\d{2}-\d{2}\/[^/]+\.parquet$/);
+      const eventFiles = stored.filter((k) => k.startsWith('events/')).map((k) => k.slice('events/'.length));
+      for (const r of derivedRelations)
+        expect(stored.filter((k) => k.startsWith(`${r.folder}/`)).map((k) => k.slice(r.folder.length + 1))).toEqual(
+          eventFiles,
+        );
+      expect(keys.filter((k) => k.startsWith('incoming/'))).toEqual([]);
+      expect(keys.filter((k) => k.startsWith('ingested/'))).toHaveLength(2 * OBJECTS_PER_DOMAIN);
+    });
 
-  const compare = async (calls: Call[]) => {
-    let bytes = 0;
-    let withRows = 0;
-    for (const [i, call] of calls.entries()) {
+    const compare = async (calls: Call[]) => {
+      let bytes = 0;
+      let withRows = 0;
+      for (const [i, call] of calls.entries()) {
+        installEngine(api.engine);
+        const { bytes: _local, ...local } = await sendCall(api, call, await tokens[call.domain]!());
+        installEngine(cloud.engine);
+        const { bytes: scanned, ...remote } = await sendCall(api, call, await tokens[call.domain]!());
+        expect(remote, `call ${i}: ${call.method} ${call.path} ${JSON.stringify(call.body ?? call.query)}`).toEqual(
+          local,
+        );
+        bytes += scanned;
+        const data = (local.body as { data?: unknown }).data;
+        if (Array.isArray(data) && data.length > 0) withRows += 1;
+      }
       installEngine(api.engine);
-      const { bytes: _local, ...local } = await sendCall(api, call, await tokens[call.domain]!());
-      installEngine(cloud.engine);
-      const { bytes: scanned, ...remote } = await sendCall(api, call, await tokens[call.domain]!());
-      expect(remote, `call ${i}: ${call.method} ${call.path} ${JSON.stringify(call.body ?? call.query)}`).toEqual(local);
-      bytes += scanned;
-      const data = (local.body as { data?: unknown }).data;
-      if (Array.isArray(data) && data.length > 0) withRows += 1;
-    }
-    installEngine(api.engine);
-    console.info(`S3 ingest path: ${calls.length} requests, ${withRows} answers with rows, ${bytes} bytes read from S3 by Trino`);
-    expect(withRows).toBeGreaterThan(calls.length / 3);
-    expect(bytes).toBeGreaterThan(0);
-  };
+      console.info(
+        `S3 ingest path: ${calls.length} requests, ${withRows} answers with rows, ${bytes} bytes read from S3 by Trino`,
+      );
+      expect(withRows).toBeGreaterThan(calls.length / 3);
+      expect(bytes).toBeGreaterThan(0);
+    };
 
-  it(`${CALLS} seeded requests over every endpoint while compaction's replaced files are still there: answers as DuckDB's locally`, { timeout: 900_000 }, async () => {
-    expect((await excludedFiles(generatedDomain)).length).toBeGreaterThan(0);
-    await compare(engineCalls(CALLS, 77));
-  });
+    it(
+      `${CALLS} seeded requests over every endpoint while compaction's replaced files are still there: answers as DuckDB's locally`,
+      { timeout: 900_000 },
+      async () => {
+        expect((await excludedFiles(generatedDomain)).length).toBeGreaterThan(0);
+        await compare(engineCalls(CALLS, 77));
+      },
+    );
 
-  it(`once upkeep deleted the replaced files, ${CALLS_AFTER_CLEANUP} more requests answer the same`, { timeout: 900_000 }, async () => {
-    const cleanup = await upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { now: () => started + UPKEEP_GRACE_MS + 1 });
-    expect(cleanup.cleaned.length).toBeGreaterThan(5);
-    expect(await excludedFiles(generatedDomain)).toEqual([]);
-    await compare(engineCalls(CALLS_AFTER_CLEANUP, 78));
-  });
+    it(
+      `once upkeep deleted the replaced files, ${CALLS_AFTER_CLEANUP} more requests answer the same`,
+      { timeout: 900_000 },
+      async () => {
+        const cleanup = await upkeepStore(
+          { client: target.s3, bucket: target.bucket, workDir: work },
+          { now: () => started + UPKEEP_GRACE_MS + 1 },
+        );
+        expect(cleanup.cleaned.length).toBeGreaterThan(5);
+        expect(await excludedFiles(generatedDomain)).toEqual([]);
+        await compare(engineCalls(CALLS_AFTER_CLEANUP, 78));
+      },
+    );
 
-  it(`after an ingest extends sessions upkeep had marked whole, session metrics and ${CALLS_AFTER_EXTENDING} more requests answer the same`, { timeout: 900_000 }, async () => {
-    // A third of each domain's sessions go on: a minute later (same partition) and a day later (the next one).
-    for (const [name, events] of Object.entries(engineCallEvents)) {
-      const goOn = (events as Record<string, unknown>[]).filter((e) => e.type !== 'revenue' && typeof e.session_id === 'string' && [...e.session_id].reduce((n, c) => n + c.charCodeAt(0), 0) % 3 === 0);
-      const later = goOn.flatMap((e) => [60_000, 86_400_000].map((ms) => ({ ...e, timestamp: new Date(Date.parse(String(e.timestamp)) + ms).toISOString() })));
-      expect((await api.importEvents(later)).rejected).toEqual([]);
-      await target.put(`incoming/${name}/later.ndjson`, later.map((e) => JSON.stringify(e)).join('\n'));
-    }
-    expect(await target.deliver(ingestHandler(target.s3, work))).toEqual([]);
-    const marks = await visibleMarks(target.s3, target.bucket, work);
-    expect(marks.filter((m) => m.marked > 1)).toEqual([]);
-    expect(marks.filter((m) => m.marked === 1 && m.fragments > 1).length).toBeGreaterThan(20);
-    // Session metrics over every day of both domains, whole days and zones that cut them, beside the random calls.
-    const sessionCalls = [generatedDomain, SHOP].flatMap((domain) => ['UTC', 'America/New_York'].flatMap((timezone) => [[], ['page'], ['referrer']].map((dimensions): Call => ({
-      method: 'POST',
-      path: '/v1/query',
-      domain,
-      body: { domain, metrics: ['visitors', 'pageviews', 'bounce_rate', 'avg_session_duration'], dimensions, date_range: 'all', timezone, limit: 50 },
-    }))));
-    await compare([...sessionCalls, ...engineCalls(CALLS_AFTER_EXTENDING, 79)]);
-  });
-});
+    it(
+      `after an ingest extends sessions upkeep had marked whole, session metrics and ${CALLS_AFTER_EXTENDING} more requests answer the same`,
+      { timeout: 900_000 },
+      async () => {
+        // A third of each domain's sessions go on: a minute later (same partition) and a day later (the next one).
+        for (const [name, events] of Object.entries(engineCallEvents)) {
+          const goOn = (events as Record<string, unknown>[]).filter(
+            (e) =>
+              e.type !== 'revenue' &&
+              typeof e.session_id === 'string' &&
+              [...e.session_id].reduce((n, c) => n + c.charCodeAt(0), 0) % 3 === 0,
+          );
+          const later = goOn.flatMap((e) =>
+            [60_000, 86_400_000].map((ms) => ({
+              ...e,
+              timestamp: new Date(Date.parse(String(e.timestamp)) + ms).toISOString(),
+            })),
+          );
+          expect((await api.importEvents(later)).rejected).toEqual([]);
+          await target.put(`incoming/${name}/later.ndjson`, later.map((e) => JSON.stringify(e)).join('\n'));
+        }
+        expect(await target.deliver(ingestHandler(target.s3, work))).toEqual([]);
+        const marks = await visibleMarks(target.s3, target.bucket, work);
+        expect(marks.filter((m) => m.marked > 1)).toEqual([]);
+        expect(marks.filter((m) => m.marked === 1 && m.fragments > 1).length).toBeGreaterThan(20);
+        // Session metrics over every day of both domains, whole days and zones that cut them, beside the random calls.
+        const sessionCalls = [generatedDomain, SHOP].flatMap((domain) =>
+          ['UTC', 'America/New_York'].flatMap((timezone) =>
+            [[], ['page'], ['referrer']].map((dimensions): Call => ({
+              method: 'POST',
+              path: '/v1/query',
+              domain,
+              body: {
+                domain,
+                metrics: ['visitors', 'pageviews', 'bounce_rate', 'avg_session_duration'],
+                dimensions,
+                date_range: 'all',
+                timezone,
+                limit: 50,
+              },
+            })),
+          ),
+        );
+        await compare([...sessionCalls, ...engineCalls(CALLS_AFTER_EXTENDING, 79)]);
+      },
+    );
+  },
+);

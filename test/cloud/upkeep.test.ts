@@ -27,12 +27,18 @@ const work = mkdtempSync(join(tmpdir(), 'upkeep-test-'));
 const ndjson = (events: unknown[]) => events.map((e) => JSON.stringify(e)).join('\n') + '\n';
 
 /** `objects` objects (default ten) of one domain's events over the days matched: that many files in each partition of every relation. */
-async function crowdedBucket(domain: string, objects = 10, days = /^2026-03-0[123]/, extra: Record<string, unknown>[] = []): Promise<{ target: IngestBucket; events: Record<string, unknown>[] }> {
+async function crowdedBucket(
+  domain: string,
+  objects = 10,
+  days = /^2026-03-0[123]/,
+  extra: Record<string, unknown>[] = [],
+): Promise<{ target: IngestBucket; events: Record<string, unknown>[] }> {
   const target = await ingestBucket(parts.moto);
   const events = [...generatedEvents(), ...extra]
     .map((e): Record<string, unknown> => ({ ...(e as Record<string, unknown>), domain }))
     .filter((e) => days.test(String(e.timestamp)));
-  for (let i = 0; i < objects; i++) await target.put(`incoming/part-${i}.ndjson`, ndjson(events.filter((_, j) => j % objects === i)));
+  for (let i = 0; i < objects; i++)
+    await target.put(`incoming/part-${i}.ndjson`, ndjson(events.filter((_, j) => j % objects === i)));
   expect(await target.deliver(ingestHandler(target.s3, work))).toEqual([]);
   return { target, events };
 }
@@ -55,7 +61,9 @@ async function expectOneMarkAtMost(target: IngestBucket): Promise<{ stale: numbe
   return { stale: marks.filter((m) => m.marked === 1 && m.fragments > 1).length };
 }
 /** The store's files: every relation's, not upkeep's own index. */
-const fileCount = async (target: IngestBucket) => (await keysOf(target.s3, target.bucket)).filter((k) => /^[a-z_]+\/domain=/.test(k) && !k.startsWith('upkeep/')).length;
+const fileCount = async (target: IngestBucket) =>
+  (await keysOf(target.s3, target.bucket)).filter((k) => /^[a-z_]+\/domain=/.test(k) && !k.startsWith('upkeep/'))
+    .length;
 
 describe('upkeep of the S3 store', () => {
   it('compacts every crowded partition; replaced files are left out of queries, then deleted after the grace period', async () => {
@@ -64,14 +72,24 @@ describe('upkeep of the S3 store', () => {
     const filesBefore = await fileCount(target);
     const start = Date.now();
     const first = await upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { now: () => start });
-    expect(first.compacted.sort()).toEqual(['compact.test/dt=2026-03-01', 'compact.test/dt=2026-03-02', 'compact.test/dt=2026-03-03']);
+    expect(first.compacted.sort()).toEqual([
+      'compact.test/dt=2026-03-01',
+      'compact.test/dt=2026-03-02',
+      'compact.test/dt=2026-03-03',
+    ]);
     // Replaced files are still there for queries that started before, but every new query leaves them out.
     expect(await fileCount(target)).toBe(filesBefore + 3 * (1 + derivedRelations.length));
     expect(await excludedFiles('compact.test')).toHaveLength(30);
     expect(await eventRows(target)).toEqual(before);
     // Within the grace period nothing is deleted; after it, the replaced files go and the states are empty.
-    expect((await upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { now: () => start + 1000 })).cleaned).toEqual([]);
-    const later = await upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { now: () => start + UPKEEP_GRACE_MS + 1 });
+    expect(
+      (await upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { now: () => start + 1000 }))
+        .cleaned,
+    ).toEqual([]);
+    const later = await upkeepStore(
+      { client: target.s3, bucket: target.bucket, workDir: work },
+      { now: () => start + UPKEEP_GRACE_MS + 1 },
+    );
     expect(later.cleaned.sort()).toEqual(first.compacted.sort());
     expect(later.compacted).toEqual([]);
     expect(await fileCount(target)).toBe(3 * (1 + derivedRelations.length));
@@ -83,7 +101,12 @@ describe('upkeep of the S3 store', () => {
   it('marks the fragments of each partition it rewrites whole exactly when their session has no other fragment', async () => {
     // One session of dev and not dev rows in one partition: two fragments in one file, neither whole.
     const devAndNot = [true, false].map((isDev, i) => ({
-      timestamp: `2026-03-02T12:0${i}:00Z`, type: 'pageview', visitor_id: 'v-dev', session_id: 's-dev', url_path: '/', is_dev: isDev,
+      timestamp: `2026-03-02T12:0${i}:00Z`,
+      type: 'pageview',
+      visitor_id: 'v-dev',
+      session_id: 's-dev',
+      url_path: '/',
+      is_dev: isDev,
     }));
     const { target } = await crowdedBucket('marks.test', 10, undefined, devAndNot);
     expect((await visibleMarks(target.s3, target.bucket, work)).filter((m) => m.marked > 0)).toEqual([]);
@@ -94,11 +117,16 @@ describe('upkeep of the S3 store', () => {
   it('rewrites a partition of few files once they have settled, so that its fragments get marks too', async () => {
     const { target } = await crowdedBucket('settle.test', 1);
     const before = await eventRows(target);
-    const run = (at: number) => upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { now: () => at });
+    const run = (at: number) =>
+      upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { now: () => at });
     const start = Date.now();
     expect((await run(start)).compacted).toEqual([]);
     const settled = await run(start + UPKEEP_SETTLE_MS + 1);
-    expect(settled.compacted.sort()).toEqual(['settle.test/dt=2026-03-01', 'settle.test/dt=2026-03-02', 'settle.test/dt=2026-03-03']);
+    expect(settled.compacted.sort()).toEqual([
+      'settle.test/dt=2026-03-01',
+      'settle.test/dt=2026-03-02',
+      'settle.test/dt=2026-03-03',
+    ]);
     expect(await eventRows(target)).toEqual(before);
     await expectExactMarks(target);
     // Once rewritten, a partition is left alone until an ingest adds to it.
@@ -109,13 +137,20 @@ describe('upkeep of the S3 store', () => {
   it('an ingest after marking extends marked sessions with unmarked fragments: never two marks on a session, and the next rewrite marks again', async () => {
     const { target, events } = await crowdedBucket('extend.test');
     const start = Date.now();
-    const run = (at: number) => upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { now: () => at });
+    const run = (at: number) =>
+      upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { now: () => at });
     await run(start);
     await expectExactMarks(target);
     // A third of the sessions go on: the same hour a day later (another partition), and a minute later (the same one).
     const goOn = events.filter((e) => e.session_id !== '' && Number(String(e.session_id).slice(1)) % 3 === 0);
-    const later = (e: Record<string, unknown>, ms: number) => ({ ...e, timestamp: new Date(Date.parse(String(e.timestamp)) + ms).toISOString() });
-    await target.put('incoming/later.ndjson', ndjson([...goOn.map((e) => later(e, 86_400_000)), ...goOn.map((e) => later(e, 60_000))]));
+    const later = (e: Record<string, unknown>, ms: number) => ({
+      ...e,
+      timestamp: new Date(Date.parse(String(e.timestamp)) + ms).toISOString(),
+    });
+    await target.put(
+      'incoming/later.ndjson',
+      ndjson([...goOn.map((e) => later(e, 86_400_000)), ...goOn.map((e) => later(e, 60_000))]),
+    );
     expect(await target.deliver(ingestHandler(target.s3, work))).toEqual([]);
     const { stale } = await expectOneMarkAtMost(target);
     expect(stale).toBeGreaterThan(10);
@@ -125,12 +160,19 @@ describe('upkeep of the S3 store', () => {
       await expectOneMarkAtMost(target);
     }
     // The partitions the later ingest wrote to, settled, are rewritten with marks: a session's only fragment is marked.
-    expect(rewritten.sort()).toEqual(['extend.test/dt=2026-03-01', 'extend.test/dt=2026-03-02', 'extend.test/dt=2026-03-03', 'extend.test/dt=2026-03-04']);
-    expect((await visibleMarks(target.s3, target.bucket, work)).filter((m) => m.fragments === 1 && m.marked === 0)).toEqual([]);
+    expect(rewritten.sort()).toEqual([
+      'extend.test/dt=2026-03-01',
+      'extend.test/dt=2026-03-02',
+      'extend.test/dt=2026-03-03',
+      'extend.test/dt=2026-03-04',
+    ]);
+    expect(
+      (await visibleMarks(target.s3, target.bucket, work)).filter((m) => m.fragments === 1 && m.marked === 0),
+    ).toEqual([]);
     expect((await eventRows(target)).length).toBe(events.length + 2 * goOn.length);
   });
 
-  it('reads only what arrived since its last run: a run\'s requests do not grow with the domain\'s history', async () => {
+  it("reads only what arrived since its last run: a run's requests do not grow with the domain's history", async () => {
     // Sixty days of history: the generated sessions six times over, ten days apart, each copy its own sessions.
     const DAY_MS = 86_400_000;
     const history = [0, 1, 2, 3, 4, 5].flatMap((copy) =>
@@ -142,15 +184,23 @@ describe('upkeep of the S3 store', () => {
       })),
     );
     const target = await ingestBucket(parts.moto);
-    for (let copy = 0; copy < 6; copy++) await target.put(`incoming/history-${copy}.ndjson`, ndjson(history.slice(copy * (history.length / 6), (copy + 1) * (history.length / 6))));
+    for (let copy = 0; copy < 6; copy++)
+      await target.put(
+        `incoming/history-${copy}.ndjson`,
+        ndjson(history.slice(copy * (history.length / 6), (copy + 1) * (history.length / 6))),
+      );
     expect(await target.deliver(ingestHandler(target.s3, work))).toEqual([]);
     const calls: string[] = [];
-    target.s3.middlewareStack.add((next, context) => (args) => {
-      const input = args.input as { Key?: string; Prefix?: string };
-      calls.push(`${context.commandName} ${input.Key ?? input.Prefix ?? ''}`);
-      return next(args);
-    }, { step: 'initialize', name: 'countCalls' });
-    const run = (at: number) => upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { now: () => at });
+    target.s3.middlewareStack.add(
+      (next, context) => (args) => {
+        const input = args.input as { Key?: string; Prefix?: string };
+        calls.push(`${context.commandName} ${input.Key ?? input.Prefix ?? ''}`);
+        return next(args);
+      },
+      { step: 'initialize', name: 'countCalls' },
+    );
+    const run = (at: number) =>
+      upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { now: () => at });
     let at = Date.now() + UPKEEP_SETTLE_MS + 1;
     const partitions = (await run(at)).compacted;
     expect(partitions.length).toBeGreaterThanOrEqual(60);
@@ -161,7 +211,16 @@ describe('upkeep of the S3 store', () => {
     for (const n of [1, 2]) {
       at += UPKEEP_GRACE_MS + UPKEEP_SETTLE_MS + 2;
       await run(at);
-      await target.put(`incoming/one-more-${n}.ndjson`, ndjson([{ ...latest, session_id: `one-more-${n}`, timestamp: new Date(Date.parse(String(latest.timestamp)) + n * 1000).toISOString() }]));
+      await target.put(
+        `incoming/one-more-${n}.ndjson`,
+        ndjson([
+          {
+            ...latest,
+            session_id: `one-more-${n}`,
+            timestamp: new Date(Date.parse(String(latest.timestamp)) + n * 1000).toISOString(),
+          },
+        ]),
+      );
       expect(await target.deliver(ingestHandler(target.s3, work))).toEqual([]);
       at += UPKEEP_SETTLE_MS + 1;
       calls.length = 0;
@@ -170,7 +229,12 @@ describe('upkeep of the S3 store', () => {
     }
     expect(reads.filter((c) => c.includes(' sessions/'))).toHaveLength(2);
     // Besides: the saved index, the two event files compacted, and the new file's import record.
-    expect(reads.filter((c) => !c.includes(' sessions/')).map((c) => c.replace(/dt=[^/]+\/[^/]+$/, 'dt=…').replace(/imports\/[0-9a-f]+$/, 'imports/…')).sort()).toEqual([
+    expect(
+      reads
+        .filter((c) => !c.includes(' sessions/'))
+        .map((c) => c.replace(/dt=[^/]+\/[^/]+$/, 'dt=…').replace(/imports\/[0-9a-f]+$/, 'imports/…'))
+        .sort(),
+    ).toEqual([
       'GetObjectCommand events/domain=history.test/dt=…',
       'GetObjectCommand events/domain=history.test/dt=…',
       'GetObjectCommand upkeep/domain=history.test/fragment-sessions.parquet',
@@ -183,7 +247,8 @@ describe('upkeep of the S3 store', () => {
   it('hides at most maxHiddenFiles of a domain at once: a partition beyond the room left is compacted in part', async () => {
     const { target } = await crowdedBucket('budget.test');
     const before = await eventRows(target);
-    const run = (at: number) => upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { now: () => at, maxHiddenFiles: 25 });
+    const run = (at: number) =>
+      upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { now: () => at, maxHiddenFiles: 25 });
     const start = Date.now();
     // Ten files per partition: two partitions fit in 25 hidden names, the third gets the room left (4 files).
     expect((await run(start)).compacted).toHaveLength(3);
@@ -203,7 +268,8 @@ describe('upkeep of the S3 store', () => {
     // 30 files in each partition, a budget of 25: every run makes progress on every partition it reaches.
     const { target } = await crowdedBucket('crowded.test', 30);
     const before = await eventRows(target);
-    const run = (at: number) => upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { now: () => at, maxHiddenFiles: 25 });
+    const run = (at: number) =>
+      upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { now: () => at, maxHiddenFiles: 25 });
     const start = Date.now();
     const first = await run(start);
     expect(first.compacted).toEqual(['crowded.test/dt=2026-03-01']);
@@ -216,30 +282,42 @@ describe('upkeep of the S3 store', () => {
       if (report.compacted.length === 0 && report.cleaned.length === 0) break;
     }
     // Every partition ends as one file per relation.
-    const eventFiles = (await keysOf(target.s3, target.bucket)).filter((k) => k.startsWith('events/domain=crowded.test/'));
+    const eventFiles = (await keysOf(target.s3, target.bucket)).filter((k) =>
+      k.startsWith('events/domain=crowded.test/'),
+    );
     expect(eventFiles.map((k) => k.split('/')[2]).sort()).toEqual(['dt=2026-03-01', 'dt=2026-03-02', 'dt=2026-03-03']);
   });
 
   it('runs one at a time: a run that finds the lease held does nothing; a run past its budget leaves the next domain to the next run', async () => {
     const { target } = await crowdedBucket('turn-a.test');
-    for (const [i, e] of generatedEvents().filter((e) => /^2026-03-01/.test(String((e as { timestamp: string }).timestamp))).entries()) {
-      if (i % 10 === 0) await target.put(`incoming/b-${i}.ndjson`, ndjson([{ ...(e as object), domain: 'turn-b.test' }]));
+    for (const [i, e] of generatedEvents()
+      .filter((e) => /^2026-03-01/.test(String((e as { timestamp: string }).timestamp)))
+      .entries()) {
+      if (i % 10 === 0)
+        await target.put(`incoming/b-${i}.ndjson`, ndjson([{ ...(e as object), domain: 'turn-b.test' }]));
     }
     expect(await target.deliver(ingestHandler(target.s3, work))).toEqual([]);
     const options = { minFiles: 2, settleMs: 0 };
-    const runs = await Promise.all([0, 1].map(() => upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { ...options, budgetMs: 0 })));
+    const runs = await Promise.all(
+      [0, 1].map(() =>
+        upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { ...options, budgetMs: 0 }),
+      ),
+    );
     expect(runs.filter((r) => r.busy)).toHaveLength(1);
     const done = runs.find((r) => !r.busy)!;
     // Its budget spent after one domain: the first of the sorted list; the next run starts at the other.
     expect(new Set(done.compacted.map((p) => p.split('/')[0]))).toEqual(new Set(['turn-a.test']));
     expect(done.next).toBe('turn-b.test');
-    const second = await upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { ...options, budgetMs: 0 });
+    const second = await upkeepStore(
+      { client: target.s3, bucket: target.bucket, workDir: work },
+      { ...options, budgetMs: 0 },
+    );
     expect(second.busy).toBeUndefined();
     expect(new Set(second.compacted.map((p) => p.split('/')[0]))).toEqual(new Set(['turn-b.test']));
     expect(second.next).toBe('turn-a.test');
   });
 
-  it('the scheduled handler runs the same upkeep on the stack\'s bucket', async () => {
+  it("the scheduled handler runs the same upkeep on the stack's bucket", async () => {
     const { target } = await crowdedBucket('handler.test');
     const report = await upkeepHandler(target.s3, target.bucket, work)();
     expect(report.compacted).toHaveLength(3);
@@ -249,7 +327,11 @@ describe('upkeep of the S3 store', () => {
     const { target } = await crowdedBucket('busy.test');
     // An import that died after its uploads: its files are hidden and it has no record.
     const extra = generatedEvents()
-      .map((e): Record<string, unknown> => ({ ...(e as Record<string, unknown>), domain: 'busy.test', visitor_id: 'late' }))
+      .map((e): Record<string, unknown> => ({
+        ...(e as Record<string, unknown>),
+        domain: 'busy.test',
+        visitor_id: 'late',
+      }))
       .filter((e) => /^2026-03-01/.test(String(e.timestamp)));
     await target.put('incoming/unfinished.ndjson', ndjson(extra));
     const records = await target.receive();
@@ -258,7 +340,11 @@ describe('upkeep of the S3 store', () => {
     const { s3: dyingClient } = motoClients(parts.moto);
     dyingClient.middlewareStack.add(
       (next, context) => async (args) => {
-        if (context.commandName === 'PutObjectCommand' && String((args.input as { Key?: string }).Key).startsWith('imports/')) throw new Error('the process died');
+        if (
+          context.commandName === 'PutObjectCommand' &&
+          String((args.input as { Key?: string }).Key).startsWith('imports/')
+        )
+          throw new Error('the process died');
         writes += 1;
         return next(args);
       },
@@ -303,48 +389,71 @@ describe('upkeep of the S3 store', () => {
     expect(await readUsage('meanwhile.test')).toBe(events.length + extra.length);
   });
 
-  it('a crash after every write of upkeep: queries read the same rows meanwhile, and later runs finish the work', { timeout: 600_000 }, async () => {
-    // Two partitions of three files each (the same three import names in both), compacted from three on: every write
-    // of both compactions and their clean-up is a crash point, also while one partition is swapped and the other not.
-    const crowded = (domain: string) => crowdedBucket(domain, 3, /^2026-03-0[23]/);
-    // A run that dies holds its lease until the lease ends (16 minutes on AWS); here it ends at once, so the runs
-    // that go on after a crash are not turned away.
-    const options = { minFiles: 3, leaseMs: 1 };
-    const reference = await crowded('upkeep-crash.test');
-    const expected = await eventRows(reference.target);
-    const counting = crashingWrites(parts.moto);
-    const start = Date.now();
-    await upkeepStore({ client: counting.client, bucket: reference.target.bucket, workDir: work }, { ...options, now: () => start });
-    await upkeepStore({ client: counting.client, bucket: reference.target.bucket, workDir: work }, { ...options, now: () => start + UPKEEP_GRACE_MS + 1 });
-    counting.disarm();
-    const total = counting.count();
-    // File names carry digests of their contents, which differ by domain: compared as shapes.
-    const shape = (keys: string[], domain: string) => keys.filter((k) => /^[a-z_]+\/domain=/.test(k)).map((k) => k.replace(domain, 'D').replace(/[0-9a-f]{32}/, 'X')).sort();
-    const clean = shape(await keysOf(reference.target.s3, reference.target.bucket), 'upkeep-crash.test');
-    console.info(`upkeep crash test: ${total} writes to S3 and DynamoDB, a crash after each`);
-    for (let crashAt = 0; crashAt < total; crashAt++) {
-      const i = crashAt;
-      const { target } = await crowded(`upkeep-crash-${i}.test`);
-      const dying = crashingWrites(parts.moto, crashAt);
-      const run = (client = target.s3, at = start) => upkeepStore({ client, bucket: target.bucket, workDir: work }, { ...options, now: () => at });
-      const died = await run(dying.client).then(() => run(dying.client, start + UPKEEP_GRACE_MS + 1)).then(
-        () => false,
-        () => true,
+  it(
+    'a crash after every write of upkeep: queries read the same rows meanwhile, and later runs finish the work',
+    { timeout: 600_000 },
+    async () => {
+      // Two partitions of three files each (the same three import names in both), compacted from three on: every write
+      // of both compactions and their clean-up is a crash point, also while one partition is swapped and the other not.
+      const crowded = (domain: string) => crowdedBucket(domain, 3, /^2026-03-0[23]/);
+      // A run that dies holds its lease until the lease ends (16 minutes on AWS); here it ends at once, so the runs
+      // that go on after a crash are not turned away.
+      const options = { minFiles: 3, leaseMs: 1 };
+      const reference = await crowded('upkeep-crash.test');
+      const expected = await eventRows(reference.target);
+      const counting = crashingWrites(parts.moto);
+      const start = Date.now();
+      await upkeepStore(
+        { client: counting.client, bucket: reference.target.bucket, workDir: work },
+        { ...options, now: () => start },
       );
-      dying.disarm();
-      expect(died, `write ${crashAt} of ${total}`).toBe(true);
-      expect(await eventRows(target), `rows after a crash at write ${crashAt}`).toEqual(expected);
-      await expectOneMarkAtMost(target);
-      // Runs go on; twice the grace period later every compaction is finished and its replaced files are gone.
-      await run(target.s3, start + UPKEEP_GRACE_MS + 2);
-      await run(target.s3, start + 2 * UPKEEP_GRACE_MS + 3);
-      await run(target.s3, start + 3 * UPKEEP_GRACE_MS + 4);
-      expect(await eventRows(target), `rows once upkeep went on after a crash at write ${crashAt}`).toEqual(expected);
-      const marks = await visibleMarks(target.s3, target.bucket, work);
-      expect(marks.filter((m) => m.marked !== (m.fragments === 1 ? 1 : 0)), `marks once upkeep went on after a crash at write ${crashAt}`).toEqual([]);
-      const states = await readFileStates(`upkeep-crash-${i}.test`);
-      expect(states, `states after a crash at write ${crashAt}`).toEqual({ pending: {}, superseded: {} });
-      expect(shape(await keysOf(target.s3, target.bucket), `upkeep-crash-${i}.test`), `files after a crash at write ${crashAt}`).toEqual(clean);
-    }
-  });
+      await upkeepStore(
+        { client: counting.client, bucket: reference.target.bucket, workDir: work },
+        { ...options, now: () => start + UPKEEP_GRACE_MS + 1 },
+      );
+      counting.disarm();
+      const total = counting.count();
+      // File names carry digests of their contents, which differ by domain: compared as shapes.
+      const shape = (keys: string[], domain: string) =>
+        keys
+          .filter((k) => /^[a-z_]+\/domain=/.test(k))
+          .map((k) => k.replace(domain, 'D').replace(/[0-9a-f]{32}/, 'X'))
+          .sort();
+      const clean = shape(await keysOf(reference.target.s3, reference.target.bucket), 'upkeep-crash.test');
+      console.info(`upkeep crash test: ${total} writes to S3 and DynamoDB, a crash after each`);
+      for (let crashAt = 0; crashAt < total; crashAt++) {
+        const i = crashAt;
+        const { target } = await crowded(`upkeep-crash-${i}.test`);
+        const dying = crashingWrites(parts.moto, crashAt);
+        const run = (client = target.s3, at = start) =>
+          upkeepStore({ client, bucket: target.bucket, workDir: work }, { ...options, now: () => at });
+        const died = await run(dying.client)
+          .then(() => run(dying.client, start + UPKEEP_GRACE_MS + 1))
+          .then(
+            () => false,
+            () => true,
+          );
+        dying.disarm();
+        expect(died, `write ${crashAt} of ${total}`).toBe(true);
+        expect(await eventRows(target), `rows after a crash at write ${crashAt}`).toEqual(expected);
+        await expectOneMarkAtMost(target);
+        // Runs go on; twice the grace period later every compaction is finished and its replaced files are gone.
+        await run(target.s3, start + UPKEEP_GRACE_MS + 2);
+        await run(target.s3, start + 2 * UPKEEP_GRACE_MS + 3);
+        await run(target.s3, start + 3 * UPKEEP_GRACE_MS + 4);
+        expect(await eventRows(target), `rows once upkeep went on after a crash at write ${crashAt}`).toEqual(expected);
+        const marks = await visibleMarks(target.s3, target.bucket, work);
+        expect(
+          marks.filter((m) => m.marked !== (m.fragments === 1 ? 1 : 0)),
+          `marks once upkeep went on after a crash at write ${crashAt}`,
+        ).toEqual([]);
+        const states = await readFileStates(`upkeep-crash-${i}.test`);
+        expect(states, `states after a crash at write ${crashAt}`).toEqual({ pending: {}, superseded: {} });
+        expect(
+          shape(await keysOf(target.s3, target.bucket), `upkeep-crash-${i}.test`),
+          `files after a crash at write ${crashAt}`,
+        ).toEqual(clean);
+      }
+    },
+  );
 });

@@ -12,7 +12,12 @@ import {
   type GetQueryResultsCommandOutput,
   type QueryExecutionState,
 } from '@aws-sdk/client-athena';
-import { AthenaEngine, athenaSettingsFromEnv, decodeValue, type AthenaSettings } from '../../shared/engines/athena-engine.js';
+import {
+  AthenaEngine,
+  athenaSettingsFromEnv,
+  decodeValue,
+  type AthenaSettings,
+} from '../../shared/engines/athena-engine.js';
 import { EngineBusyError, EngineScanLimitError, EngineTimeoutError } from '../../shared/engines/engine-errors.js';
 import { apiErrorOfEngine } from '../../shared/http/engine-errors.js';
 import { logger, withRequestLogger } from '../../shared/log.js';
@@ -44,17 +49,33 @@ function fakeClock() {
 }
 
 function engine(clock = fakeClock(), overrides: Partial<AthenaSettings> = {}) {
-  return new AthenaEngine({ ...settings, ...overrides }, { client: new AthenaClient({ region: 'eu-west-1' }), sleep: clock.sleep, now: clock.now });
+  return new AthenaEngine(
+    { ...settings, ...overrides },
+    { client: new AthenaClient({ region: 'eu-west-1' }), sleep: clock.sleep, now: clock.now },
+  );
 }
 
 function execution(State: QueryExecutionState, extra: Record<string, unknown> = {}) {
-  return { QueryExecution: { QueryExecutionId: 'q-1', Status: { State, ...extra }, Statistics: { DataScannedInBytes: 12_345 } } };
+  return {
+    QueryExecution: {
+      QueryExecutionId: 'q-1',
+      Status: { State, ...extra },
+      Statistics: { DataScannedInBytes: 12_345 },
+    },
+  };
 }
 
 const column = (Name: string, Type: string): ColumnInfo => ({ Name, Label: Name, Type });
-const row = (...values: (string | undefined)[]) => ({ Data: values.map((v) => (v === undefined ? {} : { VarCharValue: v })) });
+const row = (...values: (string | undefined)[]) => ({
+  Data: values.map((v) => (v === undefined ? {} : { VarCharValue: v })),
+});
 
-function page(columns: ColumnInfo[], rows: ReturnType<typeof row>[], NextToken?: string, withHeader = false): Partial<GetQueryResultsCommandOutput> {
+function page(
+  columns: ColumnInfo[],
+  rows: ReturnType<typeof row>[],
+  NextToken?: string,
+  withHeader = false,
+): Partial<GetQueryResultsCommandOutput> {
   const header = row(...columns.map((c) => c.Name));
   return {
     ResultSet: { ResultSetMetadata: { ColumnInfo: columns }, Rows: withHeader ? [header, ...rows] : rows },
@@ -62,7 +83,9 @@ function page(columns: ColumnInfo[], rows: ReturnType<typeof row>[], NextToken?:
   };
 }
 
-const query = print(sql`SELECT url_path, count(*) AS n FROM events WHERE domain = ${str('shop.example.com')} AND dt >= ${date('2026-03-01')} LIMIT 10`);
+const query = print(
+  sql`SELECT url_path, count(*) AS n FROM events WHERE domain = ${str('shop.example.com')} AND dt >= ${date('2026-03-01')} LIMIT 10`,
+);
 
 beforeEach(() => {
   athena.reset();
@@ -79,21 +102,27 @@ describe('AthenaEngine.run', () => {
     athena.on(GetQueryResultsCommand).resolves(page([column('n', 'bigint')], [], undefined, true));
 
     await engine().run(
-      print(sql`SELECT 1 WHERE a = ${str("it's")} AND b = ${int(3)} AND c = ${bool(true)} AND d = ${timestamp(new Date('2026-03-01T10:00:00Z'))}`),
+      print(
+        sql`SELECT 1 WHERE a = ${str("it's")} AND b = ${int(3)} AND c = ${bool(true)} AND d = ${timestamp(new Date('2026-03-01T10:00:00Z'))}`,
+      ),
     );
 
     const [start] = athena.commandCalls(StartQueryExecutionCommand);
     const input = start!.args[0].input;
     expect(input.WorkGroup).toBe('analytics-wg');
-    expect(input.QueryString).toBe("SELECT 1 WHERE a = 'it''s' AND b = 3 AND c = true AND d = TIMESTAMP '2026-03-01 10:00:00.000'");
+    expect(input.QueryString).toBe(
+      "SELECT 1 WHERE a = 'it''s' AND b = 3 AND c = true AND d = TIMESTAMP '2026-03-01 10:00:00.000'",
+    );
     // Athena takes execution parameters in WHERE only; every value is in the text instead.
     expect(input.ExecutionParameters).toBeUndefined();
     expect(input.QueryExecutionContext).toEqual({ Database: 'analytics_db' });
-    expect(input.ResultReuseConfiguration).toEqual({ ResultReuseByAgeConfiguration: { Enabled: true, MaxAgeInMinutes: 15 } });
+    expect(input.ResultReuseConfiguration).toEqual({
+      ResultReuseByAgeConfiguration: { Enabled: true, MaxAgeInMinutes: 15 },
+    });
     expect(input.ClientRequestToken).toMatch(/^[0-9a-f-]{36}$/);
   });
 
-  it('gives two domains\' statements different texts, so result reuse (matched on the text) never crosses domains', async () => {
+  it("gives two domains' statements different texts, so result reuse (matched on the text) never crosses domains", async () => {
     athena.on(GetQueryExecutionCommand).resolves(execution('SUCCEEDED'));
     athena.on(GetQueryResultsCommand).resolves(page([], [], undefined, true));
     const forDomain = (domain: string) => print(sql`SELECT count(*) AS n FROM events WHERE domain = ${str(domain)}`);
@@ -105,18 +134,22 @@ describe('AthenaEngine.run', () => {
     expect(a).not.toBe(b);
   });
 
-  it('ends each statement by the request\'s deadline, shared by all its statements: 504 without starting past it', async () => {
+  it("ends each statement by the request's deadline, shared by all its statements: 504 without starting past it", async () => {
     athena.on(GetQueryExecutionCommand).resolves(execution('RUNNING'));
     athena.on(StopQueryExecutionCommand).resolves({});
     const clock = fakeClock();
     const e = engine(clock, { timeoutMs: 20_000 });
     const deadline = clock.now() + 3_000;
-    await withRequestLogger(logger, async () => {
-      await expect(e.run(query)).rejects.toBeInstanceOf(EngineTimeoutError);
-      expect(clock.waits.reduce((x, y) => x + y, 0)).toBeLessThanOrEqual(3_000);
-      // The request's second statement has no time left: it is not started at all.
-      await expect(e.run(query)).rejects.toBeInstanceOf(EngineTimeoutError);
-    }, deadline);
+    await withRequestLogger(
+      logger,
+      async () => {
+        await expect(e.run(query)).rejects.toBeInstanceOf(EngineTimeoutError);
+        expect(clock.waits.reduce((x, y) => x + y, 0)).toBeLessThanOrEqual(3_000);
+        // The request's second statement has no time left: it is not started at all.
+        await expect(e.run(query)).rejects.toBeInstanceOf(EngineTimeoutError);
+      },
+      deadline,
+    );
     expect(athena.commandCalls(StartQueryExecutionCommand)).toHaveLength(1);
     expect(athena.commandCalls(StopQueryExecutionCommand)).toHaveLength(1);
   });
@@ -130,14 +163,18 @@ describe('AthenaEngine.run', () => {
   });
 
   it('stops the query when polling it is throttled, and answers 503', async () => {
-    athena.on(GetQueryExecutionCommand).rejects(new TooManyRequestsException({ message: 'Rate exceeded', $metadata: {} }));
+    athena
+      .on(GetQueryExecutionCommand)
+      .rejects(new TooManyRequestsException({ message: 'Rate exceeded', $metadata: {} }));
     athena.on(StopQueryExecutionCommand).resolves({});
     await expect(engine().run(query)).rejects.toBeInstanceOf(EngineBusyError);
     expect(athena.commandCalls(StopQueryExecutionCommand)).toHaveLength(1);
   });
 
   it('refuses a NUL in a value with a 400 before calling Athena', async () => {
-    const error = await engine().run(print(sql`SELECT ${str('a\u0000b')}`)).catch((e: unknown) => e);
+    const error = await engine()
+      .run(print(sql`SELECT ${str('a\u0000b')}`))
+      .catch((e: unknown) => e);
     expect(apiErrorOfEngine(error)?.status).toBe(400);
     expect(athena.commandCalls(StartQueryExecutionCommand)).toHaveLength(0);
   });
@@ -173,24 +210,35 @@ describe('AthenaEngine.run', () => {
       column('day', 'date'),
     ];
     athena.on(GetQueryExecutionCommand).resolves(execution('SUCCEEDED'));
-    athena.on(GetQueryResultsCommand).resolves(
-      page(
-        columns,
-        [
-          row('/pricing', '42', '7', '12.5', '1999.99', 'true', '2026-03-01 14:05:09.120', '2026-03-01'),
-          row('', '0', '-1', '0.0', '0', 'false', undefined, undefined),
-          row(undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined),
-        ],
-        undefined,
-        true,
-      ),
-    );
+    athena
+      .on(GetQueryResultsCommand)
+      .resolves(
+        page(
+          columns,
+          [
+            row('/pricing', '42', '7', '12.5', '1999.99', 'true', '2026-03-01 14:05:09.120', '2026-03-01'),
+            row('', '0', '-1', '0.0', '0', 'false', undefined, undefined),
+            row(undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined),
+          ],
+          undefined,
+          true,
+        ),
+      );
 
     const result = await engine().run(query);
 
     expect(result.stats).toEqual({ bytesScanned: 12_345 });
     expect(result.rows).toEqual([
-      { page: '/pricing', n: 42, i: 7, rate: 12.5, amount: 1999.99, bounced: true, first_seen: '2026-03-01 14:05:09.120', day: '2026-03-01' },
+      {
+        page: '/pricing',
+        n: 42,
+        i: 7,
+        rate: 12.5,
+        amount: 1999.99,
+        bounced: true,
+        first_seen: '2026-03-01 14:05:09.120',
+        day: '2026-03-01',
+      },
       { page: '', n: 0, i: -1, rate: 0, amount: 0, bounced: false, first_seen: null, day: null },
       { page: null, n: null, i: null, rate: null, amount: null, bounced: null, first_seen: null, day: null },
     ]);
@@ -226,7 +274,16 @@ describe('AthenaEngine.run', () => {
   });
 
   it('polls QUEUED → RUNNING → SUCCEEDED with doubling waits capped at 1 s', async () => {
-    const states: QueryExecutionState[] = ['QUEUED', 'QUEUED', 'RUNNING', 'RUNNING', 'RUNNING', 'RUNNING', 'RUNNING', 'SUCCEEDED'];
+    const states: QueryExecutionState[] = [
+      'QUEUED',
+      'QUEUED',
+      'RUNNING',
+      'RUNNING',
+      'RUNNING',
+      'RUNNING',
+      'RUNNING',
+      'SUCCEEDED',
+    ];
     const get = athena.on(GetQueryExecutionCommand);
     for (const state of states) get.resolvesOnce(execution(state));
     athena.on(GetQueryResultsCommand).resolves(page([column('n', 'bigint')], [row('1')], undefined, true));
@@ -247,7 +304,9 @@ describe('AthenaEngine.run', () => {
 
     await expect(engine(clock, { timeoutMs: 5_000 }).run(query)).rejects.toBeInstanceOf(EngineTimeoutError);
 
-    expect(athena.commandCalls(StopQueryExecutionCommand).map((c) => c.args[0].input)).toEqual([{ QueryExecutionId: 'q-1' }]);
+    expect(athena.commandCalls(StopQueryExecutionCommand).map((c) => c.args[0].input)).toEqual([
+      { QueryExecutionId: 'q-1' },
+    ]);
     expect(clock.waits.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(5_000);
     expect(athena.commandCalls(GetQueryResultsCommand)).toHaveLength(0);
   });
@@ -258,14 +317,16 @@ describe('AthenaEngine.run', () => {
     await expect(engine(fakeClock(), { timeoutMs: 2_000 }).run(query)).rejects.toBeInstanceOf(EngineTimeoutError);
   });
 
-  it('maps FAILED to a generic error that carries neither the SQL nor Athena\'s message', async () => {
+  it("maps FAILED to a generic error that carries neither the SQL nor Athena's message", async () => {
     athena.on(GetQueryExecutionCommand).resolves(
       execution('FAILED', {
         StateChangeReason: "COLUMN_NOT_FOUND: line 1:8: Column 'secret_column' cannot be resolved",
         AthenaError: { ErrorCategory: 2, ErrorType: 1006, Retryable: false },
       }),
     );
-    const error = await engine().run(query).catch((e: unknown) => e);
+    const error = await engine()
+      .run(query)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);
     expect(apiErrorOfEngine(error)).toBeNull();
     expect(String((error as Error).message)).not.toMatch(/secret_column|SELECT/);
@@ -273,41 +334,64 @@ describe('AthenaEngine.run', () => {
 
   it('maps FAILED for lack of capacity to 503', async () => {
     athena.on(GetQueryExecutionCommand).resolves(
-      execution('FAILED', { StateChangeReason: 'Query exhausted resources at this scale factor', AthenaError: { ErrorCategory: 1, ErrorType: 2, Retryable: false } }),
+      execution('FAILED', {
+        StateChangeReason: 'Query exhausted resources at this scale factor',
+        AthenaError: { ErrorCategory: 1, ErrorType: 2, Retryable: false },
+      }),
     );
     await expect(engine().run(query)).rejects.toBeInstanceOf(EngineBusyError);
   });
 
   it('maps a retryable FAILED to 503', async () => {
     athena.on(GetQueryExecutionCommand).resolves(
-      execution('FAILED', { StateChangeReason: 'Internal service error', AthenaError: { ErrorCategory: 1, ErrorType: 100, Retryable: true } }),
+      execution('FAILED', {
+        StateChangeReason: 'Internal service error',
+        AthenaError: { ErrorCategory: 1, ErrorType: 100, Retryable: true },
+      }),
     );
     await expect(engine().run(query)).rejects.toBeInstanceOf(EngineBusyError);
   });
 
   it('maps CANCELLED to a generic error', async () => {
-    athena.on(GetQueryExecutionCommand).resolves(execution('CANCELLED', { StateChangeReason: 'Query was cancelled by user' }));
-    const error = await engine().run(query).catch((e: unknown) => e);
+    athena
+      .on(GetQueryExecutionCommand)
+      .resolves(execution('CANCELLED', { StateChangeReason: 'Query was cancelled by user' }));
+    const error = await engine()
+      .run(query)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);
     expect(apiErrorOfEngine(error)).toBeNull();
   });
 
-  it.each(['CANCELLED', 'FAILED'] as const)('maps the workgroup scan cutoff (%s) to a 400 that says to narrow the range', async (state) => {
-    athena.on(GetQueryExecutionCommand).resolves(execution(state, { StateChangeReason: 'Bytes scanned limit was exceeded' }));
-    const error = await engine().run(query).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(EngineScanLimitError);
-    const answered = apiErrorOfEngine(error)!;
-    expect(answered.status).toBe(400);
-    expect(answered.code).toBe('query_too_large');
-    expect(answered.message).toMatch(/narrow the date range/);
-    expect(answered.toBody()).toHaveProperty('details');
-  });
+  it.each(['CANCELLED', 'FAILED'] as const)(
+    'maps the workgroup scan cutoff (%s) to a 400 that says to narrow the range',
+    async (state) => {
+      athena
+        .on(GetQueryExecutionCommand)
+        .resolves(execution(state, { StateChangeReason: 'Bytes scanned limit was exceeded' }));
+      const error = await engine()
+        .run(query)
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(EngineScanLimitError);
+      const answered = apiErrorOfEngine(error)!;
+      expect(answered.status).toBe(400);
+      expect(answered.code).toBe('query_too_large');
+      expect(answered.message).toMatch(/narrow the date range/);
+      expect(answered.toBody()).toHaveProperty('details');
+    },
+  );
 
   it('maps throttling on StartQueryExecution to 503', async () => {
-    athena
-      .on(StartQueryExecutionCommand)
-      .rejects(new TooManyRequestsException({ message: 'Rate exceeded', $metadata: {}, Reason: 'CONCURRENT_QUERY_LIMIT_EXCEEDED' }));
-    const error = await engine().run(query).catch((e: unknown) => e);
+    athena.on(StartQueryExecutionCommand).rejects(
+      new TooManyRequestsException({
+        message: 'Rate exceeded',
+        $metadata: {},
+        Reason: 'CONCURRENT_QUERY_LIMIT_EXCEEDED',
+      }),
+    );
+    const error = await engine()
+      .run(query)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(EngineBusyError);
     const answered = apiErrorOfEngine(error)!;
     expect(answered.status).toBe(503);
@@ -316,8 +400,17 @@ describe('AthenaEngine.run', () => {
   });
 
   it('retries a start refused by the active-query quota with growing waits, while the deadline leaves room', async () => {
-    const quota = () => new TooManyRequestsException({ message: 'Rate exceeded', $metadata: {}, Reason: 'CONCURRENT_QUERY_LIMIT_EXCEEDED' });
-    athena.on(StartQueryExecutionCommand).rejectsOnce(quota()).rejectsOnce(quota()).resolves({ QueryExecutionId: 'q-1' });
+    const quota = () =>
+      new TooManyRequestsException({
+        message: 'Rate exceeded',
+        $metadata: {},
+        Reason: 'CONCURRENT_QUERY_LIMIT_EXCEEDED',
+      });
+    athena
+      .on(StartQueryExecutionCommand)
+      .rejectsOnce(quota())
+      .rejectsOnce(quota())
+      .resolves({ QueryExecutionId: 'q-1' });
     athena.on(GetQueryExecutionCommand).resolves(execution('SUCCEEDED'));
     athena.on(GetQueryResultsCommand).resolves(page([column('n', 'bigint')], [row('1')], undefined, true));
     const clock = fakeClock();
@@ -332,7 +425,7 @@ describe('AthenaEngine.run', () => {
     expect(second).toBeLessThanOrEqual(400);
   });
 
-  describe('the stack\'s bound on running statements (maxConcurrentQueries)', () => {
+  describe("the stack's bound on running statements (maxConcurrentQueries)", () => {
     /** Slots counted in memory, as the counters table counts them for the stack; `held` taken by others first. */
     function slots(limit: number, held: string[] = []) {
       const holders = new Set(held);
@@ -343,7 +436,10 @@ describe('AthenaEngine.run', () => {
       };
     }
     const bounded = (clock: ReturnType<typeof fakeClock>, s: ReturnType<typeof slots>) =>
-      new AthenaEngine({ ...settings, maxConcurrentQueries: 1 }, { client: new AthenaClient({ region: 'eu-west-1' }), slots: s, sleep: clock.sleep, now: clock.now });
+      new AthenaEngine(
+        { ...settings, maxConcurrentQueries: 1 },
+        { client: new AthenaClient({ region: 'eu-west-1' }), slots: s, sleep: clock.sleep, now: clock.now },
+      );
 
     it('waits for a slot with growing, jittered pauses, runs, and gives the slot back', async () => {
       athena.on(StartQueryExecutionCommand).resolves({ QueryExecutionId: 'q-1' });
@@ -367,7 +463,9 @@ describe('AthenaEngine.run', () => {
 
     it('answers 503 without starting a query when no slot frees while the deadline leaves room', async () => {
       const s = slots(1, ['another function']);
-      const error = await bounded(fakeClock(), s).run(query).catch((e: unknown) => e);
+      const error = await bounded(fakeClock(), s)
+        .run(query)
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(EngineBusyError);
       expect(apiErrorOfEngine(error)!.status).toBe(503);
       expect(athena.commandCalls(StartQueryExecutionCommand)).toHaveLength(0);
@@ -385,14 +483,18 @@ describe('AthenaEngine.run', () => {
 
   it('answers 503 without calling Athena for a statement longer than Athena accepts (262,144 bytes)', async () => {
     const long = print(sql`SELECT count(*) AS n FROM events WHERE domain = ${str('x'.repeat(262_144))}`);
-    const error = await engine().run(long).catch((e: unknown) => e);
+    const error = await engine()
+      .run(long)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(EngineBusyError);
     expect(apiErrorOfEngine(error)!.status).toBe(503);
     expect(athena.commandCalls(StartQueryExecutionCommand)).toHaveLength(0);
   });
 
-  it('runs a statement once more when a file it listed was deleted before it opened it (upkeep\'s clean-up), then answers 503', async () => {
-    const vanished = execution('FAILED', { StateChangeReason: 'HIVE_CANNOT_OPEN_SPLIT: Error opening Hive split s3://b/events/x.parquet: NoSuchKey' });
+  it("runs a statement once more when a file it listed was deleted before it opened it (upkeep's clean-up), then answers 503", async () => {
+    const vanished = execution('FAILED', {
+      StateChangeReason: 'HIVE_CANNOT_OPEN_SPLIT: Error opening Hive split s3://b/events/x.parquet: NoSuchKey',
+    });
     athena.on(GetQueryExecutionCommand).resolvesOnce(vanished).resolves(execution('SUCCEEDED'));
     athena.on(GetQueryResultsCommand).resolves(page([column('n', 'bigint')], [row('7')], undefined, true));
     expect((await engine().run(query)).rows).toEqual([{ n: 7 }]);
@@ -400,21 +502,29 @@ describe('AthenaEngine.run', () => {
     athena.reset();
     athena.on(StartQueryExecutionCommand).resolves({ QueryExecutionId: 'q-1' });
     athena.on(GetQueryExecutionCommand).resolves(vanished);
-    const error = await engine().run(query).catch((e: unknown) => e);
+    const error = await engine()
+      .run(query)
+      .catch((e: unknown) => e);
     expect(apiErrorOfEngine(error)!.status).toBe(503);
     expect(athena.commandCalls(StartQueryExecutionCommand)).toHaveLength(2);
   });
 
   it('lets other StartQueryExecution errors through as 500s', async () => {
-    athena.on(StartQueryExecutionCommand).rejects(new InvalidRequestException({ message: 'line 1:1: mismatched input', $metadata: {} }));
-    const error = await engine().run(query).catch((e: unknown) => e);
+    athena
+      .on(StartQueryExecutionCommand)
+      .rejects(new InvalidRequestException({ message: 'line 1:1: mismatched input', $metadata: {} }));
+    const error = await engine()
+      .run(query)
+      .catch((e: unknown) => e);
     expect(apiErrorOfEngine(error)).toBeNull();
   });
 
   it('speaks Trino through the Athena dialect on the configured table', () => {
     const e = engine();
     expect(e.target.dialect.name).toBe('athena');
-    expect(print(sql`SELECT * FROM ${e.target.catalog.tables.events}`).sql).toBe('SELECT * FROM "analytics_db"."events"');
+    expect(print(sql`SELECT * FROM ${e.target.catalog.tables.events}`).sql).toBe(
+      'SELECT * FROM "analytics_db"."events"',
+    );
   });
 });
 
@@ -441,8 +551,17 @@ describe('Athena settings from the environment', () => {
   const env = { ATHENA_WORKGROUP: 'wg', ATHENA_DATABASE: 'db', ATHENA_TABLE: 'events' };
 
   it('reads the names and defaults', () => {
-    expect(athenaSettingsFromEnv(env)).toEqual({ workgroup: 'wg', database: 'db', table: 'events', resultReuseMinutes: 0, timeoutMs: 25_000, maxConcurrentQueries: 0 });
-    expect(athenaSettingsFromEnv({ ...env, ATHENA_RESULT_REUSE_MINUTES: '0', ATHENA_QUERY_TIMEOUT_MS: '9000' })).toMatchObject({
+    expect(athenaSettingsFromEnv(env)).toEqual({
+      workgroup: 'wg',
+      database: 'db',
+      table: 'events',
+      resultReuseMinutes: 0,
+      timeoutMs: 25_000,
+      maxConcurrentQueries: 0,
+    });
+    expect(
+      athenaSettingsFromEnv({ ...env, ATHENA_RESULT_REUSE_MINUTES: '0', ATHENA_QUERY_TIMEOUT_MS: '9000' }),
+    ).toMatchObject({
       resultReuseMinutes: 0,
       timeoutMs: 9000,
     });
@@ -453,8 +572,12 @@ describe('Athena settings from the environment', () => {
   });
 
   it('refuses a malformed number', () => {
-    expect(() => athenaSettingsFromEnv({ ...env, ATHENA_RESULT_REUSE_MINUTES: 'ten' })).toThrow(/ATHENA_RESULT_REUSE_MINUTES/);
-    expect(() => athenaSettingsFromEnv({ ...env, ATHENA_RESULT_REUSE_MINUTES: '20000' })).toThrow(/ATHENA_RESULT_REUSE_MINUTES/);
+    expect(() => athenaSettingsFromEnv({ ...env, ATHENA_RESULT_REUSE_MINUTES: 'ten' })).toThrow(
+      /ATHENA_RESULT_REUSE_MINUTES/,
+    );
+    expect(() => athenaSettingsFromEnv({ ...env, ATHENA_RESULT_REUSE_MINUTES: '20000' })).toThrow(
+      /ATHENA_RESULT_REUSE_MINUTES/,
+    );
   });
 });
 

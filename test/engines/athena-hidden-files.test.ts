@@ -28,7 +28,10 @@ runIf('hidden files on the Athena path', () => {
   it('a repeat starts no statement, and the request after an import answers with it (no reused result of the old data)', async () => {
     const engine = api.trino!.engine;
     const ask = async () => {
-      const res = await api.request('POST', '/v1/query', { token, body: { domain: 'journeys.test', metrics: ['visitors'], dimensions: ['page'], date_range: JOURNEYS_RANGE } });
+      const res = await api.request('POST', '/v1/query', {
+        token,
+        body: { domain: 'journeys.test', metrics: ['visitors'], dimensions: ['page'], date_range: JOURNEYS_RANGE },
+      });
       expect(res.status, JSON.stringify(res.body)).toBe(200);
       return res.body.data as unknown[];
     };
@@ -38,7 +41,16 @@ runIf('hidden files on the Athena path', () => {
       const statements = run.mock.calls.length;
       expect(await ask()).toEqual(first);
       expect(run.mock.calls.length).toBe(statements);
-      await api.importEvents([{ domain: 'journeys.test', timestamp: '2026-05-05T12:00:00Z', type: 'pageview', visitor_id: 'v-new', session_id: 's-new', url_path: '/after-import' }]);
+      await api.importEvents([
+        {
+          domain: 'journeys.test',
+          timestamp: '2026-05-05T12:00:00Z',
+          type: 'pageview',
+          visitor_id: 'v-new',
+          session_id: 's-new',
+          url_path: '/after-import',
+        },
+      ]);
       expect(await ask()).toContainEqual(expect.objectContaining({ dimensions: { page: '/after-import' } }));
     } finally {
       run.mockRestore();
@@ -46,16 +58,28 @@ runIf('hidden files on the Athena path', () => {
   });
 
   it('a replaced file and a pending compacted file are never opened: the answers are those of the store without them', async () => {
-    const query = () => api.request('POST', '/v1/query', { token, body: { domain: 'journeys.test', metrics: ['visitors', 'pageviews', 'bounce_rate'], dimensions: ['page'], date_range: JOURNEYS_RANGE } });
+    const query = () =>
+      api.request('POST', '/v1/query', {
+        token,
+        body: {
+          domain: 'journeys.test',
+          metrics: ['visitors', 'pageviews', 'bounce_rate'],
+          dimensions: ['page'],
+          date_range: JOURNEYS_RANGE,
+        },
+      });
     const before = await query();
     expect(before.status, JSON.stringify(before.body)).toBe(200);
     const partition = 'dt=2026-05-04';
     const folders = ['events', 'sessions', 'pageviews', 'pages', 'visitors', 'custom_events'];
     for (const folder of folders) {
       const dir = join(api.paths.currentLink, folder, 'domain=journeys.test', partition);
-      for (const name of ['replaced.parquet', 'compacted-0123456789abcdef0123456789abcdef.parquet']) writeFileSync(join(dir, name), 'not Parquet at all');
+      for (const name of ['replaced.parquet', 'compacted-0123456789abcdef0123456789abcdef.parquet'])
+        writeFileSync(join(dir, name), 'not Parquet at all');
     }
-    const kept = readdirSync(join(api.paths.currentLink, 'events', 'domain=journeys.test', partition)).find((n) => !/^(replaced|compacted-)/.test(n))!;
+    const kept = readdirSync(join(api.paths.currentLink, 'events', 'domain=journeys.test', partition)).find(
+      (n) => !/^(replaced|compacted-)/.test(n),
+    )!;
     await hideFiles('journeys.test', [`${partition}/compacted-0123456789abcdef0123456789abcdef.parquet`]);
     await supersede('journeys.test', partition, { file: kept, replaces: ['replaced.parquet'], since: Date.now() });
     const after = await query();

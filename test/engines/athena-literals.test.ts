@@ -1,10 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import {
-  inlineParameters,
-  findPlaceholders,
-  trinoLiteral,
-} from '../../shared/engines/athena-literals.js';
+import { inlineParameters, findPlaceholders, trinoLiteral } from '../../shared/engines/athena-literals.js';
 import type { SqlParam } from '../../shared/query/sql/sql.js';
 import { EngineValueError } from '../../shared/engines/engine-errors.js';
 
@@ -32,7 +28,7 @@ describe('trinoLiteral: strings', () => {
     ['placeholder character', 'why?', "'why?'"],
     ['newlines and tabs', 'a\nb\r\tc', "'a\nb\r\tc'"],
     ['unicode', 'Zürich 東京 🚀', "'Zürich 東京 🚀'"],
-    ['double quotes', 'say "hi"', "'say \"hi\"'"],
+    ['double quotes', 'say "hi"', '\'say "hi"\''],
   ])('%s', (_name, input, expected) => {
     expect(trinoLiteral(s(input))).toBe(expected);
     expect(parseStringLiteral(expected)).toBe(input);
@@ -40,9 +36,12 @@ describe('trinoLiteral: strings', () => {
 
   it('round-trips any well-formed string without an unescaped quote', () => {
     fc.assert(
-      fc.property(fc.string({ unit: 'grapheme' }).filter((v) => !v.includes('\u0000')), (value) => {
-        expect(parseStringLiteral(trinoLiteral(s(value)))).toBe(value);
-      }),
+      fc.property(
+        fc.string({ unit: 'grapheme' }).filter((v) => !v.includes('\u0000')),
+        (value) => {
+          expect(parseStringLiteral(trinoLiteral(s(value)))).toBe(value);
+        },
+      ),
     );
   });
 
@@ -83,13 +82,20 @@ describe('trinoLiteral: other types', () => {
     expect(trinoLiteral({ type: 'date', value: '2024-02-29' })).toBe("DATE '2024-02-29'");
   });
 
-  it.each(["2026-03-01' OR 1=1 --", '2026-3-1', '2026-02-30', '2026-13-01', '20260301', ' 2026-03-01'])('refuses date %j', (value) => {
-    expect(() => trinoLiteral({ type: 'date', value })).toThrow(/calendar date/);
-  });
+  it.each(["2026-03-01' OR 1=1 --", '2026-3-1', '2026-02-30', '2026-13-01', '20260301', ' 2026-03-01'])(
+    'refuses date %j',
+    (value) => {
+      expect(() => trinoLiteral({ type: 'date', value })).toThrow(/calendar date/);
+    },
+  );
 
   it('writes timestamps in UTC with milliseconds', () => {
-    expect(trinoLiteral({ type: 'timestamp', value: new Date('2026-03-01T14:05:09.120Z') })).toBe("TIMESTAMP '2026-03-01 14:05:09.120'");
-    expect(trinoLiteral({ type: 'timestamp', value: new Date('2026-03-01T00:00:00+05:30') })).toBe("TIMESTAMP '2026-02-28 18:30:00.000'");
+    expect(trinoLiteral({ type: 'timestamp', value: new Date('2026-03-01T14:05:09.120Z') })).toBe(
+      "TIMESTAMP '2026-03-01 14:05:09.120'",
+    );
+    expect(trinoLiteral({ type: 'timestamp', value: new Date('2026-03-01T00:00:00+05:30') })).toBe(
+      "TIMESTAMP '2026-02-28 18:30:00.000'",
+    );
   });
 
   it('refuses invalid and out-of-range timestamps', () => {
@@ -126,11 +132,13 @@ describe('inlineParameters', () => {
       { type: 'date', value: '2026-03-01' },
       { type: 'int', value: 3 },
     ]);
-    expect(text).toBe("SELECT '?' AS q, 'it''s' AS a FROM t WHERE domain = 'shop.example.com' AND dt >= DATE '2026-03-01' AND n > 3 -- ?");
+    expect(text).toBe(
+      "SELECT '?' AS q, 'it''s' AS a FROM t WHERE domain = 'shop.example.com' AND dt >= DATE '2026-03-01' AND n > 3 -- ?",
+    );
     expect(findPlaceholders(text)).toEqual([]);
   });
 
-  it('inlines literals of any length (Athena\'s 1,024-character parameter limit does not apply)', () => {
+  it("inlines literals of any length (Athena's 1,024-character parameter limit does not apply)", () => {
     const long = 'y'.repeat(5000);
     expect(inlineParameters('SELECT ?', [s(long)])).toBe(`SELECT '${long}'`);
   });

@@ -20,7 +20,9 @@ async function writeSnapshot(name: string, days: Record<string, number>): Promis
   for (const [day, rows] of Object.entries(days)) {
     const dir = join(root, 'snapshots', name, 'events', 'domain=a.example', `dt=${day}`);
     mkdirSync(dir, { recursive: true });
-    await connection.run(`COPY (SELECT range AS n FROM range(${rows})) TO '${join(dir, 'part.parquet')}' (FORMAT parquet)`);
+    await connection.run(
+      `COPY (SELECT range AS n FROM range(${rows})) TO '${join(dir, 'part.parquet')}' (FORMAT parquet)`,
+    );
   }
   connection.closeSync();
   instance.closeSync();
@@ -41,7 +43,7 @@ const countOn = (day: string): SqlQuery => ({
   ],
 });
 
-describe('the local engine\'s kept statements', () => {
+describe("the local engine's kept statements", () => {
   let engine: DuckDbEngine;
   const count = async (day: string) => Number((await engine.run(countOn(day))).rows[0]!.n);
 
@@ -67,11 +69,14 @@ describe('the local engine\'s kept statements', () => {
     expect(await count('2026-01-03')).toBe(0);
     // Overlapping queries take connections of their own, each preparing the text once.
     const days = Array.from({ length: 24 }, (_, i) => `2026-01-0${(i % 3) + 1}`);
-    expect(await Promise.all(days.map(count))).toEqual(days.map((d) => ({ '2026-01-01': 1, '2026-01-02': 2, '2026-01-03': 0 })[d]));
+    expect(await Promise.all(days.map(count))).toEqual(
+      days.map((d) => ({ '2026-01-01': 1, '2026-01-02': 2, '2026-01-03': 0 })[d]),
+    );
   });
 
   it('read the snapshot published after they were prepared', async () => {
-    const all = async () => Number((await engine.run({ sql: 'SELECT count(*) AS n FROM events', params: [] })).rows[0]!.n);
+    const all = async () =>
+      Number((await engine.run({ sql: 'SELECT count(*) AS n FROM events', params: [] })).rows[0]!.n);
     expect([await count('2026-01-01'), await all()]).toEqual([1, 3]);
     publish('2');
     expect([await count('2026-01-01'), await all()]).toEqual([3, 12]);
@@ -82,7 +87,12 @@ describe('the local engine\'s kept statements', () => {
 
   it('leave no connection broken by a failed query', async () => {
     await expect(engine.run({ sql: 'SELECT * FROM no_such_table', params: [] })).rejects.toThrow();
-    await expect(engine.run({ sql: 'SELECT count(*) AS n FROM events WHERE dt = ?', params: [{ type: 'string', value: 'not a date' }] })).rejects.toThrow();
+    await expect(
+      engine.run({
+        sql: 'SELECT count(*) AS n FROM events WHERE dt = ?',
+        params: [{ type: 'string', value: 'not a date' }],
+      }),
+    ).rejects.toThrow();
     expect(await count('2026-01-02')).toBe(2);
   });
 });

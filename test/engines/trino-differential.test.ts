@@ -33,7 +33,12 @@ describe.skipIf(!trino)('the Athena engine on Trino answers exactly as DuckDB do
     api = await startTestApi({ engine: 'trino' });
     expect((await api.importEvents(engineCallEvents.generated)).rejected).toEqual([]);
     expect((await api.importEvents(engineCallEvents.shop)).rejected).toEqual([]);
-    tokens = Object.fromEntries([generatedDomain, SHOP].map((d) => [d, rotatingToken(api, { owner: 'differential', domains: [d], scopes: ['analytics:read'] })]));
+    tokens = Object.fromEntries(
+      [generatedDomain, SHOP].map((d) => [
+        d,
+        rotatingToken(api, { owner: 'differential', domains: [d], scopes: ['analytics:read'] }),
+      ]),
+    );
   }, 300_000);
   afterAll(async () => {
     delete process.env.ANALYTICS_PARQUET_COMPRESSION;
@@ -62,7 +67,9 @@ describe.skipIf(!trino)('the Athena engine on Trino answers exactly as DuckDB do
       if (Array.isArray(data)) rowsSeen += data.length;
       if (Array.isArray(data) && data.length > 0) withRows += 1;
     }
-    console.info(`trino differential: ${JSON.stringify(Object.fromEntries([...statuses].sort()))}, ${rowsSeen} rows compared, ${withRows} answers with rows, ${bytesReported} bytes scanned by Trino`);
+    console.info(
+      `trino differential: ${JSON.stringify(Object.fromEntries([...statuses].sort()))}, ${rowsSeen} rows compared, ${withRows} answers with rows, ${bytesReported} bytes scanned by Trino`,
+    );
     // The requests must reach the engines' answers, not mostly validation errors or empty results, and Trino must
     // have read files.
     const ok = [...statuses].filter(([key]) => key.endsWith(' 200')).reduce((sum, [, n]) => sum + n, 0);

@@ -35,8 +35,14 @@ describe('function bundles', () => {
   it('the ingest and upkeep functions write through writer/ and ingest/', async () => {
     for (const entry of ['ingest-events.ts', 'store-upkeep.ts']) {
       const inputs = await inputsOf(entry);
-      expect(inputs.some((p) => p.startsWith('writer/')), entry).toBe(true);
-      expect(inputs.some((p) => p.startsWith('ingest/')), entry).toBe(true);
+      expect(
+        inputs.some((p) => p.startsWith('writer/')),
+        entry,
+      ).toBe(true);
+      expect(
+        inputs.some((p) => p.startsWith('ingest/')),
+        entry,
+      ).toBe(true);
     }
   });
 });

@@ -30,9 +30,15 @@ it('the stack template passes cfn-lint', { timeout: 300_000 }, () => {
   writeFileSync(file, JSON.stringify(template, null, 2));
 
   const { bin } = provisionPythonTool('cfn-lint');
-  const run = spawnSync(bin, ['--format', 'json', '--ignore-checks', ...Object.keys(suppressed), '--', file], { encoding: 'utf8' });
+  const run = spawnSync(bin, ['--format', 'json', '--ignore-checks', ...Object.keys(suppressed), '--', file], {
+    encoding: 'utf8',
+  });
   expect(run.error).toBeUndefined();
-  const findings = JSON.parse(run.stdout || '[]') as { Rule: { Id: string }; Message: string; Location: { Path: string[] } }[];
+  const findings = JSON.parse(run.stdout || '[]') as {
+    Rule: { Id: string };
+    Message: string;
+    Location: { Path: string[] };
+  }[];
   expect(findings.map((f) => `${f.Rule.Id} ${f.Location.Path.join('/')}: ${f.Message}`)).toEqual([]);
   expect(run.status, run.stderr).toBe(0);
 });

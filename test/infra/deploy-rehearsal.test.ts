@@ -5,13 +5,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ApiGatewayV2Client, GetApisCommand, GetRoutesCommand } from '@aws-sdk/client-apigatewayv2';
-import { CloudFormationClient, DescribeStacksCommand, paginateListStackResources, type StackResourceSummary } from '@aws-sdk/client-cloudformation';
+import {
+  CloudFormationClient,
+  DescribeStacksCommand,
+  paginateListStackResources,
+  type StackResourceSummary,
+} from '@aws-sdk/client-cloudformation';
 import { CloudWatchClient, DescribeAlarmsCommand } from '@aws-sdk/client-cloudwatch';
 import { DescribeTableCommand, DescribeTimeToLiveCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DescribeRuleCommand, EventBridgeClient, ListTargetsByRuleCommand } from '@aws-sdk/client-eventbridge';
 import { GetTableCommand, GlueClient } from '@aws-sdk/client-glue';
 import { GetFunctionCommand, LambdaClient, ListEventSourceMappingsCommand } from '@aws-sdk/client-lambda';
-import { GetBucketNotificationConfigurationCommand, GetBucketPolicyCommand, GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  GetBucketNotificationConfigurationCommand,
+  GetBucketPolicyCommand,
+  GetObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { GetTopicAttributesCommand, SNSClient } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -47,7 +57,8 @@ const resourcesOf = (type: string) =>
     .filter(([, r]) => r.Type === type)
     .map(([id, r]) => ({ id, properties: r.Properties ?? {}, physicalId: physical.get(id)!.PhysicalResourceId! }));
 /** A property's value in the deployed stack: a literal as it is, a `Ref` or `Fn::GetAtt` as the resource's physical id. */
-const physicalIdOf = (value: Json | string): string => (typeof value === 'string' ? value : physical.get(value.Ref ?? value['Fn::GetAtt']?.[0])!.PhysicalResourceId!);
+const physicalIdOf = (value: Json | string): string =>
+  typeof value === 'string' ? value : physical.get(value.Ref ?? value['Fn::GetAtt']?.[0])!.PhysicalResourceId!;
 
 /**
  * A template value as the deployed stack has it: `Ref` as the physical id, `Fn::GetAtt` of an `Arn` as the ARN the
@@ -93,9 +104,13 @@ beforeAll(async () => {
     CDK_DISABLE_VERSION_CHECK: '1',
   };
   const cdk = (args: string[]) =>
-    run('node_modules/.bin/cdk', args, { env, maxBuffer: 64 * 1024 * 1024, timeout: 600_000 }).catch((error: { stderr?: string; message: string }) => {
-      throw new Error(`cdk ${args[0]} failed:\n${(error.stderr ?? error.message).slice(-3000)}\nmoto:\n${moto.log().slice(-3000)}`);
-    });
+    run('node_modules/.bin/cdk', args, { env, maxBuffer: 64 * 1024 * 1024, timeout: 600_000 }).catch(
+      (error: { stderr?: string; message: string }) => {
+        throw new Error(
+          `cdk ${args[0]} failed:\n${(error.stderr ?? error.message).slice(-3000)}\nmoto:\n${moto.log().slice(-3000)}`,
+        );
+      },
+    );
   await cdk(['bootstrap', `aws://${ACCOUNT}/${moto.region}`]);
   await cdk(['deploy', '--require-approval', 'never', '--output', out]);
   template = JSON.parse(readFileSync(join(out, 'AnalyticsQueryApi.template.json'), 'utf8')) as Template;
@@ -112,7 +127,9 @@ afterAll(async () => {
 
 describe('deploy rehearsal: `cdk bootstrap` and `cdk deploy` into moto', () => {
   it('creates every resource of the template', async () => {
-    const { Stacks } = await new CloudFormationClient(clientOptions()).send(new DescribeStacksCommand({ StackName: 'AnalyticsQueryApi' }));
+    const { Stacks } = await new CloudFormationClient(clientOptions()).send(
+      new DescribeStacksCommand({ StackName: 'AnalyticsQueryApi' }),
+    );
     expect(Stacks?.[0]?.StackStatus).toBe('CREATE_COMPLETE');
     const missing = Object.entries(template.Resources)
       .filter(([id, r]) => !NOT_MODELLED.has(r.Type) && physical.get(id)?.ResourceStatus !== 'CREATE_COMPLETE')
@@ -120,7 +137,7 @@ describe('deploy rehearsal: `cdk bootstrap` and `cdk deploy` into moto', () => {
     expect(missing, moto.log().slice(-4000)).toEqual([]);
   });
 
-  it('tables with the template\'s keys, billing and time to live', async () => {
+  it("tables with the template's keys, billing and time to live", async () => {
     const dynamo = new DynamoDBClient(clientOptions());
     const tables = resourcesOf('AWS::DynamoDB::Table');
     expect(tables).toHaveLength(3);
@@ -132,7 +149,8 @@ describe('deploy rehearsal: `cdk bootstrap` and `cdk deploy` into moto', () => {
       );
       expect(Table?.BillingModeSummary?.BillingMode ?? 'PROVISIONED').toBe(properties.BillingMode ?? 'PROVISIONED');
       const ttl = (await dynamo.send(new DescribeTimeToLiveCommand({ TableName: physicalId }))).TimeToLiveDescription;
-      if (properties.TimeToLiveSpecification?.Enabled) expect(ttl?.AttributeName, physicalId).toBe(properties.TimeToLiveSpecification.AttributeName);
+      if (properties.TimeToLiveSpecification?.Enabled)
+        expect(ttl?.AttributeName, physicalId).toBe(properties.TimeToLiveSpecification.AttributeName);
       else expect(ttl?.TimeToLiveStatus ?? 'DISABLED').toBe('DISABLED');
     }
   });
@@ -140,20 +158,30 @@ describe('deploy rehearsal: `cdk bootstrap` and `cdk deploy` into moto', () => {
   it('queues with their dead-letter redrive, encryption and policies; bucket policies; the bucket notifies the incoming queue', async () => {
     const sqs = new SQSClient(clientOptions());
     // A policy statement as compared: its effect, actions, principal, resources and conditions, resolved.
-    const shape = (s: Json) => JSON.stringify(resolved({ ...s, Action: [s.Action].flat().sort(), Resource: [s.Resource].flat().sort(), Sid: undefined }));
+    const shape = (s: Json) =>
+      JSON.stringify(
+        resolved({ ...s, Action: [s.Action].flat().sort(), Resource: [s.Resource].flat().sort(), Sid: undefined }),
+      );
     const queues = resourcesOf('AWS::SQS::Queue');
     const arnOf = new Map<string, string>();
     for (const { id, properties, physicalId } of queues) {
-      const { Attributes = {} } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: physicalId, AttributeNames: ['All'] }));
+      const { Attributes = {} } = await sqs.send(
+        new GetQueueAttributesCommand({ QueueUrl: physicalId, AttributeNames: ['All'] }),
+      );
       arnOf.set(id, Attributes.QueueArn!);
       expect(Attributes.VisibilityTimeout, id).toBe(String(properties.VisibilityTimeout ?? 30));
-      if (properties.RedrivePolicy) expect(JSON.parse(Attributes.RedrivePolicy!).maxReceiveCount, id).toBe(properties.RedrivePolicy.maxReceiveCount);
+      if (properties.RedrivePolicy)
+        expect(JSON.parse(Attributes.RedrivePolicy!).maxReceiveCount, id).toBe(
+          properties.RedrivePolicy.maxReceiveCount,
+        );
       if (properties.KmsMasterKeyId) expect(Attributes.KmsMasterKeyId, id).toBeDefined();
       else expect(Attributes.SqsManagedSseEnabled, id).toBe(String(properties.SqsManagedSseEnabled ?? false));
     }
     for (const { properties } of resourcesOf('AWS::SQS::QueuePolicy')) {
       for (const queue of properties.Queues as Json[]) {
-        const { Attributes = {} } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: physicalIdOf(queue), AttributeNames: ['Policy'] }));
+        const { Attributes = {} } = await sqs.send(
+          new GetQueueAttributesCommand({ QueueUrl: physicalIdOf(queue), AttributeNames: ['Policy'] }),
+        );
         const statements = (JSON.parse(Attributes.Policy!) as Json).Statement as Json[];
         expect(statements.map(shape).sort()).toEqual((properties.PolicyDocument.Statement as Json[]).map(shape).sort());
       }
@@ -161,57 +189,110 @@ describe('deploy rehearsal: `cdk bootstrap` and `cdk deploy` into moto', () => {
     const s3 = new S3Client({ ...clientOptions(), forcePathStyle: true });
     for (const { properties } of resourcesOf('AWS::S3::BucketPolicy')) {
       const { Policy } = await s3.send(new GetBucketPolicyCommand({ Bucket: physicalIdOf(properties.Bucket) }));
-      expect(((JSON.parse(Policy!) as Json).Statement as Json[]).map(shape).sort()).toEqual((properties.PolicyDocument.Statement as Json[]).map(shape).sort());
+      expect(((JSON.parse(Policy!) as Json).Statement as Json[]).map(shape).sort()).toEqual(
+        (properties.PolicyDocument.Statement as Json[]).map(shape).sort(),
+      );
     }
     const [notifications] = resourcesOf('Custom::S3BucketNotifications');
     const bucket = physicalIdOf(notifications!.properties.BucketName);
     const configured = await s3.send(new GetBucketNotificationConfigurationCommand({ Bucket: bucket }));
     const wanted = notifications!.properties.NotificationConfiguration.QueueConfigurations as Json[];
-    expect(configured.QueueConfigurations?.map((q) => ({ events: q.Events, filter: q.Filter?.Key?.FilterRules, queue: q.QueueArn }))).toEqual(
-      wanted.map((q) => ({ events: q.Events, filter: q.Filter.Key.FilterRules, queue: arnOf.get(q.QueueArn['Fn::GetAtt'][0]) })),
+    expect(
+      configured.QueueConfigurations?.map((q) => ({
+        events: q.Events,
+        filter: q.Filter?.Key?.FilterRules,
+        queue: q.QueueArn,
+      })),
+    ).toEqual(
+      wanted.map((q) => ({
+        events: q.Events,
+        filter: q.Filter.Key.FilterRules,
+        queue: arnOf.get(q.QueueArn['Fn::GetAtt'][0]),
+      })),
     );
   });
 
-  it('functions run the published assets, with the template\'s runtime, handler, sizes and environment', async () => {
+  it("functions run the published assets, with the template's runtime, handler, sizes and environment", async () => {
     const lambda = new LambdaClient(clientOptions());
     const s3 = new S3Client({ ...clientOptions(), forcePathStyle: true });
     const functions = resourcesOf('AWS::Lambda::Function');
     expect(functions.length).toBeGreaterThanOrEqual(14);
     for (const { id, properties, physicalId } of functions) {
       const { Configuration: c } = await lambda.send(new GetFunctionCommand({ FunctionName: physicalId }));
-      expect({ runtime: c?.Runtime, handler: c?.Handler, memory: c?.MemorySize, timeout: c?.Timeout, architectures: c?.Architectures }, id).toEqual({
+      expect(
+        {
+          runtime: c?.Runtime,
+          handler: c?.Handler,
+          memory: c?.MemorySize,
+          timeout: c?.Timeout,
+          architectures: c?.Architectures,
+        },
+        id,
+      ).toEqual({
         runtime: properties.Runtime,
         handler: properties.Handler,
         memory: properties.MemorySize ?? 128,
         timeout: properties.Timeout ?? 3,
         architectures: properties.Architectures ?? ['x86_64'],
       });
-      expect(Object.keys(c?.Environment?.Variables ?? {}).sort(), id).toEqual(Object.keys(properties.Environment?.Variables ?? {}).sort());
+      expect(Object.keys(c?.Environment?.Variables ?? {}).sort(), id).toEqual(
+        Object.keys(properties.Environment?.Variables ?? {}).sort(),
+      );
       if (properties.Code.S3Key) {
         // The code is the zip `cdk deploy` published to the bootstrap bucket, byte for byte.
-        const published = await s3.send(new GetObjectCommand({ Bucket: `cdk-hnb659fds-assets-${ACCOUNT}-${moto.region}`, Key: properties.Code.S3Key }));
+        const published = await s3.send(
+          new GetObjectCommand({
+            Bucket: `cdk-hnb659fds-assets-${ACCOUNT}-${moto.region}`,
+            Key: properties.Code.S3Key,
+          }),
+        );
         const bytes = await published.Body!.transformToByteArray();
         expect(c?.CodeSha256, id).toBe(createHash('sha256').update(bytes).digest('base64'));
       }
     }
     const [mapping] = resourcesOf('AWS::Lambda::EventSourceMapping');
-    const { EventSourceMappings } = await lambda.send(new ListEventSourceMappingsCommand({ FunctionName: physicalIdOf(mapping!.properties.FunctionName) }));
-    expect(EventSourceMappings?.map((m) => ({ batch: m.BatchSize, concurrency: m.ScalingConfig?.MaximumConcurrency, types: m.FunctionResponseTypes }))).toEqual([
-      { batch: mapping!.properties.BatchSize, concurrency: mapping!.properties.ScalingConfig?.MaximumConcurrency, types: mapping!.properties.FunctionResponseTypes },
+    const { EventSourceMappings } = await lambda.send(
+      new ListEventSourceMappingsCommand({ FunctionName: physicalIdOf(mapping!.properties.FunctionName) }),
+    );
+    expect(
+      EventSourceMappings?.map((m) => ({
+        batch: m.BatchSize,
+        concurrency: m.ScalingConfig?.MaximumConcurrency,
+        types: m.FunctionResponseTypes,
+      })),
+    ).toEqual([
+      {
+        batch: mapping!.properties.BatchSize,
+        concurrency: mapping!.properties.ScalingConfig?.MaximumConcurrency,
+        types: mapping!.properties.FunctionResponseTypes,
+      },
     ]);
   });
 
-  it('Glue tables with the template\'s columns, partition keys and projection', async () => {
+  it("Glue tables with the template's columns, partition keys and projection", async () => {
     const glue = new GlueClient(clientOptions());
     const tables = resourcesOf('AWS::Glue::Table');
     expect(tables.length).toBeGreaterThanOrEqual(6);
     for (const { id, properties } of tables) {
       const input = properties.TableInput as Json;
-      const { Table } = await glue.send(new GetTableCommand({ DatabaseName: physicalIdOf(properties.DatabaseName), Name: input.Name }));
-      expect(Table?.StorageDescriptor?.Columns?.map((c) => `${c.Name} ${c.Type}`), id).toEqual((input.StorageDescriptor.Columns as Json[]).map((c) => `${c.Name} ${c.Type}`));
-      expect(Table?.PartitionKeys?.map((c) => `${c.Name} ${c.Type}`), id).toEqual((input.PartitionKeys as Json[]).map((c) => `${c.Name} ${c.Type}`));
+      const { Table } = await glue.send(
+        new GetTableCommand({ DatabaseName: physicalIdOf(properties.DatabaseName), Name: input.Name }),
+      );
+      expect(
+        Table?.StorageDescriptor?.Columns?.map((c) => `${c.Name} ${c.Type}`),
+        id,
+      ).toEqual((input.StorageDescriptor.Columns as Json[]).map((c) => `${c.Name} ${c.Type}`));
+      expect(
+        Table?.PartitionKeys?.map((c) => `${c.Name} ${c.Type}`),
+        id,
+      ).toEqual((input.PartitionKeys as Json[]).map((c) => `${c.Name} ${c.Type}`));
       const literal = Object.entries(input.Parameters as Json).filter(([, v]) => typeof v === 'string');
-      expect(Object.entries(Table?.Parameters ?? {}).filter(([k]) => literal.some(([l]) => l === k)).sort(), id).toEqual(literal.sort());
+      expect(
+        Object.entries(Table?.Parameters ?? {})
+          .filter(([k]) => literal.some(([l]) => l === k))
+          .sort(),
+        id,
+      ).toEqual(literal.sort());
       expect(Object.keys(Table?.Parameters ?? {}).sort(), id).toEqual(Object.keys(input.Parameters as Json).sort());
     }
   });
@@ -226,10 +307,14 @@ describe('deploy rehearsal: `cdk bootstrap` and `cdk deploy` into moto', () => {
     expect(Targets![0]!.Arn).toContain(physicalIdOf(rule!.properties.Targets[0].Arn));
 
     const [topic] = resourcesOf('AWS::SNS::Topic');
-    const { Attributes = {} } = await new SNSClient(clientOptions()).send(new GetTopicAttributesCommand({ TopicArn: topic!.physicalId }));
+    const { Attributes = {} } = await new SNSClient(clientOptions()).send(
+      new GetTopicAttributesCommand({ TopicArn: topic!.physicalId }),
+    );
     expect(Attributes.KmsMasterKeyId).toContain(physicalIdOf(topic!.properties.KmsMasterKeyId));
     const alarms = resourcesOf('AWS::CloudWatch::Alarm');
-    const { MetricAlarms = [] } = await new CloudWatchClient(clientOptions()).send(new DescribeAlarmsCommand({ AlarmNames: alarms.map((a) => a.physicalId) }));
+    const { MetricAlarms = [] } = await new CloudWatchClient(clientOptions()).send(
+      new DescribeAlarmsCommand({ AlarmNames: alarms.map((a) => a.physicalId) }),
+    );
     expect(MetricAlarms).toHaveLength(alarms.length);
     for (const alarm of MetricAlarms) {
       const wanted = alarms.find((a) => a.physicalId === alarm.AlarmName)!.properties;
@@ -244,6 +329,10 @@ describe('deploy rehearsal: `cdk bootstrap` and `cdk deploy` into moto', () => {
     const { Items: apis = [] } = await gateway.send(new GetApisCommand({}));
     expect(apis.map((a) => a.ProtocolType)).toEqual(['HTTP']);
     const { Items: routes = [] } = await gateway.send(new GetRoutesCommand({ ApiId: apis[0]!.ApiId! }));
-    expect(routes.map((r) => r.RouteKey).sort()).toEqual(resourcesOf('AWS::ApiGatewayV2::Route').map((r) => r.properties.RouteKey as string).sort());
+    expect(routes.map((r) => r.RouteKey).sort()).toEqual(
+      resourcesOf('AWS::ApiGatewayV2::Route')
+        .map((r) => r.properties.RouteKey as string)
+        .sort(),
+    );
   });
 });

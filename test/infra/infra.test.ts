@@ -41,7 +41,8 @@ beforeAll(() => {
   console.info(`synthesized ${routeList.length} functions in ${Math.round(performance.now() - started)} ms`);
 });
 
-const logicalId = (resource: { node: { defaultChild?: unknown } }) => stack.getLogicalId(resource.node.defaultChild as CfnResource);
+const logicalId = (resource: { node: { defaultChild?: unknown } }) =>
+  stack.getLogicalId(resource.node.defaultChild as CfnResource);
 const functionOf = (route: Route) => stack.functions.get(route.name)!.function;
 const functionResource = (route: Route) => resources[logicalId(functionOf(route))];
 const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
@@ -65,7 +66,11 @@ describe('API and functions from the route table', () => {
     // Besides the routes: the ingest and upkeep functions, and CDK's handler that sets the bucket notification.
     template.resourceCountIs('AWS::Lambda::Function', routeList.length + 3);
     for (const route of routeList) {
-      expect(functionResource(route).Properties).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'], Handler: 'index.handler' });
+      expect(functionResource(route).Properties).toMatchObject({
+        Runtime: 'nodejs22.x',
+        Architectures: ['arm64'],
+        Handler: 'index.handler',
+      });
     }
   });
 
@@ -89,7 +94,10 @@ describe('API and functions from the route table', () => {
       StageName: '$default',
       AutoDeploy: true,
       AccessLogSettings: { DestinationArn: Match.anyValue(), Format: Match.stringLikeRegexp('requestId') },
-      DefaultRouteSettings: { ThrottlingRateLimit: defaultSettings.apiRateLimit, ThrottlingBurstLimit: defaultSettings.apiBurstLimit },
+      DefaultRouteSettings: {
+        ThrottlingRateLimit: defaultSettings.apiRateLimit,
+        ThrottlingBurstLimit: defaultSettings.apiBurstLimit,
+      },
     });
   });
 
@@ -117,9 +125,13 @@ describe('API and functions from the route table', () => {
         });
         expect(env.ANNOTATIONS_TABLE, route.name).toBeUndefined();
       } else {
-        expect(Object.keys(env).filter((k) => k.startsWith('ATHENA_')), route.name).toEqual([]);
+        expect(
+          Object.keys(env).filter((k) => k.startsWith('ATHENA_')),
+          route.name,
+        ).toEqual([]);
       }
-      if (route.uses.includes('annotations')) expect(env.ANNOTATIONS_TABLE, route.name).toEqual({ Ref: tableId('annotations') });
+      if (route.uses.includes('annotations'))
+        expect(env.ANNOTATIONS_TABLE, route.name).toEqual({ Ref: tableId('annotations') });
     }
   });
 
@@ -136,12 +148,18 @@ describe('IAM: each function gets only what its routes use', () => {
   it('lets every function read credentials and count requests, and nothing with a wildcard action or resource *', () => {
     for (const route of routeList) {
       const statements = statementsOf(route);
-      const on = (table: string) => statements.filter((s) => JSON.stringify(s.Resource).includes(`"${tableId(table as never)}"`)).flatMap(actionsOf);
+      const on = (table: string) =>
+        statements
+          .filter((s) => JSON.stringify(s.Resource).includes(`"${tableId(table as never)}"`))
+          .flatMap(actionsOf);
       expect(on('credentials').sort(), route.name).toEqual(['dynamodb:GetItem']);
       expect(on('counters').sort(), route.name).toEqual(['dynamodb:GetItem', 'dynamodb:UpdateItem']);
       for (const statement of statements) {
         expect(statement.Effect).toBe('Allow');
-        expect(actionsOf(statement).every((a) => !a.includes('*')), JSON.stringify(statement)).toBe(true);
+        expect(
+          actionsOf(statement).every((a) => !a.includes('*')),
+          JSON.stringify(statement),
+        ).toBe(true);
         expect([statement.Resource].flat()).not.toContain('*');
       }
     }
@@ -150,7 +168,10 @@ describe('IAM: each function gets only what its routes use', () => {
   it('gives annotation functions no Athena, Glue or S3 permission', () => {
     for (const route of annotationRoutes) {
       const actions = statementsOf(route).flatMap(actionsOf);
-      expect(actions.filter((a) => /^(athena|glue|s3):/.test(a)), route.name).toEqual([]);
+      expect(
+        actions.filter((a) => /^(athena|glue|s3):/.test(a)),
+        route.name,
+      ).toEqual([]);
       expect(actions).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:DeleteItem']));
     }
   });
@@ -161,7 +182,15 @@ describe('IAM: each function gets only what its routes use', () => {
       expect(JSON.stringify(statements), route.name).not.toContain(tableId('annotations'));
       const actions = statements.flatMap(actionsOf);
       expect(actions).toEqual(
-        expect.arrayContaining(['athena:StartQueryExecution', 'athena:GetQueryExecution', 'athena:GetQueryResults', 'athena:StopQueryExecution', 'glue:GetTable', 's3:GetObject', 's3:PutObject']),
+        expect.arrayContaining([
+          'athena:StartQueryExecution',
+          'athena:GetQueryExecution',
+          'athena:GetQueryResults',
+          'athena:StopQueryExecution',
+          'glue:GetTable',
+          's3:GetObject',
+          's3:PutObject',
+        ]),
       );
       const athena = statements.find((s) => actionsOf(s).includes('athena:StartQueryExecution'));
       expect(JSON.stringify(athena.Resource)).toContain(':workgroup/AnalyticsQueryApi');
@@ -170,22 +199,33 @@ describe('IAM: each function gets only what its routes use', () => {
 });
 
 describe('DynamoDB tables', () => {
-  const definitions = tableDefinitions({ credentials: 'credentials', annotations: 'annotations', counters: 'counters' });
-
-  it.each(definitions.map((d) => [d.TableName!, d] as const))('%s has exactly the keys of shared/store/table-schemas.ts', (name, definition) => {
-    const table = resources[tableId(name as never)].Properties;
-    const sortByName = (list: Json[] = []) => [...list].sort((a, b) => a.AttributeName.localeCompare(b.AttributeName));
-    expect(table.KeySchema).toEqual(definition.KeySchema);
-    expect(sortByName(table.AttributeDefinitions)).toEqual(sortByName(definition.AttributeDefinitions));
-    expect(table.LocalSecondaryIndexes ?? []).toEqual(definition.LocalSecondaryIndexes ?? []);
-    expect(table.GlobalSecondaryIndexes).toBeUndefined();
-    expect(table.BillingMode).toBe('PAY_PER_REQUEST');
-    expect(table.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
-    expect(resources[tableId(name as never)].DeletionPolicy).toBe('Retain');
+  const definitions = tableDefinitions({
+    credentials: 'credentials',
+    annotations: 'annotations',
+    counters: 'counters',
   });
 
+  it.each(definitions.map((d) => [d.TableName!, d] as const))(
+    '%s has exactly the keys of shared/store/table-schemas.ts',
+    (name, definition) => {
+      const table = resources[tableId(name as never)].Properties;
+      const sortByName = (list: Json[] = []) =>
+        [...list].sort((a, b) => a.AttributeName.localeCompare(b.AttributeName));
+      expect(table.KeySchema).toEqual(definition.KeySchema);
+      expect(sortByName(table.AttributeDefinitions)).toEqual(sortByName(definition.AttributeDefinitions));
+      expect(table.LocalSecondaryIndexes ?? []).toEqual(definition.LocalSecondaryIndexes ?? []);
+      expect(table.GlobalSecondaryIndexes).toBeUndefined();
+      expect(table.BillingMode).toBe('PAY_PER_REQUEST');
+      expect(table.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+      expect(resources[tableId(name as never)].DeletionPolicy).toBe('Retain');
+    },
+  );
+
   it('expires counters by TTL on expires_at', () => {
-    expect(resources[tableId('counters')].Properties.TimeToLiveSpecification).toEqual({ AttributeName: 'expires_at', Enabled: true });
+    expect(resources[tableId('counters')].Properties.TimeToLiveSpecification).toEqual({
+      AttributeName: 'expires_at',
+      Enabled: true,
+    });
   });
 });
 
@@ -194,7 +234,10 @@ describe('event lake', () => {
     const buckets = ofType('AWS::S3::Bucket');
     expect(buckets).toHaveLength(3);
     for (const [id, bucket] of buckets) {
-      expect(bucket.Properties.BucketEncryption.ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault.SSEAlgorithm).toBe('AES256');
+      expect(
+        bucket.Properties.BucketEncryption.ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault
+          .SSEAlgorithm,
+      ).toBe('AES256');
       expect(bucket.Properties.PublicAccessBlockConfiguration).toEqual({
         BlockPublicAcls: true,
         BlockPublicPolicy: true,
@@ -228,7 +271,9 @@ describe('event lake', () => {
       { Name: 'domain', Type: 'string' },
       { Name: 'dt', Type: 'date' },
     ]);
-    expect(input.StorageDescriptor.SerdeInfo.SerializationLibrary).toBe('org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe');
+    expect(input.StorageDescriptor.SerdeInfo.SerializationLibrary).toBe(
+      'org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe',
+    );
     expect(input.Parameters).toMatchObject({
       'projection.enabled': 'true',
       'projection.domain.type': 'injected',
@@ -247,13 +292,22 @@ describe('event lake', () => {
 
   it('declares a Glue table per derived relation (session fragments, pageview buckets), same projection, under its folder', () => {
     const tables = ofType('AWS::Glue::Table') as [string, Json][];
-    expect(tables.map(([, t]) => t.Properties.TableInput.Name)).toEqual(['events', ...derivedRelations.map((r) => r.table)]);
+    expect(tables.map(([, t]) => t.Properties.TableInput.Name)).toEqual([
+      'events',
+      ...derivedRelations.map((r) => r.table),
+    ]);
     const eventsBucket = logicalId(stack.node.findChild('Lake').node.findChild('EventsBucket'));
     derivedRelations.forEach((relation, i) => {
       const input = tables[i + 1]![1].Properties.TableInput;
-      expect(input.StorageDescriptor.Columns).toEqual(relation.columns.map(([name, type]) => ({ Name: name, Type: type === 'string_list' ? 'array<string>' : type })));
+      expect(input.StorageDescriptor.Columns).toEqual(
+        relation.columns.map(([name, type]) => ({ Name: name, Type: type === 'string_list' ? 'array<string>' : type })),
+      );
       expect(input.PartitionKeys).toEqual(tables[0]![1].Properties.TableInput.PartitionKeys);
-      expect(input.Parameters).toMatchObject({ 'projection.enabled': 'true', 'projection.domain.type': 'injected', 'projection.dt.type': 'date' });
+      expect(input.Parameters).toMatchObject({
+        'projection.enabled': 'true',
+        'projection.domain.type': 'injected',
+        'projection.dt.type': 'date',
+      });
       expect(input.Parameters['storage.location.template']).toEqual({
         'Fn::Join': ['', ['s3://', { Ref: eventsBucket }, `/${relation.folder}/domain=\${domain}/dt=\${dt}/`]],
       });
@@ -280,29 +334,56 @@ describe('event lake', () => {
 
 describe('cdk-nag AwsSolutions', () => {
   it('reports no unacknowledged finding', () => {
-    const findings = nagReport.violations.map((v) => `${v.ruleName}: ${v.violatingResources.map((r) => (r as Json).constructPath ?? r.resourceLogicalId).join(', ')}`);
+    const findings = nagReport.violations.map(
+      (v) =>
+        `${v.ruleName}: ${v.violatingResources.map((r) => (r as Json).constructPath ?? r.resourceLogicalId).join(', ')}`,
+    );
     expect(findings).toEqual([]);
     expect(nagReport.success).toBe(true);
   });
 
   it('leaves no CDK warning or error annotation on the stack', () => {
     const annotations = Annotations.fromStack(stack);
-    const messages = [...annotations.findWarning('*', Match.anyValue()), ...annotations.findError('*', Match.anyValue())];
+    const messages = [
+      ...annotations.findWarning('*', Match.anyValue()),
+      ...annotations.findError('*', Match.anyValue()),
+    ];
     expect(messages.map((m) => `${m.id}: ${String(m.entry.data)}`)).toEqual([]);
   });
 
-  it('acknowledges only APIG4, IAM4 on CDK\'s notification handler, IAM5 on object prefixes and L1, each with a specific reason', () => {
+  it("acknowledges only APIG4, IAM4 on CDK's notification handler, IAM5 on object prefixes and L1, each with a specific reason", () => {
     // Validations.acknowledge() records `{ [ruleId]: reason }` metadata on the construct it was called on.
     const acknowledged = stack.node
       .findAll()
       .flatMap((c) => c.node.metadata.filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY))
       .flatMap((m) => Object.entries(m.data as Record<string, string>));
     const rules = new Set(acknowledged.map(([id]) => id.replace(/\[.*$/, '').replace(/^.*::/, '')));
-    expect([...rules].sort()).toEqual(['AwsSolutions-APIG4', 'AwsSolutions-IAM4', 'AwsSolutions-IAM5', 'AwsSolutions-L1']);
+    expect([...rules].sort()).toEqual([
+      'AwsSolutions-APIG4',
+      'AwsSolutions-IAM4',
+      'AwsSolutions-IAM5',
+      'AwsSolutions-L1',
+    ]);
     for (const [id, reason] of acknowledged) {
-      const prefixes = ['events', ...derivedRelations.map((r) => r.folder), 'results', 'incoming', 'ingested', 'rejected', 'reports', 'imports', 'upkeep'].join('|');
-      if (id.includes('IAM4')) expect(id).toMatch(/IAM4\[Policy::arn:<AWS::Partition>:iam::aws:policy\/service-role\/AWSLambdaBasicExecutionRole\]$/);
-      if (id.includes('IAM5')) expect(id).toMatch(new RegExp(`IAM5\\[Resource::<Lake(EventsBucket|AthenaResults)[0-9A-F]+\\.Arn>/(${prefixes})/\\*\\]$`));
+      const prefixes = [
+        'events',
+        ...derivedRelations.map((r) => r.folder),
+        'results',
+        'incoming',
+        'ingested',
+        'rejected',
+        'reports',
+        'imports',
+        'upkeep',
+      ].join('|');
+      if (id.includes('IAM4'))
+        expect(id).toMatch(
+          /IAM4\[Policy::arn:<AWS::Partition>:iam::aws:policy\/service-role\/AWSLambdaBasicExecutionRole\]$/,
+        );
+      if (id.includes('IAM5'))
+        expect(id).toMatch(
+          new RegExp(`IAM5\\[Resource::<Lake(EventsBucket|AthenaResults)[0-9A-F]+\\.Arn>/(${prefixes})/\\*\\]$`),
+        );
       expect(reason.length, id).toBeGreaterThan(60);
     }
   });
@@ -323,9 +404,15 @@ describe('Lambda bundles', () => {
       const sources: string[] = JSON.parse(readFileSync(`${file}.map`, 'utf8')).sources;
       for (const forbidden of ['@duckdb', 'dynalite']) {
         expect(code.includes(forbidden), `${route.name} bundle mentions ${forbidden}`).toBe(false);
-        expect(sources.filter((s) => s.includes(forbidden)), route.name).toEqual([]);
+        expect(
+          sources.filter((s) => s.includes(forbidden)),
+          route.name,
+        ).toEqual([]);
       }
-      expect(sources.filter((s) => /(^|\/)local\//.test(s) && !s.includes('node_modules')), route.name).toEqual([]);
+      expect(
+        sources.filter((s) => /(^|\/)local\//.test(s) && !s.includes('node_modules')),
+        route.name,
+      ).toEqual([]);
       const bytes = statSync(file).size;
       sizes.push(`${route.handler.padEnd(24)} ${(bytes / 1024).toFixed(0).padStart(5)} KB`);
       expect(bytes, route.name).toBeLessThan(BUNDLE_LIMIT_BYTES);
@@ -334,7 +421,12 @@ describe('Lambda bundles', () => {
   });
 
   it('load on Node as ESM and answer 401 without a key, before touching AWS', () => {
-    const event = { version: '2.0', rawPath: '/', headers: {}, requestContext: { requestId: 'bundle-test', http: { method: 'GET' } } };
+    const event = {
+      version: '2.0',
+      rawPath: '/',
+      headers: {},
+      requestContext: { requestId: 'bundle-test', http: { method: 'GET' } },
+    };
     const script = `const m = await import(process.argv[1]); const r = await m.handler(${JSON.stringify(event)}, { awsRequestId: 'x' }); console.log(JSON.stringify(r));`;
     for (const route of routeList) {
       const out = execFileSync(process.execPath, ['--input-type=module', '-e', script, bundleOf(route)], {
@@ -350,7 +442,8 @@ describe('Lambda bundles', () => {
 
 describe('store writers: ingest from incoming/ and scheduled upkeep', () => {
   const writerResource = (fn: { node: { defaultChild?: unknown } }) => resources[logicalId(fn)];
-  const assetOf = (fn: { node: { defaultChild?: unknown } }) => join(app.outdir, `asset.${(writerResource(fn).Properties.Code.S3Key as string).replace(/\.zip$/, '')}`);
+  const assetOf = (fn: { node: { defaultChild?: unknown } }) =>
+    join(app.outdir, `asset.${(writerResource(fn).Properties.Code.S3Key as string).replace(/\.zip$/, '')}`);
 
   it('sends S3 notifications of incoming/ to a queue with a dead-letter queue, and alarms on dead letters', () => {
     const queues = ofType('AWS::SQS::Queue');
@@ -360,7 +453,13 @@ describe('store writers: ingest from incoming/ and scheduled upkeep', () => {
     expect(main[1].Properties.VisibilityTimeout).toBe(3600);
     template.hasResourceProperties('Custom::S3BucketNotifications', {
       NotificationConfiguration: {
-        QueueConfigurations: [{ Events: ['s3:ObjectCreated:*'], Filter: { Key: { FilterRules: [{ Name: 'prefix', Value: 'incoming/' }] } }, QueueArn: { 'Fn::GetAtt': [main[0], 'Arn'] } }],
+        QueueConfigurations: [
+          {
+            Events: ['s3:ObjectCreated:*'],
+            Filter: { Key: { FilterRules: [{ Name: 'prefix', Value: 'incoming/' }] } },
+            QueueArn: { 'Fn::GetAtt': [main[0], 'Arn'] },
+          },
+        ],
       },
     });
     const deadLetters = queues.find(([id]) => id !== main[0])![0];
@@ -375,18 +474,34 @@ describe('store writers: ingest from incoming/ and scheduled upkeep', () => {
 
   it('runs the ingest function per object with partial batch failures, at most two at once, and upkeep hourly', () => {
     const ingest = logicalId(stack.writers.ingest);
-    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', { FunctionName: { Ref: ingest }, BatchSize: 1, FunctionResponseTypes: ['ReportBatchItemFailures'], ScalingConfig: { MaximumConcurrency: 2 } });
-    expect(writerResource(stack.writers.upkeep).Properties).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'] });
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: ingest },
+      BatchSize: 1,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: 2 },
+    });
+    expect(writerResource(stack.writers.upkeep).Properties).toMatchObject({
+      Runtime: 'nodejs22.x',
+      Architectures: ['arm64'],
+    });
     // AWS keeps 100 of an account's concurrency unreserved: a new account with a small quota refuses any
     // reservation and rolls the stack back. Upkeep runs apart by its lease instead (test/cloud/upkeep.test.ts).
-    expect(ofType('AWS::Lambda::Function').filter(([, f]) => f.Properties.ReservedConcurrentExecutions !== undefined)).toEqual([]);
-    template.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(1 hour)', Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [logicalId(stack.writers.upkeep), 'Arn'] } })] });
+    expect(
+      ofType('AWS::Lambda::Function').filter(([, f]) => f.Properties.ReservedConcurrentExecutions !== undefined),
+    ).toEqual([]);
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 hour)',
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [logicalId(stack.writers.upkeep), 'Arn'] } })],
+    });
     for (const fn of [stack.writers.ingest, stack.writers.upkeep]) {
-      expect(writerResource(fn).Properties.Environment.Variables).toMatchObject({ EVENTS_BUCKET: { Ref: logicalId(stack.lake.eventsBucket) }, COUNTERS_TABLE: { Ref: tableId('counters') } });
+      expect(writerResource(fn).Properties.Environment.Variables).toMatchObject({
+        EVENTS_BUCKET: { Ref: logicalId(stack.lake.eventsBucket) },
+        COUNTERS_TABLE: { Ref: tableId('counters') },
+      });
     }
   });
 
-  it('bundles each writer with DuckDB\'s arm64 binding beside it; with this machine\'s binding instead, the bundle loads and handles an S3 test event', () => {
+  it("bundles each writer with DuckDB's arm64 binding beside it; with this machine's binding instead, the bundle loads and handles an S3 test event", () => {
     for (const fn of [stack.writers.ingest, stack.writers.upkeep]) {
       const asset = assetOf(fn);
       expect(existsSync(join(asset, 'node_modules/@duckdb/node-bindings-linux-arm64/duckdb.node')), asset).toBe(true);
@@ -394,8 +509,16 @@ describe('store writers: ingest from incoming/ and scheduled upkeep', () => {
     }
     const copy = mkdtempSync(join(tmpdir(), 'ingest-bundle-'));
     cpSync(assetOf(stack.writers.ingest), copy, { recursive: true });
-    cpSync(join(projectModules, '@duckdb/node-bindings-linux-x64'), join(copy, 'node_modules/@duckdb/node-bindings-linux-x64'), { recursive: true });
-    const event = { Records: [{ messageId: 'm1', body: JSON.stringify({ Service: 'Amazon S3', Event: 's3:TestEvent', Bucket: 'b' }) }] };
+    cpSync(
+      join(projectModules, '@duckdb/node-bindings-linux-x64'),
+      join(copy, 'node_modules/@duckdb/node-bindings-linux-x64'),
+      { recursive: true },
+    );
+    const event = {
+      Records: [
+        { messageId: 'm1', body: JSON.stringify({ Service: 'Amazon S3', Event: 's3:TestEvent', Bucket: 'b' }) },
+      ],
+    };
     const script = `const m = await import(process.argv[1]); await import('@duckdb/node-api'); console.log(JSON.stringify(await m.handler(${JSON.stringify(event)})));`;
     const out = execFileSync(process.execPath, ['--input-type=module', '-e', script, join(copy, 'index.mjs')], {
       cwd: copy,
@@ -411,7 +534,10 @@ describe('settings from CDK context', () => {
 
   it('defaults when nothing is given and parses command-line text', () => {
     expect(settingsWith({})).toEqual(defaultSettings);
-    expect(settingsWith({ athenaResultReuseMinutes: '15', logLevel: 'debug' })).toMatchObject({ athenaResultReuseMinutes: 15, logLevel: 'DEBUG' });
+    expect(settingsWith({ athenaResultReuseMinutes: '15', logLevel: 'debug' })).toMatchObject({
+      athenaResultReuseMinutes: 15,
+      logLevel: 'DEBUG',
+    });
   });
 
   it('refuses values that would break the deployment', () => {
@@ -425,12 +551,22 @@ describe('settings from CDK context', () => {
   });
 
   it('answers CORS only for the dashboard origins it is given', () => {
-    expect(template.toJSON().Resources[logicalId(stack.node.findChild('HttpApi') as never)].Properties.CorsConfiguration).toBeUndefined();
+    expect(
+      template.toJSON().Resources[logicalId(stack.node.findChild('HttpApi') as never)].Properties.CorsConfiguration,
+    ).toBeUndefined();
     const settings = settingsWith({ dashboardOrigins: 'https://dash.example.com, http://localhost:5173' });
     expect(settings.dashboardOrigins).toEqual(['https://dash.example.com', 'http://localhost:5173']);
-    const withCors = new AnalyticsApiStack(new App({ context: { ...cdkContext, 'aws:cdk:bundling-stacks': [] } }), 'WithCors', { settings, routes: [] });
+    const withCors = new AnalyticsApiStack(
+      new App({ context: { ...cdkContext, 'aws:cdk:bundling-stacks': [] } }),
+      'WithCors',
+      { settings, routes: [] },
+    );
     Template.fromStack(withCors).hasResourceProperties('AWS::ApiGatewayV2::Api', {
-      CorsConfiguration: { AllowOrigins: ['https://dash.example.com', 'http://localhost:5173'], AllowHeaders: ['authorization', 'content-type'], AllowMethods: ['GET', 'POST', 'DELETE'] },
+      CorsConfiguration: {
+        AllowOrigins: ['https://dash.example.com', 'http://localhost:5173'],
+        AllowHeaders: ['authorization', 'content-type'],
+        AllowMethods: ['GET', 'POST', 'DELETE'],
+      },
     });
   });
 

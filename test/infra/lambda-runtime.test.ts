@@ -41,7 +41,12 @@ beforeAll(async () => {
   [api, moto] = await Promise.all([startTestApi({ engine: 'trino' }), startMoto()]);
   await api.importEvents(journeyEvents);
   token = (await api.createKey({ domains: ['journeys.test'], scopes: ['analytics:read', 'analytics:write'] })).token;
-  const s3 = new S3Client({ endpoint: moto.endpoint, region: moto.region, credentials: moto.credentials, forcePathStyle: true });
+  const s3 = new S3Client({
+    endpoint: moto.endpoint,
+    region: moto.region,
+    credentials: moto.credentials,
+    forcePathStyle: true,
+  });
   await s3.send(new CreateBucketCommand({ Bucket: bucket }));
   // The functions log as on Lambda (errors with their cause), for a failure's message below.
   process.env.POWERTOOLS_LOG_LEVEL = 'ERROR';
@@ -66,17 +71,48 @@ afterAll(async () => {
 
 /** A request each route answers with data from the fixture (a new route without one here fails the test). */
 const requests: Record<string, { method: string; path: string; body?: unknown }> = {
-  JourneysList: { method: 'POST', path: '/v1/journeys/list', body: { domain: 'journeys.test', date_range: JOURNEYS_RANGE } },
-  JourneysTimeline: { method: 'POST', path: '/v1/journeys/timeline', body: { domain: 'journeys.test', visitor_id: 'alice', date_range: JOURNEYS_RANGE } },
+  JourneysList: {
+    method: 'POST',
+    path: '/v1/journeys/list',
+    body: { domain: 'journeys.test', date_range: JOURNEYS_RANGE },
+  },
+  JourneysTimeline: {
+    method: 'POST',
+    path: '/v1/journeys/timeline',
+    body: { domain: 'journeys.test', visitor_id: 'alice', date_range: JOURNEYS_RANGE },
+  },
   JourneysStats: { method: 'POST', path: '/v1/journeys/stats', body: { domain: 'journeys.test', visitor_id: 'alice' } },
-  JourneysActivity: { method: 'POST', path: '/v1/journeys/activity', body: { domain: 'journeys.test', visitor_id: 'alice' } },
+  JourneysActivity: {
+    method: 'POST',
+    path: '/v1/journeys/activity',
+    body: { domain: 'journeys.test', visitor_id: 'alice' },
+  },
   AnnotationsList: { method: 'GET', path: '/v1/annotations?domain=journeys.test' },
-  AnnotationsCreate: { method: 'POST', path: '/v1/annotations', body: { domain: 'journeys.test', date: '2026-05-05', title: 'Launch' } },
+  AnnotationsCreate: {
+    method: 'POST',
+    path: '/v1/annotations',
+    body: { domain: 'journeys.test', date: '2026-05-05', title: 'Launch' },
+  },
   AnnotationsDelete: { method: 'DELETE', path: '/v1/annotations/no-such-annotation?domain=journeys.test' },
   EventsList: { method: 'GET', path: `/v1/events?domain=journeys.test&date_range=${JOURNEYS_RANGE.join(',')}` },
-  EventProperties: { method: 'GET', path: `/v1/events/signup/properties?domain=journeys.test&date_range=${JOURNEYS_RANGE.join(',')}` },
-  EventPropertyValues: { method: 'GET', path: `/v1/events/signup/properties/plan?domain=journeys.test&date_range=${JOURNEYS_RANGE.join(',')}` },
-  Query: { method: 'POST', path: '/v1/query', body: { domain: 'journeys.test', metrics: ['visitors', 'pageviews'], dimensions: ['page'], date_range: JOURNEYS_RANGE } },
+  EventProperties: {
+    method: 'GET',
+    path: `/v1/events/signup/properties?domain=journeys.test&date_range=${JOURNEYS_RANGE.join(',')}`,
+  },
+  EventPropertyValues: {
+    method: 'GET',
+    path: `/v1/events/signup/properties/plan?domain=journeys.test&date_range=${JOURNEYS_RANGE.join(',')}`,
+  },
+  Query: {
+    method: 'POST',
+    path: '/v1/query',
+    body: {
+      domain: 'journeys.test',
+      metrics: ['visitors', 'pageviews'],
+      dimensions: ['page'],
+      date_range: JOURNEYS_RANGE,
+    },
+  },
 };
 
 async function ask(base: string, r: { method: string; path: string; body?: unknown }) {
@@ -93,14 +129,26 @@ async function ask(base: string, r: { method: string; path: string; body?: unkno
   return { status: res.status, body };
 }
 
-runIf('the stack\'s functions in the Lambda runtime (Runtime Interface Emulator, aws-lambda-ric, Node.js 22)', () => {
+runIf("the stack's functions in the Lambda runtime (Runtime Interface Emulator, aws-lambda-ric, Node.js 22)", () => {
   it('serves every route of the template as the handlers answer in-process, each in its own runtime', async () => {
     expect(Object.keys(requests).sort()).toEqual(routeList.map((r) => r.name).sort());
-    expect(stack.functions.filter((f) => f.routeKey).map((f) => f.name).sort()).toEqual(routeList.map((r) => r.name).sort());
+    expect(
+      stack.functions
+        .filter((f) => f.routeKey)
+        .map((f) => f.name)
+        .sort(),
+    ).toEqual(routeList.map((r) => r.name).sort());
     for (const route of routeList) {
       const request = requests[route.name]!;
       const [viaLambda, inProcess] = [await ask(served.url, request), await ask(api.url, request)];
-      const printed = viaLambda.status >= 500 ? stack.started().find((f) => f.fn.name === route.name)?.log().slice(-3000) : '';
+      const printed =
+        viaLambda.status >= 500
+          ? stack
+              .started()
+              .find((f) => f.fn.name === route.name)
+              ?.log()
+              .slice(-3000)
+          : '';
       expect(viaLambda, `${route.name}${printed ? `\n${printed}` : ''}`).toEqual(inProcess);
       expect(viaLambda.status, route.name).toBeLessThan(500);
     }
@@ -113,18 +161,50 @@ runIf('the stack\'s functions in the Lambda runtime (Runtime Interface Emulator,
   }, 600_000);
 
   it('runs the ingest function on an S3 notification from the queue, then upkeep on its schedule', async () => {
-    const s3 = new S3Client({ endpoint: moto.endpoint, region: moto.region, credentials: moto.credentials, forcePathStyle: true });
+    const s3 = new S3Client({
+      endpoint: moto.endpoint,
+      region: moto.region,
+      credentials: moto.credentials,
+      forcePathStyle: true,
+    });
     const body = journeyEvents.map((e) => JSON.stringify({ ...e, domain: 'lambda.test' })).join('\n');
     await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'incoming/one.ndjson', Body: body }));
-    const notification = { Records: [{ eventSource: 'aws:s3', eventName: 'ObjectCreated:Put', s3: { bucket: { name: bucket }, object: { key: 'incoming/one.ndjson' } } }] };
+    const notification = {
+      Records: [
+        {
+          eventSource: 'aws:s3',
+          eventName: 'ObjectCreated:Put',
+          s3: { bucket: { name: bucket }, object: { key: 'incoming/one.ndjson' } },
+        },
+      ],
+    };
     const ingest = await stack.running('Ingest');
-    const result = await ingest.invoke({ Records: [{ messageId: 'm1', receiptHandle: 'r', body: JSON.stringify(notification), attributes: {}, messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:q', awsRegion: 'us-east-1' }] });
+    const result = await ingest.invoke({
+      Records: [
+        {
+          messageId: 'm1',
+          receiptHandle: 'r',
+          body: JSON.stringify(notification),
+          attributes: {},
+          messageAttributes: {},
+          md5OfBody: '',
+          eventSource: 'aws:sqs',
+          eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:q',
+          awsRegion: 'us-east-1',
+        },
+      ],
+    });
     expect(result).toEqual({ batchItemFailures: [] });
     const keys = await keysOf(s3, bucket);
     expect(keys).toContain('ingested/one.ndjson');
     expect(keys.filter((k) => k.startsWith('events/domain=lambda.test/')).length).toBeGreaterThan(0);
     const upkeep = await stack.running('Upkeep');
-    expect(await upkeep.invoke({ 'detail-type': 'Scheduled Event', source: 'aws.events', detail: {} })).toMatchObject({ compacted: expect.any(Array) });
-    for (const f of [ingest, upkeep]) console.info(`${f.fn.name}: cold start ${f.initMs()?.toFixed(0)} ms, peak memory ${((f.peakMemoryBytes() ?? 0) / 2 ** 20).toFixed(0)} MiB`);
+    expect(await upkeep.invoke({ 'detail-type': 'Scheduled Event', source: 'aws.events', detail: {} })).toMatchObject({
+      compacted: expect.any(Array),
+    });
+    for (const f of [ingest, upkeep])
+      console.info(
+        `${f.fn.name}: cold start ${f.initMs()?.toFixed(0)} ms, peak memory ${((f.peakMemoryBytes() ?? 0) / 2 ** 20).toFixed(0)} MiB`,
+      );
   }, 600_000);
 });

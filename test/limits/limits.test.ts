@@ -16,7 +16,8 @@ beforeAll(async () => {
 });
 afterAll(() => api?.close());
 
-const annotations = (token: string, domain = 'rate.test') => api.request('GET', '/v1/annotations', { token, query: { domain } });
+const annotations = (token: string, domain = 'rate.test') =>
+  api.request('GET', '/v1/annotations', { token, query: { domain } });
 
 describe('rate limit: 100 requests per minute per key', () => {
   it('105 concurrent requests on one key give exactly 100 successes and 5 × 429', async () => {
@@ -32,14 +33,20 @@ describe('rate limit: 100 requests per minute per key', () => {
       expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
       expect(r.headers.get('x-ratelimit-remaining')).toBe('0');
     }
-    const remaining = responses.filter((r) => r.status === 200).map((r) => Number(r.headers.get('x-ratelimit-remaining')));
+    const remaining = responses
+      .filter((r) => r.status === 200)
+      .map((r) => Number(r.headers.get('x-ratelimit-remaining')));
     expect(new Set(remaining).size).toBe(100);
     expect(Math.min(...remaining)).toBe(0);
   });
 
   it('every answer to an authenticated request carries the headers, errors included', async () => {
     const { token } = await api.createKey({ domains: ['headers.test'] });
-    for (const res of [await annotations(token, 'headers.test'), await annotations(token, 'elsewhere.test'), await api.request('POST', '/v1/query', { token, rawBody: '{' })]) {
+    for (const res of [
+      await annotations(token, 'headers.test'),
+      await annotations(token, 'elsewhere.test'),
+      await api.request('POST', '/v1/query', { token, rawBody: '{' }),
+    ]) {
       expect(res.headers.get('x-ratelimit-limit')).toBe('100');
       expect(Number(res.headers.get('x-ratelimit-remaining'))).toBeGreaterThanOrEqual(0);
       const reset = Number(res.headers.get('x-ratelimit-reset'));
@@ -49,7 +56,15 @@ describe('rate limit: 100 requests per minute per key', () => {
   });
 
   it('the window resets after a minute', async () => {
-    const credential = { keyId: 'windowtest000001', type: 'project' as const, domains: ['w.test'], scopes: [], owner: 'o', eventLimit: 10, createdAt: '' };
+    const credential = {
+      keyId: 'windowtest000001',
+      type: 'project' as const,
+      domains: ['w.test'],
+      scopes: [],
+      owner: 'o',
+      eventLimit: 10,
+      createdAt: '',
+    };
     const t = Date.UTC(2030, 0, 1, 12, 0, 10);
     for (let i = 0; i < 100; i++) await admitRequest(credential, t);
     await expect(admitRequest(credential, t + 30_000)).rejects.toBeInstanceOf(RateLimitedError);
@@ -63,7 +78,9 @@ describe('rate limit: 100 requests per minute per key', () => {
     try {
       const first = await Promise.all(Array.from({ length: 60 }, () => annotations(token, 'shared.test')));
       const second = await Promise.all(
-        Array.from({ length: 60 }, () => fetch(`${other.url}/v1/annotations?domain=shared.test`, { headers: { authorization: `Bearer ${token}` } })),
+        Array.from({ length: 60 }, () =>
+          fetch(`${other.url}/v1/annotations?domain=shared.test`, { headers: { authorization: `Bearer ${token}` } }),
+        ),
       );
       const ok = first.filter((r) => r.status === 200).length + second.filter((r) => r.status === 200).length;
       expect(ok).toBe(100);
@@ -76,7 +93,10 @@ describe('rate limit: 100 requests per minute per key', () => {
 
 describe('work done while the limits are read', () => {
   const query = (token: string) =>
-    api.request('POST', '/v1/query', { token, body: { domain: 'work.test', date_range: ['2026-03-01', '2026-03-01'], metrics: ['pageviews'] } });
+    api.request('POST', '/v1/query', {
+      token,
+      body: { domain: 'work.test', date_range: ['2026-03-01', '2026-03-01'], metrics: ['pageviews'] },
+    });
 
   /** The installed engine, counting the statements it starts and claiming `billedPerStatement`. */
   function countingEngine(billedPerStatement: boolean): { engine: QueryEngine; started: () => number } {
@@ -96,29 +116,38 @@ describe('work done while the limits are read', () => {
   it.each([
     { billed: false, refusedRun: true },
     { billed: true, refusedRun: false },
-  ])('reads refused by the rate limit answer 429, and start statements only where they are not billed (billed: $billed)', async ({ billed, refusedRun }) => {
-    const { engine, started } = countingEngine(billed);
-    installEngine(engine);
-    try {
-      const { token } = await api.createKey({ domains: ['work.test'] });
-      await awayFromWindowEdge();
-      const usageBefore = await readUsage('work.test');
-      const responses = await Promise.all(Array.from({ length: 103 }, () => query(token)));
-      expect(responses.map((r) => r.status).sort()).toEqual([...Array(100).fill(200), ...Array(3).fill(429)]);
-      for (const r of responses.filter((x) => x.status === 429)) expect(r.body).toEqual({ error: 'rate_limited', message: expect.any(String) });
-      // One statement per query (an explicit range needs no first event).
-      expect(started()).toBe(refusedRun ? 103 : 100);
-      expect((await readUsage('work.test')) - usageBefore).toBe(100);
-    } finally {
-      installEngine(api.engine);
-    }
-  });
+  ])(
+    'reads refused by the rate limit answer 429, and start statements only where they are not billed (billed: $billed)',
+    async ({ billed, refusedRun }) => {
+      const { engine, started } = countingEngine(billed);
+      installEngine(engine);
+      try {
+        const { token } = await api.createKey({ domains: ['work.test'] });
+        await awayFromWindowEdge();
+        const usageBefore = await readUsage('work.test');
+        const responses = await Promise.all(Array.from({ length: 103 }, () => query(token)));
+        expect(responses.map((r) => r.status).sort()).toEqual([...Array(100).fill(200), ...Array(3).fill(429)]);
+        for (const r of responses.filter((x) => x.status === 429))
+          expect(r.body).toEqual({ error: 'rate_limited', message: expect.any(String) });
+        // One statement per query (an explicit range needs no first event).
+        expect(started()).toBe(refusedRun ? 103 : 100);
+        expect((await readUsage('work.test')) - usageBefore).toBe(100);
+      } finally {
+        installEngine(api.engine);
+      }
+    },
+  );
 
   it('writes refused by the rate limit change nothing', async () => {
     const { token } = await api.createKey({ domains: ['write.test'], scopes: ['analytics:read', 'analytics:write'] });
     await awayFromWindowEdge();
     const responses = await Promise.all(
-      Array.from({ length: 103 }, (_, i) => api.request('POST', '/v1/annotations', { token, body: { domain: 'write.test', date: '2026-03-01', title: `note ${i}` } })),
+      Array.from({ length: 103 }, (_, i) =>
+        api.request('POST', '/v1/annotations', {
+          token,
+          body: { domain: 'write.test', date: '2026-03-01', title: `note ${i}` },
+        }),
+      ),
     );
     expect(responses.filter((r) => r.status === 429)).toHaveLength(3);
     const created = responses.filter((r) => r.status === 201).length;
@@ -135,7 +164,9 @@ describe('ANALYTICS_RATE_LIMIT_PER_MINUTE (for a contract fuzzer on a local serv
     for (const value of ['0', '1.5', 'many', '1000001']) {
       process.env.ANALYTICS_RATE_LIMIT_PER_MINUTE = value;
       try {
-        await expect(startTestApi(), value).rejects.toThrow('ANALYTICS_RATE_LIMIT_PER_MINUTE must be a whole number from 1 to 1000000');
+        await expect(startTestApi(), value).rejects.toThrow(
+          'ANALYTICS_RATE_LIMIT_PER_MINUTE must be a whole number from 1 to 1000000',
+        );
       } finally {
         delete process.env.ANALYTICS_RATE_LIMIT_PER_MINUTE;
       }
@@ -198,7 +229,7 @@ describe('usage limit: the plan event limit per domain and calendar month', () =
     }
     const updates = log.filter((e) => /^Update(Item)?Command$/.test(e.name));
     expect(updates).toHaveLength(2);
-    const [a, b] = updates.sort((x, y) => x.start - y.start) as [typeof updates[0], typeof updates[0]];
+    const [a, b] = updates.sort((x, y) => x.start - y.start) as [(typeof updates)[0], (typeof updates)[0]];
     expect(b.start).toBeLessThan(a.end); // overlapping, not one after the other
   });
 });

@@ -40,17 +40,27 @@ describe('S3 upload of an import', () => {
   it('finds the days a domain already has in the bucket from its dt= folders, over every page of the listing', async () => {
     const s3 = mockClient(S3Client);
     s3.on(ListObjectsV2Command, { Prefix: 'events/domain=a.test/', ContinuationToken: undefined }).resolves({
-      CommonPrefixes: [{ Prefix: 'events/domain=a.test/dt=2024-05-02/' }, { Prefix: 'events/domain=a.test/dt=2023-01-09/' }],
+      CommonPrefixes: [
+        { Prefix: 'events/domain=a.test/dt=2024-05-02/' },
+        { Prefix: 'events/domain=a.test/dt=2023-01-09/' },
+      ],
       NextContinuationToken: 'more',
     });
     s3.on(ListObjectsV2Command, { Prefix: 'events/domain=a.test/', ContinuationToken: 'more' }).resolves({
-      CommonPrefixes: [{ Prefix: 'events/domain=a.test/dt=2025-11-30/' }, { Prefix: 'events/domain=a.test/not-a-day/' }],
+      CommonPrefixes: [
+        { Prefix: 'events/domain=a.test/dt=2025-11-30/' },
+        { Prefix: 'events/domain=a.test/not-a-day/' },
+      ],
     });
     s3.on(ListObjectsV2Command, { Prefix: 'events/domain=b.test/' }).resolves({});
     const storedDays = s3StoredDays('s3://events-bucket/events', new S3Client({ region: 'eu-west-1' }));
     expect(await storedDays('a.test')).toEqual({ firstDay: '2023-01-09', lastDay: '2025-11-30' });
     expect(await storedDays('b.test')).toBeUndefined();
-    expect(s3.commandCalls(ListObjectsV2Command).every((c) => c.args[0].input.Bucket === 'events-bucket' && c.args[0].input.Delimiter === '/')).toBe(true);
+    expect(
+      s3
+        .commandCalls(ListObjectsV2Command)
+        .every((c) => c.args[0].input.Bucket === 'events-bucket' && c.args[0].input.Delimiter === '/'),
+    ).toBe(true);
     s3.restore();
   });
 
@@ -87,7 +97,9 @@ describe('keys --aws', () => {
   });
 
   it('refuses to guess the table', async () => {
-    const result = await runCli('cli/keys-cli.ts', ['create', '--domain', 'aws.test', '--aws'], { CREDENTIALS_TABLE: '' });
+    const result = await runCli('cli/keys-cli.ts', ['create', '--domain', 'aws.test', '--aws'], {
+      CREDENTIALS_TABLE: '',
+    });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('CREDENTIALS_TABLE');
   });

@@ -6,7 +6,16 @@ import { checkEventLine } from '../../shared/events/event-validation.js';
 // what the checks give, grouped by partition, with each partition's facts and the domains of those rows.
 
 const event = (domain: string, timestamp: string, url: string, city: string | null) =>
-  JSON.stringify({ type: 'pageview', domain, timestamp, visitor_id: 'v1', session_id: 's1', url_path: url, city, event_properties: { note: city ?? 'none' } });
+  JSON.stringify({
+    type: 'pageview',
+    domain,
+    timestamp,
+    visitor_id: 'v1',
+    session_id: 's1',
+    url_path: url,
+    city,
+    event_properties: { note: city ?? 'none' },
+  });
 
 describe('checkLines', () => {
   it('encodes every accepted row as UTF-8 NDJSON, multi-byte text included, and names the partitions of its rows', () => {
@@ -28,15 +37,27 @@ describe('checkLines', () => {
     const text = (bytes: Uint8Array) => Buffer.from(bytes).toString('utf8');
     expect(text(batch.rows)).toBe(expected.map((rows) => `${rows.join('\n')}\n`).join(''));
     expect(batch.partitions.map(({ key, rows }) => ({ key, rows }))).toEqual([
-      { key: 'a.example/2026-03-01', rows: 2 }, { key: 'a.example/2026-03-02', rows: 1 }, { key: 'b.example/2026-03-02', rows: 1 },
+      { key: 'a.example/2026-03-01', rows: 2 },
+      { key: 'a.example/2026-03-02', rows: 1 },
+      { key: 'b.example/2026-03-02', rows: 1 },
     ]);
     const ends = batch.partitions.map((p) => p.rowsEnd);
-    expect(ends.map((end, i) => text(batch.rows.subarray(i ? ends[i - 1] : 0, end)))).toEqual(expected.map((rows) => `${rows.join('\n')}\n`));
-    expect(batch.rows.byteLength).toBe(Buffer.byteLength(expected.flat().map((row) => `${row}\n`).join('')));
+    expect(ends.map((end, i) => text(batch.rows.subarray(i ? ends[i - 1] : 0, end)))).toEqual(
+      expected.map((rows) => `${rows.join('\n')}\n`),
+    );
+    expect(batch.rows.byteLength).toBe(
+      Buffer.byteLength(
+        expected
+          .flat()
+          .map((row) => `${row}\n`)
+          .join(''),
+      ),
+    );
     // A value not set is left out of its row (read back as NULL), not written as null.
     const emoji = JSON.parse(stored[2]!) as Record<string, unknown>;
     expect(emoji).toMatchObject({ url_path: '/\u{1f600}/x', session_id: 's1', is_dev: false });
-    for (const absent of ['city', 'referrer', 'country', 'scroll_depth', 'amount_cents']) expect(emoji).not.toHaveProperty(absent);
+    for (const absent of ['city', 'referrer', 'country', 'scroll_depth', 'amount_cents'])
+      expect(emoji).not.toHaveProperty(absent);
     // The domain is the partition's, not the row's.
     expect(emoji).not.toHaveProperty('domain');
     expect(batch.lines).toBe(6);
@@ -44,10 +65,27 @@ describe('checkLines', () => {
     expect(batch.domains).toEqual({ 'a.example': 3, 'b.example': 1 });
   });
 
-  it('names each partition\'s visitors (of any row) and its sessions once, as JSON lines beside its rows', () => {
+  it("names each partition's visitors (of any row) and its sessions once, as JSON lines beside its rows", () => {
     const at = (visitor: string, session: string, timestamp: string, type = 'pageview') =>
-      JSON.stringify({ type, domain: 'a.example', timestamp, visitor_id: visitor, session_id: session, url_path: '/', event_name: 'signup' });
-    const revenue = JSON.stringify({ type: 'revenue', domain: 'a.example', timestamp: '2026-03-01T10:00:00Z', visitor_id: 'paid', transaction_id: 't1', amount_cents: 100, currency: 'USD', revenue_event: 'order' });
+      JSON.stringify({
+        type,
+        domain: 'a.example',
+        timestamp,
+        visitor_id: visitor,
+        session_id: session,
+        url_path: '/',
+        event_name: 'signup',
+      });
+    const revenue = JSON.stringify({
+      type: 'revenue',
+      domain: 'a.example',
+      timestamp: '2026-03-01T10:00:00Z',
+      visitor_id: 'paid',
+      transaction_id: 't1',
+      amount_cents: 100,
+      currency: 'USD',
+      revenue_event: 'order',
+    });
     const batch = checkLines([
       at('v1', 's1', '2026-03-01T10:00:00Z'),
       at('v1', 's1', '2026-03-01T10:01:00Z'),
@@ -56,7 +94,11 @@ describe('checkLines', () => {
       at('v1', 's1', '2026-03-02T00:01:00Z'),
     ]);
     const factsOf = (i: number) =>
-      Buffer.from(batch.facts.subarray(i ? batch.partitions[i - 1]!.factsEnd : 0, batch.partitions[i]!.factsEnd)).toString('utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as unknown);
+      Buffer.from(batch.facts.subarray(i ? batch.partitions[i - 1]!.factsEnd : 0, batch.partitions[i]!.factsEnd))
+        .toString('utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as unknown);
     expect(batch.partitions.map((p) => p.key)).toEqual(['a.example/2026-03-01', 'a.example/2026-03-02']);
     // Every visitor is named (v2 sent no pageview, yet its visitor days need its key); the revenue row has no session.
     expect(factsOf(0)).toEqual([{ v: 'v1' }, { v: 'v2' }, { v: 'paid' }, { s: 's1' }, { s: 's "2"' }]);

@@ -30,9 +30,24 @@ const rowsOf = new Map<string, number>();
 
 /** Queries that read every relation: raw rows, fragments (bounce rate), buckets (visitors) and their agreement. */
 const questions = [
-  queryOf(['visitors', 'pageviews', 'bounce_rate', 'avg_session_duration'], { dimensions: [], filters: [], timeZone: 'UTC', range: ['2026-02-28', '2026-03-12'] }),
-  queryOf(['visitors', 'bounce_rate'], { dimensions: ['date'], filters: [], timeZone: 'Europe/Berlin', range: ['2026-03-01', '2026-03-10'] }),
-  queryOf(['pageviews', 'bounce_rate'], { dimensions: ['page'], filters: [{ field: 'page', operator: 'contains', value: '/p' }], timeZone: 'UTC', range: ['2026-03-01', '2026-03-10'] }),
+  queryOf(['visitors', 'pageviews', 'bounce_rate', 'avg_session_duration'], {
+    dimensions: [],
+    filters: [],
+    timeZone: 'UTC',
+    range: ['2026-02-28', '2026-03-12'],
+  }),
+  queryOf(['visitors', 'bounce_rate'], {
+    dimensions: ['date'],
+    filters: [],
+    timeZone: 'Europe/Berlin',
+    range: ['2026-03-01', '2026-03-10'],
+  }),
+  queryOf(['pageviews', 'bounce_rate'], {
+    dimensions: ['page'],
+    filters: [{ field: 'page', operator: 'contains', value: '/p' }],
+    timeZone: 'UTC',
+    range: ['2026-03-01', '2026-03-10'],
+  }),
 ];
 
 async function answers(): Promise<string> {
@@ -40,8 +55,20 @@ async function answers(): Promise<string> {
   try {
     const out: unknown[] = [(await engine.runRaw(`SELECT count(*) AS n FROM events`))[0]];
     for (const query of questions) {
-      const derived = (await engine.run(printAnalyticsQuery(planAnalyticsQuery(query, localCatalog), localTarget))).rows;
-      const raw = (await engine.run(printAnalyticsQuery(planAnalyticsQuery(query, localCatalog, { sessionFragments: false, pageviewBuckets: false, customEventBuckets: false }), localTarget))).rows;
+      const derived = (await engine.run(printAnalyticsQuery(planAnalyticsQuery(query, localCatalog), localTarget)))
+        .rows;
+      const raw = (
+        await engine.run(
+          printAnalyticsQuery(
+            planAnalyticsQuery(query, localCatalog, {
+              sessionFragments: false,
+              pageviewBuckets: false,
+              customEventBuckets: false,
+            }),
+            localTarget,
+          ),
+        )
+      ).rows;
       // The derived relations always agree with the rows they were derived from: no half-published state.
       expect(derived).toEqual(raw);
       out.push(derived);
@@ -81,10 +108,22 @@ type Operation = { name: string; args: string[]; env?: Record<string, string>; s
 /** Rounds cycle: a new file, another new file, an earlier file again, the backfill with its compaction, a server. */
 function operation(round: number, newFiles: number): Operation {
   const kind = round % 5;
-  if (kind <= 1 && newFiles < files.length) return { name: `import of file ${newFiles}`, args: ['cli/import-cli.ts', files[newFiles]!] };
-  if (kind <= 2) return { name: `import of file ${round % newFiles} again`, args: ['cli/import-cli.ts', files[round % newFiles]!] };
-  if (kind === 3) return { name: 'compaction and backfill', args: ['cli/backfill-cli.ts'], env: { ANALYTICS_COMPACT_FROM_FILES: '2' } };
-  return { name: 'a server starting (its backfill compacts)', args: ['cli/start.ts'], env: { ANALYTICS_COMPACT_FROM_FILES: '2' }, server: true };
+  if (kind <= 1 && newFiles < files.length)
+    return { name: `import of file ${newFiles}`, args: ['cli/import-cli.ts', files[newFiles]!] };
+  if (kind <= 2)
+    return { name: `import of file ${round % newFiles} again`, args: ['cli/import-cli.ts', files[round % newFiles]!] };
+  if (kind === 3)
+    return {
+      name: 'compaction and backfill',
+      args: ['cli/backfill-cli.ts'],
+      env: { ANALYTICS_COMPACT_FROM_FILES: '2' },
+    };
+  return {
+    name: 'a server starting (its backfill compacts)',
+    args: ['cli/start.ts'],
+    env: { ANALYTICS_COMPACT_FROM_FILES: '2' },
+    server: true,
+  };
 }
 
 /** Runs `op` to completion: a command until it exits, a server until it listens, then stopped with Ctrl-C. */

@@ -22,10 +22,17 @@ afterAll(() => api?.close());
 const today = new Date().toISOString().slice(0, 10);
 const daysAgo = (n: number) => new Date(Date.parse(today) - n * 86_400_000).toISOString().slice(0, 10);
 const stored = (sql: string) =>
-  queryParquet(sql.replace('events', `read_parquet(${sqlPath(join(api.paths.eventsDir, '*', '*', '*.parquet'))}, hive_partitioning = true)`));
+  queryParquet(
+    sql.replace(
+      'events',
+      `read_parquet(${sqlPath(join(api.paths.eventsDir, '*', '*', '*.parquet'))}, hive_partitioning = true)`,
+    ),
+  );
 
 it('imports at least 50k rows over the 90 days ending today, in a few seconds', async () => {
-  const [summary] = await stored(`SELECT count(*)::INTEGER AS n, min(dt)::VARCHAR AS first, max(dt)::VARCHAR AS last, count(DISTINCT dt)::INTEGER AS days, max(ts) <= now()::TIMESTAMP AS past FROM events`);
+  const [summary] = await stored(
+    `SELECT count(*)::INTEGER AS n, min(dt)::VARCHAR AS first, max(dt)::VARCHAR AS last, count(DISTINCT dt)::INTEGER AS days, max(ts) <= now()::TIMESTAMP AS past FROM events`,
+  );
   expect(summary!.n as number).toBeGreaterThanOrEqual(50_000);
   expect(summary).toMatchObject({ first: daysAgo(89), days: 90, past: true });
   expect([daysAgo(1), today]).toContain(summary!.last);
@@ -82,7 +89,10 @@ it('prints a demo key once and a curl line that works against the running API', 
   expect(printed).toMatch(/shown only once/);
   const token = /aqk_[0-9a-f]{16}_[A-Za-z0-9_-]{43}/.exec(printed)?.[0];
   expect(token).toBeDefined();
-  const curl = /curl -s -X POST (\S+) -H "Authorization: Bearer (\S+)" -H 'content-type: application\/json' -d '(.+)'/.exec(printed);
+  const curl =
+    /curl -s -X POST (\S+) -H "Authorization: Bearer (\S+)" -H 'content-type: application\/json' -d '(.+)'/.exec(
+      printed,
+    );
   expect(curl?.[1]).toBe(`${api.url}/v1/query`);
   expect(curl?.[2]).toBe(token);
 

@@ -23,7 +23,14 @@ import { startTestApi, type TestApi } from '../support/test-api.js';
 // not keep exactly, a malformed request target, overlong ids, slow queries and a copied data folder.
 
 const DOMAIN = 'hostile.test';
-const pageview = { domain: DOMAIN, type: 'pageview', visitor_id: 'v1', session_id: 's1', url_path: '/', timestamp: '2026-03-01T10:00:00Z' };
+const pageview = {
+  domain: DOMAIN,
+  type: 'pageview',
+  visitor_id: 'v1',
+  session_id: 's1',
+  url_path: '/',
+  timestamp: '2026-03-01T10:00:00Z',
+};
 
 let api: TestApi;
 let token: string;
@@ -37,7 +44,9 @@ const tempDir = () => {
 beforeAll(async () => {
   api = await startTestApi();
   token = (await api.createKey({ domains: [DOMAIN] })).token;
-  expect((await api.importEvents([pageview, { ...pageview, visitor_id: 'v2', session_id: 's2' }])).rejected).toEqual([]);
+  expect((await api.importEvents([pageview, { ...pageview, visitor_id: 'v2', session_id: 's2' }])).rejected).toEqual(
+    [],
+  );
 });
 afterAll(async () => {
   installEngine(api.engine);
@@ -45,11 +54,17 @@ afterAll(async () => {
   for (const dir of temp) rmSync(dir, { recursive: true, force: true });
 });
 
-const totals = () => api.request('POST', '/v1/query', { token, body: { domain: DOMAIN, date_range: ['2026-03-01', '2026-03-01'], metrics: ['pageviews'] } });
+const totals = () =>
+  api.request('POST', '/v1/query', {
+    token,
+    body: { domain: DOMAIN, date_range: ['2026-03-01', '2026-03-01'], metrics: ['pageviews'] },
+  });
 
 describe('one poison line', () => {
   it('a year past 9999 in an offset instant is rejected with its reason, and every domain keeps answering', async () => {
-    const report = await api.importEvents([{ ...pageview, domain: 'other.test', timestamp: '9999-12-31T23:30:00-01:00' }]);
+    const report = await api.importEvents([
+      { ...pageview, domain: 'other.test', timestamp: '9999-12-31T23:30:00-01:00' },
+    ]);
     expect(report.rowsWritten).toBe(0);
     expect(report.rejected[0]!.reason).toMatch(/timestamp .* lies outside 1970-01-01 to 2099-12-31/);
     const res = await totals();
@@ -94,7 +109,11 @@ describe('imports', () => {
   it('write one file per partition whatever the order of the input: 200 domains x 100 time-ordered rows', async () => {
     const paths = localPaths(tempDir());
     const rows = Array.from({ length: 100 }, (_, minute) =>
-      Array.from({ length: 200 }, (_, d) => ({ ...pageview, domain: `d${d}.test`, timestamp: new Date(Date.parse('2026-03-01T00:00:00Z') + minute * 60_000).toISOString() })),
+      Array.from({ length: 200 }, (_, d) => ({
+        ...pageview,
+        domain: `d${d}.test`,
+        timestamp: new Date(Date.parse('2026-03-01T00:00:00Z') + minute * 60_000).toISOString(),
+      })),
     ).flat();
     const report = await importEvents(rows, paths, { batchRows: 1_000 });
     expect(report.rowsWritten).toBe(20_000);
@@ -105,7 +124,8 @@ describe('imports', () => {
   it('reject text the store could not keep exactly, naming the line and the field', async () => {
     const dir = tempDir();
     const file = join(dir, 'bad.ndjson');
-    const event = (extra: string) => `{"domain":"${DOMAIN}","type":"event","visitor_id":"v","session_id":"s","event_name":"e","timestamp":"2026-03-01T10:00:00Z"${extra}}`;
+    const event = (extra: string) =>
+      `{"domain":"${DOMAIN}","type":"event","visitor_id":"v","session_id":"s","event_name":"e","timestamp":"2026-03-01T10:00:00Z"${extra}}`;
     const lines = [
       Buffer.from(event(',"event_properties":{"k":"\\ud800"}')),
       Buffer.from(event(',"url_path":"/a\\u0000b"')),
@@ -142,7 +162,10 @@ describe('requests', () => {
     const res = await api.request('POST', '/v1/query', { token, body: { domain: DOMAIN, metrics } });
     expectErrorResponse(res, 400, 'invalid_request');
     expect(JSON.stringify(res.body).length).toBeLessThan(10_000);
-    const twice = await api.request('POST', '/v1/query', { token, body: { domain: DOMAIN, metrics: ['visitors', 'visitors'] } });
+    const twice = await api.request('POST', '/v1/query', {
+      token,
+      body: { domain: DOMAIN, metrics: ['visitors', 'visitors'] },
+    });
     expectErrorResponse(twice, 400, 'invalid_request');
     expect(twice.body.message).toMatch(/must not repeat a metric/);
   });
@@ -153,7 +176,10 @@ describe('requests', () => {
     const { token } = await api.createKey({ domains: [DOMAIN] });
     for (let i = 0; i < 90; i++) {
       const spelling = [...zone].map((c, j) => ((i >> (j % 9)) & 1 ? c.toUpperCase() : c.toLowerCase())).join('');
-      await api.request('POST', '/v1/query', { token, body: { domain: DOMAIN, timezone: spelling, metrics: ['nope'] } });
+      await api.request('POST', '/v1/query', {
+        token,
+        body: { domain: DOMAIN, timezone: spelling, metrics: ['nope'] },
+      });
       await api.request('GET', '/v1/events', { token: `junk${'x'.repeat(16_000)}${i}` });
     }
     expect(timeZoneCacheSize().formatters).toBeLessThan(5);
@@ -210,7 +236,9 @@ describe('requests', () => {
     try {
       const { token } = await api.createKey({ domains: [DOMAIN] });
       const body = { domain: DOMAIN, date_range: ['2026-03-01', '2026-03-01'], metrics: ['pageviews'] };
-      const pending = Array.from({ length: MAX_RUNNING_PER_KEY + 6 }, () => api.request('POST', '/v1/query', { token, body }));
+      const pending = Array.from({ length: MAX_RUNNING_PER_KEY + 6 }, () =>
+        api.request('POST', '/v1/query', { token, body }),
+      );
       await vi.waitFor(() => expect(started).toBe(MAX_RUNNING_PER_KEY));
       await new Promise((resolve) => setTimeout(resolve, 200));
       expect(started).toBe(MAX_RUNNING_PER_KEY);

@@ -11,11 +11,23 @@ const seen = vi.hoisted(() => [] as APIGatewayProxyEventV2[]);
 
 vi.mock('../../functions/annotations-list.ts', async (importOriginal) => {
   const original = await importOriginal<typeof import('../../functions/annotations-list.js')>();
-  return { ...original, handler: (event: APIGatewayProxyEventV2, context: never) => (seen.push(structuredClone(event)), original.handler(event, context)) };
+  return {
+    ...original,
+    handler: (event: APIGatewayProxyEventV2, context: never) => (
+      seen.push(structuredClone(event)),
+      original.handler(event, context)
+    ),
+  };
 });
 vi.mock('../../functions/annotations-delete.ts', async (importOriginal) => {
   const original = await importOriginal<typeof import('../../functions/annotations-delete.js')>();
-  return { ...original, handler: (event: APIGatewayProxyEventV2, context: never) => (seen.push(structuredClone(event)), original.handler(event, context)) };
+  return {
+    ...original,
+    handler: (event: APIGatewayProxyEventV2, context: never) => (
+      seen.push(structuredClone(event)),
+      original.handler(event, context)
+    ),
+  };
 });
 
 // A handler module that fails to load the first time it is imported, then loads.
@@ -23,7 +35,13 @@ const loads = vi.hoisted(() => ({ count: 0 }));
 vi.mock('../../functions/event-properties.ts', () => {
   loads.count += 1;
   if (loads.count === 1) throw new Error('SyntaxError in /work/main/functions/event-properties.ts:3:7');
-  return { handler: async () => ({ statusCode: 200, headers: { 'content-type': 'application/json' }, body: '{"loaded":true}' }) };
+  return {
+    handler: async () => ({
+      statusCode: 200,
+      headers: { 'content-type': 'application/json' },
+      body: '{"loaded":true}',
+    }),
+  };
 });
 
 const DOMAIN = 'example.com';
@@ -105,7 +123,10 @@ describe('what a browser on another site can do with this server', () => {
     const port = new URL(api.url).port;
     const rebound = await withHost(`evil.example:${port}`, '/docs');
     expect(rebound.status).toBe(421);
-    expect(JSON.parse(rebound.body)).toMatchObject({ error: 'misdirected_request', message: expect.stringContaining(`127.0.0.1:${port}`) });
+    expect(JSON.parse(rebound.body)).toMatchObject({
+      error: 'misdirected_request',
+      message: expect.stringContaining(`127.0.0.1:${port}`),
+    });
     expect((await withHost(`localhost:${port}`, '/docs')).status).toBe(200);
     expect((await withHost(`LOCALHOST:${port}`, '/docs')).status).toBe(200);
     expect((await withHost(`127.0.0.1:${port}`, '/docs')).status).toBe(200);
@@ -120,7 +141,9 @@ describe('what a browser on another site can do with this server', () => {
       expect(res.headers.get('content-security-policy'), path).toContain("frame-ancestors 'none'");
     }
     expect((await fetch(`${api.url}/`)).headers.get('content-security-policy')).toContain("script-src 'self';");
-    expect((await fetch(`${api.url}/docs`)).headers.get('content-security-policy')).toMatch(/script-src 'self' 'sha256-[A-Za-z0-9+/]+=*'/);
+    expect((await fetch(`${api.url}/docs`)).headers.get('content-security-policy')).toMatch(
+      /script-src 'self' 'sha256-[A-Za-z0-9+/]+=*'/,
+    );
     expect((await fetch(`${api.url}/nothing`)).headers.get('content-security-policy')).toContain("default-src 'none'");
   });
 });
@@ -130,16 +153,19 @@ describe('request targets and methods', () => {
   const raw = (method: string, path: string, headers: Record<string, string | number> = {}, body?: string) =>
     new Promise<{ status: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {
       const url = new URL(api.url);
-      const req = httpRequest({ host: url.hostname, port: url.port, method, path, headers: { authorization: `Bearer ${token}`, ...headers } }, (res) => {
-        let text = '';
-        res.on('data', (c: Buffer) => (text += c.toString()));
-        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text }));
-      });
+      const req = httpRequest(
+        { host: url.hostname, port: url.port, method, path, headers: { authorization: `Bearer ${token}`, ...headers } },
+        (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text }));
+        },
+      );
       req.once('error', reject);
       req.end(body);
     });
 
-  it('routes //host/path as that path, not as another host\'s /path', async () => {
+  it("routes //host/path as that path, not as another host's /path", async () => {
     const res = await raw('GET', `//evil.example/v1/annotations?domain=${DOMAIN}`);
     expect(res.status).toBe(404);
     expect(JSON.parse(res.body)).toMatchObject({ error: 'not_found' });
@@ -164,10 +190,19 @@ describe('request targets and methods', () => {
     const url = new URL(api.url);
     const status = await new Promise<number>((resolve, reject) => {
       // Declares 2 MiB and sends none of it: the answer cannot wait for the body.
-      const req = httpRequest({ host: url.hostname, port: url.port, method: 'POST', path: '/v1/annotations', headers: { 'content-type': 'application/json', 'content-length': 2 * 1024 * 1024 } }, (res) => {
-        res.resume();
-        resolve(res.statusCode!);
-      });
+      const req = httpRequest(
+        {
+          host: url.hostname,
+          port: url.port,
+          method: 'POST',
+          path: '/v1/annotations',
+          headers: { 'content-type': 'application/json', 'content-length': 2 * 1024 * 1024 },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode!);
+        },
+      );
       req.once('error', reject);
       req.flushHeaders();
     });
@@ -199,7 +234,12 @@ describe('request body size', () => {
 describe('the API Gateway v2 event handed to handlers', () => {
   it('has the HTTP API payload 2.0 shape', async () => {
     const res = await fetch(`${api.url}/v1/annotations?domain=${DOMAIN}&start_date=2026-01-01&tag=a&tag=b`, {
-      headers: { authorization: `Bearer ${token}`, 'X-Custom-Header': 'Mixed', 'user-agent': 'vitest-agent', cookie: 'a=1; b=2' },
+      headers: {
+        authorization: `Bearer ${token}`,
+        'X-Custom-Header': 'Mixed',
+        'user-agent': 'vitest-agent',
+        cookie: 'a=1; b=2',
+      },
     });
     expect(res.status).toBe(400); // `tag` is not a known parameter; the event is what this test is about.
     expect(seen).toHaveLength(1);
@@ -247,16 +287,23 @@ describe('the API Gateway v2 event handed to handlers', () => {
 
 describe('path parameters', () => {
   async function createAnnotation(): Promise<string> {
-    const res = await api.request('POST', '/v1/annotations', { token, body: { domain: DOMAIN, date: '2026-05-01', title: 'path test' } });
+    const res = await api.request('POST', '/v1/annotations', {
+      token,
+      body: { domain: DOMAIN, date: '2026-05-01', title: 'path test' },
+    });
     expect(res.status).toBe(201);
     return res.body.id;
   }
 
-  const percentEncodeEveryChar = (s: string) => [...Buffer.from(s)].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join('');
+  const percentEncodeEveryChar = (s: string) =>
+    [...Buffer.from(s)].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join('');
 
   it('decodes a percent-encoded id once and finds the annotation', async () => {
     const id = await createAnnotation();
-    const res = await api.request('DELETE', `/v1/annotations/${percentEncodeEveryChar(id)}`, { token, query: { domain: DOMAIN } });
+    const res = await api.request('DELETE', `/v1/annotations/${percentEncodeEveryChar(id)}`, {
+      token,
+      query: { domain: DOMAIN },
+    });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ success: true });
     expect(seen.at(-1)!.pathParameters).toEqual({ id });

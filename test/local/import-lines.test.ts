@@ -27,7 +27,7 @@ afterAll(async () => {
 function plainLines(bytes: Buffer): (string | { reason: string })[] {
   const body = bytes.subarray(0, 3).equals(Buffer.from([0xef, 0xbb, 0xbf])) ? bytes.subarray(3) : bytes;
   const parts: Buffer[] = [];
-  for (let from = 0; from < body.length; ) {
+  for (let from = 0; from < body.length;) {
     const end = body.indexOf(0x0a, from) === -1 ? body.length : body.indexOf(0x0a, from);
     parts.push(body.subarray(from, end));
     from = end + 1;
@@ -50,7 +50,7 @@ async function linesOf(file: string) {
 }
 
 describe('reading lines', () => {
-  it('splits any file as a plain reading of its bytes does, across the reader\'s 1 MiB chunks', async () => {
+  it("splits any file as a plain reading of its bytes does, across the reader's 1 MiB chunks", async () => {
     const piece = fc.oneof(
       fc.constantFrom('\n', '\r\n', '\r', 'é', '\u{1F600}', '{"a":1}'),
       fc.constantFrom(Buffer.from([0xff]), Buffer.from([0xc3]), Buffer.from([0xef, 0xbb, 0xbf])),
@@ -69,11 +69,27 @@ describe('reading lines', () => {
 
   it('refuses lines past the limit, whether one chunk holds them or several, and keeps those at it', async () => {
     const file = join(dir, 'long.ndjson');
-    const bytes = Buffer.from(['a', 'b'.repeat(MAX_LINE_BYTES + 1), 'c'.repeat(MAX_LINE_BYTES + 2), 'd'.repeat(3 * MAX_LINE_BYTES), `${'e'.repeat(MAX_LINE_BYTES)}\r`, 'f'].join('\n'));
+    const bytes = Buffer.from(
+      [
+        'a',
+        'b'.repeat(MAX_LINE_BYTES + 1),
+        'c'.repeat(MAX_LINE_BYTES + 2),
+        'd'.repeat(3 * MAX_LINE_BYTES),
+        `${'e'.repeat(MAX_LINE_BYTES)}\r`,
+        'f',
+      ].join('\n'),
+    );
     writeFileSync(file, bytes);
     const lines = await linesOf(file);
     expect(lines).toEqual(plainLines(bytes));
-    expect(lines.map((line) => (typeof line === 'string' ? line.length : line.reason))).toEqual([1, MAX_LINE_BYTES + 1, 'line longer than 1048576 bytes', 'line longer than 1048576 bytes', MAX_LINE_BYTES, 1]);
+    expect(lines.map((line) => (typeof line === 'string' ? line.length : line.reason))).toEqual([
+      1,
+      MAX_LINE_BYTES + 1,
+      'line longer than 1048576 bytes',
+      'line longer than 1048576 bytes',
+      MAX_LINE_BYTES,
+      1,
+    ]);
   });
 });
 
@@ -82,7 +98,17 @@ describe('checking on worker threads', () => {
     const lines: string[] = [];
     for (let i = 0; i < 30_000; i++) {
       const day = String(1 + (i % 5)).padStart(2, '0');
-      const event = { domain: i % 7 === 0 ? 'b.test' : 'a.test', timestamp: `2026-03-${day}T10:${String(i % 60).padStart(2, '0')}:00.${String(i % 1000).padStart(3, '0')}Z`, type: 'pageview', visitor_id: `v${i % 900}`, session_id: `s${i % 2000}`, url_path: `/p/${i % 37}`, referrer: i % 3 ? 'https://www.example.com/x' : null, scroll_depth: i % 101, padding: 'z'.repeat(i % 200) };
+      const event = {
+        domain: i % 7 === 0 ? 'b.test' : 'a.test',
+        timestamp: `2026-03-${day}T10:${String(i % 60).padStart(2, '0')}:00.${String(i % 1000).padStart(3, '0')}Z`,
+        type: 'pageview',
+        visitor_id: `v${i % 900}`,
+        session_id: `s${i % 2000}`,
+        url_path: `/p/${i % 37}`,
+        referrer: i % 3 ? 'https://www.example.com/x' : null,
+        scroll_depth: i % 101,
+        padding: 'z'.repeat(i % 200),
+      };
       if (i % 1000 === 17) lines.push('{"domain": "a.test",');
       else if (i % 1000 === 500) lines.push('');
       else if (i % 1000 === 900) lines.push(JSON.stringify({ ...event, type: 'click' }));
@@ -101,12 +127,14 @@ describe('checking on worker threads', () => {
       { line: 901, reason: expect.stringMatching(/^unknown type "click"/) },
     ]);
     const rows = async (root: string) =>
-      queryParquet(`SELECT ${eventColumns.map(([name]) => name).join(', ')}, filename[length(${sqlPath(root)}) + 1:] AS file FROM read_parquet(${sqlPath(`${root}/**/*.parquet`)}, filename = true) ORDER BY ALL`);
+      queryParquet(
+        `SELECT ${eventColumns.map(([name]) => name).join(', ')}, filename[length(${sqlPath(root)}) + 1:] AS file FROM read_parquet(${sqlPath(`${root}/**/*.parquet`)}, filename = true) ORDER BY ALL`,
+      );
     // The same bytes given as blocks of whole lines (as the bench's generator gives them), cut elsewhere.
     const given = localPaths(join(dir, 'given'));
     async function* blocks() {
       const bytes = Buffer.from(`${lines.join('\r\n')}\n`);
-      for (let from = 0; from < bytes.length; ) {
+      for (let from = 0; from < bytes.length;) {
         const end = bytes.indexOf(0x0a, from + 50_000);
         const to = end === -1 ? bytes.length : end + 1;
         yield bytes.subarray(from, to);
@@ -116,7 +144,8 @@ describe('checking on worker threads', () => {
     expect(await importLineBlocks(blocks(), given, { batchRows: 5000 })).toEqual(onOne);
     const [a, b, c] = [await rows(threads.eventsDir), await rows(one.eventsDir), await rows(given.eventsDir)];
     expect(a.length).toBe(onOne.rowsWritten);
-    const byPartition = (r: Record<string, unknown>[]) => r.map(({ file, ...row }) => ({ ...row, partition: String(file).split('/').slice(1, 3).join('/') }));
+    const byPartition = (r: Record<string, unknown>[]) =>
+      r.map(({ file, ...row }) => ({ ...row, partition: String(file).split('/').slice(1, 3).join('/') }));
     expect(byPartition(a)).toEqual(byPartition(b));
     expect(byPartition(c)).toEqual(byPartition(b));
   });

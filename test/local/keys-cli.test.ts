@@ -22,23 +22,50 @@ describe('npm run keys (child process)', () => {
     expect(lines).toHaveLength(1);
     const created = JSON.parse(lines[0]!);
     expect(Object.keys(created)).toEqual(['token', 'key_id', 'type', 'domains', 'scopes', 'owner']);
-    expect(created).toMatchObject({ type: 'project', domains: ['keys.test'], scopes: ['analytics:read', 'analytics:write'] });
+    expect(created).toMatchObject({
+      type: 'project',
+      domains: ['keys.test'],
+      scopes: ['analytics:read', 'analytics:write'],
+    });
     expect(created.token).toMatch(new RegExp(`^aqk_${created.key_id}_`));
     const res = await api.request('GET', '/v1/annotations', { token: created.token, query: { domain: 'keys.test' } });
     expect(res.status).toBe(200);
   });
 
   it('creates personal tokens with several domains, chosen scopes, owner and event limit', async () => {
-    const result = await keys('create', '--type', 'personal', '--domain', 'limit-a.test', '--domain', 'limit-b.test', '--scopes', 'analytics:read', '--owner', 'user-7', '--event-limit', '1', '--json');
+    const result = await keys(
+      'create',
+      '--type',
+      'personal',
+      '--domain',
+      'limit-a.test',
+      '--domain',
+      'limit-b.test',
+      '--scopes',
+      'analytics:read',
+      '--owner',
+      'user-7',
+      '--event-limit',
+      '1',
+      '--json',
+    );
     expect(result.code).toBe(0);
     const created = JSON.parse(result.stdout);
-    expect(created).toMatchObject({ type: 'personal', domains: ['limit-a.test', 'limit-b.test'], scopes: ['analytics:read'], owner: 'user-7' });
+    expect(created).toMatchObject({
+      type: 'personal',
+      domains: ['limit-a.test', 'limit-b.test'],
+      scopes: ['analytics:read'],
+      owner: 'user-7',
+    });
     const read = (domain: string) => api.request('GET', '/v1/annotations', { token: created.token, query: { domain } });
     expect((await read('limit-a.test')).status).toBe(200);
     const overLimit = await read('limit-a.test'); // the event limit of 1 is used up for this domain's month
     expect([overLimit.status, overLimit.body.error]).toEqual([403, 'usage_limit_exceeded']);
     expect((await read('limit-b.test')).status).toBe(200);
-    const write = await api.request('POST', '/v1/annotations', { token: created.token, body: { domain: 'limit-b.test', date: '2026-03-01', title: 'x' } });
+    const write = await api.request('POST', '/v1/annotations', {
+      token: created.token,
+      body: { domain: 'limit-b.test', date: '2026-03-01', title: 'x' },
+    });
     expect(write.status).toBe(403); // read-only scope
   });
 
@@ -58,7 +85,10 @@ describe('npm run keys (child process)', () => {
   });
 
   it('exits 1 with a message for an unknown key id, and 2 with the usage for bad arguments', async () => {
-    const [unknown, usage] = await Promise.all([keys('revoke', '0123456789abcdef'), keys('create', '--domain', 'a.test', '--domain', 'b.test')]);
+    const [unknown, usage] = await Promise.all([
+      keys('revoke', '0123456789abcdef'),
+      keys('create', '--domain', 'a.test', '--domain', 'b.test'),
+    ]);
     expect(unknown).toMatchObject({ code: 1, stdout: '' });
     expect(unknown.stderr).toContain('No key with id "0123456789abcdef"');
     expect(usage).toMatchObject({ code: 2, stdout: '' });
@@ -70,16 +100,29 @@ describe('npm run keys (child process)', () => {
 describe('argument rules', () => {
   it('refuses an owner with control characters or direction overrides, which would forge what the CLI prints', () => {
     for (const owner of ['ops\nCreated project key 0000', 'ops\u001b[2J', 'ops\u202eevil', 'ops\u0007']) {
-      expect(() => parseKeysCommand(['create', '--domain', 'shop.example.com', '--owner', owner]), JSON.stringify(owner)).toThrow(/--owner must not contain control characters/);
+      expect(
+        () => parseKeysCommand(['create', '--domain', 'shop.example.com', '--owner', owner]),
+        JSON.stringify(owner),
+      ).toThrow(/--owner must not contain control characters/);
     }
-    expect(parseKeysCommand(['create', '--domain', 'shop.example.com', '--owner', 'Zoë Ops (team 7)'])).toMatchObject({ input: { owner: 'Zoë Ops (team 7)' } });
+    expect(parseKeysCommand(['create', '--domain', 'shop.example.com', '--owner', 'Zoë Ops (team 7)'])).toMatchObject({
+      input: { owner: 'Zoë Ops (team 7)' },
+    });
   });
 
   it('defaults to a project key with both scopes', () => {
     expect(parseKeysCommand(['create', '--domain', 'shop.example.com'])).toEqual({
-      name: 'create', input: { type: 'project', domains: ['shop.example.com'] }, json: false, aws: false,
+      name: 'create',
+      input: { type: 'project', domains: ['shop.example.com'] },
+      json: false,
+      aws: false,
     });
-    expect(parseKeysCommand(['revoke', 'abc', '--json'])).toEqual({ name: 'revoke', keyId: 'abc', json: true, aws: false });
+    expect(parseKeysCommand(['revoke', 'abc', '--json'])).toEqual({
+      name: 'revoke',
+      keyId: 'abc',
+      json: true,
+      aws: false,
+    });
     expect(parseKeysCommand(['revoke', 'abc', '--aws'])).toMatchObject({ aws: true });
     expect(parseKeysCommand(['--help'])).toBe('help');
   });
@@ -98,7 +141,10 @@ describe('argument rules', () => {
     [['create', '--domain', 'a.test', '--event-limit', '-5'], /'--event-limit' argument is ambiguous/],
     [['create', '--domain', 'a.test', '--event-limit=-5'], /--event-limit must be a positive integer/],
     [['create', '--domain', 'a.test', '--event-limit', '1.5'], /--event-limit must be a positive integer/],
-    [['create', '--domain', 'a.test', '--event-limit', '99999999999999999999'], /--event-limit must be a positive integer/],
+    [
+      ['create', '--domain', 'a.test', '--event-limit', '99999999999999999999'],
+      /--event-limit must be a positive integer/,
+    ],
     [['create', '--domain', 'a.test', '--owner', ' '], /--owner must not be empty/],
     [['create', '--domain', 'a.test', '--bogus'], /Unknown option '--bogus'/],
     [['create', '--domain', 'a.test', 'extra'], /unexpected argument "extra"/],

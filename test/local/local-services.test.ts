@@ -27,18 +27,31 @@ afterAll(async () => {
   await api?.close();
 });
 
-const listTables = (credentials: { accessKeyId: string; secretAccessKey: string }, extra: Record<string, unknown> = {}) =>
-  new DynamoDBClient({ endpoint: api.dynamo.endpoint, region: 'us-east-1', credentials, maxAttempts: 1, ...extra }).send(new ListTablesCommand({}));
+const listTables = (
+  credentials: { accessKeyId: string; secretAccessKey: string },
+  extra: Record<string, unknown> = {},
+) =>
+  new DynamoDBClient({
+    endpoint: api.dynamo.endpoint,
+    region: 'us-east-1',
+    credentials,
+    maxAttempts: 1,
+    ...extra,
+  }).send(new ListTablesCommand({}));
 const unsigned = (init: RequestInit = {}) =>
   fetch(api.dynamo.endpoint, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'DynamoDB_20120810.ListTables', origin: 'http://evil.test' },
+    headers: {
+      'content-type': 'application/x-amz-json-1.0',
+      'x-amz-target': 'DynamoDB_20120810.ListTables',
+      origin: 'http://evil.test',
+    },
     body: '{}',
     ...init,
   });
 
 describe('the local DynamoDB', () => {
-  it('answers requests signed with the data folder\'s credentials', async () => {
+  it("answers requests signed with the data folder's credentials", async () => {
     expect((await listTables(api.dynamo.credentials)).TableNames?.length).toBeGreaterThan(0);
   });
 
@@ -47,18 +60,32 @@ describe('the local DynamoDB', () => {
     expect(bare.status).toBe(403);
     expect(await bare.json()).toMatchObject({ __type: expect.stringContaining('MissingAuthenticationToken') });
     expect(bare.headers.get('access-control-allow-origin')).toBeNull();
-    await expect(listTables({ accessKeyId: 'local', secretAccessKey: 'local' })).rejects.toMatchObject({ name: 'UnrecognizedClientException' });
-    await expect(listTables({ ...api.dynamo.credentials, secretAccessKey: 'guessed' })).rejects.toMatchObject({ name: 'InvalidSignatureException' });
+    await expect(listTables({ accessKeyId: 'local', secretAccessKey: 'local' })).rejects.toMatchObject({
+      name: 'UnrecognizedClientException',
+    });
+    await expect(listTables({ ...api.dynamo.credentials, secretAccessKey: 'guessed' })).rejects.toMatchObject({
+      name: 'InvalidSignatureException',
+    });
     // Signed 20 minutes ago: DynamoDB allows 15.
-    await expect(listTables(api.dynamo.credentials, { systemClockOffset: -20 * 60_000 })).rejects.toMatchObject({ name: 'InvalidSignatureException' });
-    const preflight = await unsigned({ method: 'OPTIONS', headers: { origin: 'http://evil.test', 'access-control-request-method': 'POST' } });
+    await expect(listTables(api.dynamo.credentials, { systemClockOffset: -20 * 60_000 })).rejects.toMatchObject({
+      name: 'InvalidSignatureException',
+    });
+    const preflight = await unsigned({
+      method: 'OPTIONS',
+      headers: { origin: 'http://evil.test', 'access-control-request-method': 'POST' },
+    });
     expect(preflight.status).toBe(403);
     expect(preflight.headers.get('access-control-allow-origin')).toBeNull();
   });
 
   it('refuses a signed request whose body was changed on the way', async () => {
     const url = new URL(api.dynamo.endpoint);
-    const signer = new SignatureV4({ credentials: api.dynamo.credentials, region: 'us-east-1', service: 'dynamodb', sha256: Sha256 });
+    const signer = new SignatureV4({
+      credentials: api.dynamo.credentials,
+      region: 'us-east-1',
+      service: 'dynamodb',
+      sha256: Sha256,
+    });
     const signed = await signer.sign({
       method: 'POST',
       protocol: 'http:',
@@ -66,7 +93,11 @@ describe('the local DynamoDB', () => {
       port: Number(url.port),
       path: '/',
       query: {},
-      headers: { host: url.host, 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'DynamoDB_20120810.ListTables' },
+      headers: {
+        host: url.host,
+        'content-type': 'application/x-amz-json-1.0',
+        'x-amz-target': 'DynamoDB_20120810.ListTables',
+      },
       body: '{}',
     });
     const send = (body: string) => fetch(api.dynamo.endpoint, { method: 'POST', headers: signed.headers, body });
@@ -83,22 +114,38 @@ describe('the local DynamoDB', () => {
   });
 
   // Root can act as another user (the CI machines run as root); elsewhere the file modes above are what holds.
-  it.runIf(process.getuid?.() === 0)('refuses another local user: no file to read, and the port refuses what it sends', async () => {
-    // Asynchronously: the door runs in this process and must answer meanwhile.
-    const asNobody = async (script: string) => (await promisify(execFile)('runuser', ['-u', 'nobody', '--', process.execPath, '-e', script], { encoding: 'utf8', cwd: '/' })).stdout.trim();
-    expect(await asNobody(`try { require('fs').readFileSync(${JSON.stringify(join(api.dataDir, 'dynamodb-credentials.json'))}); console.log('read') } catch (e) { console.log(e.code) }`)).toBe('EACCES');
-    const status = await asNobody(
-      `fetch(${JSON.stringify(api.dynamo.endpoint)}, { method: 'POST', headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'DynamoDB_20120810.Scan' }, body: JSON.stringify({ TableName: 'credentials' }) }).then((r) => console.log(r.status))`,
-    );
-    expect(status).toBe('403');
-  });
+  it.runIf(process.getuid?.() === 0)(
+    'refuses another local user: no file to read, and the port refuses what it sends',
+    async () => {
+      // Asynchronously: the door runs in this process and must answer meanwhile.
+      const asNobody = async (script: string) =>
+        (
+          await promisify(execFile)('runuser', ['-u', 'nobody', '--', process.execPath, '-e', script], {
+            encoding: 'utf8',
+            cwd: '/',
+          })
+        ).stdout.trim();
+      expect(
+        await asNobody(
+          `try { require('fs').readFileSync(${JSON.stringify(join(api.dataDir, 'dynamodb-credentials.json'))}); console.log('read') } catch (e) { console.log(e.code) }`,
+        ),
+      ).toBe('EACCES');
+      const status = await asNobody(
+        `fetch(${JSON.stringify(api.dynamo.endpoint)}, { method: 'POST', headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'DynamoDB_20120810.Scan' }, body: JSON.stringify({ TableName: 'credentials' }) }).then((r) => console.log(r.status))`,
+      );
+      expect(status).toBe('403');
+    },
+  );
 });
 
 /** SHA-256, and HMAC-SHA-256 with a secret, as the signer asks for them. */
 class Sha256 {
   private readonly hash;
   constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
-    this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', typeof secret === 'string' ? secret : Buffer.from(secret as ArrayBuffer));
+    this.hash =
+      secret === undefined
+        ? createHash('sha256')
+        : createHmac('sha256', typeof secret === 'string' ? secret : Buffer.from(secret as ArrayBuffer));
   }
   update(data: string | ArrayBuffer | ArrayBufferView): void {
     this.hash.update(typeof data === 'string' ? data : Buffer.from(data as ArrayBuffer));
@@ -109,34 +156,47 @@ class Sha256 {
   reset(): void {}
 }
 
-describe.skipIf(!trinoAvailable('Local Trino services suite'))('the local Athena emulator (npm start in Trino mode)', () => {
-  let trinoApi: TestApi;
-  beforeAll(async () => {
-    trinoApi = await startTestApi({ engine: 'trino' });
-  }, 300_000);
-  afterAll(async () => {
-    await trinoApi?.close();
-  });
-
-  it('the Athena emulator refuses unsigned requests and other credentials; the API, signing with the folder\'s, answers', async () => {
-    const bare = await fetch(trinoApi.trino!.endpoint, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': 'AmazonAthena.StartQueryExecution' },
-      body: JSON.stringify({ QueryString: 'SELECT 1' }),
+describe.skipIf(!trinoAvailable('Local Trino services suite'))(
+  'the local Athena emulator (npm start in Trino mode)',
+  () => {
+    let trinoApi: TestApi;
+    beforeAll(async () => {
+      trinoApi = await startTestApi({ engine: 'trino' });
+    }, 300_000);
+    afterAll(async () => {
+      await trinoApi?.close();
     });
-    expect(bare.status).toBe(403);
-    expect(bare.headers.get('access-control-allow-origin')).toBeNull();
-    const other = new AthenaClient({ endpoint: trinoApi.trino!.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
-    await expect(other.send(new StartQueryExecutionCommand({ QueryString: 'SELECT 1' }))).rejects.toMatchObject({ name: 'UnrecognizedClientException' });
-    const token = (await trinoApi.createKey({ domains: ['locked.test'] })).token;
-    const answer = await trinoApi.request('POST', '/v1/query', { token, body: { domain: 'locked.test', metrics: ['visitors'], date_range: ['2026-01-01', '2026-01-31'] } });
-    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-  });
-});
+
+    it("the Athena emulator refuses unsigned requests and other credentials; the API, signing with the folder's, answers", async () => {
+      const bare = await fetch(trinoApi.trino!.endpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': 'AmazonAthena.StartQueryExecution' },
+        body: JSON.stringify({ QueryString: 'SELECT 1' }),
+      });
+      expect(bare.status).toBe(403);
+      expect(bare.headers.get('access-control-allow-origin')).toBeNull();
+      const other = new AthenaClient({
+        endpoint: trinoApi.trino!.endpoint,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+        maxAttempts: 1,
+      });
+      await expect(other.send(new StartQueryExecutionCommand({ QueryString: 'SELECT 1' }))).rejects.toMatchObject({
+        name: 'UnrecognizedClientException',
+      });
+      const token = (await trinoApi.createKey({ domains: ['locked.test'] })).token;
+      const answer = await trinoApi.request('POST', '/v1/query', {
+        token,
+        body: { domain: 'locked.test', metrics: ['visitors'], date_range: ['2026-01-01', '2026-01-31'] },
+      });
+      expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    });
+  },
+);
 
 const browserPath = chromiumPath('Local services browser suite');
 
-describe.skipIf(!browserPath)('a web page on another origin, in the user\'s browser', () => {
+describe.skipIf(!browserPath)("a web page on another origin, in the user's browser", () => {
   let browser: Browser;
   let page: Server;
   let pageUrl: string;
@@ -161,11 +221,19 @@ describe.skipIf(!browserPath)('a web page on another origin, in the user\'s brow
     const outcome = await tab.evaluate(async (endpoint) => {
       const tried: string[] = [];
       // As DynamoDB's protocol asks: a preflighted request, refused before it is sent.
-      await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'DynamoDB_20120810.ListTables' }, body: '{}' })
+      await fetch(endpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'DynamoDB_20120810.ListTables' },
+        body: '{}',
+      })
         .then((r) => tried.push(`read ${r.status}`))
         .catch(() => tried.push('blocked'));
       // A simple request needs no preflight; the door refuses it unsigned, and the page cannot read the answer.
-      await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{"TableName":"credentials"}' })
+      await fetch(endpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain' },
+        body: '{"TableName":"credentials"}',
+      })
         .then((r) => tried.push(`read ${r.status}`))
         .catch(() => tried.push('blocked'));
       return tried;

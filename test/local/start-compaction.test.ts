@@ -28,12 +28,18 @@ describe('compaction at start', () => {
     // A store of many small imports, as an hourly feed leaves it when the server stops.
     const dataDir = mkdtempSync(join(tmpdir(), 'analytics-test-'));
     const earlier = await startLocalApi({ dataDir });
-    for (let from = 0; from < events.length; from += 100) await importEvents(events.slice(from, from + 100), earlier.paths);
+    for (let from = 0; from < events.length; from += 100)
+      await importEvents(events.slice(from, from + 100), earlier.paths);
     await earlier.close();
     const started = await startTestApi({ dataDir });
     try {
       const { token } = await started.createKey({ domains: [domain], scopes: ['analytics:read'] });
-      const query = { domain, metrics: ['visitors', 'pageviews', 'bounce_rate'], dimensions: ['date'], date_range: 'all' };
+      const query = {
+        domain,
+        metrics: ['visitors', 'pageviews', 'bounce_rate'],
+        dimensions: ['date'],
+        date_range: 'all',
+      };
       const answer = () => started.request('POST', '/v1/query', { token, body: query });
       // Listening, and the store still as it was: compaction has not been published yet.
       expect(Math.max(...filesPerPartition(started.paths.eventsDir))).toBeGreaterThanOrEqual(COMPACT_FROM_FILES);
@@ -47,4 +53,3 @@ describe('compaction at start', () => {
     }
   }, 120_000);
 });
-

@@ -62,40 +62,68 @@ function stop(running: Running): Promise<number | null> {
 
 const range = ['2026-01-01', new Date().toISOString().slice(0, 10)];
 const calls: [string, string, unknown?][] = [
-  ['POST', '/v1/query', { metrics: ['visitors', 'pageviews', 'bounce_rate', 'avg_session_duration'], date_range: '30d' }],
-  ['POST', '/v1/query', { metrics: ['visitors', 'revenue', 'conversions'], dimensions: ['page', 'country'], date_range: range, include_revenue: true, limit: 20 }],
-  ['POST', '/v1/query', { metrics: ['pageviews'], dimensions: ['date'], date_range: '7d', timezone: 'America/New_York' }],
+  [
+    'POST',
+    '/v1/query',
+    { metrics: ['visitors', 'pageviews', 'bounce_rate', 'avg_session_duration'], date_range: '30d' },
+  ],
+  [
+    'POST',
+    '/v1/query',
+    {
+      metrics: ['visitors', 'revenue', 'conversions'],
+      dimensions: ['page', 'country'],
+      date_range: range,
+      include_revenue: true,
+      limit: 20,
+    },
+  ],
+  [
+    'POST',
+    '/v1/query',
+    { metrics: ['pageviews'], dimensions: ['date'], date_range: '7d', timezone: 'America/New_York' },
+  ],
   ['POST', '/v1/journeys/list', { domain: DEMO_DOMAIN, date_range: '30d', limit: 10 }],
   ['GET', '/v1/events?period=30d'],
   ['GET', '/v1/events/signup/properties?period=90d'],
 ];
 
 describe.skipIf(!trinoAvailable('npm start with Trino suite'))('ANALYTICS_ENGINE=trino npm start', () => {
-  it('answers every endpoint with the bodies of the default engine, and stops cleanly', { timeout: 600_000 }, async () => {
-    const duckdb = await start({}, /curl -s -X POST/);
-    const key = /aqk_[A-Za-z0-9_-]+/.exec(duckdb.output())![0];
-    const send = async (running: Running, [method, path, body]: [string, string, unknown?]) => {
-      const res = await fetch(`${running.url}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-        body: body ? JSON.stringify(body) : undefined,
-      });
-      return { status: res.status, body: answer(await res.json()) };
-    };
-    const expected = [];
-    for (const call of calls) expected.push(await send(duckdb, call));
-    // A visitor of the list, for the one-visitor endpoints.
-    const visitor = ((expected[3]!.body as { data: { visitor_id: string }[] }).data[0]!).visitor_id;
-    const visitorCalls: [string, string, unknown][] = ['timeline', 'stats', 'activity'].map((kind) => ['POST', `/v1/journeys/${kind}`, { domain: DEMO_DOMAIN, visitor_id: visitor, ...(kind === 'timeline' ? { date_range: '30d' } : {}) }]);
-    for (const call of visitorCalls) expected.push(await send(duckdb, call));
-    expect(await stop(duckdb)).toBe(0);
+  it(
+    'answers every endpoint with the bodies of the default engine, and stops cleanly',
+    { timeout: 600_000 },
+    async () => {
+      const duckdb = await start({}, /curl -s -X POST/);
+      const key = /aqk_[A-Za-z0-9_-]+/.exec(duckdb.output())![0];
+      const send = async (running: Running, [method, path, body]: [string, string, unknown?]) => {
+        const res = await fetch(`${running.url}${path}`, {
+          method,
+          headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+          body: body ? JSON.stringify(body) : undefined,
+        });
+        return { status: res.status, body: answer(await res.json()) };
+      };
+      const expected = [];
+      for (const call of calls) expected.push(await send(duckdb, call));
+      // A visitor of the list, for the one-visitor endpoints.
+      const visitor = (expected[3]!.body as { data: { visitor_id: string }[] }).data[0]!.visitor_id;
+      const visitorCalls: [string, string, unknown][] = ['timeline', 'stats', 'activity'].map((kind) => [
+        'POST',
+        `/v1/journeys/${kind}`,
+        { domain: DEMO_DOMAIN, visitor_id: visitor, ...(kind === 'timeline' ? { date_range: '30d' } : {}) },
+      ]);
+      for (const call of visitorCalls) expected.push(await send(duckdb, call));
+      expect(await stop(duckdb)).toBe(0);
 
-    const trino = await start({ ANALYTICS_ENGINE: 'trino' }, /Analytics API listening/);
-    expect(trino.output()).toMatch(/Queries run on the Athena engine through Trino .* in \d+ ms, server up in \d+ ms, 6 Glue tables created in \d+ ms/);
-    const answers = [];
-    for (const call of [...calls, ...visitorCalls]) answers.push(await send(trino, call));
-    expect(answers).toEqual(expected);
-    expect(answers.every((a) => a.status === 200)).toBe(true);
-    expect(await stop(trino)).toBe(0);
-  });
+      const trino = await start({ ANALYTICS_ENGINE: 'trino' }, /Analytics API listening/);
+      expect(trino.output()).toMatch(
+        /Queries run on the Athena engine through Trino .* in \d+ ms, server up in \d+ ms, 6 Glue tables created in \d+ ms/,
+      );
+      const answers = [];
+      for (const call of [...calls, ...visitorCalls]) answers.push(await send(trino, call));
+      expect(answers).toEqual(expected);
+      expect(answers.every((a) => a.status === 200)).toBe(true);
+      expect(await stop(trino)).toBe(0);
+    },
+  );
 });

@@ -15,7 +15,11 @@ const lockModule = new URL('../../local/store/store-lock.ts', import.meta.url).p
  * `processes` children, each trying `rounds` times to take the lock; inside, each creates `inside` exclusively
  * (failing if another holder is inside), waits a moment, removes it and releases. Returns the takes and overlaps.
  */
-async function contend(dir: string, processes: number, rounds: number): Promise<{ taken: number; overlaps: number; busy: number }> {
+async function contend(
+  dir: string,
+  processes: number,
+  rounds: number,
+): Promise<{ taken: number; overlaps: number; busy: number }> {
   const script = `
     import { existsSync, rmSync, writeFileSync } from 'node:fs';
     import { takeStoreLock, releaseStoreLock, StoreBusyError } from ${JSON.stringify(lockModule)};
@@ -34,16 +38,39 @@ async function contend(dir: string, processes: number, rounds: number): Promise<
     }
     console.log(JSON.stringify({ taken, overlaps, busy }));`;
   const results = await Promise.all(
-    Array.from({ length: processes }, () =>
-      new Promise<{ taken: number; overlaps: number; busy: number }>((resolve, reject) => {
-        const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, join(dir, 'store.lock'), join(dir, 'inside'), String(rounds)], { stdio: ['ignore', 'pipe', 'inherit'] });
-        let out = '';
-        child.stdout.on('data', (d: Buffer) => (out += d));
-        child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').at(-1)!)) : reject(new Error(`taker exited ${code}`))));
-      }),
+    Array.from(
+      { length: processes },
+      () =>
+        new Promise<{ taken: number; overlaps: number; busy: number }>((resolve, reject) => {
+          const child = spawn(
+            process.execPath,
+            [
+              '--import',
+              'tsx',
+              '--input-type=module',
+              '-e',
+              script,
+              join(dir, 'store.lock'),
+              join(dir, 'inside'),
+              String(rounds),
+            ],
+            { stdio: ['ignore', 'pipe', 'inherit'] },
+          );
+          let out = '';
+          child.stdout.on('data', (d: Buffer) => (out += d));
+          child.on('exit', (code) =>
+            code === 0
+              ? resolve(JSON.parse(out.trim().split('\n').at(-1)!))
+              : reject(new Error(`taker exited ${code}`)),
+          );
+        }),
     ),
   );
-  return results.reduce((a, r) => ({ taken: a.taken + r.taken, overlaps: a.overlaps + r.overlaps, busy: a.busy + r.busy }));
+  return results.reduce((a, r) => ({
+    taken: a.taken + r.taken,
+    overlaps: a.overlaps + r.overlaps,
+    busy: a.busy + r.busy,
+  }));
 }
 
 describe('the store lock', () => {

@@ -24,14 +24,22 @@ describe('parseTimestamp', () => {
           ...dateTimeFields([1971, 2098], false),
           second: fc.option(fc.integer({ min: 0, max: 59 })),
           fraction: fc.option(fc.stringMatching(/^\d{1,9}$/)),
-          offset: fc.option(fc.record({ sign: fc.constantFrom('+', '-'), hours: fc.integer({ min: 0, max: 23 }), minutes: fc.integer({ min: 0, max: 59 }), form: fc.constantFrom('hh:mm', 'hhmm', 'hh') })),
+          offset: fc.option(
+            fc.record({
+              sign: fc.constantFrom('+', '-'),
+              hours: fc.integer({ min: 0, max: 23 }),
+              minutes: fc.integer({ min: 0, max: 59 }),
+              form: fc.constantFrom('hh:mm', 'hhmm', 'hh'),
+            }),
+          ),
         }),
         ({ year, month, day, hour, minute, second, fraction, offset }) => {
           let text = `${year}-${pad(month)}-${pad(day)}T${pad(hour)}:${pad(minute)}`;
           if (second !== null) text += `:${pad(second)}${fraction !== null ? `.${fraction}` : ''}`;
           const offsetMinutes = offset ? (offset.form === 'hh' ? 0 : offset.minutes) : 0;
           if (!offset) text += 'Z';
-          else text += `${offset.sign}${pad(offset.hours)}${offset.form === 'hh:mm' ? `:${pad(offsetMinutes)}` : offset.form === 'hhmm' ? pad(offsetMinutes) : ''}`;
+          else
+            text += `${offset.sign}${pad(offset.hours)}${offset.form === 'hh:mm' ? `:${pad(offsetMinutes)}` : offset.form === 'hhmm' ? pad(offsetMinutes) : ''}`;
           const millis = second !== null && fraction !== null ? Number(fraction.slice(0, 3).padEnd(3, '0')) : 0;
           const local = Date.UTC(year, month - 1, day, hour, minute, second ?? 0, millis);
           const back = new Date(local);
@@ -55,7 +63,9 @@ describe('parseTimestamp', () => {
           second: fc.integer({ min: 0, max: 60 }),
           millis: fc.integer({ min: 0, max: 999 }),
           // One character replaced, sometimes: by a non-digit or a digit of another script.
-          replace: fc.option(fc.record({ at: fc.integer({ min: 0, max: 23 }), by: fc.constantFrom('x', ' ', '/', '\u0661', '+') })),
+          replace: fc.option(
+            fc.record({ at: fc.integer({ min: 0, max: 23 }), by: fc.constantFrom('x', ' ', '/', '\u0661', '+') }),
+          ),
         }),
         ({ year, month, day, hour, minute, second, millis, replace }) => {
           let text = `${pad(year, 4)}-${pad(month)}-${pad(day)}T${pad(hour)}:${pad(minute)}:${pad(second)}.${pad(millis, 3)}Z`;
@@ -66,10 +76,25 @@ describe('parseTimestamp', () => {
             if (!/[+]/.test(text)) expect(() => parseTimestamp(text)).toThrow();
             return;
           }
-          const [y, mo, d, h, mi, s, ms] = fields.slice(1).map(Number) as [number, number, number, number, number, number, number];
+          const [y, mo, d, h, mi, s, ms] = fields.slice(1).map(Number) as [
+            number,
+            number,
+            number,
+            number,
+            number,
+            number,
+            number,
+          ];
           const instant = Date.UTC(y, mo - 1, d, h, mi, s, ms);
           const back = new Date(instant);
-          const real = mo >= 1 && mo <= 12 && back.getUTCMonth() === mo - 1 && back.getUTCDate() === d && h < 24 && mi < 60 && s < 60;
+          const real =
+            mo >= 1 &&
+            mo <= 12 &&
+            back.getUTCMonth() === mo - 1 &&
+            back.getUTCDate() === d &&
+            h < 24 &&
+            mi < 60 &&
+            s < 60;
           if (!real) expect(() => parseTimestamp(text)).toThrow(/is not a real date and time|lies outside/);
           else if (y < 1970 || y > 2099) expect(() => parseTimestamp(text)).toThrow(/lies outside/);
           else expect(parseTimestamp(text)).toBe(instant);
@@ -82,7 +107,18 @@ describe('parseTimestamp', () => {
   it('refuses leap days of years that have none, and hours, minutes or offsets out of range', () => {
     expect(parseTimestamp('2024-02-29T00:00:00Z')).toBe(Date.UTC(2024, 1, 29));
     expect(parseTimestamp('2000-02-29T00:00:00Z')).toBe(Date.UTC(2000, 1, 29));
-    for (const text of ['2026-02-29T00:00:00Z', '2100-02-29T00:00:00Z', '2026-13-01T00:00:00Z', '2026-00-10T00:00:00Z', '2026-01-00T00:00:00Z', '2026-01-01T24:00Z', '2026-01-01T10:60Z', '2026-01-01T10:00:60Z', '2026-01-01T10:00+24:00', '2026-01-01T10:00+01:60']) {
+    for (const text of [
+      '2026-02-29T00:00:00Z',
+      '2100-02-29T00:00:00Z',
+      '2026-13-01T00:00:00Z',
+      '2026-00-10T00:00:00Z',
+      '2026-01-00T00:00:00Z',
+      '2026-01-01T24:00Z',
+      '2026-01-01T10:60Z',
+      '2026-01-01T10:00:60Z',
+      '2026-01-01T10:00+24:00',
+      '2026-01-01T10:00+01:60',
+    ]) {
       expect(() => parseTimestamp(text), text).toThrow(/is not a real date and time/);
     }
     expect(() => parseTimestamp('0099-01-01T00:00:00Z')).toThrow(/lies outside/);
@@ -94,7 +130,13 @@ describe('parseTimestamp', () => {
   it('reads the common form to the first and last instant of EVENT_DAYS, and refuses the years Date.UTC would read as 19xx', () => {
     expect(parseTimestamp('1970-01-01T00:00:00.000Z')).toBe(0);
     expect(parseTimestamp('2099-12-31T23:59:59.999Z')).toBe(Date.UTC(2100, 0, 1) - 1);
-    for (const text of ['2100-01-01T00:00:00.000Z', '1969-12-31T23:59:59.999Z', '0070-06-01T00:00:00.000Z', '0099-12-31T23:59:59.999Z', '0000-01-01T00:00:00.000Z']) {
+    for (const text of [
+      '2100-01-01T00:00:00.000Z',
+      '1969-12-31T23:59:59.999Z',
+      '0070-06-01T00:00:00.000Z',
+      '0099-12-31T23:59:59.999Z',
+      '0000-01-01T00:00:00.000Z',
+    ]) {
       expect(() => parseTimestamp(text), text).toThrow(/lies outside/);
     }
   });

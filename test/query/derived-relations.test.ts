@@ -32,7 +32,16 @@ import { integer, print, sql, trusted } from '../../shared/query/sql/sql.js';
 import { offsetSegments } from '../../shared/time/time-zone.js';
 import { rangeOfDates } from '../../shared/time/date-range.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
-import { days, domain, filterPool, generatedEvents, pageFilterPool, queryArbitrary, queryOf, zones } from '../support/generated-sessions.js';
+import {
+  days,
+  domain,
+  filterPool,
+  generatedEvents,
+  pageFilterPool,
+  queryArbitrary,
+  queryOf,
+  zones,
+} from '../support/generated-sessions.js';
 
 // The derived relations (session fragments, pageview buckets) must never change an answer: on generated data
 // (sessions across midnight UTC, attribution changing inside a session, sessions without pageviews, dev rows,
@@ -75,7 +84,8 @@ async function expectPagesKeyedAlike(): Promise<void> {
   expect(Number(pairs!.different)).toBe(0);
 }
 
-const files = (dir: string) => (readdirSync(dir, { recursive: true, encoding: 'utf8' }) as string[]).filter((f) => f.endsWith('.parquet')).sort();
+const files = (dir: string) =>
+  (readdirSync(dir, { recursive: true, encoding: 'utf8' }) as string[]).filter((f) => f.endsWith('.parquet')).sort();
 
 let api: TestApi;
 // The imports leave partitions of many files, which a backfill would compact (test/local/compaction.test.ts tests that).
@@ -89,13 +99,19 @@ async function listPage(on: TestApi, plan: VisitorListPlan): Promise<SqlRow[]> {
 /** The query's rows as planned by default (with the derived relations) equal its rows planned with `raw`. */
 async function expectSameAsRaw(query: AnalyticsQuery, raw: PlanOptions): Promise<{ plan: QueryPlan; rows: unknown[] }> {
   const plan = planAnalyticsQuery(query, localCatalog);
-  const [a, b] = await Promise.all([planAnalyticsQuery(query, localCatalog, raw), plan].map((p) => api.engine.run(printAnalyticsQuery(p, localTarget))));
+  const [a, b] = await Promise.all(
+    [planAnalyticsQuery(query, localCatalog, raw), plan].map((p) =>
+      api.engine.run(printAnalyticsQuery(p, localTarget)),
+    ),
+  );
   expect(b!.rows).toEqual(a!.rows);
   return { plan, rows: b!.rows };
 }
 /** `rows`, the query's rows as planned by default, equal its rows planned `without` one of the derived relations. */
 async function expectSameWithout(query: AnalyticsQuery, rows: unknown[], without: PlanOptions): Promise<void> {
-  expect(rows).toEqual((await api.engine.run(printAnalyticsQuery(planAnalyticsQuery(query, localCatalog, without), localTarget))).rows);
+  expect(rows).toEqual(
+    (await api.engine.run(printAnalyticsQuery(planAnalyticsQuery(query, localCatalog, without), localTarget))).rows,
+  );
 }
 
 beforeAll(async () => {
@@ -111,8 +127,14 @@ afterAll(() => api?.close());
 
 describe('session fragments', () => {
   it('read only the partitions wholly inside the range', () => {
-    expect(fullPartitions(rangeOfDates('2026-03-02', '2026-03-04', 'UTC'))).toMatchObject({ dtFrom: '2026-03-02', dtTo: '2026-03-04' });
-    expect(fullPartitions(rangeOfDates('2026-03-02', '2026-03-04', 'America/New_York'))).toMatchObject({ dtFrom: '2026-03-03', dtTo: '2026-03-04' });
+    expect(fullPartitions(rangeOfDates('2026-03-02', '2026-03-04', 'UTC'))).toMatchObject({
+      dtFrom: '2026-03-02',
+      dtTo: '2026-03-04',
+    });
+    expect(fullPartitions(rangeOfDates('2026-03-02', '2026-03-04', 'America/New_York'))).toMatchObject({
+      dtFrom: '2026-03-03',
+      dtTo: '2026-03-04',
+    });
     expect(fullPartitions(rangeOfDates('2026-03-02', '2026-03-02', 'Asia/Kolkata'))).toBeNull();
   });
 
@@ -120,7 +142,8 @@ describe('session fragments', () => {
     let withFragments = 0;
     await fc.assert(
       fc.asyncProperty(queryArbitrary, async (query) => {
-        if ((await expectSameAsRaw(query, { sessionFragments: false })).plan.sources.sessions?.from === 'fragments') withFragments += 1;
+        if ((await expectSameAsRaw(query, { sessionFragments: false })).plan.sources.sessions?.from === 'fragments')
+          withFragments += 1;
       }),
       { numRuns: 120, seed: 42 },
     );
@@ -145,11 +168,15 @@ describe('session fragments', () => {
 
   it('are counted per time bucket and attribute, and the unmarked kept apart, in files beside each fragment file, as marked across imports', async () => {
     for (const dir of Object.values(api.paths.twinDirs)) {
-      expect(files(dir).map((f) => f.replace(/\.\d+-\d+\.parquet$/, '.parquet'))).toEqual(files(api.paths.derivedDirs.sessions));
+      expect(files(dir).map((f) => f.replace(/\.\d+-\d+\.parquet$/, '.parquet'))).toEqual(
+        files(api.paths.derivedDirs.sessions),
+      );
     }
     const unmarked = await api.engine.runRaw(`SELECT * FROM unmarked_fragments ORDER BY ALL`);
     expect(unmarked.length).toBeGreaterThan(50);
-    expect(unmarked).toEqual(await api.engine.runRaw(`SELECT * FROM session_fragments WHERE NOT coalesce(whole, false) ORDER BY ALL`));
+    expect(unmarked).toEqual(
+      await api.engine.runRaw(`SELECT * FROM session_fragments WHERE NOT coalesce(whole, false) ORDER BY ALL`),
+    );
     const perBucket = (relation: string) =>
       `SELECT domain, dt, is_dev, bucket, attribute, value, CAST(sum(sessions) AS BIGINT) AS sessions, CAST(sum(bounces) AS BIGINT) AS bounces,
               CAST(sum(duration_ms) AS BIGINT) AS duration_ms
@@ -160,14 +187,21 @@ describe('session fragments', () => {
     expect(stored.length).toBeGreaterThan(50);
     expect(stored).toEqual(await api.engine.runRaw(perBucket(fromFragments)));
     // The three imports extended sessions stored by the earlier ones: their marks changed and so did the counts.
-    const totals = await api.engine.runRaw(`SELECT attribute, CAST(sum(sessions) AS BIGINT) AS n FROM session_counts GROUP BY 1 ORDER BY 1`);
+    const totals = await api.engine.runRaw(
+      `SELECT attribute, CAST(sum(sessions) AS BIGINT) AS n FROM session_counts GROUP BY 1 ORDER BY 1`,
+    );
     const [whole] = await api.engine.runRaw(`SELECT count(*) AS n FROM session_fragments WHERE whole`);
     expect(totals.length).toBe(countedAttributes.length + 1);
     for (const total of totals) expect(total.n).toBe(whole!.n);
   });
 
   it('counted or kept apart in a snapshot written before those existed are computed from the fragments, and stored by the next transaction', async () => {
-    const query = queryOf(['visitors', 'bounce_rate', 'avg_session_duration'], { dimensions: ['date'], filters: [], timeZone: 'America/New_York', range: ['2026-03-01', '2026-03-10'] });
+    const query = queryOf(['visitors', 'bounce_rate', 'avg_session_duration'], {
+      dimensions: ['date'],
+      filters: [],
+      timeZone: 'America/New_York',
+      range: ['2026-03-01', '2026-03-10'],
+    });
     const plan = planAnalyticsQuery(query, localCatalog);
     expect(plan.sources.sessions).toMatchObject({ from: 'fragments', counts: true });
     const answer = async () => (await api.engine.run(printAnalyticsQuery(plan, localTarget))).rows;
@@ -182,33 +216,45 @@ describe('session fragments', () => {
       opened.close();
     }
     await backfillDerived(api.paths, uncompacted);
-    for (const dir of Object.values(api.paths.twinDirs)) expect(files(dir).length).toBe(files(api.paths.derivedDirs.sessions).length);
+    for (const dir of Object.values(api.paths.twinDirs))
+      expect(files(dir).length).toBe(files(api.paths.derivedDirs.sessions).length);
     expect(await answer()).toEqual(before);
     // A fragment file replaced (as the marks pass replaces one) gets counted again; a counts file of no fragment file goes.
     const [name] = files(api.paths.derivedDirs.sessions);
     const fragmentFile = join(api.paths.derivedDirs.sessions, name!);
-    await api.engine.runRaw(`COPY (SELECT * REPLACE (false AS whole) FROM read_parquet('${fragmentFile}')) TO '${fragmentFile}.new' (FORMAT parquet)`);
+    await api.engine.runRaw(
+      `COPY (SELECT * REPLACE (false AS whole) FROM read_parquet('${fragmentFile}')) TO '${fragmentFile}.new' (FORMAT parquet)`,
+    );
     renameSync(`${fragmentFile}.new`, fragmentFile);
     writeFileSync(join(api.paths.twinDirs.session_counts, name!.replace(/\.parquet$/, '.1-1.parquet')), '');
     await backfillDerived(api.paths, uncompacted);
-    for (const dir of Object.values(api.paths.twinDirs)) expect(files(dir).length).toBe(files(api.paths.derivedDirs.sessions).length);
-    expect(await api.engine.runRaw(`SELECT count(*) AS n FROM unmarked_fragments`)).toEqual(await api.engine.runRaw(`SELECT count(*) AS n FROM session_fragments WHERE NOT whole`));
+    for (const dir of Object.values(api.paths.twinDirs))
+      expect(files(dir).length).toBe(files(api.paths.derivedDirs.sessions).length);
+    expect(await api.engine.runRaw(`SELECT count(*) AS n FROM unmarked_fragments`)).toEqual(
+      await api.engine.runRaw(`SELECT count(*) AS n FROM session_fragments WHERE NOT whole`),
+    );
     expect(await answer()).toEqual(before);
-    const [counted] = await api.engine.runRaw(`SELECT CAST(sum(sessions) AS BIGINT) AS n FROM session_counts WHERE attribute IS NULL`);
+    const [counted] = await api.engine.runRaw(
+      `SELECT CAST(sum(sessions) AS BIGINT) AS n FROM session_counts WHERE attribute IS NULL`,
+    );
     const [whole] = await api.engine.runRaw(`SELECT count(*) AS n FROM session_fragments WHERE whole`);
     expect(counted!.n).toBe(whole!.n);
   });
 
-  it('picked by their path lists give the same answer as raw rows and as the kept rows\' sessions, for page filters', async () => {
+  it("picked by their path lists give the same answer as raw rows and as the kept rows' sessions, for page filters", async () => {
     let withPaths = 0;
     await fc.assert(
-      fc.asyncProperty(queryArbitrary, fc.subarray(pageFilterPool, { minLength: 1, maxLength: 2 }), async (random, filters) => {
-        const query = { ...random, filters };
-        const { plan, rows } = await expectSameAsRaw(query, { sessionFragments: false });
-        if (plan.sources.sessions?.from !== 'fragments' || plan.sources.sessions.pick.by !== 'paths') return;
-        withPaths += 1;
-        await expectSameWithout(query, rows, { pathLists: false });
-      }),
+      fc.asyncProperty(
+        queryArbitrary,
+        fc.subarray(pageFilterPool, { minLength: 1, maxLength: 2 }),
+        async (random, filters) => {
+          const query = { ...random, filters };
+          const { plan, rows } = await expectSameAsRaw(query, { sessionFragments: false });
+          if (plan.sources.sessions?.from !== 'fragments' || plan.sources.sessions.pick.by !== 'paths') return;
+          withPaths += 1;
+          await expectSameWithout(query, rows, { pathLists: false });
+        },
+      ),
       { numRuns: 80, seed: 7 },
     );
     expect(withPaths).toBeGreaterThan(40);
@@ -216,14 +262,32 @@ describe('session fragments', () => {
 
   it('written before `url_paths` existed (read as NULL, as Athena reads them) are picked by their rows, and answers stay exact', async () => {
     // Half the fragments as an older importer wrote them, through a catalog naming that relation.
-    await api.engine.runRaw(`CREATE OR REPLACE VIEW fragments_half_old AS SELECT * REPLACE (CASE WHEN hash(session_id) % 2 = 0 THEN NULL ELSE url_paths END AS url_paths) FROM session_fragments`);
-    const catalog = { ...localCatalog, tables: { ...localCatalog.tables, sessionFragments: trusted('fragments_half_old') }, fragmentsHavePaths: false, sessionCounts: null, unmarkedFragments: null };
+    await api.engine.runRaw(
+      `CREATE OR REPLACE VIEW fragments_half_old AS SELECT * REPLACE (CASE WHEN hash(session_id) % 2 = 0 THEN NULL ELSE url_paths END AS url_paths) FROM session_fragments`,
+    );
+    const catalog = {
+      ...localCatalog,
+      tables: { ...localCatalog.tables, sessionFragments: trusted('fragments_half_old') },
+      fragmentsHavePaths: false,
+      sessionCounts: null,
+      unmarkedFragments: null,
+    };
     let compared = 0;
     for (const filters of pageFilterPool.map((f) => [f])) {
-      const query = queryOf(['visitors', 'bounce_rate', 'avg_session_duration'], { dimensions: ['referrer'], filters, timeZone: 'UTC', range: ['2026-03-01', '2026-03-10'] });
+      const query = queryOf(['visitors', 'bounce_rate', 'avg_session_duration'], {
+        dimensions: ['referrer'],
+        filters,
+        timeZone: 'UTC',
+        range: ['2026-03-01', '2026-03-10'],
+      });
       const plan = planAnalyticsQuery(query, catalog);
       expect(plan.sources.sessions).toMatchObject({ from: 'fragments', pick: { by: 'paths', unlistedByRows: true } });
-      const [raw, halfOld] = await Promise.all([api.engine.run(printAnalyticsQuery(planAnalyticsQuery(query, localCatalog, { sessionFragments: false }), localTarget)), api.engine.run(printAnalyticsQuery(plan, { ...localTarget, catalog }))]);
+      const [raw, halfOld] = await Promise.all([
+        api.engine.run(
+          printAnalyticsQuery(planAnalyticsQuery(query, localCatalog, { sessionFragments: false }), localTarget),
+        ),
+        api.engine.run(printAnalyticsQuery(plan, { ...localTarget, catalog })),
+      ]);
       expect(halfOld.rows).toEqual(raw.rows);
       compared += raw.rows.length;
     }
@@ -235,7 +299,8 @@ describe('session fragments', () => {
     // its only one. Here: one fragment of two sessions in three marked, whatever their other fragments.
     await api.engine.runRaw(`CREATE OR REPLACE VIEW fragments_stale_marks AS SELECT * REPLACE (
         hash(session_id) % 3 <> 0 AND row_number() OVER (PARTITION BY domain, session_id ORDER BY hash(dt, first_ts, is_dev)) = 1 AS whole) FROM session_fragments`);
-    const [marks] = await api.engine.runRaw(`SELECT count(*) FILTER (WHERE whole AND n > 1) AS stale, count(*) FILTER (WHERE whole AND n = 1) AS exact
+    const [marks] = await api.engine
+      .runRaw(`SELECT count(*) FILTER (WHERE whole AND n > 1) AS stale, count(*) FILTER (WHERE whole AND n = 1) AS exact
       FROM (SELECT whole, count(*) OVER (PARTITION BY domain, session_id) AS n FROM fragments_stale_marks)`);
     expect(Number(marks!.stale)).toBeGreaterThan(30);
     expect(Number(marks!.exact)).toBeGreaterThan(30);
@@ -251,9 +316,13 @@ describe('session fragments', () => {
         if (plan.sources.sessions?.from !== 'fragments') return;
         expect(plan.sources.sessions.staleMarks).toBe(true);
         const [raw, stale, trusted] = await Promise.all([
-          api.engine.run(printAnalyticsQuery(planAnalyticsQuery(query, localCatalog, { sessionFragments: false }), localTarget)),
+          api.engine.run(
+            printAnalyticsQuery(planAnalyticsQuery(query, localCatalog, { sessionFragments: false }), localTarget),
+          ),
           api.engine.run(printAnalyticsQuery(plan, { ...localTarget, catalog: asOnS3 })),
-          api.engine.run(printAnalyticsQuery(planAnalyticsQuery(query, trusting), { ...localTarget, catalog: trusting })),
+          api.engine.run(
+            printAnalyticsQuery(planAnalyticsQuery(query, trusting), { ...localTarget, catalog: trusting }),
+          ),
         ]);
         expect(stale.rows).toEqual(raw.rows);
         if (JSON.stringify(trusted.rows) !== JSON.stringify(raw.rows)) differ += 1;
@@ -282,7 +351,7 @@ describe('session fragments', () => {
     expect(rows.length).toBeGreaterThan(4);
   });
 
-  it('are marked whole exactly when they are their session\'s only fragment, across imports', async () => {
+  it("are marked whole exactly when they are their session's only fragment, across imports", async () => {
     const [counts] = await api.engine.runRaw(`
       WITH n AS (SELECT session_id, count(*) AS fragments, count(*) FILTER (WHERE whole) AS whole FROM session_fragments GROUP BY 1)
       SELECT count(*) FILTER (WHERE fragments = 1 AND whole = 1) AS single, count(*) FILTER (WHERE fragments > 1) AS split,
@@ -307,7 +376,9 @@ describe('session fragments', () => {
     const bucketsSql = `SELECT * EXCLUDE (visitor_key) FROM pageview_buckets ORDER BY ALL`;
     const before = [await api.engine.runRaw(fragmentsSql), await api.engine.runRaw(bucketsSql)];
     for (const dir of Object.values(api.paths.derivedDirs)) rmSync(dir, { recursive: true, force: true });
-    expect(await backfillDerived(api.paths, uncompacted)).toBe(derivedRelations.length * files(api.paths.eventsDir).length);
+    expect(await backfillDerived(api.paths, uncompacted)).toBe(
+      derivedRelations.length * files(api.paths.eventsDir).length,
+    );
     for (const dir of Object.values(api.paths.derivedDirs)) expect(files(dir)).toEqual(files(api.paths.eventsDir));
     expect(await backfillDerived(api.paths, uncompacted)).toBe(0);
     expect([await api.engine.runRaw(fragmentsSql), await api.engine.runRaw(bucketsSql)]).toEqual(before);
@@ -321,7 +392,9 @@ describe('session fragments', () => {
     const names = files(api.paths.derivedDirs.sessions).slice(0, 5);
     for (const [i, name] of names.entries()) {
       const file = join(api.paths.derivedDirs.sessions, name);
-      await api.engine.runRaw(`COPY (SELECT * EXCLUDE (${i % 2 ? 'whole' : 'url_paths, whole'}) FROM read_parquet('${file}')) TO '${file}.old' (FORMAT parquet)`);
+      await api.engine.runRaw(
+        `COPY (SELECT * EXCLUDE (${i % 2 ? 'whole' : 'url_paths, whole'}) FROM read_parquet('${file}')) TO '${file}.old' (FORMAT parquet)`,
+      );
       renameSync(`${file}.old`, file);
     }
     expect(await backfillDerived(api.paths, uncompacted)).toBe(names.length);
@@ -333,13 +406,25 @@ describe('session fragments', () => {
     const before = await api.engine.runRaw(all);
     for (const name of files(api.paths.derivedDirs.sessions).slice(0, 4)) {
       const file = join(api.paths.derivedDirs.sessions, name);
-      await api.engine.runRaw(`COPY (SELECT * EXCLUDE (url_paths) FROM read_parquet('${file}')) TO '${file}.old' (FORMAT parquet)`);
+      await api.engine.runRaw(
+        `COPY (SELECT * EXCLUDE (url_paths) FROM read_parquet('${file}')) TO '${file}.old' (FORMAT parquet)`,
+      );
       renameSync(`${file}.old`, file);
     }
     // An import into another domain (a custom event: no buckets, whose keys are per domain) still upgrades the store.
-    const event = { domain: 'other.test', timestamp: '2026-03-05T12:00:00Z', type: 'event', event_name: 'signup', visitor_id: 'v-other', session_id: 's-other', url_path: '/' };
+    const event = {
+      domain: 'other.test',
+      timestamp: '2026-03-05T12:00:00Z',
+      type: 'event',
+      event_name: 'signup',
+      visitor_id: 'v-other',
+      session_id: 's-other',
+      url_path: '/',
+    };
     await importEvents([event], api.paths);
-    const [unlisted] = await api.engine.runRaw(`SELECT count(*) FILTER (WHERE url_paths IS NULL) AS n, count(*) FILTER (WHERE domain = 'other.test' AND whole) AS other FROM session_fragments`);
+    const [unlisted] = await api.engine.runRaw(
+      `SELECT count(*) FILTER (WHERE url_paths IS NULL) AS n, count(*) FILTER (WHERE domain = 'other.test' AND whole) AS other FROM session_fragments`,
+    );
     expect(Number(unlisted!.n)).toBe(0);
     expect(Number(unlisted!.other)).toBe(1);
     expect(await api.engine.runRaw(all.replace('ORDER BY', `WHERE domain = '${domain}' ORDER BY`))).toEqual(before);
@@ -347,7 +432,14 @@ describe('session fragments', () => {
 
   it('are marked by one writer at a time: an import is refused while another process holds the store lock', async () => {
     const lock = join(api.paths.dataDir, 'store.lock');
-    const event = { domain, timestamp: '2026-03-05T12:00:00Z', type: 'pageview', visitor_id: 'v-lock', session_id: 's-lock', url_path: '/' };
+    const event = {
+      domain,
+      timestamp: '2026-03-05T12:00:00Z',
+      type: 'pageview',
+      visitor_id: 'v-lock',
+      session_id: 's-lock',
+      url_path: '/',
+    };
     mkdirSync(lock);
     writeFileSync(join(lock, 'pid'), String(process.ppid));
     try {
@@ -387,21 +479,37 @@ describe('session fragments', () => {
   });
 });
 
-const bucketDimensions: Dimension[] = ['date', 'hour', 'referrer', 'utm_source', 'country', 'region', 'city', 'browser', 'os', 'device', 'page'];
+const bucketDimensions: Dimension[] = [
+  'date',
+  'hour',
+  'referrer',
+  'utm_source',
+  'country',
+  'region',
+  'city',
+  'browser',
+  'os',
+  'device',
+  'page',
+];
 
 const bucketQueryArbitrary = fc
   .record({
     rowMetrics: fc.subarray<Metric>(['visitors', 'pageviews'], { minLength: 1 }),
     revenueMetrics: fc.subarray<Metric>(['revenue', 'conversions', 'conversion_rate']),
     sessionMetrics: fc.subarray<Metric>(['bounce_rate', 'avg_session_duration']),
-    dimensions: fc.oneof({ weight: 4, arbitrary: fc.subarray(bucketDimensions, { maxLength: 2 }) }, { weight: 1, arbitrary: fc.constant<Dimension[]>(['event']) }),
-    filters: fc.oneof({ weight: 4, arbitrary: fc.constant<Filter[]>([]) }, { weight: 1, arbitrary: fc.subarray(filterPool, { minLength: 1, maxLength: 1 }) }),
+    dimensions: fc.oneof(
+      { weight: 4, arbitrary: fc.subarray(bucketDimensions, { maxLength: 2 }) },
+      { weight: 1, arbitrary: fc.constant<Dimension[]>(['event']) },
+    ),
+    filters: fc.oneof(
+      { weight: 4, arbitrary: fc.constant<Filter[]>([]) },
+      { weight: 1, arbitrary: fc.subarray(filterPool, { minLength: 1, maxLength: 1 }) },
+    ),
     timeZone: fc.constantFrom(...zones),
     range: fc.tuple(fc.constantFrom(...days), fc.constantFrom(...days)).map(([a, b]) => (a <= b ? [a, b] : [b, a])),
   })
-  .map(
-    (q): AnalyticsQuery => queryOf([...q.rowMetrics, ...q.revenueMetrics, ...q.sessionMetrics], q),
-  );
+  .map((q): AnalyticsQuery => queryOf([...q.rowMetrics, ...q.revenueMetrics, ...q.sessionMetrics], q));
 
 describe('pageview buckets', () => {
   it('apply only where every bucket lies wholly inside the range and one local date or hour', () => {
@@ -414,8 +522,26 @@ describe('pageview buckets', () => {
     expect(aligned('2026-03-02', '2026-04-04', 'Pacific/Chatham')).toBe(true);
     // Liberia kept -0:44:30 until 1972: its days and hours cut quarter hours.
     expect(aligned('1971-03-02', '1971-03-04', 'Africa/Monrovia')).toBe(false);
-    const rowSource = (dimensions: Dimension[], filters: Filter[] = [], metrics: Metric[] = ['visitors'], catalog = localCatalog) =>
-      planAnalyticsQuery({ domain, metrics, dimensions, filters, range: range('2026-03-02', '2026-03-04', 'UTC'), timeZone: 'UTC', sort: null, limit: 10, offset: 0 }, catalog).sources.rows;
+    const rowSource = (
+      dimensions: Dimension[],
+      filters: Filter[] = [],
+      metrics: Metric[] = ['visitors'],
+      catalog = localCatalog,
+    ) =>
+      planAnalyticsQuery(
+        {
+          domain,
+          metrics,
+          dimensions,
+          filters,
+          range: range('2026-03-02', '2026-03-04', 'UTC'),
+          timeZone: 'UTC',
+          sort: null,
+          limit: 10,
+          offset: 0,
+        },
+        catalog,
+      ).sources.rows;
     const relation = (...args: Parameters<typeof rowSource>) => {
       const source = rowSource(...args);
       return source?.from === 'buckets' ? source.relation : undefined;
@@ -439,7 +565,9 @@ describe('pageview buckets', () => {
     expect(relation(['country'], [filterPool[1]!])).toBeUndefined();
     expect(relation(['page'], [filterPool[2]!])).toBeUndefined();
     // Athena's page buckets may predate their referrer column.
-    expect(relation(['referrer'], [filterPool[0]!], ['visitors'], athenaTarget('db', 'events').catalog)).toBeUndefined();
+    expect(
+      relation(['referrer'], [filterPool[0]!], ['visitors'], athenaTarget('db', 'events').catalog),
+    ).toBeUndefined();
     expect(relation(['page'], [filterPool[0]!], ['visitors'], athenaTarget('db', 'events').catalog)).toBe('pages');
     // A visitor filter keeps whole visitors, so their buckets: event, event_property, exit_link.
     for (const filter of filterPool.slice(5)) expect(relation(['page'], [filter])).toBe('pages');
@@ -454,13 +582,46 @@ describe('pageview buckets', () => {
     expect(bitmaps(['hour'])).toBe(false);
     expect(bitmaps(['country'])).toBe(false);
     const longRange = rangeOfDates('2026-01-01', '2026-06-30', 'UTC');
-    expect(planAnalyticsQuery({ domain, metrics: ['visitors'], dimensions: ['date'], filters: [], range: longRange, timeZone: 'UTC', sort: null, limit: 10, offset: 0 }, localCatalog).sources.rows).toMatchObject({ visitors: { count: 'distinct' } });
+    expect(
+      planAnalyticsQuery(
+        {
+          domain,
+          metrics: ['visitors'],
+          dimensions: ['date'],
+          filters: [],
+          range: longRange,
+          timeZone: 'UTC',
+          sort: null,
+          limit: 10,
+          offset: 0,
+        },
+        localCatalog,
+      ).sources.rows,
+    ).toMatchObject({ visitors: { count: 'distinct' } });
     // Other groupings by the store's shape: the 10M bench set's (1.7M keys, 93k page-bucket rows a day, 31 pages).
     const shaped = (dimensions: Dimension[], storeShape: StoreShape) => {
-      const source = planAnalyticsQuery({ domain, metrics: ['visitors'], dimensions, filters: [], range: range('2026-03-02', '2026-03-31', 'UTC'), timeZone: 'UTC', sort: null, limit: 10, offset: 0 }, localCatalog, { storeShape }).sources.rows;
+      const source = planAnalyticsQuery(
+        {
+          domain,
+          metrics: ['visitors'],
+          dimensions,
+          filters: [],
+          range: range('2026-03-02', '2026-03-31', 'UTC'),
+          timeZone: 'UTC',
+          sort: null,
+          limit: 10,
+          offset: 0,
+        },
+        localCatalog,
+        { storeShape },
+      ).sources.rows;
       return source?.from === 'buckets' && source.visitors?.count === 'bitmaps' ? true : undefined;
     };
-    const bench: StoreShape = { maxKey: 1_706_326, rowsPerDay: 93_000, distinct: { url_path: 31, country: 16, device: 3 } };
+    const bench: StoreShape = {
+      maxKey: 1_706_326,
+      rowsPerDay: 93_000,
+      distinct: { url_path: 31, country: 16, device: 3 },
+    };
     expect(shaped(['page'], bench)).toBe(true);
     expect(shaped(['country', 'device'], bench)).toBe(true);
     expect(shaped(['page', 'date'], bench)).toBeUndefined(); // 961 groups: 55 rows per bitmap of 32,768 keys, too sparse
@@ -471,7 +632,17 @@ describe('pageview buckets', () => {
     expect(shaped(['page'], { ...bench, distinct: { url_path: 100 } })).toBe(true);
     // A visitor filter keeps an unknown share of the buckets: the shape no longer bounds their density.
     const filtered = planAnalyticsQuery(
-      { domain, metrics: ['visitors'], dimensions: ['page'], filters: [filterPool[5]!], range: range('2026-03-02', '2026-03-31', 'UTC'), timeZone: 'UTC', sort: null, limit: 10, offset: 0 },
+      {
+        domain,
+        metrics: ['visitors'],
+        dimensions: ['page'],
+        filters: [filterPool[5]!],
+        range: range('2026-03-02', '2026-03-31', 'UTC'),
+        timeZone: 'UTC',
+        sort: null,
+        limit: 10,
+        offset: 0,
+      },
       localCatalog,
       { storeShape: bench },
     ).sources.rows;
@@ -481,14 +652,23 @@ describe('pageview buckets', () => {
     expect(bitmapsPay(1237, 30, { ...bench, rowsPerDay: 1e9 })).toBe(false);
   });
 
-  it('read the store\'s shape for the planner: largest key, rows per day, distinct values', async () => {
+  it("read the store's shape for the planner: largest key, rows per day, distinct values", async () => {
     const runner = await EngineRunner.forDomain(domain, api.engine);
-    const query = queryOf(['visitors'], { dimensions: ['page'], filters: [], timeZone: 'UTC', range: ['2026-03-02', '2026-03-05'] });
+    const query = queryOf(['visitors'], {
+      dimensions: ['page'],
+      filters: [],
+      timeZone: 'UTC',
+      range: ['2026-03-02', '2026-03-05'],
+    });
     const shape = await storeShapeFor(runner, query);
     const [facts] = await api.engine.runRaw(
       `SELECT max(visitor_key) AS k, count(*) / count(DISTINCT dt) AS per_day, count(DISTINCT coalesce(url_path, '')) AS pages FROM page_buckets WHERE domain = '${domain}'`,
     );
-    expect(shape).toEqual({ maxKey: Number(facts!.k), rowsPerDay: Number(facts!.per_day), distinct: { url_path: Number(facts!.pages) } });
+    expect(shape).toEqual({
+      maxKey: Number(facts!.k),
+      rowsPerDay: Number(facts!.per_day),
+      distinct: { url_path: Number(facts!.pages) },
+    });
     expect(shape!.distinct.url_path).toBe(4);
     // Read once and kept: the second plan asks for no query.
     const again = await EngineRunner.forDomain(domain, api.engine);
@@ -510,15 +690,37 @@ describe('pageview buckets', () => {
       vi.useRealTimers();
     }
     // Nothing to read where no shape could change the plan: hours, filters, Athena's visitor ids.
-    expect(await storeShapeFor(runner, queryOf(['visitors'], { dimensions: ['hour'], filters: [], timeZone: 'UTC', range: ['2026-03-02', '2026-03-05'] }))).toBeUndefined();
-    expect(await storeShapeFor(runner, queryOf(['visitors'], { dimensions: ['page'], filters: [filterPool[1]!], timeZone: 'UTC', range: ['2026-03-02', '2026-03-05'] }))).toBeUndefined();
+    expect(
+      await storeShapeFor(
+        runner,
+        queryOf(['visitors'], {
+          dimensions: ['hour'],
+          filters: [],
+          timeZone: 'UTC',
+          range: ['2026-03-02', '2026-03-05'],
+        }),
+      ),
+    ).toBeUndefined();
+    expect(
+      await storeShapeFor(
+        runner,
+        queryOf(['visitors'], {
+          dimensions: ['page'],
+          filters: [filterPool[1]!],
+          timeZone: 'UTC',
+          range: ['2026-03-02', '2026-03-05'],
+        }),
+      ),
+    ).toBeUndefined();
   });
 
   it('give the same answer as raw rows for random queries', async () => {
     const used = { pageviews: 0, pages: 0, bitmaps: 0, visitorFiltered: 0, rowFiltered: 0, customEvents: 0 };
     await fc.assert(
       fc.asyncProperty(bucketQueryArbitrary, async (query) => {
-        const { sources } = (await expectSameAsRaw(query, { sessionFragments: false, pageviewBuckets: false, customEventBuckets: false })).plan;
+        const { sources } = (
+          await expectSameAsRaw(query, { sessionFragments: false, pageviewBuckets: false, customEventBuckets: false })
+        ).plan;
         const source = sources.rows;
         if (sources.eventVisitors?.from === 'buckets') used.customEvents += 1;
         if (source?.from === 'buckets') used[source.relation] += 1;
@@ -536,18 +738,31 @@ describe('pageview buckets', () => {
     expect(used.customEvents).toBeGreaterThan(10);
   }, 240_000);
 
-  it('counted by bitmaps for any grouping a store\'s shape allows give the same answer as raw rows', async () => {
+  it("counted by bitmaps for any grouping a store's shape allows give the same answer as raw rows", async () => {
     // A shape that lets every grouping but hours and events use bitmaps on this small store.
-    const storeShape: StoreShape = { maxKey: 100_000, rowsPerDay: 1e9, distinct: Object.fromEntries([...bucketGroups.pageviews, ...bucketGroups.pages].map((c) => [c, 10])) };
+    const storeShape: StoreShape = {
+      maxKey: 100_000,
+      rowsPerDay: 1e9,
+      distinct: Object.fromEntries([...bucketGroups.pageviews, ...bucketGroups.pages].map((c) => [c, 10])),
+    };
     let grouped = 0;
     await fc.assert(
       fc.asyncProperty(bucketQueryArbitrary, async (query) => {
         const plan = planAnalyticsQuery(query, localCatalog, { storeShape });
-        const raw = planAnalyticsQuery(query, localCatalog, { sessionFragments: false, pageviewBuckets: false, customEventBuckets: false });
+        const raw = planAnalyticsQuery(query, localCatalog, {
+          sessionFragments: false,
+          pageviewBuckets: false,
+          customEventBuckets: false,
+        });
         const [a, b] = await Promise.all([raw, plan].map((p) => api.engine.run(printAnalyticsQuery(p, localTarget))));
         expect(b!.rows).toEqual(a!.rows);
         const source = plan.sources.rows;
-        if (source?.from === 'buckets' && source.visitors?.count === 'bitmaps' && query.dimensions.some((d) => d !== 'date')) grouped += 1;
+        if (
+          source?.from === 'buckets' &&
+          source.visitors?.count === 'bitmaps' &&
+          query.dimensions.some((d) => d !== 'date')
+        )
+          grouped += 1;
       }),
       { numRuns: 80, seed: 11 },
     );
@@ -556,7 +771,10 @@ describe('pageview buckets', () => {
 
   it('give each visitor one integer key of its own, across imports', async () => {
     const [spread] = await api.engine.runRaw(
-      `SELECT count(*) AS visitors FROM (SELECT visitor_id FROM pageview_buckets GROUP BY 1 HAVING count(DISTINCT split_part(filename, '/', -1)) > 1)`.replace('FROM pageview_buckets', `FROM read_parquet('${api.paths.derivedDirs.pageviews}/*/*/*.parquet', filename = true)`),
+      `SELECT count(*) AS visitors FROM (SELECT visitor_id FROM pageview_buckets GROUP BY 1 HAVING count(DISTINCT split_part(filename, '/', -1)) > 1)`.replace(
+        'FROM pageview_buckets',
+        `FROM read_parquet('${api.paths.derivedDirs.pageviews}/*/*/*.parquet', filename = true)`,
+      ),
     );
     // Many visitors have buckets in several files (of several imports), so their keys had to be found again.
     expect(Number(spread!.visitors)).toBeGreaterThan(50);
@@ -579,11 +797,21 @@ describe('pageview buckets', () => {
       await api.engine.runRaw(`COPY (SELECT ${select} FROM read_parquet('${file}')) TO '${file}.old' (FORMAT parquet)`);
       renameSync(`${file}.old`, file);
     }
-    const stripped = names.slice(0, 6).map((n) => `'${join(api.paths.derivedDirs.pageviews, n)}'`).join(', ');
-    const rest = names.slice(6).map((n) => `'${join(api.paths.derivedDirs.pageviews, n)}'`).join(', ');
-    const onlyStripped = new Set((await api.engine.runRaw(
-      `SELECT DISTINCT visitor_id FROM read_parquet([${stripped}], union_by_name = true) WHERE visitor_id NOT IN (SELECT visitor_id FROM read_parquet([${rest}]))`,
-    )).map((r) => r.visitor_id));
+    const stripped = names
+      .slice(0, 6)
+      .map((n) => `'${join(api.paths.derivedDirs.pageviews, n)}'`)
+      .join(', ');
+    const rest = names
+      .slice(6)
+      .map((n) => `'${join(api.paths.derivedDirs.pageviews, n)}'`)
+      .join(', ');
+    const onlyStripped = new Set(
+      (
+        await api.engine.runRaw(
+          `SELECT DISTINCT visitor_id FROM read_parquet([${stripped}], union_by_name = true) WHERE visitor_id NOT IN (SELECT visitor_id FROM read_parquet([${rest}]))`,
+        )
+      ).map((r) => r.visitor_id),
+    );
     // Files lacking the column are derived again (3), those with NULL keys keyed in place.
     expect(await backfillDerived(api.paths, uncompacted)).toBe(3);
     await expectOneKeyPerVisitor();
@@ -598,29 +826,47 @@ describe('pageview buckets', () => {
     // Keys are given per domain: the generated domain's are compared.
     const keysSql = `SELECT DISTINCT visitor_id, visitor_key FROM visitor_days WHERE domain = '${domain}' ORDER BY 1`;
     const before = new Map((await api.engine.runRaw(keysSql)).map((r) => [r.visitor_id, Number(r.visitor_key)]));
-    const [{ largest } = {}] = await api.engine.runRaw(`SELECT max(visitor_key) AS largest FROM visitor_days WHERE domain = '${domain}'`);
+    const [{ largest } = {}] = await api.engine.runRaw(
+      `SELECT max(visitor_key) AS largest FROM visitor_days WHERE domain = '${domain}'`,
+    );
     // Every visitor day and custom-event bucket, and three in four of the other buckets, lose their keys: visitors
     // found only there need new ones.
     const strip = (dir: string, name: string) => {
       const file = join(dir, name);
-      return api.engine.runRaw(`COPY (SELECT * REPLACE (CAST(NULL AS BIGINT) AS visitor_key) FROM read_parquet('${file}')) TO '${file}.old' (FORMAT parquet)`).then(() => renameSync(`${file}.old`, file));
+      return api.engine
+        .runRaw(
+          `COPY (SELECT * REPLACE (CAST(NULL AS BIGINT) AS visitor_key) FROM read_parquet('${file}')) TO '${file}.old' (FORMAT parquet)`,
+        )
+        .then(() => renameSync(`${file}.old`, file));
     };
     // In store transactions, so the engine reads each rewrite at paths of its own.
     const dayFiles = files(api.paths.derivedDirs.visitors);
     await withStoreTransaction(api.paths, async (snapshot) => {
       for (const name of dayFiles) await strip(snapshot.derivedDirs.visitors, name);
       for (const folder of ['pageviews', 'pages', 'custom_events'] as const) {
-        for (const name of files(snapshot.derivedDirs[folder]).filter((_, i) => folder === 'custom_events' || i % 4 !== 0)) await strip(snapshot.derivedDirs[folder], name);
+        for (const name of files(snapshot.derivedDirs[folder]).filter(
+          (_, i) => folder === 'custom_events' || i % 4 !== 0,
+        ))
+          await strip(snapshot.derivedDirs[folder], name);
       }
       return { value: undefined, changed: true };
     });
-    const keptKeys = new Set((await api.engine.runRaw(
-      `SELECT DISTINCT visitor_id FROM (${['pageview_buckets', 'page_buckets', 'custom_event_buckets'].map((t) => `SELECT visitor_id, visitor_key FROM ${t} WHERE domain = '${domain}'`).join(' UNION ALL ')}) WHERE visitor_key IS NOT NULL`,
-    )).map((r) => r.visitor_id));
+    const keptKeys = new Set(
+      (
+        await api.engine.runRaw(
+          `SELECT DISTINCT visitor_id FROM (${['pageview_buckets', 'page_buckets', 'custom_event_buckets'].map((t) => `SELECT visitor_id, visitor_key FROM ${t} WHERE domain = '${domain}'`).join(' UNION ALL ')}) WHERE visitor_key IS NOT NULL`,
+        )
+      ).map((r) => r.visitor_id),
+    );
     const [{ rows } = {}] = await api.engine.runRaw(`SELECT count(*) AS rows FROM visitor_days`);
     // Many slices (the visitor days alone hold hundreds of rows).
     const rowsPerSlice = Math.ceil(Number(rows) / 7);
-    expect(await withStoreTransaction(api.paths, async (snapshot) => ({ value: await keyVisitors(snapshot, { rowsPerSlice }), changed: true }))).toBeGreaterThan(dayFiles.length);
+    expect(
+      await withStoreTransaction(api.paths, async (snapshot) => ({
+        value: await keyVisitors(snapshot, { rowsPerSlice }),
+        changed: true,
+      })),
+    ).toBeGreaterThan(dayFiles.length);
     await expectOneKeyPerVisitor();
     await expectPagesKeyedAlike();
     await expectVisitorDaysKeyed();
@@ -633,7 +879,9 @@ describe('pageview buckets', () => {
     }
     // New keys follow the largest kept key without gaps, whatever slice gave them.
     const largestKept = Math.max(...after.filter((r) => keptKeys.has(r.visitor_id)).map((r) => Number(r.visitor_key)));
-    expect(renewed.map((r) => Number(r.visitor_key)).sort((a, b) => a - b)).toEqual(Array.from({ length: renewed.length }, (_, i) => largestKept + 1 + i));
+    expect(renewed.map((r) => Number(r.visitor_key)).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: renewed.length }, (_, i) => largestKept + 1 + i),
+    );
     expect(largestKept).toBeLessThanOrEqual(Number(largest));
   });
 
@@ -657,18 +905,30 @@ const boundPool: VisitorBound[] = [
   { aggregate: 'session_count', operator: '>', value: 1 },
 ];
 
-const listArbitrary = fc.record({
-  sort: fc.record({ field: fc.constantFrom(...visitorSortFields), order: fc.constantFrom('asc' as const, 'desc' as const) }),
-  bounds: fc.subarray(boundPool, { maxLength: 2 }),
-  filters: fc.oneof({ weight: 4, arbitrary: fc.constant<Filter[]>([]) }, { weight: 1, arbitrary: fc.subarray(filterPool, { minLength: 1, maxLength: 1 }) }),
-  hasRevenue: fc.boolean(),
-  firstPurchase: fc.boolean(),
-  isDev: fc.boolean(),
-  limit: fc.constantFrom(3, 10, 100),
-  offset: fc.constantFrom(0, 4),
-  timeZone: fc.constantFrom(...zones),
-  range: fc.tuple(fc.constantFrom(...days), fc.constantFrom(...days)).map(([a, b]) => (a <= b ? [a, b] : [b, a])),
-}).map(({ timeZone, range, ...q }): VisitorListQuery => ({ domain, ...q, range: rangeOfDates(range[0]!, range[1]!, timeZone) }));
+const listArbitrary = fc
+  .record({
+    sort: fc.record({
+      field: fc.constantFrom(...visitorSortFields),
+      order: fc.constantFrom('asc' as const, 'desc' as const),
+    }),
+    bounds: fc.subarray(boundPool, { maxLength: 2 }),
+    filters: fc.oneof(
+      { weight: 4, arbitrary: fc.constant<Filter[]>([]) },
+      { weight: 1, arbitrary: fc.subarray(filterPool, { minLength: 1, maxLength: 1 }) },
+    ),
+    hasRevenue: fc.boolean(),
+    firstPurchase: fc.boolean(),
+    isDev: fc.boolean(),
+    limit: fc.constantFrom(3, 10, 100),
+    offset: fc.constantFrom(0, 4),
+    timeZone: fc.constantFrom(...zones),
+    range: fc.tuple(fc.constantFrom(...days), fc.constantFrom(...days)).map(([a, b]) => (a <= b ? [a, b] : [b, a])),
+  })
+  .map(({ timeZone, range, ...q }): VisitorListQuery => ({
+    domain,
+    ...q,
+    range: rangeOfDates(range[0]!, range[1]!, timeZone),
+  }));
 
 describe('visitor days', () => {
   it('are written next to every event file and hold every row of every visitor', async () => {
@@ -694,7 +954,9 @@ describe('visitor days', () => {
         expect(b).toEqual(a);
         // The details read apart, from the partitions the page names, equal the details joined to the page in one statement.
         expect(b).toEqual((await api.engine.run(printVisitorList(plan, localTarget, false))).rows);
-        const [countA, countB] = await Promise.all([raw, plan].map((p) => api.engine.run(printVisitorCount(p, localTarget))));
+        const [countA, countB] = await Promise.all(
+          [raw, plan].map((p) => api.engine.run(printVisitorCount(p, localTarget))),
+        );
         expect(countB!.rows).toEqual(countA!.rows);
       }),
       { numRuns: 100, seed: 7 },
@@ -704,25 +966,46 @@ describe('visitor days', () => {
 
   it('rank lists sorted by newest last seen or oldest first seen from the visitors ahead of a cut, as raw rows do, whether the cut holds enough visitors or not', async () => {
     const outcomes = new Set<string>();
-    for (const [field, order] of [['last_seen', 'desc'], ['first_seen', 'asc']] as const) {
+    for (const [field, order] of [
+      ['last_seen', 'desc'],
+      ['first_seen', 'asc'],
+    ] as const) {
       for (const timeZone of ['UTC', 'America/New_York']) {
-        for (const [limit, offset] of [[1, 0], [3, 4], [10, 0], [20, 60], [100, 0]] as const) {
+        for (const [limit, offset] of [
+          [1, 0],
+          [3, 4],
+          [10, 0],
+          [20, 60],
+          [100, 0],
+        ] as const) {
           for (const isDev of [false, true]) {
             const query: VisitorListQuery = {
-              domain, isDev, range: rangeOfDates(days[1]!, days[10]!, timeZone), filters: [], bounds: [], hasRevenue: false,
-              firstPurchase: false, sort: { field, order }, limit, offset,
+              domain,
+              isDev,
+              range: rangeOfDates(days[1]!, days[10]!, timeZone),
+              filters: [],
+              bounds: [],
+              hasRevenue: false,
+              firstPurchase: false,
+              sort: { field, order },
+              limit,
+              offset,
             };
             const plan = planVisitorList(query);
             if (plan.ranking.from !== 'visitor-days') throw new Error('expected a plan over visitor days');
             expect(printVisitorList(plan, localTarget).sql).toContain('cut_edge');
             expect(printVisitorList(plan, athenaTarget('db', 'events')).sql).not.toContain('cut_edge');
-            const [a, b] = await Promise.all([planVisitorList(query, { visitorDays: false }), plan].map((p) => listPage(api, p)));
+            const [a, b] = await Promise.all(
+              [planVisitorList(query, { visitorDays: false }), plan].map((p) => listPage(api, p)),
+            );
             expect(b).toEqual(a);
             // Whether the visitors of the leading pieces fill the page, or every visitor had to be grouped.
             const needed = offset + limit + 1;
             const leading = sql`SELECT visitor_id FROM (${visitorPieces(localCatalog, plan.scope, plan.ranking.partitions)}) pieces
               ORDER BY ${trusted(field === 'last_seen' ? 'last_ts DESC' : 'first_ts ASC')} LIMIT ${integer(needed * CUT_PIECES_PER_VISITOR)}`;
-            const [{ n }] = (await api.engine.run(print(sql`SELECT count(DISTINCT visitor_id) AS n FROM (${leading}) l`))).rows as [{ n: number }];
+            const [{ n }] = (
+              await api.engine.run(print(sql`SELECT count(DISTINCT visitor_id) AS n FROM (${leading}) l`))
+            ).rows as [{ n: number }];
             outcomes.add(Number(n) >= needed ? 'cut' : 'every visitor');
           }
         }
@@ -731,23 +1014,48 @@ describe('visitor days', () => {
     expect([...outcomes].sort()).toEqual(['cut', 'every visitor']);
   });
 
-  it('list the visitor a page needs past a cut that one visitor\'s pieces fill', async () => {
+  it("list the visitor a page needs past a cut that one visitor's pieces fill", async () => {
     const own = await startTestApi();
     try {
       // In New York the range 03-03..03-04 holds one whole UTC day (03-04); the rows of the partial day after it are
       // pieces of one row each, and a visitor's eight rows there are the eight newest pieces: the cut of a page of one
       // (two visitors needed, eight pieces read) holds that visitor only.
-      const pageview = (visitor: string, timestamp: string) => ({ domain: 'cut.test', type: 'pageview', timestamp, visitor_id: visitor, session_id: `s-${visitor}`, url_path: '/' });
-      await importEvents([
-        ...Array.from({ length: 8 }, (_, i) => pageview('heavy', `2026-03-05T02:0${i}:00Z`)),
-        pageview('light', '2026-03-04T12:00:00Z'),
-        pageview('early', '2026-03-03T12:00:00Z'),
-        // No pageview: no bucket row, yet a key of its own in the visitor days, which the total counts.
-        { domain: 'cut.test', type: 'event', event_name: 'signup', timestamp: '2026-03-04T08:00:00Z', visitor_id: 'no-pageviews', session_id: 's-e' },
-      ], own.paths);
+      const pageview = (visitor: string, timestamp: string) => ({
+        domain: 'cut.test',
+        type: 'pageview',
+        timestamp,
+        visitor_id: visitor,
+        session_id: `s-${visitor}`,
+        url_path: '/',
+      });
+      await importEvents(
+        [
+          ...Array.from({ length: 8 }, (_, i) => pageview('heavy', `2026-03-05T02:0${i}:00Z`)),
+          pageview('light', '2026-03-04T12:00:00Z'),
+          pageview('early', '2026-03-03T12:00:00Z'),
+          // No pageview: no bucket row, yet a key of its own in the visitor days, which the total counts.
+          {
+            domain: 'cut.test',
+            type: 'event',
+            event_name: 'signup',
+            timestamp: '2026-03-04T08:00:00Z',
+            visitor_id: 'no-pageviews',
+            session_id: 's-e',
+          },
+        ],
+        own.paths,
+      );
       const query: VisitorListQuery = {
-        domain: 'cut.test', isDev: false, range: rangeOfDates('2026-03-03', '2026-03-04', 'America/New_York'), filters: [], bounds: [],
-        hasRevenue: false, firstPurchase: false, sort: { field: 'last_seen', order: 'desc' }, limit: 1, offset: 0,
+        domain: 'cut.test',
+        isDev: false,
+        range: rangeOfDates('2026-03-03', '2026-03-04', 'America/New_York'),
+        filters: [],
+        bounds: [],
+        hasRevenue: false,
+        firstPurchase: false,
+        sort: { field: 'last_seen', order: 'desc' },
+        limit: 1,
+        offset: 0,
       };
       const plan = planVisitorList(query);
       expect(plan.ranking.from).toBe('visitor-days');
@@ -771,21 +1079,39 @@ describe('visitor days', () => {
       const newest = [days[9], days[10]].map((d) => `dt=${d}`);
       for (const name of files(dir).filter((n, i) => i % 2 === 0 || newest.some((d) => n.includes(d)))) {
         const file = join(dir, name);
-        await own.engine.runRaw(`COPY (SELECT * REPLACE (CAST(NULL AS BIGINT) AS visitor_key) FROM read_parquet('${file}')) TO '${file}.old' (FORMAT parquet)`);
+        await own.engine.runRaw(
+          `COPY (SELECT * REPLACE (CAST(NULL AS BIGINT) AS visitor_key) FROM read_parquet('${file}')) TO '${file}.old' (FORMAT parquet)`,
+        );
         renameSync(`${file}.old`, file);
       }
-      const [{ unkeyed } = {}] = await own.engine.runRaw(`SELECT count(*) FILTER (WHERE visitor_key IS NULL) AS unkeyed FROM visitor_days`);
+      const [{ unkeyed } = {}] = await own.engine.runRaw(
+        `SELECT count(*) FILTER (WHERE visitor_key IS NULL) AS unkeyed FROM visitor_days`,
+      );
       expect(Number(unkeyed)).toBeGreaterThan(0);
-      for (const [limit, offset] of [[10, 0], [50, 0], [20, 40]] as const) {
+      for (const [limit, offset] of [
+        [10, 0],
+        [50, 0],
+        [20, 40],
+      ] as const) {
         const query: VisitorListQuery = {
-          domain, isDev: false, range: rangeOfDates(days[1]!, days[10]!, 'UTC'), filters: [], bounds: [], hasRevenue: false,
-          firstPurchase: false, sort: { field: 'last_seen', order: 'desc' }, limit, offset,
+          domain,
+          isDev: false,
+          range: rangeOfDates(days[1]!, days[10]!, 'UTC'),
+          filters: [],
+          bounds: [],
+          hasRevenue: false,
+          firstPurchase: false,
+          sort: { field: 'last_seen', order: 'desc' },
+          limit,
+          offset,
         };
         const plan = planVisitorList(query);
         expect(printVisitorList(plan, localTarget).sql).toContain('cut_edge');
         // The total counts keyed visitors only until the keying pass runs (docs/STORAGE.md); the page and details are exact.
         const withoutTotal = (rows: SqlRow[]) => rows.map(({ total: _total, ...rest }) => rest);
-        const [a, b] = await Promise.all([planVisitorList(query, { visitorDays: false }), plan].map((p) => listPage(own, p)));
+        const [a, b] = await Promise.all(
+          [planVisitorList(query, { visitorDays: false }), plan].map((p) => listPage(own, p)),
+        );
         expect(withoutTotal(b!)).toEqual(withoutTotal(a!));
       }
     } finally {
@@ -795,14 +1121,27 @@ describe('visitor days', () => {
 
   it('are not read where they cannot answer: filters, session counts, no whole day', () => {
     const base: VisitorListQuery = {
-      domain, isDev: false, range: rangeOfDates('2026-03-02', '2026-03-04', 'UTC'), filters: [], bounds: [], hasRevenue: false,
-      firstPurchase: false, sort: { field: 'last_seen', order: 'desc' }, limit: 10, offset: 0,
+      domain,
+      isDev: false,
+      range: rangeOfDates('2026-03-02', '2026-03-04', 'UTC'),
+      filters: [],
+      bounds: [],
+      hasRevenue: false,
+      firstPurchase: false,
+      sort: { field: 'last_seen', order: 'desc' },
+      limit: 10,
+      offset: 0,
     };
-    expect(planVisitorList(base).ranking).toMatchObject({ from: 'visitor-days', partitions: { dtFrom: '2026-03-02', dtTo: '2026-03-04' } });
+    expect(planVisitorList(base).ranking).toMatchObject({
+      from: 'visitor-days',
+      partitions: { dtFrom: '2026-03-02', dtTo: '2026-03-04' },
+    });
     expect(planVisitorList({ ...base, filters: [filterPool[0]!] }).ranking.from).toBe('rows');
     expect(planVisitorList({ ...base, sort: { field: 'sessions', order: 'desc' } }).ranking.from).toBe('rows');
     expect(planVisitorList({ ...base, bounds: [boundPool[4]!] }).ranking.from).toBe('rows');
-    expect(planVisitorList({ ...base, range: rangeOfDates('2026-03-02', '2026-03-02', 'Asia/Kolkata') }).ranking.from).toBe('rows');
+    expect(
+      planVisitorList({ ...base, range: rangeOfDates('2026-03-02', '2026-03-02', 'Asia/Kolkata') }).ranking.from,
+    ).toBe('rows');
   });
 });
 
@@ -811,16 +1150,32 @@ describe('every derived relation', () => {
   // another Parquet type (DuckDB writes a HUGEINT sum as DOUBLE) would fail there, not here.
   // A list's values are stored at the path `<column>, list, element`.
   const parquetTypes: Record<ColumnType, [suffix: string, type: string]> = {
-    timestamp: ['', 'INT64'], bigint: ['', 'INT64'], string: ['', 'BYTE_ARRAY'], boolean: ['', 'BOOLEAN'], double: ['', 'DOUBLE'], string_list: [', list, element', 'BYTE_ARRAY'],
+    timestamp: ['', 'INT64'],
+    bigint: ['', 'INT64'],
+    string: ['', 'BYTE_ARRAY'],
+    boolean: ['', 'BOOLEAN'],
+    double: ['', 'DOUBLE'],
+    string_list: [', list, element', 'BYTE_ARRAY'],
   };
   const folders = [
-    ...derivedRelations.map((r) => [r.folder, r.columns, (paths: TestApi['paths']) => paths.derivedDirs[r.folder]] as const),
-    ...fragmentTwinRelations.map((r) => [r.folder, r.columns, (paths: TestApi['paths']) => paths.twinDirs[r.folder]] as const),
+    ...derivedRelations.map(
+      (r) => [r.folder, r.columns, (paths: TestApi['paths']) => paths.derivedDirs[r.folder]] as const,
+    ),
+    ...fragmentTwinRelations.map(
+      (r) => [r.folder, r.columns, (paths: TestApi['paths']) => paths.twinDirs[r.folder]] as const,
+    ),
   ];
-  it.each(folders)('%s: files hold the declared columns with the declared Parquet types', async (_, columns: readonly (readonly [string, ColumnType])[], dirOf) => {
-    const dir = dirOf(api.paths);
-    const file = join(dir, files(dir)[0]!);
-    const stored = await api.engine.runRaw(`SELECT path_in_schema, type FROM parquet_metadata('${file}') WHERE row_group_id = 0 ORDER BY column_id`);
-    expect(stored.map((c) => [c.path_in_schema, c.type])).toEqual(columns.map(([name, type]) => [name + parquetTypes[type][0], parquetTypes[type][1]]));
-  });
+  it.each(folders)(
+    '%s: files hold the declared columns with the declared Parquet types',
+    async (_, columns: readonly (readonly [string, ColumnType])[], dirOf) => {
+      const dir = dirOf(api.paths);
+      const file = join(dir, files(dir)[0]!);
+      const stored = await api.engine.runRaw(
+        `SELECT path_in_schema, type FROM parquet_metadata('${file}') WHERE row_group_id = 0 ORDER BY column_id`,
+      );
+      expect(stored.map((c) => [c.path_in_schema, c.type])).toEqual(
+        columns.map(([name, type]) => [name + parquetTypes[type][0], parquetTypes[type][1]]),
+      );
+    },
+  );
 });

@@ -5,7 +5,12 @@ import { athenaTarget, localTarget, type SqlTarget } from '../../shared/query/sq
 import { printListedDetails, printVisitorCount, printVisitorList } from '../../shared/query/journeys/print-list.js';
 import { planTimeline, planVisitorList, visitorScope } from '../../shared/query/journeys/plan.js';
 import type { VisitorListQuery } from '../../shared/requests/journeys.js';
-import { printTimeline, printVisitorActivity, printVisitorExists, printVisitorStats } from '../../shared/query/journeys/print-visitor.js';
+import {
+  printTimeline,
+  printVisitorActivity,
+  printVisitorExists,
+  printVisitorStats,
+} from '../../shared/query/journeys/print-visitor.js';
 import { rangeOfDates } from '../../shared/time/date-range.js';
 import { journeyEvents } from '../fixtures/journeys-events.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
@@ -32,7 +37,6 @@ function listQuery(overrides: Partial<VisitorListQuery> = {}): VisitorListQuery 
     ...overrides,
   };
 }
-
 
 const everyOption = listQuery({
   filters: everyFilter,
@@ -88,10 +92,13 @@ beforeAll(async () => {
 afterAll(() => api?.close());
 
 describe('every journeys query', () => {
-  it.each(everyQuery(athena))('%s: Athena SQL passes Trino grammar, one parameter per placeholder', (_, { sql, params }) => {
-    expect(trino.validate(sql)).toEqual([]);
-    expect(sql.split('?').length - 1).toBe(params.length);
-  });
+  it.each(everyQuery(athena))(
+    '%s: Athena SQL passes Trino grammar, one parameter per placeholder',
+    (_, { sql, params }) => {
+      expect(trino.validate(sql)).toEqual([]);
+      expect(sql.split('?').length - 1).toBe(params.length);
+    },
+  );
 
   it.each(everyQuery(localTarget))('%s: DuckDB SQL runs', async (_, query) => {
     await expect(api.engine.run(query)).resolves.toBeDefined();
@@ -99,7 +106,9 @@ describe('every journeys query', () => {
 
   it('names the domain, the visitor and is_dev, and its partitions (the range, or all-time: the domain`s days), in every one-visitor query', () => {
     for (const [name, query] of everyQuery(athena).filter(([n]) => !n.startsWith('list'))) {
-      expect(query.sql, name).toMatch(/WHERE domain = \? AND dt BETWEEN \? AND \? AND (ts >= \? AND ts < \? AND )?visitor_id = \? AND is_dev = \?/);
+      expect(query.sql, name).toMatch(
+        /WHERE domain = \? AND dt BETWEEN \? AND \? AND (ts >= \? AND ts < \? AND )?visitor_id = \? AND is_dev = \?/,
+      );
       expect(query.params.slice(0, 1), name).toEqual([{ type: 'string', value: 'journeys.test' }]);
     }
   });
@@ -108,7 +117,10 @@ describe('every journeys query', () => {
 describe('exact SQL of a list plan per dialect', () => {
   const pinned = planVisitorList(
     listQuery({
-      filters: [{ field: 'country', operator: 'is', value: 'US' }, { field: 'event', operator: 'is', value: 'signup' }],
+      filters: [
+        { field: 'country', operator: 'is', value: 'US' },
+        { field: 'event', operator: 'is', value: 'signup' },
+      ],
       bounds: [{ aggregate: 'pageview_count', operator: '>', value: 1 }],
       firstPurchase: true,
       sort: { field: 'latest_revenue', order: 'desc' },
@@ -130,32 +142,45 @@ describe('exact SQL of a list plan per dialect', () => {
     ['athena', athena],
   ] as const)('%s, first pass over visitor days', (_, target) => {
     const plan = planVisitorList(fromVisitorDays);
-    expect(plan.ranking).toMatchObject({ from: 'visitor-days', partitions: { dtFrom: '2026-05-04', dtTo: '2026-05-05' } });
+    expect(plan.ranking).toMatchObject({
+      from: 'visitor-days',
+      partitions: { dtFrom: '2026-05-04', dtTo: '2026-05-05' },
+    });
     expect(printVisitorList(plan, target)).toMatchSnapshot();
   });
 
   it.each([
     ['duckdb', localTarget],
     ['athena', athena],
-  ] as const)('%s, newest visitors first over visitor days: DuckDB groups only the visitors ahead of a cut', (name, target) => {
-    const plan = planVisitorList(listQuery({ range: fromVisitorDays.range, limit: 10, offset: 20 }));
-    expect(plan.ranking.from).toBe('visitor-days');
-    const query = printVisitorList(plan, target);
-    expect(query.sql.includes('cut_edge')).toBe(name === 'duckdb');
-    expect(query).toMatchSnapshot();
-  });
+  ] as const)(
+    '%s, newest visitors first over visitor days: DuckDB groups only the visitors ahead of a cut',
+    (name, target) => {
+      const plan = planVisitorList(listQuery({ range: fromVisitorDays.range, limit: 10, offset: 20 }));
+      expect(plan.ranking.from).toBe('visitor-days');
+      const query = printVisitorList(plan, target);
+      expect(query.sql.includes('cut_edge')).toBe(name === 'duckdb');
+      expect(query).toMatchSnapshot();
+    },
+  );
 
-  it('duckdb: the page\'s details, a statement of their own, read the listed visitors in the partitions the page names', () => {
+  it("duckdb: the page's details, a statement of their own, read the listed visitors in the partitions the page names", () => {
     const plan = planVisitorList(fromVisitorDays);
     expect(printVisitorList(plan, localTarget).sql).toContain('AS listed_days');
     expect(printVisitorList(plan, athena).sql).not.toContain('listed_days');
     const details = printListedDetails(plan, ["v'1", 'v2'], ['2026-05-04', '2026-05-05'], localTarget);
-    expect(details.params).toEqual(expect.arrayContaining([{ type: 'string', value: "v'1" }, { type: 'date', value: '2026-05-05' }]));
+    expect(details.params).toEqual(
+      expect.arrayContaining([
+        { type: 'string', value: "v'1" },
+        { type: 'date', value: '2026-05-05' },
+      ]),
+    );
     expect(details).toMatchSnapshot();
   });
 
   it('values never enter the SQL text', () => {
-    const hostile = planVisitorList(listQuery({ filters: [{ field: 'page', operator: 'is', value: "x'; DROP TABLE events; --" }] }));
+    const hostile = planVisitorList(
+      listQuery({ filters: [{ field: 'page', operator: 'is', value: "x'; DROP TABLE events; --" }] }),
+    );
     const { sql, params } = printVisitorList(hostile, athena);
     expect(sql).not.toContain('DROP');
     expect(params).toContainEqual({ type: 'string', value: "x'; DROP TABLE events; --" });

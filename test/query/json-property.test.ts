@@ -13,19 +13,58 @@ const connection = memoryDuckDb();
 
 /** The stored text of `properties`, as the import writes it; null when the import refuses them. */
 function storedProperties(properties: Record<string, string>): string | null {
-  const checked = checkEvent({ type: 'event', domain: 'a.test', timestamp: '2026-03-01T00:00:00Z', visitor_id: 'v', session_id: 's', event_name: 'e', event_properties: properties });
+  const checked = checkEvent({
+    type: 'event',
+    domain: 'a.test',
+    timestamp: '2026-03-01T00:00:00Z',
+    visitor_id: 'v',
+    session_id: 's',
+    event_name: 'e',
+    event_properties: properties,
+  });
   return checked.ok ? (checked.event.event_properties ?? null) : null;
 }
 
 async function readKey(stored: string, key: string): Promise<unknown> {
   const { sql: text, params } = print(duckdbDialect.jsonProperty(sql`${str(stored)}`, str(key)));
-  const rows = (await connection().runAndReadAll(`SELECT ${text} AS value`, params.map((p) => String(p.value)))).getRowObjectsJS();
+  const rows = (
+    await connection().runAndReadAll(
+      `SELECT ${text} AS value`,
+      params.map((p) => String(p.value)),
+    )
+  ).getRowObjectsJS();
   return rows[0]!.value;
 }
 
-const pointerSyntax = ['/', '~', '~0', '~1', 'a/b', 'x~y', '/~', '~/', '//', '0', '-', '$.a', 'a.b', '[0]', '*', '"q"', 'back\\slash', 'ünï 🚀'];
-const key = fc.oneof(fc.constantFrom(...pointerSyntax), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 12 }), fc.string({ unit: 'binary', minLength: 1, maxLength: 12 }));
-const value = fc.oneof(fc.string({ unit: 'grapheme', maxLength: 12 }), fc.constantFrom('', '"', '\\', '/', '~1', 'null'));
+const pointerSyntax = [
+  '/',
+  '~',
+  '~0',
+  '~1',
+  'a/b',
+  'x~y',
+  '/~',
+  '~/',
+  '//',
+  '0',
+  '-',
+  '$.a',
+  'a.b',
+  '[0]',
+  '*',
+  '"q"',
+  'back\\slash',
+  'ünï 🚀',
+];
+const key = fc.oneof(
+  fc.constantFrom(...pointerSyntax),
+  fc.string({ unit: 'grapheme', minLength: 1, maxLength: 12 }),
+  fc.string({ unit: 'binary', minLength: 1, maxLength: 12 }),
+);
+const value = fc.oneof(
+  fc.string({ unit: 'grapheme', maxLength: 12 }),
+  fc.constantFrom('', '"', '\\', '/', '~1', 'null'),
+);
 
 describe('jsonProperty (DuckDB)', () => {
   it('reads every key the import stores, pointer syntax included, as JavaScript does, and NULL for an absent key (150 runs)', async () => {

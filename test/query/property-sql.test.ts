@@ -9,14 +9,27 @@ import { athenaTarget, localTarget, type SqlTarget } from '../../shared/query/sq
 import { printVisitorCount, printVisitorList } from '../../shared/query/journeys/print-list.js';
 import { planTimeline, planVisitorList, visitorScope } from '../../shared/query/journeys/plan.js';
 import { boundsOf, timelineRequestSchema, visitorListRequestSchema } from '../../shared/requests/journeys.js';
-import { printTimeline, printVisitorActivity, printVisitorExists, printVisitorStats } from '../../shared/query/journeys/print-visitor.js';
+import {
+  printTimeline,
+  printVisitorActivity,
+  printVisitorExists,
+  printVisitorStats,
+} from '../../shared/query/journeys/print-visitor.js';
 import { printAnalyticsQuery } from '../../shared/query/analytics/print.js';
 import { planAnalyticsQuery } from '../../shared/query/analytics/plan.js';
 import { normaliseQueryRequest } from '../../shared/services/query.js';
 import { str } from '../../shared/query/sql/sql.js';
 import { rangeOfDates, resolveDateRange } from '../../shared/time/date-range.js';
 import { shopEvents } from '../fixtures/shop-events.js';
-import { day, filterText, hostileStrings, validDateRange, validQueryBody, validTimelineBody, validVisitorListBody } from '../support/request-arbitraries.js';
+import {
+  day,
+  filterText,
+  hostileStrings,
+  validDateRange,
+  validQueryBody,
+  validTimelineBody,
+  validVisitorListBody,
+} from '../support/request-arbitraries.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
 
 // Generated requests, valid per the schemas (random metrics, dimensions, filters with any text, sort, all IANA
@@ -44,10 +57,17 @@ afterAll(() => api?.close());
 // ---- the Athena checks ----------------------------------------------------------------------------------------
 
 const WHITE_SPACE = trino.getAllTokens(' ')[0]!.type;
-const lex = (text: string) => trino.getAllTokens(text).filter((t) => t.type !== WHITE_SPACE).map((t) => `${t.type}:${t.text}`);
+const lex = (text: string) =>
+  trino
+    .getAllTokens(text)
+    .filter((t) => t.type !== WHITE_SPACE)
+    .map((t) => `${t.type}:${t.text}`);
 
 /** The statement with every `?` replaced by its parameter's Trino literal (what Athena executes). */
-function inlined({ sql, params }: SqlQuery, literal: (p: SqlParam) => string = trinoLiteral): { text: string; literals: string[] } {
+function inlined(
+  { sql, params }: SqlQuery,
+  literal: (p: SqlParam) => string = trinoLiteral,
+): { text: string; literals: string[] } {
   const literals = params.map(literal);
   let text = '';
   let from = 0;
@@ -91,7 +111,12 @@ async function expectDuckDbRuns(query: SqlQuery, maxRows?: number): Promise<void
 /** Mostly ranges near the data; some spanning decades, so many DST segments are printed. */
 const dateRange = fc.oneof(
   { weight: 6, arbitrary: validDateRange },
-  { weight: 1, arbitrary: fc.tuple(day('1970-01-01', '2099-12-31'), day('1970-01-01', '2099-12-31')).map(([a, b]) => (a <= b ? [a, b] : [b, a])) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(day('1970-01-01', '2099-12-31'), day('1970-01-01', '2099-12-31'))
+      .map(([a, b]) => (a <= b ? [a, b] : [b, a])),
+  },
 );
 
 async function normalisedQuery(body: Record<string, unknown>): Promise<AnalyticsQuery> {
@@ -99,7 +124,12 @@ async function normalisedQuery(body: Record<string, unknown>): Promise<Analytics
   const parsed = queryRequestSchema.safeParse(body);
   expect(parsed.error?.issues ?? [], JSON.stringify(body)).toEqual([]);
   const request = parsed.data!;
-  const range = await resolveDateRange(request.date_range ?? QUERY_DEFAULTS.dateRange, request.timezone ?? 'UTC', NOW, async () => FIRST_EVENT);
+  const range = await resolveDateRange(
+    request.date_range ?? QUERY_DEFAULTS.dateRange,
+    request.timezone ?? 'UTC',
+    NOW,
+    async () => FIRST_EVENT,
+  );
   return normaliseQueryRequest(request, 'shop.test', range);
 }
 
@@ -110,7 +140,10 @@ describe('generated /v1/query plans', () => {
       fc.asyncProperty(bodies, async (body) => {
         const query = await normalisedQuery(body);
         expectSafeAthenaSql(printAnalyticsQuery(planAnalyticsQuery(query, athena.catalog), athena));
-        await expectDuckDbRuns(printAnalyticsQuery(planAnalyticsQuery(query, localTarget.catalog), localTarget), query.limit + 1);
+        await expectDuckDbRuns(
+          printAnalyticsQuery(planAnalyticsQuery(query, localTarget.catalog), localTarget),
+          query.limit + 1,
+        );
       }),
       { seed: SEED, numRuns: 150 },
     );
@@ -119,7 +152,9 @@ describe('generated /v1/query plans', () => {
 
 describe('generated journeys plans', () => {
   it('visitor lists: Trino grammar, literal tokens, DuckDB runs, for the page and the count (40 runs)', async () => {
-    const bodies = validVisitorListBody('shop.test').chain((body) => dateRange.map((date_range) => ({ ...body, date_range })));
+    const bodies = validVisitorListBody('shop.test').chain((body) =>
+      dateRange.map((date_range) => ({ ...body, date_range })),
+    );
     await fc.assert(
       fc.asyncProperty(bodies, async (body) => {
         const request = visitorListRequestSchema.parse(body);
@@ -150,7 +185,9 @@ describe('generated journeys plans', () => {
     const visitorId = fc
       .oneof(fc.constantFrom('v1', 'v3'), filterText, fc.constantFrom(...hostileStrings))
       .filter((v) => v.length <= 256 && !v.includes('\u0000') && !/\p{Surrogate}/u.test(v));
-    const bodies = fc.tuple(validTimelineBody('shop.test', ['v1']), visitorId).map(([body, visitor_id]) => ({ ...body, visitor_id }));
+    const bodies = fc
+      .tuple(validTimelineBody('shop.test', ['v1']), visitorId)
+      .map(([body, visitor_id]) => ({ ...body, visitor_id }));
     await fc.assert(
       fc.asyncProperty(bodies, async (body) => {
         const request = timelineRequestSchema.parse(body);
@@ -185,23 +222,32 @@ describe('generated custom-event queries', () => {
     const name = fc.oneof(fc.constantFrom('signup', 'download'), filterText);
     const key = fc.oneof(fc.constantFrom('plan', 'file', '$.plan', 'plan"]', 'a.b', '$[0]'), filterText);
     await fc.assert(
-      fc.asyncProperty(name, key, fc.integer({ min: 1, max: 1000 }), fc.boolean(), async (event, property, limit, revenue) => {
-        const scope = { domain: 'shop.test', isDev: false, range: rangeOfDates('2026-03-01', '2026-03-03', 'UTC') };
-        const queries = (target: SqlTarget) => [
-          printEventList(scope, limit, target),
-          printEventPropertyKeys(scope, event, limit, target),
-          printEventPropertyValues(scope, event, property, limit, revenue, target),
-        ];
-        for (const query of queries(athena)) expectSafeAthenaSql(query);
-        for (const query of queries(localTarget)) await expectDuckDbRuns(query, limit);
-      }),
+      fc.asyncProperty(
+        name,
+        key,
+        fc.integer({ min: 1, max: 1000 }),
+        fc.boolean(),
+        async (event, property, limit, revenue) => {
+          const scope = { domain: 'shop.test', isDev: false, range: rangeOfDates('2026-03-01', '2026-03-03', 'UTC') };
+          const queries = (target: SqlTarget) => [
+            printEventList(scope, limit, target),
+            printEventPropertyKeys(scope, event, limit, target),
+            printEventPropertyValues(scope, event, property, limit, revenue, target),
+          ];
+          for (const query of queries(athena)) expectSafeAthenaSql(query);
+          for (const query of queries(localTarget)) await expectDuckDbRuns(query, limit);
+        },
+      ),
       { seed: SEED, numRuns: 50 },
     );
   });
 });
 
 describe('the token check itself', () => {
-  const hostile: SqlQuery = { sql: 'SELECT count(*) FROM events WHERE url_path = ? AND domain = ?', params: [str("x' OR '1'='1"), str("a'; DROP TABLE events; --")] };
+  const hostile: SqlQuery = {
+    sql: 'SELECT count(*) FROM events WHERE url_path = ? AND domain = ?',
+    params: [str("x' OR '1'='1"), str("a'; DROP TABLE events; --")],
+  };
   const naive = (p: SqlParam) => `'${String(p.value)}'`;
 
   it('passes audited literals of hostile values', () => {
@@ -209,7 +255,9 @@ describe('the token check itself', () => {
   });
 
   it('fails the string-template SQL it guards against, though the grammar alone accepts some of it', () => {
-    expect(trino.validate(inlined({ ...hostile, params: hostile.params.slice(0, 1) }, naive).text.replace('?', "'d'"))).toEqual([]);
+    expect(
+      trino.validate(inlined({ ...hostile, params: hostile.params.slice(0, 1) }, naive).text.replace('?', "'d'")),
+    ).toEqual([]);
     expect(() => expectSafeAthenaSql(hostile, naive)).toThrow();
   });
 });

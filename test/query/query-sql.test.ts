@@ -35,7 +35,6 @@ function analyticsQuery(overrides: Partial<AnalyticsQuery>): AnalyticsQuery {
   };
 }
 
-
 const pagePathFilters: AnalyticsQuery['filters'] = [
   { field: 'page', operator: 'contains', value: 'pric' },
   { field: 'page', operator: 'is_not', value: '/pricing/old,(not set)' },
@@ -43,13 +42,43 @@ const pagePathFilters: AnalyticsQuery['filters'] = [
 
 const shapes: [string, AnalyticsQuery][] = [
   ['totals, every metric', analyticsQuery({ metrics: [...metrics] })],
-  ...dimensions.map((d): [string, AnalyticsQuery] => [`by ${d}, every metric`, analyticsQuery({ dimensions: [d], metrics: [...metrics], timeZone: 'America/New_York' })]),
-  ['two dimensions, sorted', analyticsQuery({ dimensions: ['date', 'page'], metrics: ['pageviews', 'bounce_rate'], sort: { field: 'revenue', order: 'asc' } })],
+  ...dimensions.map((d): [string, AnalyticsQuery] => [
+    `by ${d}, every metric`,
+    analyticsQuery({ dimensions: [d], metrics: [...metrics], timeZone: 'America/New_York' }),
+  ]),
+  [
+    'two dimensions, sorted',
+    analyticsQuery({
+      dimensions: ['date', 'page'],
+      metrics: ['pageviews', 'bounce_rate'],
+      sort: { field: 'revenue', order: 'asc' },
+    }),
+  ],
   ['every filter', analyticsQuery({ dimensions: ['country'], metrics: [...metrics], filters: everyQueryFilter })],
-  ['a page filter on the whole fragments\' path lists (membership)', analyticsQuery({ dimensions: ['referrer'], metrics: ['visitors', 'bounce_rate'], filters: [{ field: 'page', operator: 'is', value: '/pricing' }] })],
-  ['page filters on the whole fragments\' path lists (any operator)', analyticsQuery({ metrics: ['bounce_rate'], filters: pagePathFilters, timeZone: 'Asia/Kolkata' })],
-  ['hour in a half-hour zone with DST-free segments', analyticsQuery({ dimensions: ['hour'], timeZone: 'Asia/Kolkata' })],
-  ['a range across a DST change', analyticsQuery({ dimensions: ['date'], timeZone: 'Europe/Berlin', range: rangeOfDates('2026-03-20', '2026-04-05', 'Europe/Berlin') })],
+  [
+    "a page filter on the whole fragments' path lists (membership)",
+    analyticsQuery({
+      dimensions: ['referrer'],
+      metrics: ['visitors', 'bounce_rate'],
+      filters: [{ field: 'page', operator: 'is', value: '/pricing' }],
+    }),
+  ],
+  [
+    "page filters on the whole fragments' path lists (any operator)",
+    analyticsQuery({ metrics: ['bounce_rate'], filters: pagePathFilters, timeZone: 'Asia/Kolkata' }),
+  ],
+  [
+    'hour in a half-hour zone with DST-free segments',
+    analyticsQuery({ dimensions: ['hour'], timeZone: 'Asia/Kolkata' }),
+  ],
+  [
+    'a range across a DST change',
+    analyticsQuery({
+      dimensions: ['date'],
+      timeZone: 'Europe/Berlin',
+      range: rangeOfDates('2026-03-20', '2026-04-05', 'Europe/Berlin'),
+    }),
+  ],
 ];
 
 function otherQueries(target: SqlTarget): [string, SqlQuery][] {
@@ -78,7 +107,9 @@ describe.each(shapes)('%s', (_, query) => {
   });
 
   it('prints DuckDB SQL that runs on the Parquet files', async () => {
-    const { rows } = await api.engine.run(printAnalyticsQuery(planAnalyticsQuery(query, localTarget.catalog), localTarget));
+    const { rows } = await api.engine.run(
+      printAnalyticsQuery(planAnalyticsQuery(query, localTarget.catalog), localTarget),
+    );
     expect(Array.isArray(rows)).toBe(true);
   });
 });
@@ -96,9 +127,17 @@ describe('exact SQL per dialect', () => {
   const pinned = analyticsQuery({
     dimensions: ['page'],
     metrics: ['visitors', 'bounce_rate'],
-    filters: [{ field: 'country', operator: 'is', value: 'US,(not set)' }, { field: 'event', operator: 'is', value: 'signup' }],
+    filters: [
+      { field: 'country', operator: 'is', value: 'US,(not set)' },
+      { field: 'event', operator: 'is', value: 'signup' },
+    ],
   });
-  const hourly = analyticsQuery({ dimensions: ['hour'], metrics: ['pageviews'], timeZone: 'America/New_York', range: rangeOfDates('2026-03-07', '2026-03-08', 'America/New_York') });
+  const hourly = analyticsQuery({
+    dimensions: ['hour'],
+    metrics: ['pageviews'],
+    timeZone: 'America/New_York',
+    range: rangeOfDates('2026-03-07', '2026-03-08', 'America/New_York'),
+  });
 
   it.each([
     ['duckdb', localTarget],
@@ -111,8 +150,14 @@ describe('exact SQL per dialect', () => {
     ['duckdb', localTarget],
     ['athena', athena],
   ] as const)('%s: session metrics with page filters, whole fragments picked by their paths', (_, target) => {
-    const plan = planAnalyticsQuery(analyticsQuery({ metrics: ['bounce_rate'], filters: pagePathFilters }), target.catalog);
-    expect(plan.sources.sessions).toMatchObject({ from: 'fragments', pick: { by: 'paths', unlistedByRows: target === athena } });
+    const plan = planAnalyticsQuery(
+      analyticsQuery({ metrics: ['bounce_rate'], filters: pagePathFilters }),
+      target.catalog,
+    );
+    expect(plan.sources.sessions).toMatchObject({
+      from: 'fragments',
+      pick: { by: 'paths', unlistedByRows: target === athena },
+    });
     expect(printAnalyticsQuery(plan, target)).toMatchSnapshot();
   });
 
@@ -127,25 +172,58 @@ describe('exact SQL per dialect', () => {
     const byCountry = analyticsQuery({ metrics: ['visitors'], dimensions: ['country'] });
     const local = planAnalyticsQuery(byCountry, localTarget.catalog);
     const onAthena = planAnalyticsQuery(byCountry, athena.catalog);
-    expect(local.sources.rows).toEqual({ from: 'buckets', relation: 'pageviews', visitors: { count: 'distinct', column: 'visitor_key' } });
-    expect(onAthena.sources.rows).toEqual({ from: 'buckets', relation: 'pageviews', visitors: { count: 'distinct', column: 'visitor_id' } });
+    expect(local.sources.rows).toEqual({
+      from: 'buckets',
+      relation: 'pageviews',
+      visitors: { count: 'distinct', column: 'visitor_key' },
+    });
+    expect(onAthena.sources.rows).toEqual({
+      from: 'buckets',
+      relation: 'pageviews',
+      visitors: { count: 'distinct', column: 'visitor_id' },
+    });
     expect(printAnalyticsQuery(local, localTarget).sql).toContain('count(DISTINCT visitor_key) AS visitors');
     expect(printAnalyticsQuery(onAthena, athena).sql).toContain('count(DISTINCT visitor_id) AS visitors');
     expect(printAnalyticsQuery(onAthena, athena).sql).not.toContain('visitor_key');
   });
 
   it('bound instants only inside a partition: a partition is one UTC day, so bounds on its edges add nothing', () => {
-    const conditions = (range: Parameters<typeof rangeConditions>[0], column: 'ts' | 'bucket') => print(join(rangeConditions(range, column), ' AND ')).sql;
+    const conditions = (range: Parameters<typeof rangeConditions>[0], column: 'ts' | 'bucket') =>
+      print(join(rangeConditions(range, column), ' AND ')).sql;
     expect(conditions(rangeOfDates('2026-03-01', '2026-03-03', 'UTC'), 'ts')).toBe('dt BETWEEN ? AND ?');
-    expect(conditions(rangeOfDates('2026-03-01', '2026-03-03', 'Asia/Kolkata'), 'bucket')).toBe('dt BETWEEN ? AND ? AND bucket >= ? AND bucket < ?');
+    expect(conditions(rangeOfDates('2026-03-01', '2026-03-03', 'Asia/Kolkata'), 'bucket')).toBe(
+      'dt BETWEEN ? AND ? AND bucket >= ? AND bucket < ?',
+    );
     // A range that starts on a partition's edge and ends inside one, and the reverse.
     const day = (iso: string) => new Date(iso);
-    expect(conditions({ from: day('2026-03-01T00:00:00Z'), to: day('2026-03-03T12:00:00Z'), dtFrom: '2026-03-01', dtTo: '2026-03-03' }, 'ts')).toBe('dt BETWEEN ? AND ? AND ts < ?');
-    expect(conditions({ from: day('2026-03-01T06:15:00Z'), to: day('2026-03-04T00:00:00Z'), dtFrom: '2026-03-01', dtTo: '2026-03-03' }, 'ts')).toBe('dt BETWEEN ? AND ? AND ts >= ?');
+    expect(
+      conditions(
+        {
+          from: day('2026-03-01T00:00:00Z'),
+          to: day('2026-03-03T12:00:00Z'),
+          dtFrom: '2026-03-01',
+          dtTo: '2026-03-03',
+        },
+        'ts',
+      ),
+    ).toBe('dt BETWEEN ? AND ? AND ts < ?');
+    expect(
+      conditions(
+        {
+          from: day('2026-03-01T06:15:00Z'),
+          to: day('2026-03-04T00:00:00Z'),
+          dtFrom: '2026-03-01',
+          dtTo: '2026-03-03',
+        },
+        'ts',
+      ),
+    ).toBe('dt BETWEEN ? AND ? AND ts >= ?');
   });
 
   it('values never enter the SQL text', () => {
-    const hostile = analyticsQuery({ filters: [{ field: 'page', operator: 'is', value: "x'; DROP TABLE events; --" }] });
+    const hostile = analyticsQuery({
+      filters: [{ field: 'page', operator: 'is', value: "x'; DROP TABLE events; --" }],
+    });
     const { sql, params } = printAnalyticsQuery(planAnalyticsQuery(hostile, athena.catalog), athena);
     expect(sql).not.toContain('DROP');
     expect(params).toContainEqual({ type: 'string', value: "x'; DROP TABLE events; --" });

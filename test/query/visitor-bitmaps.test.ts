@@ -11,8 +11,15 @@ const connection = memoryDuckDb();
 
 const chunk = 2 ** KEY_CHUNK_BITS;
 // Keys near chunk edges, in the first chunks and far out; days 0-3; several rows per (day, key) are common.
-const key = fc.oneof(fc.integer({ min: 0, max: 3 * chunk }), fc.constantFrom(0, chunk - 1, chunk, chunk + 1, 5 * chunk - 1), fc.integer({ min: 0, max: 2 ** 40 }));
-const bucketRows = fc.array(fc.record({ day: fc.integer({ min: 0, max: 3 }), key, pageviews: fc.integer({ min: 1, max: 5 }) }), { maxLength: 300 });
+const key = fc.oneof(
+  fc.integer({ min: 0, max: 3 * chunk }),
+  fc.constantFrom(0, chunk - 1, chunk, chunk + 1, 5 * chunk - 1),
+  fc.integer({ min: 0, max: 2 ** 40 }),
+);
+const bucketRows = fc.array(
+  fc.record({ day: fc.integer({ min: 0, max: 3 }), key, pageviews: fc.integer({ min: 1, max: 5 }) }),
+  { maxLength: 300 },
+);
 
 async function rowsOf(text: string): Promise<Record<string, unknown>[]> {
   return (await connection().runAndReadAll(text)).getRowObjectsJson() as Record<string, unknown>[];
@@ -23,11 +30,16 @@ describe('bitmapVisitorCounts', () => {
     await fc.assert(
       fc.asyncProperty(bucketRows, async (rows) => {
         await connection().run('CREATE OR REPLACE TABLE b (day INTEGER, visitor_key BIGINT, pageviews BIGINT)');
-        if (rows.length) await connection().run(`INSERT INTO b VALUES ${rows.map((r) => `(${r.day}, ${r.key}, ${r.pageviews})`).join(', ')}`);
+        if (rows.length)
+          await connection().run(
+            `INSERT INTO b VALUES ${rows.map((r) => `(${r.day}, ${r.key}, ${r.pageviews})`).join(', ')}`,
+          );
         const buckets = sql`SELECT * FROM b`;
         const byDay = print(sql`${bitmapVisitorCounts([sql`day AS d0`], buckets, true)} ORDER BY d0`).sql;
         expect(await rowsOf(byDay)).toEqual(
-          await rowsOf('SELECT day AS d0, count(DISTINCT visitor_key) AS visitors, CAST(sum(pageviews) AS BIGINT) AS pageviews FROM b GROUP BY 1 ORDER BY 1'),
+          await rowsOf(
+            'SELECT day AS d0, count(DISTINCT visitor_key) AS visitors, CAST(sum(pageviews) AS BIGINT) AS pageviews FROM b GROUP BY 1 ORDER BY 1',
+          ),
         );
         const total = print(bitmapVisitorCounts([], trusted('SELECT * FROM b'), false)).sql;
         const [expected] = await rowsOf('SELECT count(DISTINCT visitor_key) AS visitors FROM b');

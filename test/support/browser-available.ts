@@ -20,15 +20,25 @@ export function chromiumPath(suite: string): string | null {
  * A page that reaches nothing but the server at `serverUrl`: any other request is aborted, so a page that loads
  * something from elsewhere fails its test instead of working only online.
  */
-export async function offlinePage(browser: Browser, serverUrl: string, options: BrowserContextOptions = {}): Promise<Page> {
+export async function offlinePage(
+  browser: Browser,
+  serverUrl: string,
+  options: BrowserContextOptions = {},
+): Promise<Page> {
   const page = await browser.newPage(options);
-  await page.route((url) => !url.href.startsWith(serverUrl), (route) => route.abort());
+  await page.route(
+    (url) => !url.href.startsWith(serverUrl),
+    (route) => route.abort(),
+  );
   return page;
 }
 
 /** Writes a screenshot: into docs/screenshots/ for the README with UPDATE_SCREENSHOTS=1, else into the temp folder. */
 export async function screenshot(page: Page, name: string, options: { fullPage?: boolean } = {}): Promise<void> {
-  const dir = process.env.UPDATE_SCREENSHOTS === '1' ? new URL('../../docs/screenshots/', import.meta.url).pathname : join(tmpdir(), 'analytics-screenshots');
+  const dir =
+    process.env.UPDATE_SCREENSHOTS === '1'
+      ? new URL('../../docs/screenshots/', import.meta.url).pathname
+      : join(tmpdir(), 'analytics-screenshots');
   mkdirSync(dir, { recursive: true });
   await page.screenshot({ path: join(dir, name), ...options });
 }

@@ -19,7 +19,16 @@ const today = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), ne
 const shiftMs = today - 12 * DAY - Date.parse('2026-03-01T00:00:00Z');
 const dayText = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const dataDays = Array.from({ length: 14 }, (_, i) => dayText(today - 13 * DAY + i * DAY));
-const ZONES = ['UTC', 'America/New_York', 'Europe/Berlin', 'Asia/Kolkata', 'Australia/Adelaide', 'Pacific/Chatham', 'America/St_Johns', 'Asia/Kathmandu'];
+const ZONES = [
+  'UTC',
+  'America/New_York',
+  'Europe/Berlin',
+  'Asia/Kolkata',
+  'Australia/Adelaide',
+  'Pacific/Chatham',
+  'America/St_Johns',
+  'Asia/Kathmandu',
+];
 
 function shifted(events: unknown[]): unknown[] {
   return events.map((e) => {
@@ -43,15 +52,26 @@ export interface Call {
 const range = (days: readonly string[]) =>
   fc.oneof(
     { weight: 1, arbitrary: fc.constantFrom(...presets) },
-    { weight: 3, arbitrary: fc.tuple(fc.constantFrom(...days), fc.constantFrom(...days)).map(([a, b]) => (a <= b ? [a, b] : [b, a])) },
+    {
+      weight: 3,
+      arbitrary: fc
+        .tuple(fc.constantFrom(...days), fc.constantFrom(...days))
+        .map(([a, b]) => (a <= b ? [a, b] : [b, a])),
+    },
   );
 const shopDays = ['2026-02-26', '2026-02-27', '2026-02-28', '2026-03-01', '2026-03-02', '2026-03-03', '2026-03-04'];
 
 /** Filters that match rows (from the pools) or any field and operator with values that may match nothing. */
 function filters(fields: readonly string[]) {
-  const pool = [...filterPool, ...pageFilterPool].filter((f) => fields.includes(f.field)).map((f) => [f.field, f.operator, f.value]);
+  const pool = [...filterPool, ...pageFilterPool]
+    .filter((f) => fields.includes(f.field))
+    .map((f) => [f.field, f.operator, f.value]);
   const anyField = fc
-    .tuple(fc.constantFrom(...fields), fc.constantFrom(...filterOperators), fc.constantFrom('/', '/pricing', 'pro', 'US', 'o', "o'k", '(not set)', '(direct)', 'google.com', 'Chr'))
+    .tuple(
+      fc.constantFrom(...fields),
+      fc.constantFrom(...filterOperators),
+      fc.constantFrom('/', '/pricing', 'pro', 'US', 'o', "o'k", '(not set)', '(direct)', 'google.com', 'Chr'),
+    )
     .map(([field, operator, value]) => [field, operator, field === 'event_property' ? `plan:${value}` : value]);
   const filter = fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...pool) }, { weight: 1, arbitrary: anyField });
   // Half without filters, so most answers have rows to compare.
@@ -62,19 +82,38 @@ function queryCall(domain: string, days: readonly string[]): fc.Arbitrary<Call> 
   return fc.boolean().chain((includeRevenue) =>
     fc
       .record({
-        metrics: fc.uniqueArray(fc.constantFrom(...metrics.filter((m) => includeRevenue || !['revenue', 'conversions', 'conversion_rate'].includes(m))), { minLength: 1, maxLength: 7 }),
+        metrics: fc.uniqueArray(
+          fc.constantFrom(
+            ...metrics.filter((m) => includeRevenue || !['revenue', 'conversions', 'conversion_rate'].includes(m)),
+          ),
+          { minLength: 1, maxLength: 7 },
+        ),
         dimensions: fc.oneof(
           { weight: 1, arbitrary: fc.constant(['event']) },
-          { weight: 5, arbitrary: fc.uniqueArray(fc.constantFrom(...dimensions.filter((d) => d !== 'event')), { maxLength: 2 }) },
+          {
+            weight: 5,
+            arbitrary: fc.uniqueArray(fc.constantFrom(...dimensions.filter((d) => d !== 'event')), { maxLength: 2 }),
+          },
         ),
         date_range: range(days),
         filters: filters(queryFilterFields),
         timezone: fc.constantFrom(...ZONES),
-        sort: fc.option(fc.record({ field: fc.constantFrom('visitors', 'pageviews', 'bounce_rate'), order: fc.constantFrom('asc', 'desc') }), { nil: undefined }),
+        sort: fc.option(
+          fc.record({
+            field: fc.constantFrom('visitors', 'pageviews', 'bounce_rate'),
+            order: fc.constantFrom('asc', 'desc'),
+          }),
+          { nil: undefined },
+        ),
         limit: fc.integer({ min: 1, max: 50 }),
         offset: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 20 })),
       })
-      .map((b) => ({ method: 'POST' as const, path: '/v1/query', domain, body: { domain, include_revenue: includeRevenue, ...b, ...(b.sort ? {} : { sort: undefined }) } })),
+      .map((b) => ({
+        method: 'POST' as const,
+        path: '/v1/query',
+        domain,
+        body: { domain, include_revenue: includeRevenue, ...b, ...(b.sort ? {} : { sort: undefined }) },
+      })),
   );
 }
 
@@ -115,7 +154,11 @@ function visitorCall(domain: string, visitors: readonly string[], days: readonly
     })
     .map((b) => ({ method: 'POST' as const, path: '/v1/journeys/timeline', domain, body: clean({ domain, ...b }) }));
   const whole = fc
-    .record({ path: fc.constantFrom('/v1/journeys/stats', '/v1/journeys/activity'), visitor_id: visitor, is_dev: fc.option(fc.boolean(), { nil: undefined }) })
+    .record({
+      path: fc.constantFrom('/v1/journeys/stats', '/v1/journeys/activity'),
+      visitor_id: visitor,
+      is_dev: fc.option(fc.boolean(), { nil: undefined }),
+    })
     .map(({ path, ...b }) => ({ method: 'POST' as const, path, domain, body: clean({ domain, ...b }) }));
   return fc.oneof(timeline, whole);
 }
@@ -123,7 +166,9 @@ function visitorCall(domain: string, visitors: readonly string[], days: readonly
 function eventsCall(domain: string, days: readonly string[]): fc.Arbitrary<Call> {
   const window = fc.oneof(
     fc.constantFrom(...presets).map((period) => ({ period })),
-    fc.tuple(fc.constantFrom(...days), fc.constantFrom(...days)).map(([a, b]) => (a <= b ? { start: a, end: b } : { start: b, end: a })),
+    fc
+      .tuple(fc.constantFrom(...days), fc.constantFrom(...days))
+      .map(([a, b]) => (a <= b ? { start: a, end: b } : { start: b, end: a })),
   );
   const limit = fc.option(fc.integer({ min: 1, max: 20 }).map(String), { nil: undefined });
   return fc
@@ -145,7 +190,12 @@ function eventsCall(domain: string, days: readonly string[]): fc.Arbitrary<Call>
       method: 'GET' as const,
       path,
       domain,
-      query: clean({ domain, ...window, limit, ...(revenue && path.split('/').length === 6 ? { include_revenue: 'true' } : {}) }) as Record<string, string>,
+      query: clean({
+        domain,
+        ...window,
+        limit,
+        ...(revenue && path.split('/').length === 6 ? { include_revenue: 'true' } : {}),
+      }) as Record<string, string>,
     }));
 }
 
@@ -164,7 +214,10 @@ const perDomain = (domain: string, visitors: readonly string[], days: readonly s
 /** `count` calls drawn with `seed`: three of the generated domain for one of the shop's. */
 export function engineCalls(count: number, seed: number): Call[] {
   return fc.sample(
-    fc.oneof({ weight: 3, arbitrary: perDomain(generatedDomain, generatedVisitors, dataDays) }, { weight: 1, arbitrary: perDomain(SHOP, ['v1', 'v2', 'v3', 'v4'], shopDays) }),
+    fc.oneof(
+      { weight: 3, arbitrary: perDomain(generatedDomain, generatedVisitors, dataDays) },
+      { weight: 1, arbitrary: perDomain(SHOP, ['v1', 'v2', 'v3', 'v4'], shopDays) },
+    ),
     { seed, numRuns: count },
   );
 }
@@ -173,8 +226,16 @@ export function engineCalls(count: number, seed: number): Call[] {
 export const engineCallEvents = { generated, shop: shopEvents };
 
 /** One call through the local API: status, body without the engine's figures, and the bytes it reported. */
-export async function sendCall(api: TestApi, call: Call, token: string): Promise<{ status: number; body: unknown; bytes: number }> {
-  const res = await api.request(call.method, call.path, { token, ...(call.body ? { body: call.body } : {}), ...(call.query ? { query: call.query } : {}) });
+export async function sendCall(
+  api: TestApi,
+  call: Call,
+  token: string,
+): Promise<{ status: number; body: unknown; bytes: number }> {
+  const res = await api.request(call.method, call.path, {
+    token,
+    ...(call.body ? { body: call.body } : {}),
+    ...(call.query ? { query: call.query } : {}),
+  });
   const bytes = Number((res.body as { meta?: { bytes_scanned?: number } }).meta?.bytes_scanned ?? 0);
   return { status: res.status, body: answer(res.body), bytes };
 }

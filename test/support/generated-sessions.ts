@@ -36,34 +36,73 @@ export function generatedEvents(): unknown[] {
   for (let s = 0; s < 400; s++) {
     const visitor = `v${Math.floor(rand() * 90)}`;
     // Starts cluster around midnight UTC so many sessions span two partitions.
-    const start = DAY0 + Math.floor(rand() * 10) * 86_400_000 + (rand() < 0.4 ? 86_400_000 - rand() * 1_800_000 : rand() * 86_400_000);
+    const start =
+      DAY0 +
+      Math.floor(rand() * 10) * 86_400_000 +
+      (rand() < 0.4 ? 86_400_000 - rand() * 1_800_000 : rand() * 86_400_000);
     const rows = 1 + Math.floor(rand() * 6);
     const isDev = rand() < 0.05;
     const noPageviews = rand() < 0.08;
     let t = start;
     for (let r = 0; r < rows; r++) {
-      const type = noPageviews ? pick(['event', 'auto'] as const) : pick(['pageview', 'pageview', 'pageview', 'event', 'auto'] as const);
-      const attribution = rand() < 0.15 ? {} : {
-        referrer: pick([null, 'https://www.google.com/x', 'https://news.ycombinator.com/', 'https://t.co/a']),
-        utm_source: pick([null, 'google', 'newsletter']),
-        country: pick([null, 'US', 'DE', 'FR']),
-        region: pick([null, 'CA', 'BY']),
-        city: pick([null, 'Paris', 'Berlin']),
-        browser: pick([null, 'Chrome', 'Safari']),
-        os: pick([null, 'macOS', 'Linux']),
-        device: pick([null, 'desktop', 'mobile']),
-      };
+      const type = noPageviews
+        ? pick(['event', 'auto'] as const)
+        : pick(['pageview', 'pageview', 'pageview', 'event', 'auto'] as const);
+      const attribution =
+        rand() < 0.15
+          ? {}
+          : {
+              referrer: pick([null, 'https://www.google.com/x', 'https://news.ycombinator.com/', 'https://t.co/a']),
+              utm_source: pick([null, 'google', 'newsletter']),
+              country: pick([null, 'US', 'DE', 'FR']),
+              region: pick([null, 'CA', 'BY']),
+              city: pick([null, 'Paris', 'Berlin']),
+              browser: pick([null, 'Chrome', 'Safari']),
+              os: pick([null, 'macOS', 'Linux']),
+              device: pick([null, 'desktop', 'mobile']),
+            };
       // Custom and auto events may lack a path: here those on /blog (a pageview must have one).
       const path = pick(['/', '/pricing', '/blog', '/docs']);
       const url_path = type !== 'pageview' && path === '/blog' ? undefined : path;
-      const base = { domain, timestamp: at(t), visitor_id: visitor, session_id: `s${s}`, url_path, is_dev: isDev, ...attribution };
+      const base = {
+        domain,
+        timestamp: at(t),
+        visitor_id: visitor,
+        session_id: `s${s}`,
+        url_path,
+        is_dev: isDev,
+        ...attribution,
+      };
       if (type === 'pageview') events.push({ ...base, type });
-      else if (type === 'event') events.push({ ...base, type, event_name: pick(['signup', 'download']), event_properties: { plan: pick(['pro', 'free']) } });
-      else events.push({ ...base, type, event_name: 'exit_link', event_properties: { url: pick(['https://github.com/x', 'https://example.org']) } });
+      else if (type === 'event')
+        events.push({
+          ...base,
+          type,
+          event_name: pick(['signup', 'download']),
+          event_properties: { plan: pick(['pro', 'free']) },
+        });
+      else
+        events.push({
+          ...base,
+          type,
+          event_name: 'exit_link',
+          event_properties: { url: pick(['https://github.com/x', 'https://example.org']) },
+        });
       t += rand() * 1_200_000;
     }
     if (rand() < 0.15) {
-      events.push({ domain, timestamp: at(t + 1000), type: 'revenue', visitor_id: visitor, session_id: '', url_path: '/checkout', transaction_id: `t${s}`, amount_cents: 1000, currency: 'USD', revenue_event: 'payment' });
+      events.push({
+        domain,
+        timestamp: at(t + 1000),
+        type: 'revenue',
+        visitor_id: visitor,
+        session_id: '',
+        url_path: '/checkout',
+        transaction_id: `t${s}`,
+        amount_cents: 1000,
+        currency: 'USD',
+        revenue_event: 'payment',
+      });
     }
   }
   // Shuffled, so each import holds some rows of many sessions.
@@ -98,11 +137,26 @@ export const filterPool: Filter[] = [
 ];
 
 export const zones = ['UTC', 'America/New_York', 'Asia/Kolkata', 'Europe/Berlin', 'Pacific/Chatham'];
-export const days = Array.from({ length: 12 }, (_, i) => new Date(DAY0 + (i - 1) * 86_400_000).toISOString().slice(0, 10));
+export const days = Array.from({ length: 12 }, (_, i) =>
+  new Date(DAY0 + (i - 1) * 86_400_000).toISOString().slice(0, 10),
+);
 
 /** A whole-page query of the generated domain. */
-export function queryOf(metrics: Metric[], q: { dimensions: Dimension[]; filters: Filter[]; timeZone: string; range: string[] }): AnalyticsQuery {
-  return { domain, metrics, dimensions: q.dimensions, filters: q.filters, range: rangeOfDates(q.range[0]!, q.range[1]!, q.timeZone), timeZone: q.timeZone, sort: null, limit: 1000, offset: 0 };
+export function queryOf(
+  metrics: Metric[],
+  q: { dimensions: Dimension[]; filters: Filter[]; timeZone: string; range: string[] },
+): AnalyticsQuery {
+  return {
+    domain,
+    metrics,
+    dimensions: q.dimensions,
+    filters: q.filters,
+    range: rangeOfDates(q.range[0]!, q.range[1]!, q.timeZone),
+    timeZone: q.timeZone,
+    sort: null,
+    limit: 1000,
+    offset: 0,
+  };
 }
 
 export const queryArbitrary = fc
@@ -118,7 +172,4 @@ export const queryArbitrary = fc
     timeZone: fc.constantFrom(...zones),
     range: fc.tuple(fc.constantFrom(...days), fc.constantFrom(...days)).map(([a, b]) => (a <= b ? [a, b] : [b, a])),
   })
-  .map(
-    (q): AnalyticsQuery => queryOf(q.metrics.includes(q.session) ? q.metrics : [...q.metrics, q.session], q),
-  );
-
+  .map((q): AnalyticsQuery => queryOf(q.metrics.includes(q.session) ? q.metrics : [...q.metrics, q.session], q));

@@ -1,5 +1,17 @@
-import { CreateBucketCommand, PutBucketNotificationConfigurationCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { ChangeMessageVisibilityCommand, CreateQueueCommand, DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import {
+  CreateBucketCommand,
+  PutBucketNotificationConfigurationCommand,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import {
+  ChangeMessageVisibilityCommand,
+  CreateQueueCommand,
+  DeleteMessageCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { MotoServer } from '../../local/tools/moto-server.js';
 
@@ -12,7 +24,10 @@ export interface IngestBucket {
   s3: S3Client;
   put(key: string, body: string | Uint8Array): Promise<void>;
   /** Every message waiting, to the handler in batches of `batchSize` (`twice`: each batch delivered twice); returns the messages it failed. */
-  deliver(handler: (event: SQSEvent) => Promise<SQSBatchResponse>, options?: { batchSize?: number; twice?: boolean }): Promise<string[]>;
+  deliver(
+    handler: (event: SQSEvent) => Promise<SQSBatchResponse>,
+    options?: { batchSize?: number; twice?: boolean },
+  ): Promise<string[]>;
   /** The raw messages waiting, left in the queue's visibility timeout (for duplicate deliveries). */
   receive(): Promise<SQSRecord[]>;
 }
@@ -24,21 +39,37 @@ export function motoClients(moto: MotoServer): { s3: S3Client; sqs: SQSClient } 
   return { s3: new S3Client({ ...config, forcePathStyle: true }), sqs: new SQSClient(config) };
 }
 
-export async function ingestBucket(moto: MotoServer, name = `ingest-${++buckets}-${Date.now()}`): Promise<IngestBucket> {
+export async function ingestBucket(
+  moto: MotoServer,
+  name = `ingest-${++buckets}-${Date.now()}`,
+): Promise<IngestBucket> {
   const { s3, sqs } = motoClients(moto);
   await s3.send(new CreateBucketCommand({ Bucket: name }));
-  const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: `${name}-queue`, Attributes: { VisibilityTimeout: '0' } }));
-  const arn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }))).Attributes!.QueueArn!;
+  const { QueueUrl } = await sqs.send(
+    new CreateQueueCommand({ QueueName: `${name}-queue`, Attributes: { VisibilityTimeout: '0' } }),
+  );
+  const arn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }))).Attributes!
+    .QueueArn!;
   await s3.send(
     new PutBucketNotificationConfigurationCommand({
       Bucket: name,
-      NotificationConfiguration: { QueueConfigurations: [{ QueueArn: arn, Events: ['s3:ObjectCreated:*'], Filter: { Key: { FilterRules: [{ Name: 'prefix', Value: 'incoming/' }] } } }] },
+      NotificationConfiguration: {
+        QueueConfigurations: [
+          {
+            QueueArn: arn,
+            Events: ['s3:ObjectCreated:*'],
+            Filter: { Key: { FilterRules: [{ Name: 'prefix', Value: 'incoming/' }] } },
+          },
+        ],
+      },
     }),
   );
   const receive = async (): Promise<SQSRecord[]> => {
     const records: SQSRecord[] = [];
     for (;;) {
-      const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0, VisibilityTimeout: 300 }));
+      const { Messages = [] } = await sqs.send(
+        new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0, VisibilityTimeout: 300 }),
+      );
       if (Messages.length === 0) return records;
       for (const m of Messages) {
         records.push({
@@ -75,7 +106,9 @@ export async function ingestBucket(moto: MotoServer, name = `ingest-${++buckets}
           // A failed message is visible again at once, as it would be after its visibility timeout.
           if (failures.has(r.messageId)) {
             failed.push(r.messageId);
-            await sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl, ReceiptHandle: r.receiptHandle, VisibilityTimeout: 0 }));
+            await sqs.send(
+              new ChangeMessageVisibilityCommand({ QueueUrl, ReceiptHandle: r.receiptHandle, VisibilityTimeout: 0 }),
+            );
           } else await sqs.send(new DeleteMessageCommand({ QueueUrl, ReceiptHandle: r.receiptHandle }));
         }
       }

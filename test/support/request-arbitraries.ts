@@ -11,8 +11,32 @@ export const TIME_ZONES = ['UTC', ...Intl.supportedValuesOf('timeZone').filter((
 
 /** Strings attackers and unlucky users send: quotes, comments, placeholders, NUL, broken UTF-16, the labels. */
 export const hostileStrings = [
-  "'", '"', '`', "' OR '1'='1", '; DROP TABLE events; --', '/* */', '#', '%', '_', '\\', '${x}', '$1', '?',
-  '\u0000', 'a\u0000b', '\ud800', 'x\udfff', '\uff07', '(not set)', '(direct)', ',', ',,', ' ', 'plan:', ':pro', 'x'.repeat(1001),
+  "'",
+  '"',
+  '`',
+  "' OR '1'='1",
+  '; DROP TABLE events; --',
+  '/* */',
+  '#',
+  '%',
+  '_',
+  '\\',
+  '${x}',
+  '$1',
+  '?',
+  '\u0000',
+  'a\u0000b',
+  '\ud800',
+  'x\udfff',
+  '\uff07',
+  '(not set)',
+  '(direct)',
+  ',',
+  ',,',
+  ' ',
+  'plan:',
+  ':pro',
+  'x'.repeat(1001),
 ];
 
 /** Any text: arbitrary code points, printable graphemes, or a hostile string. */
@@ -45,15 +69,46 @@ export const filterText = fc
   .oneof(
     { weight: 3, arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 20 }) },
     { weight: 2, arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 8 }) },
-    { weight: 2, arbitrary: fc.constantFrom('/', '/pricing', 'US,DE', '(not set)', '(direct)', 'google.com', "o'k", '%', '_', 'a%b_c.pdf', 'x'.repeat(1000), "'".repeat(1000)) },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom(
+        '/',
+        '/pricing',
+        'US,DE',
+        '(not set)',
+        '(direct)',
+        'google.com',
+        "o'k",
+        '%',
+        '_',
+        'a%b_c.pdf',
+        'x'.repeat(1000),
+        "'".repeat(1000),
+      ),
+    },
   )
   .filter((v) => !v.includes('\u0000'));
 
 export function validFilter(fields: readonly string[]) {
   return fc
-    .tuple(fc.constantFrom(...fields), fc.constantFrom(...filterOperators), filterText, filterText.filter((k) => !k.includes(':')))
-    .map(([field, operator, value, key]) => [field, operator, field === 'event_property' ? `${key}:${value}` : value] as [string, string, string])
-    .filter(([, operator, value]) => !(operator === 'is' || operator === 'is_not') || value.replace(/^[^:]*:/, '').split(',').some((v) => v.length > 0))
+    .tuple(
+      fc.constantFrom(...fields),
+      fc.constantFrom(...filterOperators),
+      filterText,
+      filterText.filter((k) => !k.includes(':')),
+    )
+    .map(
+      ([field, operator, value, key]) =>
+        [field, operator, field === 'event_property' ? `${key}:${value}` : value] as [string, string, string],
+    )
+    .filter(
+      ([, operator, value]) =>
+        !(operator === 'is' || operator === 'is_not') ||
+        value
+          .replace(/^[^:]*:/, '')
+          .split(',')
+          .some((v) => v.length > 0),
+    )
     .filter(([field, , value]) => field !== 'event_property' || value.length <= 1000);
 }
 
@@ -63,15 +118,24 @@ export function validQueryBody(domain?: string) {
     fc.record(
       {
         ...(domain ? { domain: fc.constant(domain) } : {}),
-        metrics: fc.uniqueArray(fc.constantFrom(...(includeRevenue ? metrics : nonRevenueMetrics)), { minLength: 1, maxLength: 7 }),
+        metrics: fc.uniqueArray(fc.constantFrom(...(includeRevenue ? metrics : nonRevenueMetrics)), {
+          minLength: 1,
+          maxLength: 7,
+        }),
         date_range: validDateRange,
         dimensions: fc.oneof(
           { weight: 1, arbitrary: fc.constant(['event']) },
-          { weight: 6, arbitrary: fc.uniqueArray(fc.constantFrom(...dimensions.filter((d) => d !== 'event')), { maxLength: 2 }) },
+          {
+            weight: 6,
+            arbitrary: fc.uniqueArray(fc.constantFrom(...dimensions.filter((d) => d !== 'event')), { maxLength: 2 }),
+          },
         ),
         filters: fc.array(validFilter(queryFilterFields), { maxLength: 3 }),
         sort: fc.record(
-          { field: fc.constantFrom(...sortFields.filter((f) => includeRevenue || f !== 'revenue')), order: fc.constantFrom('asc', 'desc') },
+          {
+            field: fc.constantFrom(...sortFields.filter((f) => includeRevenue || f !== 'revenue')),
+            order: fc.constantFrom('asc', 'desc'),
+          },
           { requiredKeys: ['field'] },
         ),
         timezone: fc.constantFrom(...TIME_ZONES),
@@ -138,7 +202,11 @@ export function validVisitorBody(domain: string, visitorIds: readonly string[]) 
 /** A valid body with one or two of its fields replaced by a wild value (or dropped). */
 export function withWildFields(valid: fc.Arbitrary<Record<string, unknown>>, fields: readonly string[]) {
   return fc
-    .tuple(valid, fc.uniqueArray(fc.constantFrom(...fields), { minLength: 1, maxLength: 2 }), fc.array(wildValue, { minLength: 2, maxLength: 2 }))
+    .tuple(
+      valid,
+      fc.uniqueArray(fc.constantFrom(...fields), { minLength: 1, maxLength: 2 }),
+      fc.array(wildValue, { minLength: 2, maxLength: 2 }),
+    )
     .map(([body, names, values]) => {
       const out: Record<string, unknown> = { ...body };
       names.forEach((name, i) => {
@@ -152,7 +220,10 @@ export function withWildFields(valid: fc.Arbitrary<Record<string, unknown>>, fie
 export function objectsWithFields(fields: readonly string[]) {
   const key = fc.oneof(
     { weight: 4, arbitrary: fc.constantFrom(...fields) },
-    { weight: 1, arbitrary: fc.constantFrom('__proto__', 'constructor', 'toString', 'hasOwnProperty', '', 'domain ', 'Domain') },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom('__proto__', 'constructor', 'toString', 'hasOwnProperty', '', 'domain ', 'Domain'),
+    },
     { weight: 1, arbitrary: fc.string({ maxLength: 12 }) },
   );
   return fc.dictionary(key, anyJson, { maxKeys: 6 });
@@ -160,7 +231,8 @@ export function objectsWithFields(fields: readonly string[]) {
 
 /** Filter lists with real fields and operators mixed with wrong ones, for near-valid bodies. */
 export function sloppyFilters(fields: readonly string[]) {
-  const part = (values: readonly string[]) => fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...values) }, { weight: 1, arbitrary: wildValue });
+  const part = (values: readonly string[]) =>
+    fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...values) }, { weight: 1, arbitrary: wildValue });
   const filter = fc.oneof(
     { weight: 6, arbitrary: fc.tuple(part(fields), part(filterOperators), fc.oneof(anyText, filterText, anyJson)) },
     { weight: 1, arbitrary: fc.array(part([...fields, ...filterOperators]), { maxLength: 4 }) },
@@ -174,7 +246,17 @@ export const rawBodies = fc.oneof(
   fc.json({ maxDepth: 2 }).map((json) => json.slice(0, Math.max(1, json.length - 1))),
   fc.string({ unit: 'binary', maxLength: 60 }),
   fc.constantFrom(
-    '', ' ', 'null', '[]', '{}', '{"domain":', '{"a":1}{"b":2}', '\ufeff{}', '{"limit": 1e400}', '{"limit": -0}',
-    '{"__proto__": {"include_revenue": true}, "metrics": ["revenue"]}', '{"constructor": {"prototype": {"x": 1}}}',
+    '',
+    ' ',
+    'null',
+    '[]',
+    '{}',
+    '{"domain":',
+    '{"a":1}{"b":2}',
+    '\ufeff{}',
+    '{"limit": 1e400}',
+    '{"limit": -0}',
+    '{"__proto__": {"include_revenue": true}, "metrics": ["revenue"]}',
+    '{"constructor": {"prototype": {"x": 1}}}',
   ),
 );

@@ -20,7 +20,11 @@ export async function readRows(files: string): Promise<string[]> {
   const instance = await DuckDBInstance.create(':memory:');
   const connection = await instance.connect();
   try {
-    const rows = (await connection.runAndReadAll(`SELECT COLUMNS(c -> c NOT IN ('visitor_key', 'whole')) FROM read_parquet(${files}, union_by_name = true, hive_partitioning = false)`)).getRowObjectsJson();
+    const rows = (
+      await connection.runAndReadAll(
+        `SELECT COLUMNS(c -> c NOT IN ('visitor_key', 'whole')) FROM read_parquet(${files}, union_by_name = true, hive_partitioning = false)`,
+      )
+    ).getRowObjectsJson();
     return rows.map((r) => JSON.stringify(r)).sort();
   } finally {
     connection.closeSync();
@@ -39,7 +43,11 @@ export async function visibleRows(s3: S3Client, bucket: string, folder: string, 
  * The whole marks of the session fragments a query of the bucket reads: per session, its fragments and how many of
  * them are marked whole.
  */
-export async function visibleMarks(s3: S3Client, bucket: string, workDir: string): Promise<{ session_id: string; fragments: number; marked: number }[]> {
+export async function visibleMarks(
+  s3: S3Client,
+  bucket: string,
+  workDir: string,
+): Promise<{ session_id: string; fragments: number; marked: number }[]> {
   const files = await visibleFiles(s3, bucket, 'sessions', workDir);
   if (files.length === 0) return [];
   const instance = await DuckDBInstance.create(':memory:');
@@ -88,7 +96,10 @@ let installed = false;
  * counted; from write `crashAt` on, each fails as a dead process's would. `disarm` lets DynamoDB writes through
  * again (the S3 client stays dead: the redelivery uses another).
  */
-export function crashingWrites(server: MotoServer, crashAt = Infinity): { client: S3Client; count(): number; disarm(): void } {
+export function crashingWrites(
+  server: MotoServer,
+  crashAt = Infinity,
+): { client: S3Client; count(): number; disarm(): void } {
   const { s3: client } = motoClients(server);
   const state = { count: 0, crashAt };
   const guard = (command: string | undefined, pattern: RegExp) => {
@@ -96,7 +107,10 @@ export function crashingWrites(server: MotoServer, crashAt = Infinity): { client
     if (state.count >= state.crashAt) throw new Error('the process died');
     state.count += 1;
   };
-  client.middlewareStack.add((next, context) => async (args) => (guard(context.commandName, /^(Put|Copy|Delete)Object/), next(args)), { step: 'initialize', name: 'crashingWrites' });
+  client.middlewareStack.add(
+    (next, context) => async (args) => (guard(context.commandName, /^(Put|Copy|Delete)Object/), next(args)),
+    { step: 'initialize', name: 'crashingWrites' },
+  );
   if (!installed) {
     installed = true;
     documentClient().middlewareStack.add(

@@ -19,7 +19,11 @@ export interface TestApi extends LocalApi {
   dataDir: string;
   createKey(input: NewCredential): Promise<CreatedCredential>;
   importEvents(events: unknown[]): Promise<ImportReport>;
-  request<T = any>(method: string, path: string, options?: { token?: string; body?: unknown; rawBody?: string; query?: Record<string, string> }): Promise<TestResponse<T>>;
+  request<T = any>(
+    method: string,
+    path: string,
+    options?: { token?: string; body?: unknown; rawBody?: string; query?: Record<string, string> },
+  ): Promise<TestResponse<T>>;
 }
 
 /** `dataDir`: a data folder an earlier API left (removed on close like a fresh one); by default a fresh one. */
@@ -42,7 +46,8 @@ export async function startTestApi(options: Pick<LocalApiOptions, 'engine' | 'da
       rmSync(dataDir, { recursive: true, force: true });
     },
     createKey: (input) => createCredential(input),
-    importEvents: async (events) => (await import('../../local/store/local-destination.js')).importEvents(events, api.paths),
+    importEvents: async (events) =>
+      (await import('../../local/store/local-destination.js')).importEvents(events, api.paths),
     request: async (method, path, options = {}) => {
       const url = new URL(path, api.url);
       for (const [k, v] of Object.entries(options.query ?? {})) url.searchParams.set(k, v);

@@ -35,7 +35,19 @@ describe('startOfLocalDay', () => {
   });
 
   it('refuses days it cannot read, at once', () => {
-    for (const day of ['0000-01-01', '0099-12-31', '1969-12-29', '2100-01-03', '9999-12-31', '+010000-01-01', '2026-02-30', '2026-13-01', '2026-1-01', '', 'today']) {
+    for (const day of [
+      '0000-01-01',
+      '0099-12-31',
+      '1969-12-29',
+      '2100-01-03',
+      '9999-12-31',
+      '+010000-01-01',
+      '2026-02-30',
+      '2026-13-01',
+      '2026-1-01',
+      '',
+      'today',
+    ]) {
       expect(() => startOfLocalDay('America/New_York', day), day).toThrow(RangeError);
     }
   });

@@ -50,7 +50,12 @@ const rowAggregatesOf: Record<Metric, RowAggregate[]> = {
 export type PlanOptions = SourceOptions;
 
 /** What the query's metrics need, and the zone's offsets when a time dimension groups by local time. */
-function needsOf(query: AnalyticsQuery): { metrics: Metric[]; rowAggregates: RowAggregate[]; needs: MetricNeeds; segments?: OffsetSegment[] } {
+function needsOf(query: AnalyticsQuery): {
+  metrics: Metric[];
+  rowAggregates: RowAggregate[];
+  needs: MetricNeeds;
+  segments?: OffsetSegment[];
+} {
   const metrics = [...query.metrics];
   if (query.sort && !metrics.includes(query.sort.field)) metrics.push(query.sort.field);
   const rowAggregates = [...new Set(metrics.flatMap((m) => rowAggregatesOf[m]))];

@@ -34,17 +34,30 @@ export function printAnalyticsQuery(plan: QueryPlan, target: SqlTarget): SqlQuer
   const bySegment = plan.dimensions.includes('event');
   // Row metrics from buckets read no event rows, unless revenue, sessions or the visitors of visitor filters and
   // event segments are read from them.
-  const readsEvents = rows?.from !== 'buckets' || sessions !== null || plan.rowAggregates.some(isRevenueAggregate) || eventVisitors?.from === 'rows';
-  const ctes: Sql[] = readsEvents ? [sql`base AS (${scopedEvents(target, plan.scope, plan.columns, plan.segments, 'local_s')})`] : [];
+  const readsEvents =
+    rows?.from !== 'buckets' ||
+    sessions !== null ||
+    plan.rowAggregates.some(isRevenueAggregate) ||
+    eventVisitors?.from === 'rows';
+  const ctes: Sql[] = readsEvents
+    ? [sql`base AS (${scopedEvents(target, plan.scope, plan.columns, plan.segments, 'local_s')})`]
+    : [];
 
   // The visitor columns the filters' visitors and the segments carry: the id for event rows (and for buckets
   // matched by id), the key for buckets matched by key.
   const bucketMatch = eventVisitors?.from === 'buckets' ? eventVisitors.visitor : 'visitor_id';
-  const visitorColumns = [...(readsEvents || (rows?.from === 'buckets' && bucketMatch === 'visitor_id') ? ['visitor_id'] : []), ...(rows?.from === 'buckets' && bucketMatch === 'visitor_key' ? ['visitor_key'] : [])];
+  const visitorColumns = [
+    ...(readsEvents || (rows?.from === 'buckets' && bucketMatch === 'visitor_id') ? ['visitor_id'] : []),
+    ...(rows?.from === 'buckets' && bucketMatch === 'visitor_key' ? ['visitor_key'] : []),
+  ];
   const eventVisitorRows = (columns: string[]) =>
-    eventVisitors?.from === 'buckets' ? sql`(${scopedCustomEventBuckets(target, plan.scope, [...visitorColumns, ...columns])}) custom_events` : trusted('base');
+    eventVisitors?.from === 'buckets'
+      ? sql`(${scopedCustomEventBuckets(target, plan.scope, [...visitorColumns, ...columns])}) custom_events`
+      : trusted('base');
   plan.visitorFilters.forEach((filter, i) => {
-    ctes.push(sql`filter_visitors_${integer(i)} AS (SELECT DISTINCT ${join(visitorColumns.map((c) => trusted(c)))} FROM ${eventVisitorRows(filterColumns(filter))} WHERE ${rowPredicate(filter, dialect)})`);
+    ctes.push(
+      sql`filter_visitors_${integer(i)} AS (SELECT DISTINCT ${join(visitorColumns.map((c) => trusted(c)))} FROM ${eventVisitorRows(filterColumns(filter))} WHERE ${rowPredicate(filter, dialect)})`,
+    );
   });
   const keptConditions = [
     ...plan.rowFilters.map((f) => rowPredicate(f, dialect)),
@@ -53,21 +66,33 @@ export function printAnalyticsQuery(plan: QueryPlan, target: SqlTarget): SqlQuer
   const kept = keptConditions.length ? 'kept' : 'base';
   // Row metrics and the sessions picked by the kept rows' ids both read the kept rows: DuckDB filters them once.
   const keptTwice = rows !== null && sessions !== null && !piecesByPaths(sessions);
-  if (readsEvents && keptConditions.length) ctes.push(sql`kept AS ${keptTwice ? dialect.materialized : sql``}(SELECT * FROM base WHERE ${join(keptConditions, ' AND ')})`);
+  if (readsEvents && keptConditions.length)
+    ctes.push(
+      sql`kept AS ${keptTwice ? dialect.materialized : sql``}(SELECT * FROM base WHERE ${join(keptConditions, ' AND ')})`,
+    );
 
   if (bySegment) {
-    const segmentColumns = visitorColumns.map((c) => trusted(c === 'visitor_id' ? 'visitor_id AS segment_visitor' : 'visitor_key AS segment_key'));
-    ctes.push(sql`event_segments AS (SELECT DISTINCT ${join([sql`event_name AS segment_event`, ...segmentColumns])} FROM ${eventVisitorRows(['type', 'event_name'])} WHERE type = 'event')`);
+    const segmentColumns = visitorColumns.map((c) =>
+      trusted(c === 'visitor_id' ? 'visitor_id AS segment_visitor' : 'visitor_key AS segment_key'),
+    );
+    ctes.push(
+      sql`event_segments AS (SELECT DISTINCT ${join([sql`event_name AS segment_event`, ...segmentColumns])} FROM ${eventVisitorRows(['type', 'event_name'])} WHERE type = 'event')`,
+    );
   }
   // Event rows and sessions meet the segments by id; buckets by the column matched.
   const segmentJoin = bySegment ? sql` JOIN event_segments ON segment_visitor = visitor_id` : sql``;
-  const bucketSegmentJoin = bySegment ? (bucketMatch === 'visitor_key' ? sql` JOIN event_segments ON segment_key = visitor_key` : segmentJoin) : sql``;
+  const bucketSegmentJoin = bySegment
+    ? bucketMatch === 'visitor_key'
+      ? sql` JOIN event_segments ON segment_key = visitor_key`
+      : segmentJoin
+    : sql``;
   const slots = plan.dimensions.map((_, i) => trusted(`d${i}`));
   // Ordinals, not aliases or repeated expressions: Trino resolves neither an alias nor an expression holding
   // a parameter in GROUP BY.
   const groupBy = slots.length ? sql` GROUP BY ${join(slots.map((_, i) => integer(i + 1)))}` : sql``;
 
-  if (rows) ctes.push(rowMetricsCte(plan, rows, target, { kept, segmentJoin, bucketSegmentJoin, bucketMatch }, groupBy));
+  if (rows)
+    ctes.push(rowMetricsCte(plan, rows, target, { kept, segmentJoin, bucketSegmentJoin, bucketMatch }, groupBy));
 
   if (sessions) {
     ctes.push(sessionsCte(plan, sessions, target, kept !== 'base'));
@@ -80,7 +105,9 @@ export function printAnalyticsQuery(plan: QueryPlan, target: SqlTarget): SqlQuer
       const byAttribute = dimension !== undefined && !isTime(dimension) && dimension !== 'event' ? dimension : null;
       const counted = byAttribute
         ? [sql`${labelled(trusted('value'), byAttribute)} AS d0`]
-        : plan.dimensions.map((d, i) => sql`${timeKey(d as 'date' | 'hour', trusted('local_s'), dialect)} AS d${integer(i)}`);
+        : plan.dimensions.map(
+            (d, i) => sql`${timeKey(d as 'date' | 'hour', trusted('local_s'), dialect)} AS d${integer(i)}`,
+          );
       const by = byAttribute ? { attribute: fragmentAttribute(byAttribute) } : { segments: plan.segments };
       ctes.push(sql`session_metrics AS (
       SELECT ${join([...slots, sql`sum(sessions) AS sessions`, sql`sum(bounces) AS bounces`, sql`CAST(sum(duration_ms) AS DOUBLE) / sum(sessions) AS duration_ms`])}
@@ -131,7 +158,13 @@ interface RowMetricsLinks {
  * from the buckets (of the visitors the visitor filters keep; of the segment's visitors, for the event dimension),
  * joined per group with revenue and conversions from the (few) kept revenue rows.
  */
-function rowMetricsCte(plan: QueryPlan, source: RowSource, target: SqlTarget, { kept, segmentJoin, bucketSegmentJoin, bucketMatch }: RowMetricsLinks, groupBy: Sql): Sql {
+function rowMetricsCte(
+  plan: QueryPlan,
+  source: RowSource,
+  target: SqlTarget,
+  { kept, segmentJoin, bucketSegmentJoin, bucketMatch }: RowMetricsLinks,
+  groupBy: Sql,
+): Sql {
   const dims = plan.dimensions.map((d, i) => sql`${rowDimension(d, target.dialect)} AS d${integer(i)}`);
   if (source.from === 'rows') {
     const types = [...new Set(plan.rowAggregates.map((a) => (isRevenueAggregate(a) ? 'revenue' : 'pageview')))];
@@ -143,7 +176,9 @@ function rowMetricsCte(plan: QueryPlan, source: RowSource, target: SqlTarget, { 
       FROM ${trusted(kept)}${segmentJoin}
       WHERE type IN (${join(types.map((t) => sql`${str(t)}`))})${groupBy})`;
   }
-  const attributes = plan.dimensions.filter((d) => !isTime(d) && d !== 'event').map((d) => rowFieldColumns[d as RowFilterField]);
+  const attributes = plan.dimensions
+    .filter((d) => !isTime(d) && d !== 'event')
+    .map((d) => rowFieldColumns[d as RowFilterField]);
   const pageviewAggregates = plan.rowAggregates.filter((a) => !isRevenueAggregate(a));
   // Visitors are told apart by the column the sources chose (an integer key where the store has them, cheaper to
   // hash than text); visitor filters and event segments match them by the column their source gives.
@@ -152,7 +187,14 @@ function rowMetricsCte(plan: QueryPlan, source: RowSource, target: SqlTarget, { 
   const matched = plan.dimensions.includes('event') || plan.visitorFilters.length > 0;
   const visitorColumns = [...(visitorColumn ? [visitorColumn] : []), ...(matched ? [bucketMatch] : [])];
   const filtered = plan.rowFilters.map((f) => rowFieldColumns[f.field as RowFilterField]);
-  const scoped = scopedBuckets(target, source.relation, plan.scope, visitorColumns, [...attributes, ...filtered], plan.segments);
+  const scoped = scopedBuckets(
+    target,
+    source.relation,
+    plan.scope,
+    visitorColumns,
+    [...attributes, ...filtered],
+    plan.segments,
+  );
   // A row filter keeps the bucket rows whose grouped column passes; a visitor filter keeps the buckets of the
   // visitors it keeps: each as it keeps their rows.
   const match = trusted(bucketMatch);
@@ -166,7 +208,11 @@ function rowMetricsCte(plan: QueryPlan, source: RowSource, target: SqlTarget, { 
       ? bitmapVisitorCounts(dims, buckets, pageviewAggregates.includes('pageviews'))
       : sql`SELECT ${join([
           ...dims,
-          ...pageviewAggregates.map((a) => (a === 'visitors' ? sql`count(DISTINCT ${trusted(visitorColumn!)}) AS visitors` : sql`CAST(sum(pageviews) AS BIGINT) AS pageviews`)),
+          ...pageviewAggregates.map((a) =>
+            a === 'visitors'
+              ? sql`count(DISTINCT ${trusted(visitorColumn!)}) AS visitors`
+              : sql`CAST(sum(pageviews) AS BIGINT) AS pageviews`,
+          ),
         ])}
       FROM (${buckets}) buckets${bucketSegmentJoin}${groupBy}`;
   const revenueAggregates = plan.rowAggregates.filter(isRevenueAggregate);
@@ -226,11 +272,17 @@ function dimensionOutput(dimension: Dimension, i: number, rows: boolean, session
 const isTime = (dimension: Dimension): dimension is 'date' | 'hour' => dimension === 'date' || dimension === 'hour';
 const KEY_EPOCH = sql`TIMESTAMP '1969-12-30 00:00:00'`;
 const KEY_EPOCH_SECONDS = 2 * 86_400;
-const timeUnits = { date: { seconds: 86_400, interval: sql`INTERVAL '1' DAY` }, hour: { seconds: 3_600, interval: sql`INTERVAL '1' HOUR` } };
+const timeUnits = {
+  date: { seconds: 86_400, interval: sql`INTERVAL '1' DAY` },
+  hour: { seconds: 3_600, interval: sql`INTERVAL '1' HOUR` },
+};
 
 /** The key of a local time given as integer seconds (localSeconds in event-scope.ts). */
 function timeKey(dimension: 'date' | 'hour', localSeconds: Sql, dialect: Dialect): Sql {
-  return dialect.integerDivide(sql`${localSeconds} + ${integer(KEY_EPOCH_SECONDS)}`, integer(timeUnits[dimension].seconds));
+  return dialect.integerDivide(
+    sql`${localSeconds} + ${integer(KEY_EPOCH_SECONDS)}`,
+    integer(timeUnits[dimension].seconds),
+  );
 }
 
 function timeLabel(dimension: 'date' | 'hour', key: Sql, dialect: Dialect): Sql {
@@ -279,20 +331,27 @@ function sessionsCte(plan: QueryPlan, source: SessionSource, target: SqlTarget, 
     source.pick.by === 'paths'
       ? {
           match: pathListPredicate(plan.rowFilters, trusted('url_paths'), dialect),
-          rowMatch: join(plan.rowFilters.map((f) => rowPredicate(f, dialect)), ' AND '),
+          rowMatch: join(
+            plan.rowFilters.map((f) => rowPredicate(f, dialect)),
+            ' AND ',
+          ),
           unlisted: source.pick.unlistedByRows,
         }
       : null;
   const pieces = sessionPieces(target, plan.scope, source, attributes, byPaths);
   const mergedByPaths = piecesByPaths(source);
   const asSession = sql`SELECT ${join([trusted('visitor_id'), trusted('pageviews'), sql`date_diff('millisecond', first_ts, last_ts) AS duration_ms`, ...own])}`;
-  const unlisted = pieces.unlisted ? sql`${asSession}
+  const unlisted = pieces.unlisted
+    ? sql`${asSession}
       FROM (${pieces.unlisted}) unlisted_fragments${kept}
       UNION ALL
-      ` : sql``;
+      `
+    : sql``;
   // A whole fragment is a session by itself (docs/STORAGE.md): only the other pieces are merged per session. Where
   // the session counts stand in for the whole fragments, only the merged sessions are listed here.
-  const whole = source.counts ? sql`` : sql`${asSession}
+  const whole = source.counts
+    ? sql``
+    : sql`${asSession}
       FROM (${pieces.whole}) whole_fragments${byPaths ? sql`` : kept}
       UNION ALL
       `;
@@ -313,8 +372,18 @@ function piecesByPaths(source: SessionSource): boolean {
 }
 
 /** A session's dimension value from its pieces (or its whole fragment): the same "where it started" as sessionDimension. */
-function fragmentDimension(dimension: Exclude<Dimension, 'event'>, dialect: Dialect, plan: QueryPlan, whole: boolean): Sql {
-  if (isTime(dimension)) return timeKey(dimension, localSeconds(dialect, trusted(whole ? 'first_ts' : 'min(first_ts)'), plan.segments!), dialect);
+function fragmentDimension(
+  dimension: Exclude<Dimension, 'event'>,
+  dialect: Dialect,
+  plan: QueryPlan,
+  whole: boolean,
+): Sql {
+  if (isTime(dimension))
+    return timeKey(
+      dimension,
+      localSeconds(dialect, trusted(whole ? 'first_ts' : 'min(first_ts)'), plan.segments!),
+      dialect,
+    );
   const attribute = fragmentAttribute(dimension);
   return labelled(whole ? trusted(attribute) : combinedAttribute(dialect, attribute), dimension);
 }

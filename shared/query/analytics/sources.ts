@@ -123,7 +123,11 @@ export function decideSources(
  * bucket. Both ask who had such a row anywhere in the range, never when in local time: exact whenever the range's
  * ends fall on bucket edges.
  */
-function eventVisitorSource(query: AnalyticsQuery, catalog: StoreCatalog, options: SourceOptions): EventVisitorSource | null {
+function eventVisitorSource(
+  query: AnalyticsQuery,
+  catalog: StoreCatalog,
+  options: SourceOptions,
+): EventVisitorSource | null {
   if (!query.dimensions.includes('event') && query.filters.every(isRowFilter)) return null;
   if (options.customEventBuckets === false || !bucketsAlign(query.range, undefined)) return { from: 'rows' };
   return { from: 'buckets', visitor: catalog.bucketVisitor };
@@ -135,7 +139,13 @@ function eventVisitorSource(query: AnalyticsQuery, catalog: StoreCatalog, option
  * relation (a filter on a grouped column keeps whole bucket rows, as it keeps their rows; a visitor filter keeps
  * whole visitors, so their buckets), when the range and the zone's boundaries fall on bucket edges.
  */
-function rowSource(query: AnalyticsQuery, needs: MetricNeeds, segments: OffsetSegment[] | undefined, catalog: StoreCatalog, options: SourceOptions): RowSource {
+function rowSource(
+  query: AnalyticsQuery,
+  needs: MetricNeeds,
+  segments: OffsetSegment[] | undefined,
+  catalog: StoreCatalog,
+  options: SourceOptions,
+): RowSource {
   const { columns } = bucketGrouping(query.dimensions);
   const filtered = query.filters.filter(isRowFilter).map((f) => rowFieldColumns[f.field]);
   const relation = bucketRelationFor([...columns, ...filtered], catalog.pageBucketReferrers);
@@ -149,10 +159,19 @@ function rowSource(query: AnalyticsQuery, needs: MetricNeeds, segments: OffsetSe
   if (!usable) return { from: 'rows' };
   if (!needs.visitors) return { from: 'buckets', relation, visitors: null };
   const bitmaps = catalog.bucketVisitor === 'visitor_key' && bitmapsFit(query, columns, options.storeShape);
-  return { from: 'buckets', relation, visitors: bitmaps ? { count: 'bitmaps' } : { count: 'distinct', column: catalog.bucketVisitor } };
+  return {
+    from: 'buckets',
+    relation,
+    visitors: bitmaps ? { count: 'bitmaps' } : { count: 'distinct', column: catalog.bucketVisitor },
+  };
 }
 
-function sessionSource(query: AnalyticsQuery, segments: OffsetSegment[] | undefined, catalog: StoreCatalog, options: SourceOptions): SessionSource {
+function sessionSource(
+  query: AnalyticsQuery,
+  segments: OffsetSegment[] | undefined,
+  catalog: StoreCatalog,
+  options: SourceOptions,
+): SessionSource {
   // Without one full partition every piece would be a raw row: the raw form is as cheap and simpler.
   const partitions = options.sessionFragments === false ? null : fullPartitions(query.range);
   if (!partitions) return { from: 'rows' };
@@ -186,17 +205,27 @@ function countedDimensions(dimensions: readonly Dimension[]): boolean {
  * The bucket relation and columns whose store shape could let visitors be counted by bitmaps, where the query
  * alone cannot tell; null when no shape could change its sources. The caller reads that shape before planning.
  */
-export function shapeQuestion(query: AnalyticsQuery, needs: MetricNeeds, segments: OffsetSegment[] | undefined, catalog: StoreCatalog): { relation: BucketRelation; columns: string[] } | null {
+export function shapeQuestion(
+  query: AnalyticsQuery,
+  needs: MetricNeeds,
+  segments: OffsetSegment[] | undefined,
+  catalog: StoreCatalog,
+): { relation: BucketRelation; columns: string[] } | null {
   const sources = decideSources(query, needs, segments, catalog);
   const rows = sources.rows;
-  if (rows?.from !== 'buckets' || rows.visitors?.count !== 'distinct' || rows.visitors.column !== 'visitor_key') return null;
+  if (rows?.from !== 'buckets' || rows.visitors?.count !== 'distinct' || rows.visitors.column !== 'visitor_key')
+    return null;
   if (!bitmapsMayFit(query)) return null;
   return { relation: rows.relation, columns: bucketGrouping(query.dimensions).columns };
 }
 
 /** The bucket columns a query's dimensions group by (other than time and event). */
 export function bucketGrouping(dimensions: readonly Dimension[]): { columns: string[] } {
-  return { columns: dimensions.filter((d) => d !== 'date' && d !== 'hour' && d !== 'event').map((d) => rowFieldColumns[d as RowFilterField]) };
+  return {
+    columns: dimensions
+      .filter((d) => d !== 'date' && d !== 'hour' && d !== 'event')
+      .map((d) => rowFieldColumns[d as RowFilterField]),
+  };
 }
 
 /**

@@ -23,7 +23,11 @@ FROM ${rows} WHERE ${visitorFilterRows} GROUP BY ALL`;
  * The custom-event buckets of a scope's range with `columns` (a visitor column and the columns a predicate
  * reads). Exact only where the range lies on bucket edges (pageview-buckets.ts, bucketsAlign): the sources decide.
  */
-export function scopedCustomEventBuckets({ catalog }: SqlTarget, scope: EventScope & { range: NonNullable<EventScope['range']> }, columns: Iterable<string>): Sql {
+export function scopedCustomEventBuckets(
+  { catalog }: SqlTarget,
+  scope: EventScope & { range: NonNullable<EventScope['range']> },
+  columns: Iterable<string>,
+): Sql {
   const selected = [...new Set(columns)].sort().map((c) => trusted(c));
   return sql`SELECT ${join(selected)} FROM ${catalog.tables.customEventBuckets}
     WHERE ${bucketScope(scope)}`;

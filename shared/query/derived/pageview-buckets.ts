@@ -75,7 +75,9 @@ export const pageBucketFileOrder = 'url_path, visitor_id, bucket';
 export function bucketsAlign(range: { from: Date; to: Date }, segments: OffsetSegment[] | undefined): boolean {
   const aligned = (ms: number) => ms % BUCKET_MS === 0;
   if (!aligned(range.from.getTime()) || !aligned(range.to.getTime())) return false;
-  return (segments ?? []).every((s) => aligned(s.offsetSeconds * 1000) && (s.until === null || aligned(s.until.getTime())));
+  return (segments ?? []).every(
+    (s) => aligned(s.offsetSeconds * 1000) && (s.until === null || aligned(s.until.getTime())),
+  );
 }
 
 /**
@@ -98,7 +100,10 @@ export function scopedBuckets(
 
 /** The rows of a relation keyed by 15-minute `bucket` that lie in a scope's domain, range and is_dev. */
 export function bucketScope(scope: EventScope & { range: NonNullable<EventScope['range']> }): Sql {
-  return join([sql`domain = ${str(scope.domain)}`, ...rangeConditions(scope.range, 'bucket'), sql`is_dev = ${bool(scope.isDev)}`], ' AND ');
+  return join(
+    [sql`domain = ${str(scope.domain)}`, ...rangeConditions(scope.range, 'bucket'), sql`is_dev = ${bool(scope.isDev)}`],
+    ' AND ',
+  );
 }
 
 export function bucketTable(catalog: StoreCatalog, relation: BucketRelation): Sql {
@@ -109,7 +114,12 @@ export function bucketTable(catalog: StoreCatalog, relation: BucketRelation): Sq
  * The store's shape for bitmaps (visitor-bitmaps.ts) over a domain's buckets: largest key, rows per day, and the
  * distinct values of `columns` (bucket columns of the relation, from bucketGrouping: never request text).
  */
-export function printStoreShape(domain: string, relation: BucketRelation, columns: string[], catalog: StoreCatalog): Sql {
+export function printStoreShape(
+  domain: string,
+  relation: BucketRelation,
+  columns: string[],
+  catalog: StoreCatalog,
+): Sql {
   const distinct = columns.map((c, i) => sql`count(DISTINCT coalesce(${trusted(c)}, '')) AS ${trusted(`c${i}`)}`);
   return sql`SELECT ${join([sql`max(visitor_key) AS max_key`, sql`count(*) AS bucket_rows`, sql`count(DISTINCT dt) AS days`, ...distinct])}
 FROM ${bucketTable(catalog, relation)} WHERE domain = ${str(domain)}`;

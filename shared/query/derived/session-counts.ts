@@ -22,7 +22,11 @@ export const countedAttributes: readonly FragmentAttribute[] = ['entry_page', ..
  * them over the fragments by `domain` and `dt` for a snapshot that predates them, as `branches`: a branch per
  * attribute, so a query's condition on `attribute` leaves one branch to compute.
  */
-export function sessionCountsOf(fragments: Sql, keys: readonly ('domain' | 'dt' | 'filename')[], form: 'grouping-sets' | 'branches'): Sql {
+export function sessionCountsOf(
+  fragments: Sql,
+  keys: readonly ('domain' | 'dt' | 'filename')[],
+  form: 'grouping-sets' | 'branches',
+): Sql {
   const key = keys.map((k) => trusted(k));
   const aggregates = [
     sql`count(*) AS sessions`,
@@ -38,20 +42,33 @@ export function sessionCountsOf(fragments: Sql, keys: readonly ('domain' | 'dt' 
     sql`date_diff('millisecond', first_ts, last_ts) AS duration_ms`,
   ])} FROM ${fragments} WHERE whole) whole_fragments`;
   if (form === 'branches') {
-    const branch = (bucket: Sql, attribute: string | null) => sql`SELECT ${join([
-      ...key,
-      trusted('is_dev'),
-      sql`${bucket} AS bucket`,
-      attribute ? sql`${trusted(`'${attribute}'`)} AS attribute` : sql`CAST(NULL AS VARCHAR) AS attribute`,
-      attribute ? sql`${trusted(attribute)} AS value` : sql`CAST(NULL AS VARCHAR) AS value`,
-      ...aggregates,
-    ])} FROM ${whole} GROUP BY ${join([...key, trusted('is_dev'), attribute ? trusted(attribute) : trusted('bucket')])}`;
-    return join([branch(trusted('bucket'), null), ...countedAttributes.map((a) => branch(sql`CAST(NULL AS TIMESTAMP)`, a))], '\nUNION ALL\n');
+    const branch = (bucket: Sql, attribute: string | null) =>
+      sql`SELECT ${join([
+        ...key,
+        trusted('is_dev'),
+        sql`${bucket} AS bucket`,
+        attribute ? sql`${trusted(`'${attribute}'`)} AS attribute` : sql`CAST(NULL AS VARCHAR) AS attribute`,
+        attribute ? sql`${trusted(attribute)} AS value` : sql`CAST(NULL AS VARCHAR) AS value`,
+        ...aggregates,
+      ])} FROM ${whole} GROUP BY ${join([...key, trusted('is_dev'), attribute ? trusted(attribute) : trusted('bucket')])}`;
+    return join(
+      [branch(trusted('bucket'), null), ...countedAttributes.map((a) => branch(sql`CAST(NULL AS TIMESTAMP)`, a))],
+      '\nUNION ALL\n',
+    );
   }
-  const sets = [sql`(${join([...key, trusted('is_dev'), trusted('bucket')])})`, ...countedAttributes.map((a) => sql`(${join([...key, trusted('is_dev'), trusted(a)])})`)];
+  const sets = [
+    sql`(${join([...key, trusted('is_dev'), trusted('bucket')])})`,
+    ...countedAttributes.map((a) => sql`(${join([...key, trusted('is_dev'), trusted(a)])})`),
+  ];
   // Which set a row belongs to: the attribute whose column it is grouped by (GROUPING is 0 for a grouped column).
-  const attribute = sql`CASE ${join(countedAttributes.map((a) => trusted(`WHEN GROUPING(${a}) = 0 THEN '${a}'`)), ' ')} END`;
-  const value = sql`CASE ${join(countedAttributes.map((a) => trusted(`WHEN GROUPING(${a}) = 0 THEN ${a}`)), ' ')} END`;
+  const attribute = sql`CASE ${join(
+    countedAttributes.map((a) => trusted(`WHEN GROUPING(${a}) = 0 THEN '${a}'`)),
+    ' ',
+  )} END`;
+  const value = sql`CASE ${join(
+    countedAttributes.map((a) => trusted(`WHEN GROUPING(${a}) = 0 THEN ${a}`)),
+    ' ',
+  )} END`;
   return sql`SELECT ${join([...key, trusted('is_dev'), trusted('bucket'), sql`${attribute} AS attribute`, sql`${value} AS value`, ...aggregates])}
 FROM ${whole}
 GROUP BY GROUPING SETS (${join(sets)})`;

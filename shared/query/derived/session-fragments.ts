@@ -102,12 +102,21 @@ export function sessionPieces(
   byPaths: { match: Sql; rowMatch: Sql; unlisted: boolean } | null = null,
 ): { whole: Sql; unlisted: Sql | null; merged: Sql } {
   const columns = [
-    'session_id', 'visitor_id', 'first_ts', 'last_ts', 'pageviews',
+    'session_id',
+    'visitor_id',
+    'first_ts',
+    'last_ts',
+    'pageviews',
     ...(attributes.includes('entry_page') ? ['first_pageview_ts'] : []),
     ...attributes,
   ];
   const { range } = scope;
-  const fragments = (dtFrom: string, dtTo: string, condition: Sql, table = catalog.tables.sessionFragments) => sql`FROM ${table}
+  const fragments = (
+    dtFrom: string,
+    dtTo: string,
+    condition: Sql,
+    table = catalog.tables.sessionFragments,
+  ) => sql`FROM ${table}
     WHERE domain = ${str(scope.domain)} AND dt BETWEEN ${date(dtFrom)} AND ${date(dtTo)} AND is_dev = ${bool(scope.isDev)} AND ${condition}`;
   // One column list for every side: UNION ALL pairs columns by position, not by name.
   const onPath = byPaths && !byPaths.unlisted ? byPaths : null;
@@ -115,14 +124,19 @@ export function sessionPieces(
     sql`SELECT ${join([...columns.map((c) => trusted(c)), ...(onPathColumn && onPath ? [sql`${onPath.match} AS on_path`] : [])])} ${fragments(partitions.dtFrom, partitions.dtTo, condition, table)}`;
   const extended = sql`SELECT session_id ${fragments(range.dtFrom, range.dtTo, notWhole)}`;
   const marked = staleMarks ? sql`whole AND session_id NOT IN (${extended})` : sql`whole`;
-  const fromRows = [...columns.map((c) => rowAsFragment[c] ?? trusted(c)), ...(onPath ? [sql`${onPath.rowMatch} AS on_path`] : [])];
+  const fromRows = [
+    ...columns.map((c) => rowAsFragment[c] ?? trusted(c)),
+    ...(onPath ? [sql`${onPath.rowMatch} AS on_path`] : []),
+  ];
   const partial = range.from < partitions.from || range.to > partitions.to;
   // Fragments written before `whole` existed read NULL there: merged like any piece.
   // Where the store keeps its unmarked fragments apart, they are read there (the same rows, a fraction of the bytes).
   const unmarkedTable = catalog.unmarkedFragments ?? catalog.tables.sessionFragments;
-  const unmarked = staleMarks ? sql`${stored(notWhole, true)}
+  const unmarked = staleMarks
+    ? sql`${stored(notWhole, true)}
     UNION ALL
-    ${stored(sql`whole AND session_id IN (${extended})`, true)}` : stored(notWhole, true, unmarkedTable);
+    ${stored(sql`whole AND session_id IN (${extended})`, true)}`
+    : stored(notWhole, true, unmarkedTable);
   return {
     whole: stored(byPaths ? sql`${marked} AND ${byPaths.match}` : marked),
     unlisted: byPaths?.unlisted ? stored(sql`${marked} AND url_paths IS NULL`) : null,

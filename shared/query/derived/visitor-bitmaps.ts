@@ -36,7 +36,10 @@ export const MIN_ROWS_PER_BITMAP = 16 * (2 ** KEY_CHUNK_BITS / 4096);
  */
 export function bitmapsPay(groups: number, days: number, shape: StoreShape): boolean {
   const bitmaps = groups * (Math.floor(shape.maxKey / 2 ** KEY_CHUNK_BITS) + 1);
-  return bitmaps * (2 ** KEY_CHUNK_BITS / 8) <= MAX_BITMAP_BYTES && (shape.rowsPerDay * days) / bitmaps >= MIN_ROWS_PER_BITMAP;
+  return (
+    bitmaps * (2 ** KEY_CHUNK_BITS / 8) <= MAX_BITMAP_BYTES &&
+    (shape.rowsPerDay * days) / bitmaps >= MIN_ROWS_PER_BITMAP
+  );
 }
 
 /**

@@ -36,7 +36,9 @@ export function visitorDaysOf(rows: Sql): Sql {
   ])}
 FROM ${rows} GROUP BY is_dev, visitor_id`;
   return sql`SELECT ${join([
-    trusted('is_dev, visitor_id, first_ts, last_ts, pageviews, events, revenue_cents, revenue_events, latest_revenue_ts'),
+    trusted(
+      'is_dev, visitor_id, first_ts, last_ts, pageviews, events, revenue_cents, revenue_events, latest_revenue_ts',
+    ),
     sql`CASE WHEN pageview_ts > first_ts THEN pageview_ts END AS first_pageview_ts`,
     ...firstPageviewAttributes.map(([name]) => trusted(`first_pageview.${name} AS ${name}`)),
     // Empty when every row of the visitor lacks a session id.
@@ -73,10 +75,21 @@ export const combinedVisitorAggregates = {
 
 /** A piece's columns: the stored ones but the key's is_dev (the scope fixes it) and the visitor's key, in stored order. */
 export type PieceColumn = Exclude<(typeof visitorDayColumns)[number][0], 'is_dev' | 'visitor_key'>;
-const pieceColumns = visitorDayColumns.map(([name]) => name).filter((name): name is PieceColumn => name !== 'is_dev' && name !== 'visitor_key');
+const pieceColumns = visitorDayColumns
+  .map(([name]) => name)
+  .filter((name): name is PieceColumn => name !== 'is_dev' && name !== 'visitor_key');
 
 /** The piece columns a list's first pass ranks and bounds by (combinedVisitorAggregates). */
-export const rankingPieceColumns: readonly PieceColumn[] = ['visitor_id', 'first_ts', 'last_ts', 'pageviews', 'events', 'revenue_cents', 'revenue_events', 'latest_revenue_ts'];
+export const rankingPieceColumns: readonly PieceColumn[] = [
+  'visitor_id',
+  'first_ts',
+  'last_ts',
+  'pageviews',
+  'events',
+  'revenue_cents',
+  'revenue_events',
+  'latest_revenue_ts',
+];
 
 /** Every piece column: what a listed visitor's details combine (combinedVisitorDetails, journeys/print-list.ts). */
 export const detailPieceColumns: readonly PieceColumn[] = pieceColumns;
@@ -97,7 +110,10 @@ const rowAsPiece: Record<PieceColumn, Sql> = {
   latest_revenue_ts: sql`CASE WHEN ${revenue} THEN ts END AS latest_revenue_ts`,
   first_pageview_ts: sql`CAST(NULL AS TIMESTAMP) AS first_pageview_ts`,
   ...(Object.fromEntries(
-    firstPageviewAttributes.map(([name, column]) => [name, sql`CASE WHEN ${pageview} THEN ${trusted(column)} END AS ${trusted(name)}`]),
+    firstPageviewAttributes.map(([name, column]) => [
+      name,
+      sql`CASE WHEN ${pageview} THEN ${trusted(column)} END AS ${trusted(name)}`,
+    ]),
   ) as Record<FirstPageviewAttribute, Sql>),
   session_ids: sql`CASE WHEN session_id <> '' THEN [session_id] ELSE [] END AS session_ids`,
 };
@@ -110,7 +126,8 @@ const pieceFirstPageview = sql`coalesce(first_pageview_ts, first_ts)`;
  * none. The pieces' counterpart of a first pageview over rows; DuckDB's `arg_min_null`, as only DuckDB reads
  * details from pieces.
  */
-export const atFirstPageview = (value: Sql) => sql`arg_min_null(${value}, ${pieceFirstPageview}) FILTER (WHERE pageviews > 0)`;
+export const atFirstPageview = (value: Sql) =>
+  sql`arg_min_null(${value}, ${pieceFirstPageview}) FILTER (WHERE pageviews > 0)`;
 
 /**
  * The pieces of a range's visitors: the stored visitor days of its full partitions, plus every row of the

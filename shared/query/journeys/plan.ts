@@ -3,13 +3,20 @@ import type { EventScope } from '../scope/event-scope.js';
 import { type Filter } from '../../requests/filters.js';
 import { filterColumns } from '../scope/filters.js';
 import { fullPartitions, type FullPartitions } from '../derived/session-fragments.js';
-import type { SortOrder, TimelineQuery, VisitorBound, VisitorListQuery, VisitorSortField } from '../../requests/journeys.js';
+import type {
+  SortOrder,
+  TimelineQuery,
+  VisitorBound,
+  VisitorListQuery,
+  VisitorSortField,
+} from '../../requests/journeys.js';
 
 // Plans of the journeys queries: what to read and how to filter, order and page. They hold no SQL;
 // journeys-list-sql.ts and journeys-visitor-sql.ts print them for either dialect.
 
 /** A per-visitor column of the list's aggregate, usable for ordering. */
-export type VisitorColumn = 'last_ts' | 'first_ts' | 'pageview_count' | 'session_count' | 'total_revenue_cents' | 'latest_revenue_ts';
+export type VisitorColumn =
+  'last_ts' | 'first_ts' | 'pageview_count' | 'session_count' | 'total_revenue_cents' | 'latest_revenue_ts';
 
 export interface VisitorOrderTerm {
   column: VisitorColumn | 'visitor_id';
@@ -58,7 +65,19 @@ export interface TimelinePlan {
 }
 
 /** Columns every list query reads: what the aggregates and the first-pageview attributes need. */
-const listColumns = ['ts', 'type', 'visitor_id', 'session_id', 'amount_cents', 'country', 'browser', 'os', 'device', 'referrer_domain', 'url_path'];
+const listColumns = [
+  'ts',
+  'type',
+  'visitor_id',
+  'session_id',
+  'amount_cents',
+  'country',
+  'browser',
+  'os',
+  'device',
+  'referrer_domain',
+  'url_path',
+];
 
 /** Stored columns each per-visitor aggregate reads. */
 const aggregateColumns: Record<VisitorColumn, string[]> = {

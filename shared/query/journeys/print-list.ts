@@ -5,7 +5,12 @@ import { localTime, scopeCondition, scopedEvents } from '../scope/event-scope.js
 import { rowPredicate } from '../scope/filters.js';
 import type { VisitorColumn, VisitorListPlan } from './plan.js';
 import { date, int, integer, join, print, sql, str, timestamp, trusted, type Sql } from '../sql/sql.js';
-import { atFirstPageview, combinedVisitorAggregates, detailPieceColumns, visitorPieces } from '../derived/visitor-days.js';
+import {
+  atFirstPageview,
+  combinedVisitorAggregates,
+  detailPieceColumns,
+  visitorPieces,
+} from '../derived/visitor-days.js';
 import { fullPartitions } from '../derived/session-fragments.js';
 import { bitmapVisitorCounts } from '../derived/visitor-bitmaps.js';
 
@@ -87,9 +92,15 @@ function havingConditions(plan: VisitorListPlan, dialect: Dialect): Sql[] {
   const conditions: Sql[] = [];
   if (plan.filters.length) {
     // Every filter on the same row: `event` filters match event rows, so row fields are those of that event.
-    conditions.push(sql`count(*) FILTER (WHERE ${join(plan.filters.map((f) => rowPredicate(f, dialect)), ' AND ')}) > 0`);
+    conditions.push(
+      sql`count(*) FILTER (WHERE ${join(
+        plan.filters.map((f) => rowPredicate(f, dialect)),
+        ' AND ',
+      )}) > 0`,
+    );
   }
-  for (const bound of plan.bounds) conditions.push(sql`${rankAggregate(plan, bound.aggregate)} ${trusted(bound.operator)} ${int(bound.value)}`);
+  for (const bound of plan.bounds)
+    conditions.push(sql`${rankAggregate(plan, bound.aggregate)} ${trusted(bound.operator)} ${int(bound.value)}`);
   if (plan.hasRevenue || plan.firstPurchase) conditions.push(sql`${rankAggregate(plan, 'revenue_event_count')} > 0`);
   if (plan.firstPurchase) conditions.push(sql`visitor_id NOT IN (SELECT visitor_id FROM earlier_buyers)`);
   return conditions;
@@ -188,14 +199,27 @@ export function printVisitorList(plan: VisitorListPlan, target: SqlTarget, apart
  * The details of listed visitors (printVisitorList with detailsApart): one row per visitor with rows in the range,
  * read only from the partitions `days` names (every partition of the range when null). DuckDB only.
  */
-export function printListedDetails(plan: VisitorListPlan, visitorIds: readonly string[], days: readonly string[] | null, target: SqlTarget): SqlQuery {
+export function printListedDetails(
+  plan: VisitorListPlan,
+  visitorIds: readonly string[],
+  days: readonly string[] | null,
+  target: SqlTarget,
+): SqlQuery {
   const listed = sql`visitor_id IN (${join(visitorIds.map((id) => sql`${str(id)}`))})${days ? sql` AND dt IN (${join(days.map((d) => sql`${date(d)}`))})` : sql``}`;
   const key = [trusted('visitor_id')];
   // Whole partitions are read as the visitor days (a few rows per visitor, no event row); the rest as rows.
   const partitions = target.catalog.visitorDayDetails ? fullPartitions(plan.scope.range) : null;
   const details = partitions
-    ? combinedDetailsCte(sql`(SELECT * FROM (${visitorPieces(target.catalog, plan.scope, partitions, { columns: detailPieceColumns })}) pieces WHERE ${listed}) base`)
-    : detailsCte(plan, target.dialect, key, sql`(${scopedEvents(target, plan.scope, plan.columns)} AND ${listed}) base`, key);
+    ? combinedDetailsCte(
+        sql`(SELECT * FROM (${visitorPieces(target.catalog, plan.scope, partitions, { columns: detailPieceColumns })}) pieces WHERE ${listed}) base`,
+      )
+    : detailsCte(
+        plan,
+        target.dialect,
+        key,
+        sql`(${scopedEvents(target, plan.scope, plan.columns)} AND ${listed}) base`,
+        key,
+      );
   return print(sql`WITH ${details}
 SELECT ${join(detailsOutput(plan, target.dialect))}
 FROM details`);
@@ -220,7 +244,10 @@ function printList(plan: VisitorListPlan, target: SqlTarget, mode: 'page' | 'lis
   const cut = mode !== 'count' && !having.length && dialect.name === 'duckdb' ? cutSort(plan) : undefined;
   // The cut's total counts keys by bitmaps where every piece has one.
   const keys = cut !== undefined && target.catalog.visitorDayKeys;
-  const ranked = plan.ranking.from === 'visitor-days' ? visitorPieces(target.catalog, plan.scope, plan.ranking.partitions, { keys }) : scopedEvents(target, plan.scope, plan.rankColumns);
+  const ranked =
+    plan.ranking.from === 'visitor-days'
+      ? visitorPieces(target.catalog, plan.scope, plan.ranking.partitions, { keys })
+      : scopedEvents(target, plan.scope, plan.rankColumns);
   const ctes: Sql[] = [sql`ranked_rows AS (${ranked})`];
   if (plan.firstPurchase) ctes.push(earlierBuyers(plan, target));
   const sortKeys = [...new Set(plan.order.map((o) => o.column).filter((c): c is VisitorColumn => c !== 'visitor_id'))];
@@ -237,7 +264,11 @@ function printList(plan: VisitorListPlan, target: SqlTarget, mode: 'page' | 'lis
   // The page's sort keys travel as rank_<key>, apart from the details' aggregates of the same name.
   const rank = (c: string) => (c === 'visitor_id' ? c : `rank_${c}`);
   const orderBy = (prefix: string) =>
-    join(plan.order.map((o) => trusted(`${prefix}${rank(o.column)} ${o.direction.toUpperCase()}${o.nullsLast ? ' NULLS LAST' : ''}`)));
+    join(
+      plan.order.map((o) =>
+        trusted(`${prefix}${rank(o.column)} ${o.direction.toUpperCase()}${o.nullsLast ? ' NULLS LAST' : ''}`),
+      ),
+    );
   const listedColumns = ['visitor_id', ...sortKeys.map(rank), 'total'];
   ctes.push(sql`listed AS (
     SELECT ${join([
@@ -254,7 +285,8 @@ function printList(plan: VisitorListPlan, target: SqlTarget, mode: 'page' | 'lis
     // With keys they are found by key; a piece without one (a file the keying pass has not reached) may be anyone's,
     // so its partition is named too, and a listed visitor whose key is unknown (every piece it was ranked by lacks
     // one) names no partitions: the details then read the whole range.
-    const named = (listedPieces: Sql) => sql`(SELECT string_agg(DISTINCT CAST(dt AS VARCHAR), ',') FROM ranked_rows WHERE ${listedPieces})`;
+    const named = (listedPieces: Sql) =>
+      sql`(SELECT string_agg(DISTINCT CAST(dt AS VARCHAR), ',') FROM ranked_rows WHERE ${listedPieces})`;
     const days =
       plan.ranking.from !== 'visitor-days'
         ? sql`NULL`
@@ -270,7 +302,15 @@ ORDER BY ${orderBy('')}`);
   // Joined rather than `IN (SELECT ... FROM listed)`: `listed` is read once, so Trino (which plans every
   // reference of a CTE on its own) does not run the first pass twice.
   const listedKeys = listedColumns.map((c) => trusted(`l.${c}`));
-  ctes.push(detailsCte(plan, dialect, listedKeys, sql`listed l JOIN (${scopedEvents(target, plan.scope, plan.columns)}) base ON base.visitor_id = l.visitor_id`, listedKeys));
+  ctes.push(
+    detailsCte(
+      plan,
+      dialect,
+      listedKeys,
+      sql`listed l JOIN (${scopedEvents(target, plan.scope, plan.columns)}) base ON base.visitor_id = l.visitor_id`,
+      listedKeys,
+    ),
+  );
   return print(sql`WITH ${join(ctes, ',\n')}
 SELECT ${join([...detailsOutput(plan, dialect), trusted('total')])}
 FROM details
@@ -289,7 +329,17 @@ function detailsCte(plan: VisitorListPlan, dialect: Dialect, keys: Sql[], from: 
 function detailsOutput(plan: VisitorListPlan, dialect: Dialect): Sql[] {
   const shown = (column: string) => dialect.formatTimestamp(localTime(trusted(column), plan.segments));
   return [
-    ...['visitor_id', 'country', 'browser', 'os', 'device', 'pageview_count', 'session_count', 'event_count', 'total_revenue_cents'].map((c) => trusted(c)),
+    ...[
+      'visitor_id',
+      'country',
+      'browser',
+      'os',
+      'device',
+      'pageview_count',
+      'session_count',
+      'event_count',
+      'total_revenue_cents',
+    ].map((c) => trusted(c)),
     sql`${shown('first_ts')} AS first_seen`,
     sql`${shown('last_ts')} AS last_seen`,
     trusted('first_referrer'),

@@ -10,8 +10,23 @@ import { integer, join, print, sql, str, trusted, type Sql } from '../sql/sql.js
 // the visitor and is_dev, and the range's `dt` partitions where there is a range.
 
 const timelineColumns = [
-  'ts', 'type', 'session_id', 'url_path', 'referrer', 'utm_source', 'scroll_depth', 'country', 'browser', 'os', 'device',
-  'event_name', 'event_properties', 'transaction_id', 'amount_cents', 'currency', 'revenue_event',
+  'ts',
+  'type',
+  'session_id',
+  'url_path',
+  'referrer',
+  'utm_source',
+  'scroll_depth',
+  'country',
+  'browser',
+  'os',
+  'device',
+  'event_name',
+  'event_properties',
+  'transaction_id',
+  'amount_cents',
+  'currency',
+  'revenue_event',
 ];
 
 /**
@@ -37,8 +52,22 @@ export function printVisitorExists(scope: EventScope, target: SqlTarget): SqlQue
 }
 
 const statsColumns = [
-  'ts', 'type', 'session_id', 'amount_cents', 'scroll_depth', 'url_path', 'referrer_domain',
-  'country', 'region', 'city', 'browser', 'os', 'device', 'utm_source', 'utm_medium', 'utm_campaign',
+  'ts',
+  'type',
+  'session_id',
+  'amount_cents',
+  'scroll_depth',
+  'url_path',
+  'referrer_domain',
+  'country',
+  'region',
+  'city',
+  'browser',
+  'os',
+  'device',
+  'utm_source',
+  'utm_medium',
+  'utm_campaign',
 ];
 
 /** The stats' descriptive fields: output name and the row value it takes from the first pageview. */
@@ -80,7 +109,10 @@ export function printVisitorStats(scope: EventScope, target: SqlTarget): SqlQuer
     sql`coalesce(sum(revenue), 0) AS total_revenue_cents`,
     sql`CASE WHEN sum(scroll_count) > 0 THEN round(sum(scroll_sum) / sum(scroll_count), 2) ELSE 0 END AS avg_scroll_depth`,
     sql`coalesce(round(avg(date_diff('millisecond', first_ts, last_ts)) FILTER (WHERE session_id <> '') / 1000, 2), 0) AS avg_session_duration_seconds`,
-    ...descriptive.map(([name]) => sql`${dialect.argMinKeepNull(trusted(name), trusted('first_pageview_ts'))} FILTER (WHERE first_pageview_ts IS NOT NULL) AS ${trusted(name)}`),
+    ...descriptive.map(
+      ([name]) =>
+        sql`${dialect.argMinKeepNull(trusted(name), trusted('first_pageview_ts'))} FILTER (WHERE first_pageview_ts IS NOT NULL) AS ${trusted(name)}`,
+    ),
   ];
   return print(sql`WITH base AS (${scopedEvents(target, scope, statsColumns)}),
 sessions AS (SELECT ${join(perSession)} FROM base GROUP BY session_id)

@@ -48,9 +48,18 @@ export function scopeCondition(scope: EventScope): Sql {
  * `SELECT <columns> FROM events WHERE <scope>`, with the local time appended when segments are given: `local_ts`
  * (a timestamp, for display) or `local_s` (integer seconds, for grouping: see localSeconds).
  */
-export function scopedEvents(target: SqlTarget, scope: EventScope, columns: Iterable<string>, segments?: OffsetSegment[], local: 'local_ts' | 'local_s' = 'local_ts'): Sql {
+export function scopedEvents(
+  target: SqlTarget,
+  scope: EventScope,
+  columns: Iterable<string>,
+  segments?: OffsetSegment[],
+  local: 'local_ts' | 'local_s' = 'local_ts',
+): Sql {
   const selected = [...new Set(columns)].sort().map((c) => trusted(c));
-  if (segments) selected.push(sql`${local === 'local_ts' ? localTime(trusted('ts'), segments) : localSeconds(target.dialect, trusted('ts'), segments)} AS ${trusted(local)}`);
+  if (segments)
+    selected.push(
+      sql`${local === 'local_ts' ? localTime(trusted('ts'), segments) : localSeconds(target.dialect, trusted('ts'), segments)} AS ${trusted(local)}`,
+    );
   return sql`SELECT ${join(selected)} FROM ${target.catalog.tables.events} WHERE ${scopeCondition(scope)}`;
 }
 
@@ -74,7 +83,11 @@ export function localSeconds(dialect: Dialect, ts: Sql, segments: OffsetSegment[
 function offsetAt(ts: Sql, segments: OffsetSegment[]): Sql {
   if (segments.length === 1) return integer(segments[0]!.offsetSeconds);
   return sql`CASE ${join(
-    segments.map((s) => (s.until ? sql`WHEN ${ts} < ${timestamp(s.until)} THEN ${integer(s.offsetSeconds)}` : sql`ELSE ${integer(s.offsetSeconds)}`)),
+    segments.map((s) =>
+      s.until
+        ? sql`WHEN ${ts} < ${timestamp(s.until)} THEN ${integer(s.offsetSeconds)}`
+        : sql`ELSE ${integer(s.offsetSeconds)}`,
+    ),
     ' ',
   )} END`;
 }

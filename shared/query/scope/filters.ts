@@ -1,4 +1,12 @@
-import { isRowFilter, missingLabel, multiValues, propertyParts, type Filter, type FilterOperator, type RowFilterField } from '../../requests/filters.js';
+import {
+  isRowFilter,
+  missingLabel,
+  multiValues,
+  propertyParts,
+  type Filter,
+  type FilterOperator,
+  type RowFilterField,
+} from '../../requests/filters.js';
 import type { Dialect } from '../sql/dialect.js';
 import { join, sql, str, trusted, type Sql } from '../sql/sql.js';
 
@@ -68,7 +76,14 @@ export function pathListPredicate(filters: readonly Filter[], list: Sql, dialect
   const values = only?.operator === 'is' ? multiValues(only.value) : [];
   if (values.length === 1 && values[0] !== missingLabel('page')) return dialect.listContains(list, str(values[0]!));
   const path = trusted('path');
-  return dialect.anyElement(list, path, join(filters.map((f) => match(path, f.operator, f.value, missingLabel('page'))), ' AND '));
+  return dialect.anyElement(
+    list,
+    path,
+    join(
+      filters.map((f) => match(path, f.operator, f.value, missingLabel('page'))),
+      ' AND ',
+    ),
+  );
 }
 
 /**

@@ -1,4 +1,13 @@
-import { CUSTOM_EVENT_BUCKETS_TABLE, derivedRelations, PAGE_BUCKETS_TABLE, PAGEVIEW_BUCKETS_TABLE, SESSION_COUNTS_TABLE, SESSION_FRAGMENTS_TABLE, UNMARKED_FRAGMENTS_TABLE, VISITOR_DAYS_TABLE } from '../../events/derived-relations.js';
+import {
+  CUSTOM_EVENT_BUCKETS_TABLE,
+  derivedRelations,
+  PAGE_BUCKETS_TABLE,
+  PAGEVIEW_BUCKETS_TABLE,
+  SESSION_COUNTS_TABLE,
+  SESSION_FRAGMENTS_TABLE,
+  UNMARKED_FRAGMENTS_TABLE,
+  VISITOR_DAYS_TABLE,
+} from '../../events/derived-relations.js';
 import { join, sql, str, trusted, type Sql } from './sql.js';
 
 // What an engine's store holds, apart from how its SQL is spelled (dialect.ts): the names of the stored
@@ -6,7 +15,8 @@ import { join, sql, str, trusted, type Sql } from './sql.js';
 // these facts once (analytics/sources.ts); the printers only print the relation names.
 
 /** The stored relations: the events and the derived relations beside them (docs/STORAGE.md). */
-export type StoredRelation = 'events' | 'sessionFragments' | 'pageviewBuckets' | 'pageBuckets' | 'visitorDays' | 'customEventBuckets';
+export type StoredRelation =
+  'events' | 'sessionFragments' | 'pageviewBuckets' | 'pageBuckets' | 'visitorDays' | 'customEventBuckets';
 
 export interface StoreCatalog {
   /** Each relation as the engine names it: a view over Parquet files locally, a Glue table on AWS. */
@@ -105,7 +115,12 @@ export interface DerivedTableNames {
  * printed quoted as `"database"."table"`. Buckets on S3 may be written without keys, and whole fragments may come
  * from an older local store without paths, so neither is assumed.
  */
-export function athenaCatalog(database: string, table: string, derived: DerivedTableNames = {}, location?: string): StoreCatalog {
+export function athenaCatalog(
+  database: string,
+  table: string,
+  derived: DerivedTableNames = {},
+  location?: string,
+): StoreCatalog {
   const {
     sessionsTable = SESSION_FRAGMENTS_TABLE,
     bucketsTable = PAGEVIEW_BUCKETS_TABLE,
@@ -114,7 +129,12 @@ export function athenaCatalog(database: string, table: string, derived: DerivedT
     customEventsTable = CUSTOM_EVENT_BUCKETS_TABLE,
   } = derived;
   const identifier = /^[a-z0-9_]+$/;
-  if (![database, table, sessionsTable, bucketsTable, pagesTable, visitorsTable, customEventsTable].every((name) => identifier.test(name))) throw new Error('Glue names must match [a-z0-9_]+');
+  if (
+    ![database, table, sessionsTable, bucketsTable, pagesTable, visitorsTable, customEventsTable].every((name) =>
+      identifier.test(name),
+    )
+  )
+    throw new Error('Glue names must match [a-z0-9_]+');
   const quoted = (name: string) => trusted(`"${database}"."${name}"`);
   return {
     tables: {
@@ -158,17 +178,30 @@ function relationLocations(bucket: string): Record<StoredRelation, string> {
  * the names are bound values in its WHERE, as Athena allows them. Where the catalog knows its relations' locations,
  * `files` are left out by whole path, which Trino applies before it opens a file.
  */
-export function withExcludedFiles(catalog: StoreCatalog, hidden: { names: readonly string[]; files: readonly string[] }, domain: string): StoreCatalog {
+export function withExcludedFiles(
+  catalog: StoreCatalog,
+  hidden: { names: readonly string[]; files: readonly string[] },
+  domain: string,
+): StoreCatalog {
   if (hidden.names.length === 0 && hidden.files.length === 0) return catalog;
   const without = (relation: StoredRelation, table: Sql) => {
     const conditions: Sql[] = [];
-    if (hidden.names.length) conditions.push(sql`regexp_extract("$path", '[^/]+$') NOT IN (${join(hidden.names.map((f) => sql`${str(f)}`))})`);
+    if (hidden.names.length)
+      conditions.push(sql`regexp_extract("$path", '[^/]+$') NOT IN (${join(hidden.names.map((f) => sql`${str(f)}`))})`);
     const root = catalog.locations?.[relation];
     // Files by their whole path where it is known: the ones upkeep deletes are never opened.
-    if (hidden.files.length && root) conditions.push(sql`"$path" NOT IN (${join(hidden.files.map((f) => sql`${str(`${root}/domain=${domain}/${f}`)}`))})`);
-    else if (hidden.files.length) conditions.push(sql`regexp_extract("$path", '[^/]+/[^/]+$') NOT IN (${join(hidden.files.map((f) => sql`${str(f)}`))})`);
+    if (hidden.files.length && root)
+      conditions.push(
+        sql`"$path" NOT IN (${join(hidden.files.map((f) => sql`${str(`${root}/domain=${domain}/${f}`)}`))})`,
+      );
+    else if (hidden.files.length)
+      conditions.push(
+        sql`regexp_extract("$path", '[^/]+/[^/]+$') NOT IN (${join(hidden.files.map((f) => sql`${str(f)}`))})`,
+      );
     return sql`(SELECT * FROM ${table} WHERE ${join(conditions, ' AND ')})`;
   };
-  const tables = Object.fromEntries(Object.entries(catalog.tables).map(([relation, table]) => [relation, without(relation as StoredRelation, table)])) as Record<StoredRelation, Sql>;
+  const tables = Object.fromEntries(
+    Object.entries(catalog.tables).map(([relation, table]) => [relation, without(relation as StoredRelation, table)]),
+  ) as Record<StoredRelation, Sql>;
   return { ...catalog, tables };
 }

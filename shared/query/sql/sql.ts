@@ -17,9 +17,7 @@ export interface SqlQuery {
 }
 
 export class Sql {
-  constructor(
-    readonly parts: readonly (string | SqlParam)[],
-  ) {}
+  constructor(readonly parts: readonly (string | SqlParam)[]) {}
 }
 
 export type SqlLike = Sql | SqlParam;

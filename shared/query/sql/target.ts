@@ -11,6 +11,11 @@ export interface SqlTarget {
 export const localTarget: SqlTarget = { dialect: duckdbDialect, catalog: localCatalog };
 
 /** Athena engine v3 speaks Trino, over the stack's Glue tables. */
-export function athenaTarget(database: string, table: string, derived: DerivedTableNames = {}, location?: string): SqlTarget {
+export function athenaTarget(
+  database: string,
+  table: string,
+  derived: DerivedTableNames = {},
+  location?: string,
+): SqlTarget {
   return { dialect: trinoDialect, catalog: athenaCatalog(database, table, derived, location) };
 }

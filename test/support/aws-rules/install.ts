@@ -48,7 +48,10 @@ export function sendingWhatAwsRefuses<T>(work: () => Promise<T>): Promise<T> {
 }
 
 /** Wraps a handler so that each invocation runs as the deployed function `name`. */
-export function deployed<A extends unknown[], R>(name: string, handler: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
+export function deployed<A extends unknown[], R>(
+  name: string,
+  handler: (...args: A) => Promise<R>,
+): (...args: A) => Promise<R> {
   return (...args) => asFunction(name, () => handler(...args));
 }
 
@@ -59,7 +62,11 @@ export function takeViolations(): string[] {
 
 const resolvedStack = (): ResolvedStack => (stack ??= inject('awsStack') as ResolvedStack);
 
-const serviceOf = (clientName: string | undefined): string => (clientName ?? '').replace(/Client$/, '').replace(/^DynamoDBDocument$/, 'DynamoDB').toLowerCase();
+const serviceOf = (clientName: string | undefined): string =>
+  (clientName ?? '')
+    .replace(/Client$/, '')
+    .replace(/^DynamoDBDocument$/, 'DynamoDB')
+    .toLowerCase();
 /** Frames of the code that runs deployed (function handlers and the writers' own modules). */
 const DEPLOYED_FRAME = /\/(functions|ingest)\/[^/]+\.ts/;
 
@@ -71,7 +78,11 @@ function checkingMiddleware(client: { config: Json }) {
       raw = new DynamoDBClient({
         region: await client.config.region(),
         credentials: await client.config.credentials(),
-        ...(endpoint ? { endpoint: `${endpoint.protocol}//${endpoint.hostname}${endpoint.port ? `:${endpoint.port}` : ''}${endpoint.path ?? ''}` } : {}),
+        ...(endpoint
+          ? {
+              endpoint: `${endpoint.protocol}//${endpoint.hostname}${endpoint.port ? `:${endpoint.port}` : ''}${endpoint.path ?? ''}`,
+            }
+          : {}),
       });
       checkers.add(raw);
     }
@@ -93,13 +104,27 @@ function checkingMiddleware(client: { config: Json }) {
     const caller = (context as { __caller?: string }).__caller;
     if (principal === OPERATOR) {
       // No role to check.
-    } else if (principal) await authorize(resolvedStack(), principal, iamRequestsOf(resolvedStack(), service, command, args.input), call).catch((e: Error) => fail(e.message));
-    else if (caller && DEPLOYED_FRAME.test(caller)) fail(`${call} was made by deployed code outside asFunction(): run handlers with their role (test/support/aws-rules/install.ts)\n${caller}`);
+    } else if (principal)
+      await authorize(
+        resolvedStack(),
+        principal,
+        iamRequestsOf(resolvedStack(), service, command, args.input),
+        call,
+      ).catch((e: Error) => fail(e.message));
+    else if (caller && DEPLOYED_FRAME.test(caller))
+      fail(
+        `${call} was made by deployed code outside asFunction(): run handlers with their role (test/support/aws-rules/install.ts)\n${caller}`,
+      );
     const result = await next(args);
     if (service === 'dynamodb') {
       for (const { table, key } of writtenItems(command, args.input)) {
-        const { Item } = await (await rawClient()).send(new GetItemCommand({ TableName: table, Key: key, ConsistentRead: true }));
-        if (Item && dynamoItemBytes(Item) > DYNAMODB_ITEM_MAX_BYTES) fail(`${call} left an item of ${dynamoItemBytes(Item)} bytes in ${table}; DynamoDB refuses items over ${DYNAMODB_ITEM_MAX_BYTES}`);
+        const { Item } = await (
+          await rawClient()
+        ).send(new GetItemCommand({ TableName: table, Key: key, ConsistentRead: true }));
+        if (Item && dynamoItemBytes(Item) > DYNAMODB_ITEM_MAX_BYTES)
+          fail(
+            `${call} left an item of ${dynamoItemBytes(Item)} bytes in ${table}; DynamoDB refuses items over ${DYNAMODB_ITEM_MAX_BYTES}`,
+          );
       }
     }
     return result;
@@ -114,14 +139,21 @@ if (!(originalSend as { __awsRules?: boolean }).__awsRules) {
     if (!checkers.has(this)) {
       if (!instrumented.has(this.middlewareStack)) {
         instrumented.add(this.middlewareStack);
-        this.middlewareStack.add(checkingMiddleware(this), { step: 'build', name: 'awsRulesMiddleware', priority: 'high' });
+        this.middlewareStack.add(checkingMiddleware(this), {
+          step: 'build',
+          name: 'awsRulesMiddleware',
+          priority: 'high',
+        });
       }
       // The caller's frames, for the rule that deployed code runs with a role: read here, before any await.
       const caller = new Error().stack?.split('\n').slice(2, 8).join('\n');
-      command.middlewareStack.add((next: Json, context: Json) => (args: Json) => {
-        context.__caller = caller;
-        return next(args);
-      }, { step: 'initialize', name: 'awsRulesCaller', priority: 'high', override: true });
+      command.middlewareStack.add(
+        (next: Json, context: Json) => (args: Json) => {
+          context.__caller = caller;
+          return next(args);
+        },
+        { step: 'initialize', name: 'awsRulesCaller', priority: 'high', override: true },
+      );
     }
     return originalSend.call(this, command, ...rest);
   };

@@ -32,18 +32,33 @@ export function synthesizeResolved(settings: StackSettings = defaultSettings): R
   const context = JSON.parse(readFileSync(new URL('../../../cdk.json', import.meta.url), 'utf8')).context;
   const app = new App({ context: { ...context, 'aws:cdk:bundling-stacks': [] } });
   const stack = new AnalyticsApiStack(app, 'AnalyticsQueryApi', { settings });
-  const template = app.synth().getStackByName('AnalyticsQueryApi').template as { Resources: Record<string, { Type: string; Properties: Json }> };
-  const idOf = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as CfnResource);
+  const template = app.synth().getStackByName('AnalyticsQueryApi').template as {
+    Resources: Record<string, { Type: string; Properties: Json }>;
+  };
+  const idOf = (construct: { node: { defaultChild?: unknown } }) =>
+    stack.getLogicalId(construct.node.defaultChild as CfnResource);
   const roleOf = (fn: { role?: unknown }) => idOf(fn.role as Role);
   const roles: Record<string, string> = { Ingest: roleOf(stack.writers.ingest), Upkeep: roleOf(stack.writers.upkeep) };
   for (const [name, route] of stack.functions) roles[name] = roleOf(route.function);
-  const tables = stack.node.findChild('Tables') as unknown as Record<'credentials' | 'annotations' | 'counters', { node: { defaultChild?: unknown } }>;
+  const tables = stack.node.findChild('Tables') as unknown as Record<
+    'credentials' | 'annotations' | 'counters',
+    { node: { defaultChild?: unknown } }
+  >;
   const resolver = new Resolver(template.Resources);
-  const resources = Object.fromEntries(Object.entries(template.Resources).map(([id, r]) => [id, { Type: r.Type, Properties: resolver.resolve(r.Properties ?? {}) }]));
+  const resources = Object.fromEntries(
+    Object.entries(template.Resources).map(([id, r]) => [
+      id,
+      { Type: r.Type, Properties: resolver.resolve(r.Properties ?? {}) },
+    ]),
+  );
   return {
     resources,
     roles,
-    tables: { credentials: idOf(tables.credentials), annotations: idOf(tables.annotations), counters: idOf(tables.counters) },
+    tables: {
+      credentials: idOf(tables.credentials),
+      annotations: idOf(tables.annotations),
+      counters: idOf(tables.counters),
+    },
     workGroup: stack.lake.workGroupName,
     database: stack.lake.databaseName,
   };
@@ -67,7 +82,13 @@ class Resolver {
       if (fn === 'Fn::Split') return String(this.resolve(arg[1])).split(arg[0]);
       if (fn === 'Fn::Sub') {
         const [text, vars] = typeof arg === 'string' ? [arg, {}] : [arg[0], this.resolve(arg[1])];
-        return text.replace(/\$\{([^}]+)\}/g, (_: string, name: string) => (name in vars ? vars[name] : name.includes('.') ? this.getAtt(name.split('.')[0]!, name.split('.')[1]!) : this.ref(name)));
+        return text.replace(/\$\{([^}]+)\}/g, (_: string, name: string) =>
+          name in vars
+            ? vars[name]
+            : name.includes('.')
+              ? this.getAtt(name.split('.')[0]!, name.split('.')[1]!)
+              : this.ref(name),
+        );
       }
     }
     return Object.fromEntries(keys.map((k) => [k, this.resolve(value[k])]));
@@ -83,8 +104,14 @@ class Resolver {
   name(id: string): string {
     const type = this.type(id);
     const props = this.resources[id]!.Properties ?? {};
-    if (type === 'AWS::S3::Bucket') return id.includes('AthenaResults') ? RESULTS_BUCKET : id.includes('EventsBucket') ? EVENTS_BUCKET : `bucket-${id.toLowerCase()}`;
-    if (type === 'AWS::Athena::WorkGroup' || type === 'AWS::Glue::Database') return this.resolve(props.Name ?? props.DatabaseInput?.Name);
+    if (type === 'AWS::S3::Bucket')
+      return id.includes('AthenaResults')
+        ? RESULTS_BUCKET
+        : id.includes('EventsBucket')
+          ? EVENTS_BUCKET
+          : `bucket-${id.toLowerCase()}`;
+    if (type === 'AWS::Athena::WorkGroup' || type === 'AWS::Glue::Database')
+      return this.resolve(props.Name ?? props.DatabaseInput?.Name);
     return id;
   }
 
