@@ -6,9 +6,11 @@
 export function requireAwsTables(names: ('CREDENTIALS_TABLE' | 'COUNTERS_TABLE')[]): void {
   const missing = names.filter((name) => !process.env[name]);
   if (missing.length) {
+    const output = missing[0] === 'CREDENTIALS_TABLE' ? 'CredentialsTableName' : 'CountersTableName';
+    const query = `"Stacks[0].Outputs[?OutputKey=='${output}'].OutputValue"`;
     throw new Error(
       `--aws needs ${missing.join(' and ')} (the stack outputs CredentialsTableName / CountersTableName), e.g. ` +
-        `${missing[0]}=$(aws cloudformation describe-stacks --stack-name AnalyticsQueryApi --query "Stacks[0].Outputs[?OutputKey=='${missing[0] === 'CREDENTIALS_TABLE' ? 'CredentialsTableName' : 'CountersTableName'}'].OutputValue" --output text)`,
+        `${missing[0]}=$(aws cloudformation describe-stacks --stack-name AnalyticsQueryApi --query ${query} --output text)`,
     );
   }
 }

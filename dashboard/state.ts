@@ -57,9 +57,10 @@ export function readState(hash: string): ViewState {
   }
   const tz = params.get('tz');
   const visitor = params.get('visitor');
+  const preset: Preset = presets.some((p) => p.value === range) ? (range as Preset) : '30d';
   return {
     view: params.get('view') === 'journeys' ? 'journeys' : 'overview',
-    range: custom ? [custom[1]!, custom[2]!] : presets.some((p) => p.value === range) ? (range as Preset) : '30d',
+    range: custom ? [custom[1]!, custom[2]!] : preset,
     timezone: tz && isValidTimeZone(tz) ? tz : browserTimeZone(),
     filters,
     ...(visitor && visitor.length <= MAX_VISITOR_ID_LENGTH ? { visitor } : {}),

@@ -110,7 +110,8 @@ export class AnalyticsApiStack extends Stack {
     Validations.of(api).acknowledge({
       id: 'AwsSolutions-APIG4',
       reason:
-        'Every route checks its bearer API key in the handler (hashed key in the credentials table, scopes and domain rules); the same code serves the local runtime, and an authorizer would repeat the lookup.',
+        'Every route checks its bearer API key in the handler (hashed key in the credentials table, scopes and ' +
+        'domain rules); the same code serves the local runtime, and an authorizer would repeat the lookup.',
     });
 
     new CfnOutput(this, 'ApiUrl', { value: stage.url, description: 'Base URL of the API' });

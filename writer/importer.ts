@@ -423,7 +423,9 @@ function factsOf(files: string[]): string {
  */
 function storedRowsOf(file: string): string {
   const columns = eventColumns.map(([name, type]) => [name, name === 'ts' ? 'BIGINT' : duckdbTypes[type]]);
-  const read = `read_json(${pathLiteral(file)}, format = 'newline_delimited', maximum_object_size = ${2 * MAX_STORED_ROW_BYTES}, columns = {${columns.map(([name, type]) => `${name}: '${type}'`).join(', ')}})`;
+  const columnTypes = columns.map(([name, type]) => `${name}: '${type}'`).join(', ');
+  const maxObject = 2 * MAX_STORED_ROW_BYTES;
+  const read = `read_json(${pathLiteral(file)}, format = 'newline_delimited', maximum_object_size = ${maxObject}, columns = {${columnTypes}})`;
   const values = eventColumns.map(([name]) => (name === 'ts' ? 'epoch_ms(ts) AS ts' : name));
   return `SELECT ${values.join(', ')} FROM ${read}`;
 }

@@ -38,9 +38,8 @@ export class EngineRunner {
     const engineVersion = cache ? engine.dataVersion?.() : undefined;
     if (!target.catalog.filesReplacedInPlace) return new EngineRunner(engine, target, engineVersion);
     const hidden = await hiddenFiles(domain);
-    const version = cache
-      ? [`files:${hidden.version}`, ...(engineVersion === undefined ? [] : [engineVersion])].join(' ')
-      : undefined;
+    const versions = [`files:${hidden.version}`, ...(engineVersion === undefined ? [] : [engineVersion])];
+    const version = cache ? versions.join(' ') : undefined;
     return new EngineRunner(engine, { ...target, catalog: withExcludedFiles(target.catalog, hidden, domain) }, version);
   }
 

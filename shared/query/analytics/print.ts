@@ -183,7 +183,8 @@ function rowMetricsCte(
   // Visitors are told apart by the column the sources chose (an integer key where the store has them, cheaper to
   // hash than text); visitor filters and event segments match them by the column their source gives.
   const { visitors } = source;
-  const visitorColumn = visitors === null ? null : visitors.count === 'bitmaps' ? 'visitor_key' : visitors.column;
+  const countedColumn = visitors?.count === 'bitmaps' ? 'visitor_key' : visitors?.column;
+  const visitorColumn = visitors === null ? null : countedColumn;
   const matched = plan.dimensions.includes('event') || plan.visitorFilters.length > 0;
   const visitorColumns = [...(visitorColumn ? [visitorColumn] : []), ...(matched ? [bucketMatch] : [])];
   const filtered = plan.rowFilters.map((f) => rowFieldColumns[f.field as RowFilterField]);

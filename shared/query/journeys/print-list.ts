@@ -112,9 +112,11 @@ function havingConditions(plan: VisitorListPlan, dialect: Dialect): Sql[] {
  */
 function earlierBuyers(plan: VisitorListPlan, target: SqlTarget): Sql {
   const { domain, isDev, range } = plan.scope;
+  const scope = scopeCondition({ domain, isDev, ...(plan.scope.days ? { days: plan.scope.days } : {}) });
+  const before = sql`dt <= ${date(range.dtFrom)} AND ts < ${timestamp(range.from)}`;
   return sql`earlier_buyers AS (
     SELECT DISTINCT visitor_id FROM ${target.catalog.tables.events}
-    WHERE ${scopeCondition({ domain, isDev, ...(plan.scope.days ? { days: plan.scope.days } : {}) })} AND dt <= ${date(range.dtFrom)} AND ts < ${timestamp(range.from)} AND ${revenue} AND visitor_id IS NOT NULL)`;
+    WHERE ${scope} AND ${before} AND ${revenue} AND visitor_id IS NOT NULL)`;
 }
 
 /**
