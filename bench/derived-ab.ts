@@ -41,10 +41,10 @@ for (const query of dashboardMix('shop.bench.example', '2026-11-20')) {
       pageviewBuckets: false,
       customEventBuckets: false,
       visitorDays: false,
-      detailsApart: false,
+      hasSeparateDetailsStatement: false,
     }).sql,
-    'text ids': planOf(query, { detailsApart: false }, textIds).sql,
-    keys: planOf(query, { detailsApart: false, ...(storeShape ? { storeShape } : {}) }).sql,
+    'text ids': planOf(query, { hasSeparateDetailsStatement: false }, textIds).sql,
+    keys: planOf(query, { hasSeparateDetailsStatement: false, ...(storeShape ? { storeShape } : {}) }).sql,
   };
   const times = { raw: [] as number[], 'text ids': [] as number[], keys: [] as number[] };
   const answers = new Set<string>();

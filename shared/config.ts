@@ -46,7 +46,7 @@ export const CREDENTIAL_CACHE_MS = 5_000;
  * Whether statements' rows are kept in the answer cache (shared/store/answer-cache-repo.ts): on unless
  * ANALYTICS_ANSWER_CACHE is `off` (the bench measures the engines with it off). Any other value is refused.
  */
-export function answerCacheEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
+export function isAnswerCacheOn(env: NodeJS.ProcessEnv = process.env): boolean {
   const text = env.ANALYTICS_ANSWER_CACHE;
   if (text === undefined || text === '' || text === 'on') return true;
   if (text === 'off') return false;

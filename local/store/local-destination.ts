@@ -18,7 +18,7 @@ import { deriveMissing } from './backfill.js';
 import { hasImportRecord, recordUsage, writeImportRecord } from './imports.js';
 import { storedDaysOf } from './store-days.js';
 import { withStoreTransaction } from './local-store.js';
-import { keysBeforeLock, keysStillHold, keyVisitors } from './visitor-keys.js';
+import { keysBeforeLock, areKeysCurrent, keyVisitors } from './visitor-keys.js';
 import { markWholeFragments } from './whole-fragments.js';
 
 // The local snapshot store as an import's destination (writer/destination.ts): an import is published in one store
@@ -72,7 +72,7 @@ async function publishInto(
   const domains = Object.keys(staged.record.domains);
   // The keys the import gave hold unless another writer changed the domains' keyed files since; else the
   // staged buckets are keyed again from this snapshot before they are moved in.
-  const keysHold = [...keyFingerprints].every(([domain, fingerprint]) => keysStillHold(snapshot, domain, fingerprint));
+  const keysHold = [...keyFingerprints].every(([domain, fingerprint]) => areKeysCurrent(snapshot, domain, fingerprint));
   if (!keysHold) await keyVisitors(snapshot, { pending: staged.derivedDirs, domains });
   await moveInto(staged.eventsDir, staged.files, snapshot.eventsDir);
   for (const { folder } of derivedRelations)

@@ -58,11 +58,11 @@ function recoverStaging(paths: LocalPaths): void {
   for (const name of readdirSync(paths.stagingDir)) {
     const pid = Number(/^(\d+)-/.exec(name)?.[1]);
     if (pid === process.pid) continue;
-    if (!pid || !alive(pid)) rmSync(join(paths.stagingDir, name), { recursive: true, force: true });
+    if (!pid || !isProcessAlive(pid)) rmSync(join(paths.stagingDir, name), { recursive: true, force: true });
   }
 }
 
-export function alive(pid: number): boolean {
+export function isProcessAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -183,7 +183,7 @@ async function giveKeys(
  * An import's keys, given before it takes the store lock (writer/importer.ts), so its buckets are written keyed once;
  * `paths` is a snapshot's (null: the store has none yet).
  * They hold only if no other writer changed the domain's keyed files meanwhile: `fingerprint` names those files
- * (path, inode, size, time), and the importer compares it with the snapshot it publishes (`keysStillHold`); a rename
+ * (path, inode, size, time), and the importer compares it with the snapshot it publishes (`areKeysCurrent`); a rename
  * over a file gives it a new inode, and snapshots share files by hard links. When they no longer hold, the importer
  * keys its staged files again under the lock, as any writer does.
  */
@@ -217,7 +217,7 @@ export async function keysBeforeLock(
 }
 
 /** Whether keys given by keysBeforeLock from `fingerprint` still hold in the snapshot at `paths`. */
-export function keysStillHold(paths: LocalPaths, domain: string, fingerprint: string): boolean {
+export function areKeysCurrent(paths: LocalPaths, domain: string, fingerprint: string): boolean {
   return fingerprintOf(keyedFilesOf(paths, domain)) === fingerprint;
 }
 

@@ -2,7 +2,7 @@ import { CREDENTIAL_CACHE_MS } from '../config.js';
 import { ForbiddenError, UnauthorizedError } from '../errors.js';
 import type { Scope } from '../routes.js';
 import { getCredential, type Credential } from '../store/credentials-repo.js';
-import { parseToken, secretMatches } from './tokens.js';
+import { parseToken, isSecretMatching } from './tokens.js';
 
 // Resolved credentials are kept a few seconds per process: a warm Lambda then answers without a DynamoDB
 // read, and a revocation still takes effect within CREDENTIAL_CACHE_MS (the contract allows 10 s).
@@ -31,7 +31,7 @@ async function lookUp(token: string, now: number): Promise<Credential | null> {
   // (short, fixed length) enter the cache, so junk cannot pin memory.
   if (!parsed) return null;
   const stored = await getCredential(parsed.keyId);
-  const credential = stored && secretMatches(parsed.secret, stored.secretHash) ? stored.credential : null;
+  const credential = stored && isSecretMatching(parsed.secret, stored.secretHash) ? stored.credential : null;
   if (cache.size >= MAX_CACHED_TOKENS) cache.clear();
   cache.set(token, { credential, until: now + CREDENTIAL_CACHE_MS });
   return credential;

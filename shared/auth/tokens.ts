@@ -28,7 +28,7 @@ export function hashSecret(secret: string): string {
   return createHash('sha256').update(secret).digest('hex');
 }
 
-export function secretMatches(secret: string, storedHash: string): boolean {
+export function isSecretMatching(secret: string, storedHash: string): boolean {
   const given = Buffer.from(hashSecret(secret), 'hex');
   const stored = Buffer.from(storedHash, 'hex');
   return given.length === stored.length && timingSafeEqual(given, stored);

@@ -2,7 +2,7 @@ import type { QueryEngine, SqlRow } from '../engines/engine.js';
 import type { SqlQuery } from '../query/sql/sql.js';
 import { analyticsEngine } from '../engines/registry.js';
 import { requestLogger } from '../log.js';
-import { answerCacheEnabled } from '../config.js';
+import { isAnswerCacheOn } from '../config.js';
 import { printFirstEvent } from '../query/scope/first-event.js';
 import { readDomainDays } from '../store/domain-days-repo.js';
 import { hiddenFiles } from '../store/file-states-repo.js';
@@ -34,7 +34,7 @@ export class EngineRunner {
    */
   static async forDomain(domain: string, engine: QueryEngine = analyticsEngine()): Promise<EngineRunner> {
     const { target } = engine;
-    const cache = answerCacheEnabled();
+    const cache = isAnswerCacheOn();
     const engineVersion = cache ? engine.dataVersion?.() : undefined;
     if (!target.catalog.filesReplacedInPlace) return new EngineRunner(engine, target, engineVersion);
     const hidden = await hiddenFiles(domain);

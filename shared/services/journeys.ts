@@ -1,7 +1,12 @@
 import type { SqlRow, SqlValue } from '../engines/engine.js';
 import { NotFoundError } from '../errors.js';
 import type { EventScope } from '../query/scope/event-scope.js';
-import { detailsApart, printListedDetails, printVisitorCount, printVisitorList } from '../query/journeys/print-list.js';
+import {
+  hasSeparateDetailsStatement,
+  printListedDetails,
+  printVisitorCount,
+  printVisitorList,
+} from '../query/journeys/print-list.js';
 import { planTimeline, planVisitorList, visitorScope, type VisitorListPlan } from '../query/journeys/plan.js';
 import type { SqlQuery } from '../query/sql/sql.js';
 import type { SqlTarget } from '../query/sql/target.js';
@@ -89,7 +94,7 @@ export async function listVisitors(request: VisitorListRequest, domain: string, 
 
 /**
  * A list page's rows (its limit and one more, to tell whether more follow) with their details, in the page's order:
- * one statement, or the page and then its visitors' details (print-list.ts, detailsApart). Between those two reads
+ * one statement, or the page and then its visitors' details (print-list.ts, hasSeparateDetailsStatement). Between those two reads
  * an import may publish: its rows then count in the details of visitors it extends, never in the page's order.
  */
 export async function listedVisitors(
@@ -98,7 +103,7 @@ export async function listedVisitors(
   target: SqlTarget,
 ): Promise<SqlRow[]> {
   const rows = await run(printVisitorList(plan, target));
-  if (!detailsApart(target) || rows.length === 0) return rows;
+  if (!hasSeparateDetailsStatement(target) || rows.length === 0) return rows;
   const days = rows[0]!.listed_days === null ? null : String(rows[0]!.listed_days).split(',');
   const details = await run(
     printListedDetails(

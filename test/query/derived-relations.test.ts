@@ -15,8 +15,8 @@ import { athenaTarget, localTarget } from '../../shared/query/sql/target.js';
 import { isRowFilter, type Filter } from '../../shared/requests/filters.js';
 import { printAnalyticsQuery } from '../../shared/query/analytics/print.js';
 import { planAnalyticsQuery, type PlanOptions, type QueryPlan } from '../../shared/query/analytics/plan.js';
-import { bucketGroups, bucketsAlign } from '../../shared/query/derived/pageview-buckets.js';
-import { bitmapsPay, type StoreShape } from '../../shared/query/derived/visitor-bitmaps.js';
+import { bucketGroups, areBucketsAligned } from '../../shared/query/derived/pageview-buckets.js';
+import { isBitmapCountCheaper, type StoreShape } from '../../shared/query/derived/visitor-bitmaps.js';
 import { EngineRunner } from '../../shared/services/engine-runner.js';
 import { storeShapeFor } from '../../shared/services/store-shape.js';
 import { CUT_PIECES_PER_VISITOR, printVisitorCount, printVisitorList } from '../../shared/query/journeys/print-list.js';
@@ -516,7 +516,7 @@ describe('pageview buckets', () => {
     const range = (start: string, end: string, zone: string) => rangeOfDates(start, end, zone);
     const aligned = (start: string, end: string, zone: string) => {
       const r = range(start, end, zone);
-      return bucketsAlign(r, offsetSegments(zone, r.from, r.to));
+      return areBucketsAligned(r, offsetSegments(zone, r.from, r.to));
     };
     expect(aligned('2026-03-02', '2026-03-04', 'Asia/Kathmandu')).toBe(true);
     expect(aligned('2026-03-02', '2026-04-04', 'Pacific/Chatham')).toBe(true);
@@ -648,8 +648,8 @@ describe('pageview buckets', () => {
     ).sources.rows;
     expect(filtered).toMatchObject({ from: 'buckets', visitors: { count: 'distinct', column: 'visitor_key' } });
     // Memory alone: 53 chunks of 4 KiB per group, 256 MiB in all.
-    expect(bitmapsPay(1236, 30, { ...bench, rowsPerDay: 1e9 })).toBe(true);
-    expect(bitmapsPay(1237, 30, { ...bench, rowsPerDay: 1e9 })).toBe(false);
+    expect(isBitmapCountCheaper(1236, 30, { ...bench, rowsPerDay: 1e9 })).toBe(true);
+    expect(isBitmapCountCheaper(1237, 30, { ...bench, rowsPerDay: 1e9 })).toBe(false);
   });
 
   it("read the store's shape for the planner: largest key, rows per day, distinct values", async () => {

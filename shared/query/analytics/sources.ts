@@ -1,8 +1,8 @@
-import { bucketRelationFor, bucketsAlign, type BucketRelation } from '../derived/pageview-buckets.js';
+import { bucketRelationFor, areBucketsAligned, type BucketRelation } from '../derived/pageview-buckets.js';
 import { fullPartitions, type FullPartitions } from '../derived/session-fragments.js';
-import { bitmapsPay, MAX_BITMAP_GROUPS, type StoreShape } from '../derived/visitor-bitmaps.js';
+import { isBitmapCountCheaper, MAX_BITMAP_GROUPS, type StoreShape } from '../derived/visitor-bitmaps.js';
 import { isRowFilter, type RowFilterField } from '../../requests/filters.js';
-import { pathListFilters, rowFieldColumns } from '../scope/filters.js';
+import { canPathListsFilter, rowFieldColumns } from '../scope/filters.js';
 import type { StoreCatalog } from '../sql/catalog.js';
 import type { OffsetSegment } from '../../time/time-zone.js';
 import type { AnalyticsQuery, Dimension } from '../../requests/query.js';
@@ -129,7 +129,7 @@ function eventVisitorSource(
   options: SourceOptions,
 ): EventVisitorSource | null {
   if (!query.dimensions.includes('event') && query.filters.every(isRowFilter)) return null;
-  if (options.customEventBuckets === false || !bucketsAlign(query.range, undefined)) return { from: 'rows' };
+  if (options.customEventBuckets === false || !areBucketsAligned(query.range, undefined)) return { from: 'rows' };
   return { from: 'buckets', visitor: catalog.bucketVisitor };
 }
 
@@ -155,7 +155,7 @@ function rowSource(
     relation !== null &&
     // The event segments are joined to the attribution buckets only.
     (relation === 'pageviews' || !query.dimensions.includes('event')) &&
-    bucketsAlign(query.range, segments);
+    areBucketsAligned(query.range, segments);
   if (!usable) return { from: 'rows' };
   if (!needs.visitors) return { from: 'buckets', relation, visitors: null };
   const bitmaps = catalog.bucketVisitor === 'visitor_key' && bitmapsFit(query, columns, options.storeShape);
@@ -175,7 +175,7 @@ function sessionSource(
   // Without one full partition every piece would be a raw row: the raw form is as cheap and simpler.
   const partitions = options.sessionFragments === false ? null : fullPartitions(query.range);
   if (!partitions) return { from: 'rows' };
-  const byPaths = options.pathLists !== false && pathListFilters(query.filters);
+  const byPaths = options.pathLists !== false && canPathListsFilter(query.filters);
   // The counts hold every whole fragment of a partition: only a query keeping every session of the range may read
   // them, by a time whose local boundaries fall on bucket edges (the full partitions' own edges do), or by one
   // attribute.
@@ -185,7 +185,7 @@ function sessionSource(
     catalog.wholeMarksExact &&
     query.filters.length === 0 &&
     countedDimensions(query.dimensions) &&
-    bucketsAlign(partitions, segments);
+    areBucketsAligned(partitions, segments);
   return {
     from: 'fragments',
     partitions,
@@ -248,7 +248,7 @@ function bitmapsFit(query: AnalyticsQuery, columns: string[], shape: StoreShape 
   if (dimensions.length === 1 && dimensions[0] === 'date' && days <= MAX_BITMAP_GROUPS) return true;
   if (!shape || !bitmapsMayFit(query)) return false;
   const groups = columns.reduce((n, c) => n * (shape.distinct[c] ?? Infinity), dimensions.includes('date') ? days : 1);
-  return bitmapsPay(groups, days, shape);
+  return isBitmapCountCheaper(groups, days, shape);
 }
 
 function daysOf(range: { from: Date; to: Date }): number {

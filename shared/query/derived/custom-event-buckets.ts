@@ -21,7 +21,7 @@ FROM ${rows} WHERE ${visitorFilterRows} GROUP BY ALL`;
 
 /**
  * The custom-event buckets of a scope's range with `columns` (a visitor column and the columns a predicate
- * reads). Exact only where the range lies on bucket edges (pageview-buckets.ts, bucketsAlign): the sources decide.
+ * reads). Exact only where the range lies on bucket edges (pageview-buckets.ts, areBucketsAligned): the sources decide.
  */
 export function scopedCustomEventBuckets(
   { catalog }: SqlTarget,

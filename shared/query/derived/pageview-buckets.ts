@@ -72,7 +72,7 @@ export const pageBucketFileOrder = 'url_path, visitor_id, bucket';
  * then each bucket lies wholly inside or outside the range and wholly inside one local date or hour. True of
  * every zone since 1970 except a few odd historical offsets, which fall back to the event rows.
  */
-export function bucketsAlign(range: { from: Date; to: Date }, segments: OffsetSegment[] | undefined): boolean {
+export function areBucketsAligned(range: { from: Date; to: Date }, segments: OffsetSegment[] | undefined): boolean {
   const aligned = (ms: number) => ms % BUCKET_MS === 0;
   if (!aligned(range.from.getTime()) || !aligned(range.to.getTime())) return false;
   return (segments ?? []).every(

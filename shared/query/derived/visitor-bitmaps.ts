@@ -34,7 +34,7 @@ export const MIN_ROWS_PER_BITMAP = 16 * (2 ** KEY_CHUNK_BITS / 4096);
  * bitmap per group and key chunk) within MAX_BITMAP_BYTES, and enough rows per bitmap: sparse bitmaps cost more
  * than the hash they replace.
  */
-export function bitmapsPay(groups: number, days: number, shape: StoreShape): boolean {
+export function isBitmapCountCheaper(groups: number, days: number, shape: StoreShape): boolean {
   const bitmaps = groups * (Math.floor(shape.maxKey / 2 ** KEY_CHUNK_BITS) + 1);
   return (
     bitmaps * (2 ** KEY_CHUNK_BITS / 8) <= MAX_BITMAP_BYTES &&

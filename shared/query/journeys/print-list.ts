@@ -29,7 +29,7 @@ import { bitmapVisitorCounts } from '../derived/visitor-bitmaps.js';
 //                    through the first pass)
 // and a final select that formats timestamps in the request's zone and keeps the page's order.
 // `count` mode prints the same filter answering only that total.
-// On DuckDB the details are a statement of their own (detailsApart, printListedDetails): the page statement ends
+// On DuckDB the details are a statement of their own (hasSeparateDetailsStatement, printListedDetails): the page statement ends
 // at `listed` and names the partitions its visitors have rows in, which the details statement then reads alone,
 // from the visitor days of their whole partitions where the store's visitor days carry details (docs/STORAGE.md).
 
@@ -184,21 +184,25 @@ function leadingVisitors(plan: VisitorListPlan, cut: CutSort, pieces: Sql | null
  * visitor ids are values it tests while it scans. DuckDB only: on Athena a second statement is a second run, with
  * its own latency and its own minimum bill.
  */
-export function detailsApart(target: SqlTarget): boolean {
+export function hasSeparateDetailsStatement(target: SqlTarget): boolean {
   return target.dialect.name === 'duckdb';
 }
 
 /**
- * The list's page of visitors: with their details, or (`apart`, by default detailsApart) with their sort keys, the window `total` and
+ * The list's page of visitors: with their details, or (`apart`, by default hasSeparateDetailsStatement) with their sort keys, the window `total` and
  * `listed_days`, the partitions the page's visitors have rows in as comma-separated dates (null when the first pass
  * read rows, which tell no more than the range).
  */
-export function printVisitorList(plan: VisitorListPlan, target: SqlTarget, apart = detailsApart(target)): SqlQuery {
+export function printVisitorList(
+  plan: VisitorListPlan,
+  target: SqlTarget,
+  apart = hasSeparateDetailsStatement(target),
+): SqlQuery {
   return printList(plan, target, apart ? 'listed' : 'page');
 }
 
 /**
- * The details of listed visitors (printVisitorList with detailsApart): one row per visitor with rows in the range,
+ * The details of listed visitors (printVisitorList with hasSeparateDetailsStatement): one row per visitor with rows in the range,
  * read only from the partitions `days` names (every partition of the range when null). DuckDB only.
  */
 export function printListedDetails(

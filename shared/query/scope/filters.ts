@@ -62,12 +62,12 @@ export function rowPredicate(filter: Filter, dialect: Dialect): Sql {
 export const visitorFilterRows = sql`(type = 'event' OR (type = 'auto' AND event_name = 'exit_link'))`;
 
 /** Filters a session's path list (`url_paths` of a session fragment) can stand in for: all on `page`. */
-export function pathListFilters(filters: readonly Filter[]): boolean {
+export function canPathListsFilter(filters: readonly Filter[]): boolean {
   return filters.length > 0 && filters.every((f) => f.field === 'page');
 }
 
 /**
- * A predicate on a list of paths (a missing path as NULL or ''), for filters pathListFilters accepts: some path
+ * A predicate on a list of paths (a missing path as NULL or ''), for filters canPathListsFilter accepts: some path
  * passes every filter, as some row of the session would. One plain value of `is` is a membership test; anything
  * else tests each path in a lambda.
  */
