@@ -2,7 +2,7 @@
 // one. Every test file belongs to exactly one tier (test/architecture/test-tiers.test.ts).
 
 export const testTiers = {
-  /** Pure code: time, validation, SQL text, literals, bitmaps, the folder rules, the bundles' inputs. No server. */
+  /** Pure code: time, validation, SQL text and its golden snapshots, literals, bitmaps, the folder rules, the bundles' inputs. No server. */
   unit: [
     'test/time/**/*.test.ts',
     'test/architecture/**/*.test.ts',
@@ -12,6 +12,8 @@ export const testTiers = {
     'test/engines/duckdb-memory.test.ts',
     'test/query/visitor-bitmaps.test.ts',
     'test/query/json-property.test.ts',
+    'test/query/query-sql.test.ts',
+    'test/query/journeys-sql.test.ts',
     'test/local/checked-batches.test.ts',
     'test/local/timestamps.test.ts',
     'test/infra/bundle-inputs.test.ts',
@@ -22,8 +24,8 @@ export const testTiers = {
     'test/auth/**/*.test.ts',
     'test/limits/**/*.test.ts',
     'test/client/**/*.test.ts',
-    'test/query/query-sql.test.ts',
-    'test/query/journeys-sql.test.ts',
+    'test/query/query-sql-runs.test.ts',
+    'test/query/journeys-sql-runs.test.ts',
     'test/query/property-sql.test.ts',
     'test/local/http-server.test.ts',
     'test/local/keys-cli.test.ts',
