@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DuckDbEngine } from '../../shared/engines/duckdb-engine.js';
 import { readUsage } from '../../shared/limits/limiter.js';
 import { printAnalyticsQuery } from '../../shared/query/analytics/print.js';
@@ -12,6 +12,7 @@ import { localCatalog } from '../../shared/query/sql/catalog.js';
 import { localTarget } from '../../shared/query/sql/target.js';
 import { openLocalDynamo } from '../../local/server/local-dynamo.js';
 import { localPaths, type LocalPaths } from '../../local/store/paths.js';
+import { parquetFilesUnder } from '../../writer/parquet-files.js';
 import { domain, generatedEvents, queryOf, random as seededRandom } from '../support/generated-sessions.js';
 
 // The store's failure model (docs/SECURITY.md): whatever moment a process dies, what readers see is the store before
@@ -79,6 +80,16 @@ async function answers(): Promise<string> {
   }
 }
 
+/** Partitions of the current snapshot holding two event files or more. */
+function crowdedPartitions(): number {
+  const perPartition = new Map<string, number>();
+  for (const name of parquetFilesUnder(paths.eventsDir)) {
+    const partition = dirname(name);
+    perPartition.set(partition, (perPartition.get(partition) ?? 0) + 1);
+  }
+  return [...perPartition.values()].filter((n) => n >= 2).length;
+}
+
 async function usage(): Promise<number> {
   const dynamo = await openLocalDynamo(paths, { publish: false });
   try {
@@ -119,14 +130,17 @@ function operation(round: number, newFiles: number): Operation {
       env: { ANALYTICS_COMPACT_FROM_FILES: '2' },
     };
   return {
-    name: 'a server starting (its backfill compacts)',
+    name: 'a server starting (it compacts once it listens)',
     args: ['cli/start.ts'],
     env: { ANALYTICS_COMPACT_FROM_FILES: '2' },
     server: true,
   };
 }
 
-/** Runs `op` to completion: a command until it exits, a server until it listens, then stopped with Ctrl-C. */
+/**
+ * Runs `op` to completion: a command until it exits; a server until it listens and has compacted every partition
+ * of two files or more (ANALYTICS_COMPACT_FROM_FILES=2), then stopped with Ctrl-C.
+ */
 async function complete(op: Operation): Promise<number | null> {
   if (!op.server) return finished(start(op.args, op.env));
   const child = spawn(process.execPath, ['--import', 'tsx', ...op.args], {
@@ -142,6 +156,7 @@ async function complete(op: Operation): Promise<number | null> {
     });
     child.once('exit', () => reject(new Error(`the server exited before it listened: ${out}`)));
   });
+  await vi.waitFor(() => expect(crowdedPartitions()).toBe(0), { timeout: 120_000, interval: 250 });
   child.kill('SIGINT');
   return finished(child);
 }
