@@ -22,7 +22,7 @@ import { parquetCopyOptions, type StoreCodecs } from './parquet-codec.js';
  * has two when its rows are dev and not dev) is written whole (a local import: the sessions in two of its
  * partitions; S3's upkeep: those in another fragment file of the domain, ingest/s3-upkeep.ts). Without them buckets and
  * visitor days are written unkeyed and fragments not whole; the store's own passes correct what other files change
- * (store/visitor-keys.ts, store/whole-fragments.ts).
+ * (local/store/visitor-keys.ts, local/store/whole-fragments.ts).
  */
 export interface WriterKnowledge {
   visitorKeys?: string;

@@ -98,7 +98,7 @@ export async function* readLines(
   for await (const block of readLineBlocks(file, onRead)) yield* linesOfBlock(block);
 }
 
-/** SHA-256 of the file's bytes, hex: the identity of an imported file (store/imports.ts). */
+/** SHA-256 of the file's bytes, hex: the identity of an imported file (an import record's digest: writer/destination.ts). */
 export async function fileDigest(file: string): Promise<string> {
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
