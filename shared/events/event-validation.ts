@@ -79,7 +79,110 @@ export function checkEventLine(line: string): CheckedEvent | null {
   } catch (error) {
     return { ok: false, reason: `not valid JSON (${(error as Error).message})` };
   }
-  return checkEvent(value);
+  const checked = checkEvent(value);
+  // JSON.parse has turned every number into a double already: a property or scroll depth written with more digits
+  // than a double keeps would be stored changed. Only the line's text can tell, so lines with such values are read
+  // again for those values' literals.
+  if (checked.ok && hasNumberValues(value as Record<string, unknown>)) {
+    const inexact = inexactStoredNumber(line);
+    if (inexact !== undefined) {
+      return {
+        ok: false,
+        reason: `${inexact.field} is the number ${inexact.literal.slice(0, 60)}, which has more digits than a double keeps (it would be stored as ${String(Number(inexact.literal))}): send it as a string`,
+      };
+    }
+  }
+  return checked;
+}
+
+function hasNumberValues(input: Record<string, unknown>): boolean {
+  const properties = input.event_properties as Record<string, unknown> | undefined;
+  return typeof input.scroll_depth === 'number' || Object.values(properties ?? {}).some((v) => typeof v === 'number');
+}
+
+/**
+ * The stored number (a property value or `scroll_depth`) of a valid JSON event line whose literal a double does not
+ * hold exactly, so that the double's shortest spelling names another number: `12345678901234567891`,
+ * `9007199254740993`, `0.1000000000000000001`; `1.50`, `1e20` and `-0` are held. Where a key repeats, its last
+ * literal counts, as in JSON.parse.
+ */
+export function inexactStoredNumber(line: string): { field: string; literal: string } | undefined {
+  const literals = new Map<string, string>();
+  for (const { path, literal } of numberLiterals(line)) {
+    const stored =
+      (path.length === 1 && path[0] === 'scroll_depth') || (path.length === 2 && path[0] === 'event_properties');
+    if (stored) literals.set(path.join('.'), literal);
+  }
+  for (const [field, literal] of literals) {
+    if (decimalValue(literal) !== decimalValue(String(Number(literal)))) return { field, literal };
+  }
+  return undefined;
+}
+
+/** Every number literal of a valid JSON text with the object keys that lead to it (array items add no key). */
+function numberLiterals(json: string): { path: string[]; literal: string }[] {
+  const found: { path: string[]; literal: string }[] = [];
+  const literal = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+  let i = 0;
+  const space = () => {
+    while (i < json.length && ' \t\n\r'.includes(json[i]!)) i++;
+  };
+  const string = (): string => {
+    const start = i;
+    for (i++; json[i] !== '"'; i++) if (json[i] === '\\') i++;
+    i++;
+    return JSON.parse(json.slice(start, i)) as string;
+  };
+  const value = (path: string[]): void => {
+    space();
+    const c = json[i]!;
+    if (c === '{') {
+      i++;
+      space();
+      while (json[i] !== '}') {
+        space();
+        const key = string();
+        space();
+        i++; // ':'
+        value([...path, key]);
+        space();
+        if (json[i] === ',') i++;
+        space();
+      }
+      i++;
+    } else if (c === '[') {
+      i++;
+      space();
+      while (json[i] !== ']') {
+        value(path);
+        space();
+        if (json[i] === ',') i++;
+        space();
+      }
+      i++;
+    } else if (c === '"') {
+      string();
+    } else if (c === '-' || (c >= '0' && c <= '9')) {
+      literal.lastIndex = i;
+      const text = literal.exec(json)![0];
+      found.push({ path, literal: text });
+      i += text.length;
+    } else {
+      i += c === 'f' ? 5 : 4; // true, false, null
+    }
+  };
+  value([]);
+  return found;
+}
+
+/** A decimal literal's value in one spelling: its significant digits and the power of ten of the last one. */
+function decimalValue(text: string): string {
+  const [, sign, whole, fraction = '', exponent = '0'] = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(text)!;
+  const digits = (whole! + fraction).replace(/^0+/, '');
+  if (digits === '') return '0';
+  const trimmed = digits.replace(/0+$/, '');
+  const power = Number(exponent) - fraction.length + (digits.length - trimmed.length);
+  return `${sign}${trimmed}e${power}`;
 }
 
 export function checkEvent(value: unknown): CheckedEvent {

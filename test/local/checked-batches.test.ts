@@ -114,3 +114,45 @@ describe('checkLines', () => {
     expect(batch.rejected.map((r) => r.line)).toEqual([1]);
   });
 });
+
+describe('numbers a double cannot keep', () => {
+  const line = (properties: string) =>
+    `{"type":"event","event_name":"signup","domain":"n.example","timestamp":"2026-03-01T12:00:00Z","visitor_id":"v1","session_id":"s1","url_path":"/","event_properties":${properties}}`;
+  const stored = (properties: string) => {
+    const result = checkEventLine(line(properties));
+    return result?.ok ? JSON.parse(result.event.event_properties as string) : { rejected: result?.reason };
+  };
+
+  it('are refused by line, with the number and what it would have become, rather than stored changed', () => {
+    expect(stored('{"id":12345678901234567891}')).toEqual({
+      rejected: expect.stringMatching(/12345678901234567891.*12345678901234567000.*send it as a string/),
+    });
+    expect(stored('{"n":9007199254740993}').rejected).toMatch(/9007199254740993/);
+    expect(stored('{"pi":3.14159265358979323846}').rejected).toMatch(/3\.14159265358979323846/);
+    expect(stored('{"a":1,"b":{"x":"12345678901234567891"}}').rejected).toBeDefined(); // an object: not a property value
+  });
+
+  it('are kept when the double holds the written value, however it is spelled', () => {
+    expect(stored('{"a":1.50,"b":1e20,"c":0.1,"d":-0,"e":9007199254740991,"f":2.5E-3}')).toEqual({
+      a: '1.5',
+      b: '100000000000000000000',
+      c: '0.1',
+      d: '0',
+      e: '9007199254740991',
+      f: '0.0025',
+    });
+    // Digits inside a string are text, not a number.
+    expect(stored('{"id":"12345678901234567891","n":2}')).toEqual({ id: '12345678901234567891', n: '2' });
+  });
+
+  it('are judged only where they are stored: property values and scroll_depth, a repeated key by its last value', () => {
+    const withExtra = line('{"n":2}').replace('{"type"', '{"extra":12345678901234567891,"type"');
+    expect(checkEventLine(withExtra)?.ok).toBe(true);
+    expect(stored('{"id":12345678901234567891,"id":5}')).toEqual({ id: '5' });
+    const scroll = `{"type":"pageview","domain":"n.example","timestamp":"2026-03-01T12:00:00Z","visitor_id":"v1","session_id":"s1","url_path":"/","scroll_depth":50.0000000000000000001}`;
+    expect(checkEventLine(scroll)).toEqual({
+      ok: false,
+      reason: expect.stringMatching(/^scroll_depth is the number 50\.0000000000000000001/),
+    });
+  });
+});
