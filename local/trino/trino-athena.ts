@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { basename } from 'node:path';
 import { AthenaClient } from '@aws-sdk/client-athena';
 import { AthenaEngine, type AthenaSettings } from '../../shared/engines/athena-engine.js';
-import { realFolder } from '../../shared/engines/duckdb-engine.js';
+import { snapshotOf } from '../../shared/engines/duckdb-engine.js';
 import {
   CUSTOM_EVENT_BUCKETS_TABLE,
   PAGE_BUCKETS_TABLE,
@@ -115,10 +114,4 @@ export async function startTrinoAthena(options: TrinoAthenaOptions): Promise<Tri
     await trino?.stop();
     throw error;
   }
-}
-
-/** The snapshot a store's current link names; undefined for a plain folder. */
-function snapshotOf(dir: string): string | undefined {
-  const real = realFolder(dir);
-  return real === dir ? undefined : basename(real);
 }

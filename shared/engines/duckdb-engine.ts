@@ -140,8 +140,7 @@ export class DuckDbEngine implements QueryEngine {
 
   /** The snapshot the store's current link names (each publish makes a new one); undefined over a plain folder. */
   dataVersion(): string | undefined {
-    const root = realFolder(this.root);
-    return root === this.root ? undefined : basename(root);
+    return snapshotOf(this.root);
   }
 
   close(): void {
@@ -239,6 +238,12 @@ function viewOverFilesSql(name: string, dir: string): string {
 
 function emptyViewSql(name: string, columns: ColumnList): string {
   return `CREATE OR REPLACE VIEW ${name} AS SELECT ${columns.map(([column, type]) => `CAST(NULL AS ${duckdbTypes[type]}) AS ${column}`).join(', ')} WHERE false`;
+}
+
+/** The snapshot a store's current link at `path` names; undefined for a plain folder (the data version of both engines over a local store). */
+export function snapshotOf(path: string): string | undefined {
+  const real = realFolder(path);
+  return real === path ? undefined : basename(real);
 }
 
 /** The folder `path` names, with a link to a snapshot followed; `path` itself when it does not exist yet. */
