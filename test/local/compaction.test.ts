@@ -9,6 +9,7 @@ import { localTarget } from '../../shared/query/sql/target.js';
 import { printAnalyticsQuery } from '../../shared/query/analytics/print.js';
 import { planAnalyticsQuery } from '../../shared/query/analytics/plan.js';
 import { generatedEvents, queryArbitrary } from '../support/generated-sessions.js';
+import { filesPerPartition } from '../support/partition-files.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
 
 // Compaction (local/store/compaction.ts) must change nothing a query can see: a store imported in many small
@@ -26,16 +27,6 @@ afterAll(() => api?.close());
 
 const files = (dir: string) =>
   (readdirSync(dir, { recursive: true, encoding: 'utf8' }) as string[]).filter((f) => f.endsWith('.parquet')).sort();
-
-/** Files per `domain=/dt=` partition. */
-function filesPerPartition(dir: string): number[] {
-  const counts = new Map<string, number>();
-  for (const name of files(dir)) {
-    const partition = name.split('/').slice(0, 2).join('/');
-    counts.set(partition, (counts.get(partition) ?? 0) + 1);
-  }
-  return [...counts.values()];
-}
 
 const count = async (sql: string) => Number(Object.values((await api.engine.runRaw(sql))[0]!)[0]);
 

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -6,21 +6,11 @@ import { startLocalApi } from '../../local/server/local-api.js';
 import { COMPACT_FROM_FILES } from '../../local/store/compaction.js';
 import { importEvents } from '../../local/store/local-destination.js';
 import { domain, generatedEvents } from '../support/generated-sessions.js';
+import { filesPerPartition } from '../support/partition-files.js';
 import { startTestApi } from '../support/test-api.js';
 
 // `npm start` listens before it compacts (local/server/local-api.ts): compaction changes no answer, so the server
 // answers from the current snapshot while it runs, and the same once it is published.
-
-/** Event files per `domain=/dt=` partition. */
-function filesPerPartition(dir: string): number[] {
-  const counts = new Map<string, number>();
-  for (const name of readdirSync(dir, { recursive: true, encoding: 'utf8' }) as string[]) {
-    if (!name.endsWith('.parquet')) continue;
-    const partition = name.split('/').slice(0, 2).join('/');
-    counts.set(partition, (counts.get(partition) ?? 0) + 1);
-  }
-  return [...counts.values()];
-}
 
 describe('compaction at start', () => {
   it('runs after the server listens, which answers from the current snapshot meanwhile and the same after', async () => {
