@@ -14,6 +14,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { importLines, importNdjson, type ImportReport } from '../writer/importer.js';
+import { UnwritableRows } from '../writer/derived-writer.js';
 import { parquetLines, UnreadableObject } from './parquet-lines.js';
 import { isNoSuchKey } from './s3-objects.js';
 import { s3Destination } from './s3-store.js';
@@ -82,7 +83,7 @@ export async function ingestObject(key: string, target: IngestTarget): Promise<I
         : await importNdjson(file, destination);
     } catch (error) {
       if (isNoSuchKey(error)) return { key, outcome: 'absent' };
-      if (!(error instanceof UnreadableObject)) throw error;
+      if (!(error instanceof UnreadableObject || error instanceof UnwritableRows)) throw error;
       const report = { source: key, rowsAccepted: 0, rejected: [], error: error.message };
       if (error instanceof TooLargeObject && error.bytes > (target.limits?.copyMaxBytes ?? S3_COPY_MAX_BYTES)) {
         // One CopyObject moves at most 5 GB: such an object stays under incoming/, its report says why.

@@ -1,3 +1,5 @@
+import { logger } from '../shared/log.js';
+import { UnwritableRows } from '../writer/derived-writer.js';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -258,7 +260,14 @@ async function compact(
       sources,
       names.map((n) => `${partition}/${n}`),
     );
-    await writeCompacted(connection, sources, name, dirs, 's3', S3_CODECS, { splitSessions: 'upkeep_split' });
+    try {
+      await writeCompacted(connection, sources, name, dirs, 's3', S3_CODECS, { splitSessions: 'upkeep_split' });
+    } catch (error) {
+      // Its files stay as they are and answer as before; the domain's other partitions are compacted.
+      if (!(error instanceof UnwritableRows)) throw error;
+      logger.warn('partition left uncompacted', { domain, partition, reason: error.message });
+      return false;
+    }
     await hideFiles(domain, [`${partition}/${file}`], now);
     for (const folder of [...derivedRelations.map((r) => r.folder), EVENTS_FOLDER]) {
       await s3Publisher(`s3://${target.bucket}/${folder}`, target.client)(

@@ -6,7 +6,11 @@ import { derivedRelations, type DerivedFolder } from '../shared/events/derived-r
 import { duckdbDialect } from '../shared/query/sql/dialects.js';
 import { bucketFileOrder, bucketsOf, pageBucketFileOrder } from '../shared/query/derived/pageview-buckets.js';
 import { fragmentFileOrder, fragmentsOf } from '../shared/query/derived/session-fragments.js';
-import { visitorDayFileOrder, visitorDaysOf } from '../shared/query/derived/visitor-days.js';
+import {
+  VISITOR_REVENUE_OUT_OF_RANGE,
+  visitorDayFileOrder,
+  visitorDaysOf,
+} from '../shared/query/derived/visitor-days.js';
 import { customEventBucketsOf } from '../shared/query/derived/custom-event-buckets.js';
 import { print, trusted, type Sql } from '../shared/query/sql/sql.js';
 import { parquetCopyOptions, type StoreCodecs } from './parquet-codec.js';
@@ -70,6 +74,13 @@ function selectOf(folder: DerivedFolder, rows: Sql, known: WriterKnowledge): str
 }
 
 /**
+ * Rows whose derived files cannot hold them: a visitor whose revenue in one file (one day of one import, or of a
+ * compacted partition) sums past the stored BIGINT range. Imports are refused whole with it; compaction leaves such a
+ * partition's files as they are (each of them holds its visitor days, and readers sum them in a wider type).
+ */
+export class UnwritableRows extends Error {}
+
+/**
  * `relation` is a table name or a `read_parquet(...)` call chosen by code, never request data. `name` is the
  * event file's path relative to its events folder; each derived file goes to `<dirs[folder]>/<name>`.
  */
@@ -84,8 +95,17 @@ export async function writeDerived(
   for (const folder of options.only ?? derivedRelations.map((r) => r.folder)) {
     const file = join(dirs[folder], name);
     await mkdir(dirname(file), { recursive: true });
-    await connection.run(
-      `COPY (${selectOf(folder, trusted(relation), options.known ?? {})}) TO ${pathLiteral(file)} ${parquetCopyOptions(codecs[folder])}`,
-    );
+    try {
+      await connection.run(
+        `COPY (${selectOf(folder, trusted(relation), options.known ?? {})}) TO ${pathLiteral(file)} ${parquetCopyOptions(codecs[folder])}`,
+      );
+    } catch (error) {
+      const message = (error as Error).message;
+      const at = message.indexOf(VISITOR_REVENUE_OUT_OF_RANGE);
+      if (at < 0) throw error;
+      throw new UnwritableRows(
+        `${message.slice(at)}: one visitor's revenue in one UTC day sums past ±9,223,372,036,854,775,807 cents`,
+      );
+    }
   }
 }

@@ -1,3 +1,5 @@
+import { UnwritableRows } from '../../writer/derived-writer.js';
+import { logger } from '../../shared/log.js';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { openScratchDuckDb } from '../../writer/scratch-duckdb.js';
@@ -38,6 +40,7 @@ export async function compactPartitions(
   const staging = join(paths.stagingDir, stagingName('compact'));
   const scratch = await openScratchDuckDb();
   const { connection } = scratch;
+  let skipped = 0;
   try {
     for (const [i, [partition, names]] of crowded.entries()) {
       signal?.throwIfAborted();
@@ -48,14 +51,22 @@ export async function compactPartitions(
       } as Record<'events' | DerivedFolder, string>;
       // One name for the partition's new files, unlike any import's (they start with a timestamp).
       const name = join(partition, `compacted-${Date.now()}.parquet`);
-      await writeCompacted(
-        connection,
-        names.map((n) => join(paths.eventsDir, n)),
-        name,
-        dirs,
-        'local',
-        localCodecs(),
-      );
+      try {
+        await writeCompacted(
+          connection,
+          names.map((n) => join(paths.eventsDir, n)),
+          name,
+          dirs,
+          'local',
+          localCodecs(),
+        );
+      } catch (error) {
+        // Its files stay as they are and answer as before; the other partitions are compacted.
+        if (!(error instanceof UnwritableRows)) throw error;
+        logger.warn('partition left uncompacted', { partition, reason: error.message });
+        skipped += 1;
+        continue;
+      }
       // The partition's visitors keep their keys: the old files are still in place to look them up.
       const domain = partition.split('/')[0]!.slice('domain='.length);
       await keyVisitors(paths, { pending: dirs, domains: [domain] });
@@ -69,7 +80,7 @@ export async function compactPartitions(
         await rename(join(dirs[folder], partition), join(live, partition));
       }
     }
-    return crowded.length;
+    return crowded.length - skipped;
   } finally {
     scratch.close();
     await rm(staging, { recursive: true, force: true });

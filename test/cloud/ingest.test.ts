@@ -252,6 +252,28 @@ describe('ingest: objects under incoming/ become the store', () => {
     },
   );
 
+  it("an object whose one visitor's revenue in a day leaves the 64-bit range is rejected whole, nothing of it written", async () => {
+    const target = await ingestBucket(parts.moto);
+    const payments = Array.from({ length: 1100 }, (_, i) => ({
+      domain: 'whale.test',
+      timestamp: `2026-03-05T10:${String(Math.floor(i / 60) % 60).padStart(2, '0')}:${String(i % 60).padStart(2, '0')}Z`,
+      type: 'revenue',
+      visitor_id: 'w',
+      transaction_id: `t${i}`,
+      amount_cents: Number.MAX_SAFE_INTEGER,
+      currency: 'USD',
+      revenue_event: 'payment',
+    }));
+    await target.put('incoming/whale.ndjson', ndjson(payments));
+    expect(await target.deliver(handlerFor(target.s3))).toEqual([]);
+    const keys = await keysOf(target.s3, target.bucket);
+    expect(keys.filter((k) => !/^(rejected|reports)\//.test(k))).toEqual([]);
+    expect(JSON.parse(await text(target, 'reports/whale.ndjson.json')).error).toMatch(
+      /revenue past the 64-bit range for visitor w on 2026-03-05/,
+    );
+    expect(await readUsage('whale.test')).toBe(0);
+  });
+
   it('an object too large to import is rejected; one too large for a single CopyObject stays under incoming/ with its report', async () => {
     const target = await ingestBucket(parts.moto);
     const body = ndjson(generatedEvents().slice(0, 20));

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installEngine } from '../../shared/engines/registry.js';
 import { domain as generatedDomain } from '../support/generated-sessions.js';
-import { engineCallEvents, engineCalls, sendCall, SHOP } from '../support/engine-calls.js';
+import { engineCallEvents, engineCalls, sendCall, SHOP, type Call } from '../support/engine-calls.js';
 import { rotatingToken } from '../support/rotating-token.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
 import { trinoAvailable } from '../support/trino-available.js';
@@ -76,5 +76,83 @@ describe.skipIf(!trino)('the Athena engine on Trino answers exactly as DuckDB do
     expect(ok).toBeGreaterThan(CALLS * 0.8);
     expect(withRows).toBeGreaterThan(CALLS / 3);
     expect(bytesReported).toBeGreaterThan(0);
+  });
+
+  it('revenue summed past the 64-bit range: both engines answer the exact sum as the same number', async () => {
+    // 1,100 payments of 2^53 - 1 cents on one day, each from its own visitor (a visitor's day stays in 64 bits):
+    // their sum, about 9.9e18, is past 2^63 - 1. A sum in the events' BIGINT fails on Trino; the engines sum exactly.
+    const whale = 'whale.test';
+    const day = '2026-03-05';
+    const payments = Array.from({ length: 1100 }, (_, i) => ({
+      domain: whale,
+      timestamp: `${day}T${String(10 + Math.floor(i / 600)).padStart(2, '0')}:${String(Math.floor(i / 10) % 60).padStart(2, '0')}:${String(i % 10).padStart(2, '0')}Z`,
+      type: 'revenue',
+      visitor_id: `w${i}`,
+      url_path: '/checkout',
+      transaction_id: `t${i}`,
+      amount_cents: Number.MAX_SAFE_INTEGER,
+      currency: 'USD',
+      revenue_event: 'payment',
+      country: i % 2 ? 'US' : 'DE',
+    }));
+    expect((await api.importEvents(payments)).rejected).toEqual([]);
+    const token = await rotatingToken(api, { owner: 'whale', domains: [whale], scopes: ['analytics:read'] })();
+    const exact = (n: number) => Number(BigInt(Number.MAX_SAFE_INTEGER) * BigInt(n));
+    const calls: { call: Call; revenue: (body: any) => unknown; expected: unknown }[] = [
+      {
+        call: {
+          method: 'POST',
+          path: '/v1/query',
+          domain: whale,
+          body: { domain: whale, metrics: ['revenue', 'conversions'], date_range: [day, day], include_revenue: true },
+        },
+        revenue: (b) => b.data[0].metrics.revenue,
+        expected: exact(1100),
+      },
+      {
+        call: {
+          method: 'POST',
+          path: '/v1/query',
+          domain: whale,
+          body: {
+            domain: whale,
+            metrics: ['revenue'],
+            dimensions: ['country'],
+            date_range: [day, day],
+            include_revenue: true,
+            sort: { field: 'revenue', order: 'desc' },
+          },
+        },
+        revenue: (b) => b.data.map((r: { metrics: { revenue: number } }) => r.metrics.revenue),
+        expected: [exact(550), exact(550)],
+      },
+      {
+        call: {
+          method: 'POST',
+          path: '/v1/query',
+          domain: whale,
+          body: {
+            domain: whale,
+            metrics: ['revenue', 'conversion_rate'],
+            dimensions: ['date'],
+            date_range: [day, day],
+            include_revenue: true,
+          },
+        },
+        revenue: (b) => b.data[0].metrics.revenue,
+        expected: exact(1100),
+      },
+    ];
+    for (const { call, revenue, expected } of calls) {
+      installEngine(api.engine);
+      const local = await sendCall(api, call, token);
+      installEngine(api.trino!.engine);
+      const cloud = await sendCall(api, call, token);
+      installEngine(api.engine);
+      const context = `${call.method} ${call.path}: ${JSON.stringify(local.body).slice(0, 300)}`;
+      expect(local.status, context).toBe(200);
+      expect(revenue(local.body), context).toEqual(expected);
+      expect({ status: cloud.status, body: cloud.body }, context).toEqual({ status: local.status, body: local.body });
+    }
   });
 });

@@ -7,7 +7,7 @@ import { importEvents, importNdjson } from '../../local/store/local-destination.
 import { openLocalDynamo } from '../../local/server/local-dynamo.js';
 import { localPaths } from '../../local/store/paths.js';
 import { parquetFilesUnder } from '../../writer/parquet-files.js';
-import { backfillDerived } from '../../local/store/backfill.js';
+import { backfillDerived, compactStore } from '../../local/store/backfill.js';
 import { credentialCacheSize } from '../../shared/auth/authenticate.js';
 import { EngineTimeoutError } from '../../shared/engines/engine-errors.js';
 import type { QueryEngine } from '../../shared/engines/engine.js';
@@ -144,6 +144,51 @@ describe('imports', () => {
     expect(reasons[2]).toMatch(/key "__proto__" must be a plain name/);
     expect(reasons[3]).toMatch(/event_properties\.n must be a finite number/);
     expect(reasons[4]).toMatch(/not valid UTF-8/);
+  });
+
+  it("refuse one visitor's revenue past the 64-bit range in a day whole, naming visitor and day; compaction leaves such a partition as it is", async () => {
+    const whale = 'whale.test';
+    const payments = (from: number, count: number, day: string) =>
+      Array.from({ length: count }, (_, i) => ({
+        domain: whale,
+        timestamp: `${day}T10:${String(Math.floor((from + i) / 60) % 60).padStart(2, '0')}:${String((from + i) % 60).padStart(2, '0')}Z`,
+        type: 'revenue',
+        visitor_id: 'big spender',
+        transaction_id: `t${from + i}`,
+        amount_cents: Number.MAX_SAFE_INTEGER,
+        currency: 'USD',
+        revenue_event: 'payment',
+      }));
+    const paths = localPaths(tempDir());
+    // 1,100 payments of 2^53 - 1 cents: about 9.9e18, past 2^63 - 1 for the one visitor of that day.
+    await expect(importEvents(payments(0, 1100, '2026-03-05'), paths)).rejects.toThrow(
+      /revenue past the 64-bit range for visitor big spender on 2026-03-05: one visitor's revenue/,
+    );
+    expect(parquetFilesUnder(paths.eventsDir)).toEqual([]);
+    // In two imports each day's sum fits; compacted, it would not: that partition keeps its files, the next is compacted.
+    for (const half of [0, 600])
+      for (const day of ['2026-03-05', '2026-03-06'])
+        expect((await importEvents(payments(half, day === '2026-03-05' ? 600 : 2, day), paths)).rejected).toEqual([]);
+    expect(await compactStore(paths, { compactFrom: 2 })).toBe(1);
+    const files = parquetFilesUnder(paths.eventsDir).map((name) => name.split('/').slice(0, 2).join('/'));
+    expect(files.sort()).toEqual([
+      'domain=whale.test/dt=2026-03-05',
+      'domain=whale.test/dt=2026-03-05',
+      'domain=whale.test/dt=2026-03-06',
+    ]);
+    const whaleApi = await startTestApi({ dataDir: paths.dataDir });
+    try {
+      const whaleToken = (await whaleApi.createKey({ domains: [whale] })).token;
+      const res = await whaleApi.request('POST', '/v1/query', {
+        token: whaleToken,
+        body: { domain: whale, date_range: ['2026-03-05', '2026-03-06'], metrics: ['revenue'], include_revenue: true },
+      });
+      expect(res.status).toBe(200);
+      const exact = BigInt(Number.MAX_SAFE_INTEGER) * 1204n;
+      expect((res.body as { data: { metrics: { revenue: number } }[] }).data[0]!.metrics.revenue).toBe(Number(exact));
+    } finally {
+      await whaleApi.close();
+    }
   });
 
   it('leave no staging behind a killed one: the next import removes what a dead process staged', async () => {

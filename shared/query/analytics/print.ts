@@ -170,7 +170,7 @@ function rowMetricsCte(
     const types = [...new Set(plan.rowAggregates.map((a) => (isRevenueAggregate(a) ? 'revenue' : 'pageview')))];
     // Rows of one type need no per-aggregate FILTER: the WHERE already holds it, and DuckDB's plain
     // aggregates are cheaper than filtered ones.
-    const aggregates = plan.rowAggregates.map((a) => rowAggregateSql(a, types.length > 1));
+    const aggregates = plan.rowAggregates.map((a) => rowAggregateSql(a, types.length > 1, target.dialect));
     return sql`row_metrics AS (
       SELECT ${join([...dims, ...aggregates])}
       FROM ${trusted(kept)}${segmentJoin}
@@ -218,7 +218,7 @@ function rowMetricsCte(
       FROM (${buckets}) buckets${bucketSegmentJoin}${groupBy}`;
   const revenueAggregates = plan.rowAggregates.filter(isRevenueAggregate);
   if (revenueAggregates.length === 0) return sql`row_metrics AS (${fromBuckets})`;
-  const fromRevenue = sql`SELECT ${join([...dims, ...revenueAggregates.map((a) => rowAggregateSql(a, false))])}
+  const fromRevenue = sql`SELECT ${join([...dims, ...revenueAggregates.map((a) => rowAggregateSql(a, false, target.dialect))])}
       FROM ${trusted(kept)}${segmentJoin} WHERE type = 'revenue'${groupBy}`;
   const slots = plan.dimensions.map((_, i) => `d${i}`);
   const on = slots.map((d) => trusted(`p.${d} = v.${d}`));
@@ -232,15 +232,15 @@ function rowMetricsCte(
       FROM (${fromBuckets}) p ${slots.length ? sql`FULL OUTER JOIN (${fromRevenue}) v ON ${join(on, ' AND ')}` : sql`CROSS JOIN (${fromRevenue}) v`})`;
 }
 
-const rowAggregateParts: Record<RowAggregate, [aggregate: Sql, type: string]> = {
+const rowAggregateParts = (dialect: Dialect): Record<RowAggregate, [aggregate: Sql, type: string]> => ({
   pageviews: [sql`count(*)`, 'pageview'],
   visitors: [sql`count(DISTINCT visitor_id)`, 'pageview'],
-  revenue: [sql`sum(amount_cents)`, 'revenue'],
+  revenue: [dialect.exactSum(trusted('amount_cents')), 'revenue'],
   conversions: [sql`count(DISTINCT visitor_id)`, 'revenue'],
-};
+});
 
-function rowAggregateSql(name: RowAggregate, filtered: boolean): Sql {
-  const [aggregate, type] = rowAggregateParts[name];
+function rowAggregateSql(name: RowAggregate, filtered: boolean, dialect: Dialect): Sql {
+  const [aggregate, type] = rowAggregateParts(dialect)[name];
   return sql`${aggregate}${filtered ? sql` FILTER (WHERE type = ${trusted(`'${type}'`)})` : sql``} AS ${trusted(name)}`;
 }
 

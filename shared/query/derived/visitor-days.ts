@@ -1,5 +1,6 @@
 import { visitorDayColumns } from '../../events/event-columns.js';
 import type { StoreCatalog } from '../sql/catalog.js';
+import type { Dialect } from '../sql/dialect.js';
 import { scopeCondition, type EventScope } from '../scope/event-scope.js';
 import type { FullPartitions } from './session-fragments.js';
 import { bool, date, join, sql, str, trusted, type Sql } from '../sql/sql.js';
@@ -11,6 +12,13 @@ import { bool, date, join, sql, str, trusted, type Sql } from '../sql/sql.js';
 
 const pageview = sql`type = 'pageview'`;
 const revenue = sql`type = 'revenue'`;
+const visitorRevenue = sql`sum(amount_cents) FILTER (WHERE ${revenue})`;
+
+/**
+ * The start of the error a visitor-day write stops with when the visitor's revenue in the file leaves the stored
+ * BIGINT range (about ±9.2e18 cents), followed by the visitor id and the day.
+ */
+export const VISITOR_REVENUE_OUT_OF_RANGE = 'revenue past the 64-bit range for visitor ';
 
 /**
  * `SELECT` of the visitor days of `rows` (a relation of event rows), unordered: the writer orders them by
@@ -24,8 +32,9 @@ export function visitorDaysOf(rows: Sql): Sql {
     sql`max(ts) AS last_ts`,
     sql`count(*) FILTER (WHERE ${pageview}) AS pageviews`,
     sql`count(*) FILTER (WHERE type = 'event') AS events`,
-    // DuckDB sums BIGINT as HUGEINT, which its Parquet writer stores as DOUBLE; Glue declares bigint.
-    sql`CAST(sum(amount_cents) FILTER (WHERE ${revenue}) AS BIGINT) AS revenue_cents`,
+    // DuckDB sums BIGINT as HUGEINT, which its Parquet writer stores as DOUBLE; Glue declares bigint. A visitor's
+    // revenue in one file past the BIGINT range stops the write with VISITOR_REVENUE_OUT_OF_RANGE (derived-writer.ts).
+    sql`CASE WHEN ${visitorRevenue} BETWEEN -9223372036854775808 AND 9223372036854775807 THEN CAST(${visitorRevenue} AS BIGINT) WHEN ${visitorRevenue} IS NOT NULL THEN error(${trusted(`'${VISITOR_REVENUE_OUT_OF_RANGE}'`)} || visitor_id || ' on ' || strftime(min(ts), '%Y-%m-%d')) END AS revenue_cents`,
     sql`count(*) FILTER (WHERE ${revenue}) AS revenue_events`,
     sql`max(ts) FILTER (WHERE ${revenue}) AS latest_revenue_ts`,
     sql`min(ts) FILTER (WHERE ${pageview}) AS pageview_ts`,
@@ -64,14 +73,15 @@ type FirstPageviewAttribute = (typeof firstPageviewAttributes)[number][0];
 export const visitorDayFileOrder = 'visitor_id';
 
 /** The per-visitor aggregates a list can rank and bound by, combined over pieces (stored days or single rows). */
-export const combinedVisitorAggregates = {
-  first_ts: sql`min(first_ts)`,
-  last_ts: sql`max(last_ts)`,
-  pageview_count: sql`sum(pageviews)`,
-  total_revenue_cents: sql`coalesce(sum(revenue_cents), 0)`,
-  revenue_event_count: sql`sum(revenue_events)`,
-  latest_revenue_ts: sql`max(latest_revenue_ts)`,
-} as const;
+export const combinedVisitorAggregates = (dialect: Dialect) =>
+  ({
+    first_ts: sql`min(first_ts)`,
+    last_ts: sql`max(last_ts)`,
+    pageview_count: sql`sum(pageviews)`,
+    total_revenue_cents: sql`coalesce(${dialect.exactSum(trusted('revenue_cents'))}, 0)`,
+    revenue_event_count: sql`sum(revenue_events)`,
+    latest_revenue_ts: sql`max(latest_revenue_ts)`,
+  }) as const;
 
 /** A piece's columns: the stored ones but the key's is_dev (the scope fixes it) and the visitor's key, in stored order. */
 export type PieceColumn = Exclude<(typeof visitorDayColumns)[number][0], 'is_dev' | 'visitor_key'>;

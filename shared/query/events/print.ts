@@ -38,7 +38,7 @@ export function printEventPropertyValues(
   const columns = ['type', 'event_name', 'event_properties', 'visitor_id', ...(includeRevenue ? ['amount_cents'] : [])];
   const revenueCtes = includeRevenue
     ? sql`,
-visitor_revenue AS (SELECT visitor_id, sum(amount_cents) AS amount FROM base WHERE type = 'revenue' GROUP BY visitor_id),
+visitor_revenue AS (SELECT visitor_id, ${target.dialect.exactSum(trusted('amount_cents'))} AS amount FROM base WHERE type = 'revenue' GROUP BY visitor_id),
 value_revenue AS (
   SELECT v.value, sum(r.amount) AS revenue
   FROM (SELECT DISTINCT value, visitor_id FROM matched) v JOIN visitor_revenue r ON r.visitor_id = v.visitor_id

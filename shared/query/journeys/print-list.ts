@@ -1,5 +1,6 @@
 import type { SqlQuery } from '../sql/sql.js';
 import type { Dialect } from '../sql/dialect.js';
+import { duckdbDialect } from '../sql/dialects.js';
 import type { SqlTarget } from '../sql/target.js';
 import { localTime, scopeCondition, scopedEvents } from '../scope/event-scope.js';
 import { rowPredicate } from '../scope/filters.js';
@@ -37,16 +38,16 @@ const pageview = sql`type = 'pageview'`;
 const revenue = sql`type = 'revenue'`;
 
 /** Per-visitor aggregates, by output name. HAVING repeats them, since Trino resolves no alias there. */
-const aggregates: Record<VisitorColumn | 'event_count' | 'revenue_event_count', Sql> = {
+const aggregates = (dialect: Dialect): Record<VisitorColumn | 'event_count' | 'revenue_event_count', Sql> => ({
   first_ts: sql`min(ts)`,
   last_ts: sql`max(ts)`,
   pageview_count: sql`count(*) FILTER (WHERE ${pageview})`,
   session_count: sql`count(DISTINCT session_id) FILTER (WHERE session_id <> '')`,
   event_count: sql`count(*) FILTER (WHERE type = 'event')`,
-  total_revenue_cents: sql`coalesce(sum(amount_cents) FILTER (WHERE ${revenue}), 0)`,
+  total_revenue_cents: sql`coalesce(${dialect.exactSum(trusted('amount_cents'))} FILTER (WHERE ${revenue}), 0)`,
   revenue_event_count: sql`count(*) FILTER (WHERE ${revenue})`,
   latest_revenue_ts: sql`max(ts) FILTER (WHERE ${revenue})`,
-};
+});
 
 /** `value` on the visitor's first pageview; NULL when they have none (no rows left to aggregate). */
 export function firstPageview(dialect: Dialect, value: Sql, name: string): Sql {
@@ -70,7 +71,7 @@ const listedAttributes = (dialect: Dialect): Sql[] => [
  * detailPieceColumns (derived/visitor-days.ts). DuckDB only, like the pieces' session lists.
  */
 const combinedVisitorDetails: Record<string, Sql> = {
-  ...combinedVisitorAggregates,
+  ...combinedVisitorAggregates(duckdbDialect),
   session_count: sql`length(list_distinct(flatten(list(session_ids))))`,
   event_count: sql`sum(events)`,
   ...Object.fromEntries(shownAttributes.map((c) => [c, atFirstPageview(trusted(c))])),
@@ -81,11 +82,11 @@ const combinedVisitorDetails: Record<string, Sql> = {
 type RankAggregate = VisitorColumn | 'revenue_event_count';
 
 /** An aggregate of the first pass: over event rows, or combined over visitor days. */
-function rankAggregate(plan: VisitorListPlan, name: RankAggregate): Sql {
-  if (plan.ranking.from === 'rows') return aggregates[name];
+function rankAggregate(plan: VisitorListPlan, name: RankAggregate, dialect: Dialect): Sql {
+  if (plan.ranking.from === 'rows') return aggregates(dialect)[name];
   // The planner reads visitor days only when no session count is asked for.
   if (name === 'session_count') throw new Error('visitor days hold no session counts');
-  return combinedVisitorAggregates[name];
+  return combinedVisitorAggregates(dialect)[name];
 }
 
 function havingConditions(plan: VisitorListPlan, dialect: Dialect): Sql[] {
@@ -100,8 +101,11 @@ function havingConditions(plan: VisitorListPlan, dialect: Dialect): Sql[] {
     );
   }
   for (const bound of plan.bounds)
-    conditions.push(sql`${rankAggregate(plan, bound.aggregate)} ${trusted(bound.operator)} ${int(bound.value)}`);
-  if (plan.hasRevenue || plan.firstPurchase) conditions.push(sql`${rankAggregate(plan, 'revenue_event_count')} > 0`);
+    conditions.push(
+      sql`${rankAggregate(plan, bound.aggregate, dialect)} ${trusted(bound.operator)} ${int(bound.value)}`,
+    );
+  if (plan.hasRevenue || plan.firstPurchase)
+    conditions.push(sql`${rankAggregate(plan, 'revenue_event_count', dialect)} > 0`);
   if (plan.firstPurchase) conditions.push(sql`visitor_id NOT IN (SELECT visitor_id FROM earlier_buyers)`);
   return conditions;
 }
@@ -154,9 +158,10 @@ export const CUT_PIECES_PER_VISITOR = 4;
  * times, and bills by bytes read.
  */
 function leadingVisitors(plan: VisitorListPlan, cut: CutSort, pieces: Sql | null): Sql[] {
+  const dialect = duckdbDialect;
   const needed = plan.page.offset + plan.page.limit + 1;
   const value = trusted(cut.column);
-  const aggregate = rankAggregate(plan, cut.column);
+  const aggregate = rankAggregate(plan, cut.column, dialect);
   const enough = sql`(SELECT count(*) FROM ahead) >= ${integer(needed)}`;
   const key = pieces ? [sql`min(visitor_key) AS visitor_key`] : [];
   const carried = pieces ? [trusted('visitor_key')] : [];
@@ -260,7 +265,7 @@ function printList(plan: VisitorListPlan, target: SqlTarget, mode: 'page' | 'lis
   if (cut) ctes.push(...leadingVisitors(plan, cut, keys ? ranked : null));
   else {
     ctes.push(sql`visitors AS (
-    SELECT ${join([trusted('visitor_id'), ...sortKeys.map((c) => sql`${rankAggregate(plan, c)} AS ${trusted(c)}`)])}
+    SELECT ${join([trusted('visitor_id'), ...sortKeys.map((c) => sql`${rankAggregate(plan, c, dialect)} AS ${trusted(c)}`)])}
     FROM ranked_rows
     GROUP BY visitor_id${having.length ? sql`\n    HAVING ${join(having, ' AND ')}` : sql``})`);
   }
@@ -326,7 +331,7 @@ ORDER BY ${orderBy('')}`);
 /** `details`: per visitor, every aggregate and first-pageview attribute over its rows of `from`, with `keys`. */
 function detailsCte(plan: VisitorListPlan, dialect: Dialect, keys: Sql[], from: Sql, groupBy: Sql[]): Sql {
   return sql`details AS (
-    SELECT ${join([...keys, ...Object.entries(aggregates).map(([name, value]) => sql`${value} AS ${trusted(name)}`), ...listedAttributes(dialect)])}
+    SELECT ${join([...keys, ...Object.entries(aggregates(dialect)).map(([name, value]) => sql`${value} AS ${trusted(name)}`), ...listedAttributes(dialect)])}
     FROM ${from}
     GROUP BY ${join(groupBy)})`;
 }

@@ -93,7 +93,7 @@ export function printVisitorStats(scope: EventScope, target: SqlTarget): SqlQuer
     sql`max(ts) AS last_ts`,
     sql`count(*) FILTER (WHERE ${pageview}) AS pageviews`,
     sql`count(*) FILTER (WHERE type = 'event') AS events`,
-    sql`sum(amount_cents) FILTER (WHERE type = 'revenue') AS revenue`,
+    sql`${dialect.exactSum(trusted('amount_cents'))} FILTER (WHERE type = 'revenue') AS revenue`,
     sql`sum(scroll_depth) FILTER (WHERE ${pageview}) AS scroll_sum`,
     sql`count(scroll_depth) FILTER (WHERE ${pageview}) AS scroll_count`,
     sql`min(ts) FILTER (WHERE ${pageview}) AS first_pageview_ts`,
@@ -106,6 +106,7 @@ export function printVisitorStats(scope: EventScope, target: SqlTarget): SqlQuer
     sql`count(*) FILTER (WHERE session_id <> '') AS total_sessions`,
     sql`coalesce(sum(pageviews), 0) AS total_pageviews`,
     sql`coalesce(sum(events), 0) AS total_events`,
+    // Each session's revenue is already an exact sum in a wide type; their sum stays in it.
     sql`coalesce(sum(revenue), 0) AS total_revenue_cents`,
     sql`CASE WHEN sum(scroll_count) > 0 THEN round(sum(scroll_sum) / sum(scroll_count), 2) ELSE 0 END AS avg_scroll_depth`,
     sql`coalesce(round(avg(date_diff('millisecond', first_ts, last_ts)) FILTER (WHERE session_id <> '') / 1000, 2), 0) AS avg_session_duration_seconds`,

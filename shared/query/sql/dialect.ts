@@ -19,6 +19,11 @@ export interface Dialect {
   jsonKeys(json: Sql): Sql;
   /** Whole seconds from 1970-01-01 00:00 to a timestamp at or after it, as an integer. */
   epochSeconds(ts: Sql): Sql;
+  /**
+   * The exact sum of an integer column, in a type wide enough for any sum a store can hold (the column is BIGINT; a
+   * sum of BIGINTs may leave its range). The engine reads it back as the nearest double (SqlValue numbers).
+   */
+  exactSum(integer: Sql): Sql;
   /** Integer division of two non-negative integers. */
   integerDivide(dividend: Sql, divisor: Sql): Sql;
   /** `YYYY-MM-DD HH:00:00` of a timestamp. */

@@ -12,6 +12,8 @@ export const duckdbDialect: Dialect = {
   jsonProperty: (json, key) => sql`json_extract_string(${json}, '/' || replace(replace(${key}, '~', '~0'), '/', '~1'))`,
   jsonKeys: (json) => sql`json_keys(${json})`,
   epochSeconds: (ts) => sql`(epoch_ms(${ts}) // 1000)`,
+  // DuckDB sums BIGINT as HUGEINT (128 bits), read back as a JS bigint.
+  exactSum: (integer) => sql`sum(${integer})`,
   integerDivide: (dividend, divisor) => sql`((${dividend}) // ${divisor})`,
   formatHour: (ts) => sql`strftime(${ts}, '%Y-%m-%d %H:00:00')`,
   formatTimestamp: (ts) => sql`strftime(${ts}, '%Y-%m-%d %H:%M:%S')`,
@@ -29,6 +31,8 @@ export const trinoDialect: Dialect = {
   jsonProperty: (json, key) => sql`element_at(CAST(json_parse(${json}) AS MAP(VARCHAR, VARCHAR)), ${key})`,
   jsonKeys: (json) => sql`map_keys(CAST(json_parse(${json}) AS MAP(VARCHAR, VARCHAR)))`,
   epochSeconds: (ts) => sql`date_diff('second', TIMESTAMP '1970-01-01 00:00:00', ${ts})`,
+  // Trino sums BIGINT as BIGINT and fails past 2^63 - 1; DECIMAL(38,0) holds any sum of BIGINTs a store can hold.
+  exactSum: (integer) => sql`sum(CAST(${integer} AS DECIMAL(38, 0)))`,
   integerDivide: (dividend, divisor) => sql`((${dividend}) / ${divisor})`,
   formatHour: (ts) => sql`date_format(${ts}, '%Y-%m-%d %H:00:00')`,
   formatTimestamp: (ts) => sql`date_format(${ts}, '%Y-%m-%d %H:%i:%s')`,
