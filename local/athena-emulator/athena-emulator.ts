@@ -4,6 +4,7 @@ import { Trino, type QueryResult } from 'trino-client';
 import { ParameterError, substituteParameters } from './execution-parameters.js';
 import { athenaColumnType, athenaText } from './result-text.js';
 import { sigV4Problem, type DoorCredentials } from '../server/signed-dynamo-door.js';
+import type { TrinoAccess } from '../trino/trino-server.js';
 
 // Athena's JSON protocol (the one @aws-sdk/client-athena speaks: POST, `X-Amz-Target: AmazonAthena.<Operation>`,
 // `application/x-amz-json-1.1`) backed by a Trino server, so the unchanged Athena engine and the real SDK run
@@ -25,8 +26,8 @@ import { sigV4Problem, type DoorCredentials } from '../server/signed-dynamo-door
 // Not modelled: workgroups' settings, result files on S3, IAM policies.
 
 export interface AthenaEmulatorOptions {
-  /** The Trino server, e.g. `http://127.0.0.1:8080`; statements run in its catalog `hive`. */
-  trinoUrl: string;
+  /** The Trino server (local/trino/trino-server.ts); statements run in its catalog `hive`. */
+  trino: TrinoAccess;
   /** What clients must sign their requests with. */
   credentials: DoorCredentials;
   /** Statements QUEUED or RUNNING at once, beyond which a start is refused (Athena's default in most regions: 25). */
@@ -74,7 +75,8 @@ class RequestError extends Error {
 const ACTIVE_QUERY_QUOTA = 25;
 
 export async function startAthenaEmulator(options: AthenaEmulatorOptions): Promise<AthenaEmulator> {
-  const trino = Trino.create({ server: options.trinoUrl, catalog: 'hive', source: 'athena-emulator' });
+  const { user, ...connection } = options.trino;
+  const trino = Trino.create({ ...connection, catalog: 'hive', source: 'athena-emulator' });
   const executions = new Map<string, Execution>();
   const byToken = new Map<string, string>();
 
@@ -248,7 +250,7 @@ export async function startAthenaEmulator(options: AthenaEmulatorOptions): Promi
         query,
         catalog: 'hive',
         ...(e.database ? { schema: e.database } : {}),
-        user: 'athena',
+        user,
         // Athena runs every statement in UTC.
         extraHeaders: { 'X-Trino-Time-Zone': 'UTC' },
       });

@@ -17,7 +17,7 @@ import { EVENTS_BUCKET, synthesizedGlueTables } from './glue-tables.js';
 import { createTableStatements } from './trino-catalog.js';
 import { provisionTrino } from '../tools/trino-install.js';
 import { runToCompletion } from './trino-statements.js';
-import { startTrino, type TrinoServer, type TrinoServerOptions } from './trino-server.js';
+import { startTrino, type TrinoAccess, type TrinoServer, type TrinoServerOptions } from './trino-server.js';
 
 // The cloud query path on this machine: the Athena engine the Lambdas run, unchanged, with the real Athena SDK,
 // talking to the Athena emulator, which runs each statement on a real Trino over the store's current snapshot
@@ -34,6 +34,8 @@ export interface TrinoAthena {
   location: string;
   /** What a client of the emulator signs with. */
   credentials: DoorCredentials;
+  /** Trino itself, behind the emulator: HTTPS with this run's certificate and token (trino-server.ts). */
+  trino: TrinoAccess;
   close(): Promise<void>;
 }
 
@@ -71,10 +73,10 @@ export async function startTrinoAthena(options: TrinoAthenaOptions): Promise<Tri
       // holds no rows, so adding it changes no snapshot's content. (On S3 any prefix exists.)
       if ('dir' in bucket) mkdirSync(table.location.replace(`s3://${EVENTS_BUCKET}`, bucket.dir), { recursive: true });
       const bucketUrl = 'dir' in bucket ? `local://${bucket.dir}` : `s3://${bucket.s3.bucket}`;
-      for (const statement of createTableStatements(table, bucketUrl)) await runToCompletion(trino.url, statement);
+      for (const statement of createTableStatements(table, bucketUrl)) await runToCompletion(trino.access, statement);
     }
     const tablesMs = step();
-    emulator = await startAthenaEmulator({ trinoUrl: trino.url, credentials });
+    emulator = await startAthenaEmulator({ trino: trino.access, credentials });
     const settings: AthenaSettings = {
       workgroup: 'primary',
       database: tables[0]!.database,
@@ -101,6 +103,7 @@ export async function startTrinoAthena(options: TrinoAthenaOptions): Promise<Tri
       endpoint: emulator.url,
       location: settings.location!,
       credentials,
+      trino: trino.access,
       report:
         `Trino ${install.provisioned === 'cached' ? 'from the cache' : install.provisioned} (${install.home}) in ${provisionedMs} ms, ` +
         `server up in ${serverMs - provisionedMs} ms, ${tables.length} Glue tables created in ${tablesMs - serverMs} ms; Athena emulator on ${emulator.url}, Trino on ${trino.url}`,

@@ -1,4 +1,6 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { createHmac, randomBytes } from 'node:crypto';
+import { request } from 'node:https';
 import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,11 +9,27 @@ import type { TrinoInstall } from '../tools/trino-install.js';
 
 // One Trino server on 127.0.0.1 for this process: a coordinator that also runs the work, with one catalog,
 // `hive`, over a file metastore and the local file system (absolute paths, `local:///...`). Its configuration,
-// metastore and logs live in a fresh folder that stop() removes; tables are created by the caller.
+// metastore and logs live in a fresh folder (mode 0700) that stop() removes; tables are created by the caller.
+//
+// Locked to this process (docs/SECURITY.md): Trino serves HTTPS only, with a certificate made for this run, and
+// takes a request only with a JWT signed by an HMAC key made for this run (over plain HTTP Trino would accept any user
+// name with no secret at all). Its nodes talk to each other over HTTPS with a shared secret of this run. Another local
+// user, or a web page, can reach the port but cannot run a statement.
+
+/** What a client needs to reach the server: its URL, the certificate to trust, and the token to send. */
+export interface TrinoAccess {
+  /** `https://127.0.0.1:<port>` */
+  server: string;
+  ssl: { ca: string };
+  extraHeaders: { Authorization: string };
+  /** The user the token names: a statement must run as it (Trino refuses to act as another). */
+  user: string;
+}
 
 export interface TrinoServer {
-  /** `http://127.0.0.1:<port>` */
+  /** `https://127.0.0.1:<port>` */
   url: string;
+  access: TrinoAccess;
   /** The metastore's folder: the catalog `hive` keeps its schemas and tables here. */
   metastoreDir: string;
   stop(): Promise<void>;
@@ -36,14 +54,51 @@ export async function startTrino(install: TrinoInstall, options: TrinoServerOpti
     Object.entries(entries)
       .map(([key, value]) => `${key}=${value}`)
       .join('\n') + '\n';
+  const tls = join(dir, 'tls');
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '7',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+      '-keyout',
+      `${tls}-key.pem`,
+      '-out',
+      `${tls}-cert.pem`,
+    ],
+    { stdio: 'ignore' },
+  );
+  const certificate = readFileSync(`${tls}-cert.pem`, 'utf8');
+  writeFileSync(`${tls}.pem`, readFileSync(`${tls}-key.pem`, 'utf8') + certificate, { mode: 0o600 });
+  rmSync(`${tls}-key.pem`);
+  const jwtKey = randomBytes(32);
+  writeFileSync(join(dir, 'jwt.key'), jwtKey.toString('base64'), { mode: 0o600 });
   writeFileSync(
     join(dir, 'etc', 'config.properties'),
     properties({
       coordinator: true,
       'node-scheduler.include-coordinator': true,
-      'http-server.http.port': port,
+      'http-server.http.enabled': false,
+      'http-server.https.enabled': true,
+      'http-server.https.port': port,
+      'http-server.https.keystore.path': `${tls}.pem`,
+      'http-server.authentication.type': 'JWT',
+      'http-server.authentication.jwt.key-file': join(dir, 'jwt.key'),
+      'internal-communication.shared-secret': randomBytes(32).toString('base64'),
+      // Nodes find each other over HTTPS; given a keystore, Trino uses it rather than make a certificate of its own.
+      'internal-communication.https.required': true,
+      'internal-communication.https.keystore.path': `${tls}.pem`,
+      'internal-communication.https.truststore.path': `${tls}-cert.pem`,
       'http-server.log.enabled': false,
-      'discovery.uri': `http://127.0.0.1:${port}`,
+      'discovery.uri': `https://127.0.0.1:${port}`,
       'node.environment': 'local',
       'node.id': `local-${process.pid}`,
       'node.bind-ip': '127.0.0.1',
@@ -104,9 +159,17 @@ export async function startTrino(install: TrinoInstall, options: TrinoServerOpti
   const stopChild = () => (stopped ??= stopProcess(child).then(() => rmSync(dir, { recursive: true, force: true })));
   process.once('exit', () => child.kill('SIGKILL'));
 
-  const url = `http://127.0.0.1:${port}`;
-  const ready = async () =>
-    ((await (await fetch(`${url}/v1/info`)).json()) as { starting?: boolean }).starting === false;
+  const url = `https://127.0.0.1:${port}`;
+  const access: TrinoAccess = {
+    server: url,
+    ssl: { ca: certificate },
+    extraHeaders: { Authorization: `Bearer ${hs256Token(jwtKey, TRINO_USER)}` },
+    user: TRINO_USER,
+  };
+  const ready = async () => {
+    const info = (await getJson(`${url}/v1/info`, access)) as { starting?: boolean };
+    return info.starting === false;
+  };
   try {
     await waitUntil('Trino', child, ready, options.startTimeoutMs ?? 120_000);
   } catch (error) {
@@ -114,5 +177,31 @@ export async function startTrino(install: TrinoInstall, options: TrinoServerOpti
     await stopChild();
     throw new Error(`${(error as Error).message}\n${tail}`, { cause: error });
   }
-  return { url, metastoreDir, stop: stopChild };
+  return { url, access, metastoreDir, stop: stopChild };
+}
+
+const TRINO_USER = 'local';
+
+/** A JWT (HS256) for `subject`, signed with `key`: how Trino's JWT authenticator knows this process. */
+function hs256Token(key: Buffer, subject: string): string {
+  const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const unsigned = `${part({ alg: 'HS256', typ: 'JWT' })}.${part({ sub: subject })}`;
+  return `${unsigned}.${createHmac('sha256', key).update(unsigned).digest('base64url')}`;
+}
+
+/** GET of a JSON resource over HTTPS, trusting only the run's certificate. */
+function getJson(url: string, access: TrinoAccess): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { ca: access.ssl.ca, headers: access.extraHeaders }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        if (res.statusCode !== 200) reject(new Error(`${url}: ${res.statusCode}`));
+        else resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }

@@ -68,7 +68,7 @@ describe.skipIf(!trinoAvailable('Athena emulator suite'))('the Athena emulator o
 
   beforeAll(async () => {
     trino = await startTrino(await provisionTrino());
-    emulator = await startAthenaEmulator({ trinoUrl: trino.url, credentials: LOCAL });
+    emulator = await startAthenaEmulator({ trino: trino.access, credentials: LOCAL });
     client = new AthenaClient({ endpoint: emulator.url, region: 'us-east-1', credentials: LOCAL });
   }, 300_000);
   afterAll(async () => {
@@ -172,7 +172,7 @@ describe.skipIf(!trinoAvailable('Athena emulator suite'))('the Athena emulator o
   });
 
   it('refuses a start past the active-query quota as Athena does; the engine waits and retries, and every statement answers', async () => {
-    const small = await startAthenaEmulator({ trinoUrl: trino.url, credentials: LOCAL, activeQueryQuota: 2 });
+    const small = await startAthenaEmulator({ trino: trino.access, credentials: LOCAL, activeQueryQuota: 2 });
     try {
       const quotaClient = new AthenaClient({
         endpoint: small.url,

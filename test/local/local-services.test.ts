@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { createHash, createHmac } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -191,6 +192,82 @@ describe.skipIf(!trinoAvailable('Local Trino services suite'))(
       });
       expect(answer.status, JSON.stringify(answer.body)).toBe(200);
     });
+
+    it("Trino's port takes no statement without this run's token, and no plain HTTP; another user cannot read the key", async () => {
+      const trino = trinoApi.trino!.trino;
+      const statement = (headers: Record<string, string>) =>
+        new Promise<number>((resolve, reject) => {
+          const req = httpsRequest(
+            `${trino.server}/v1/statement`,
+            { method: 'POST', ca: trino.ssl.ca, headers: { 'x-trino-user': trino.user, ...headers } },
+            (res) => {
+              res.resume();
+              resolve(res.statusCode!);
+            },
+          );
+          req.on('error', reject);
+          req.end('SELECT 1');
+        });
+      // Its own token first: the door is open to this process.
+      expect(await statement(trino.extraHeaders)).toBe(200);
+      expect(await statement({})).toBe(401);
+      const forged = (key: string) => {
+        const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+        const unsigned = `${part({ alg: 'HS256', typ: 'JWT' })}.${part({ sub: trino.user })}`;
+        return `Bearer ${unsigned}.${createHmac('sha256', key).update(unsigned).digest('base64url')}`;
+      };
+      expect(await statement({ authorization: forged('guessed') })).toBe(401);
+      // Plain HTTP on the same port is not served: the TLS server drops it.
+      const plain = await fetch(trino.server.replace('https:', 'http:') + '/v1/statement', {
+        method: 'POST',
+        headers: { 'x-trino-user': trino.user },
+        body: 'SELECT 1',
+      }).then(
+        (r) => r.status,
+        () => 'refused',
+      );
+      expect(plain === 'refused' || plain === 400).toBe(true);
+      if (process.getuid?.() === 0) {
+        const asNobody = async (script: string) =>
+          (
+            await promisify(execFile)('runuser', ['-u', 'nobody', '--', process.execPath, '-e', script], {
+              encoding: 'utf8',
+              cwd: '/',
+              env: { PATH: process.env.PATH, NODE_TLS_REJECT_UNAUTHORIZED: '0' },
+            })
+          ).stdout.trim();
+        const status = await asNobody(
+          `fetch(${JSON.stringify(`${trino.server}/v1/statement`)}, { method: 'POST', headers: { 'x-trino-user': 'local' }, body: 'SELECT 1' }).then((r) => console.log(r.status), (e) => console.log('refused'))`,
+        );
+        expect(status).toBe('401');
+      }
+    });
+
+    it.runIf(Boolean(chromiumPath('Local services browser suite')))(
+      "a page on another origin cannot run a statement on Trino's port",
+      async () => {
+        const browser = await launchChromium(chromiumPath('Local services browser suite')!);
+        try {
+          const tab = await browser.newPage();
+          await tab.goto('data:text/html,<title>elsewhere</title>');
+          const outcome = await tab.evaluate(async (endpoint) => {
+            const tried: string[] = [];
+            for (const url of [endpoint, endpoint.replace('https:', 'http:')])
+              await fetch(`${url}/v1/statement`, {
+                method: 'POST',
+                headers: { 'content-type': 'text/plain', 'x-trino-user': 'local' },
+                body: 'SELECT 1',
+              })
+                .then((r) => tried.push(`read ${r.status}`))
+                .catch(() => tried.push('blocked'));
+            return tried;
+          }, trinoApi.trino!.trino.server);
+          expect(outcome).toEqual(['blocked', 'blocked']);
+        } finally {
+          await browser.close();
+        }
+      },
+    );
   },
 );
 
