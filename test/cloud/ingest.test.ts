@@ -203,6 +203,36 @@ describe('ingest: objects under incoming/ become the store', () => {
     );
   });
 
+  it('Parquet: a property number a double cannot keep is rejected by row, from a MAP, a STRUCT or JSON text', async () => {
+    const target = await ingestBucket(parts.moto);
+    const dir = mkdtempSync(join(work, 'parquet-numbers-'));
+    const instance = await DuckDBInstance.create(':memory:');
+    const connection = await instance.connect();
+    const row = (i: number, props: string) =>
+      `SELECT 'numbers.test' AS domain, TIMESTAMP '2026-03-01 10:00:00' + INTERVAL ${i} SECOND AS "timestamp", 'event' AS type, 'v1' AS visitor_id, 's1' AS session_id, '/' AS url_path, 'signup' AS event_name, ${props} AS event_properties`;
+    const objects = {
+      'map.parquet': [row(1, "MAP {'n': 9007199254740993}"), row(2, "MAP {'n': 42}")],
+      'struct.parquet': [row(3, "{'n': 12345678901234567891::DECIMAL(38, 0)}"), row(4, "{'n': 7::DECIMAL(38, 0)}")],
+      'text.parquet': [row(5, `'{"n": 12345678901234567891}'`), row(6, `'{"n": 1.50, "x": 0.1}'`)],
+    };
+    for (const [name, rows] of Object.entries(objects)) {
+      await connection.run(`COPY (${rows.join(' UNION ALL ')}) TO '${dir}/${name}' (FORMAT parquet)`);
+      await target.put(`incoming/${name}`, await readFile(join(dir, name)));
+    }
+    connection.closeSync();
+    instance.closeSync();
+    expect(await target.deliver(handlerFor(target.s3))).toEqual([]);
+    for (const name of Object.keys(objects)) {
+      const report = JSON.parse(await text(target, `reports/${name}.json`));
+      expect(report.rowsAccepted, name).toBe(1);
+      expect(report.rejected, name).toEqual([{ line: 1, reason: expect.stringMatching(/event_properties\.n/) }]);
+    }
+    const rows = await visibleRows(target.s3, target.bucket, 'events', work);
+    expect(rows.map((r) => (JSON.parse(r) as { event_properties: string }).event_properties).sort()).toEqual(
+      ['{"n":"42"}', '{"n":"7"}', '{"n":"1.5","x":"0.1"}'].sort(),
+    );
+  });
+
   it("keeps each object's report apart whatever the names: X.report.json is an object like any other", async () => {
     const target = await ingestBucket(parts.moto);
     const events = eventsOf('names.test').slice(0, 5);
