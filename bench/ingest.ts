@@ -15,7 +15,8 @@ import { upkeepStore } from '../ingest/s3-upkeep.js';
 import { startMoto } from '../local/tools/moto-server.js';
 import { ingestBucket } from '../test/support/ingest-bucket.js';
 import { keysOf } from '../test/support/s3-keys.js';
-import { startTestApi } from '../test/support/test-api.js';
+import { openLocalDynamo } from '../local/server/local-dynamo.js';
+import { localPaths } from '../local/store/paths.js';
 
 const { values } = parseArgs({
   options: {
@@ -33,7 +34,8 @@ const { ingestHandler } = await import('../functions/ingest-events.js');
 const loadMs = performance.now() - loadStarted;
 
 const moto = await startMoto();
-const api = await startTestApi();
+// Usage and file states in a DynamoDB of a fresh data folder (the test API's support needs vitest's runner).
+const dynamo = await openLocalDynamo(localPaths(mkdtempSync(join(tmpdir(), 'bench-dynamo-'))), { publish: false });
 try {
   const target = await ingestBucket(moto, 'bench-ingest');
   const lines: string[] = [];
@@ -83,6 +85,6 @@ try {
     );
   }
 } finally {
-  await api.close();
+  await dynamo.close();
   await moto.stop();
 }

@@ -288,6 +288,32 @@ describe('upkeep of the S3 store', () => {
     expect(eventFiles.map((k) => k.split('/')[2]).sort()).toEqual(['dt=2026-03-01', 'dt=2026-03-02', 'dt=2026-03-03']);
   });
 
+  it('leaves a partition whose compacted visitor day would pass the 64-bit revenue range as it is, and compacts the others', async () => {
+    const payments = (from: number, day: string, count: number) =>
+      Array.from({ length: count }, (_, i) => ({
+        domain: 'whale.test',
+        timestamp: `${day}T10:${String(Math.floor((from + i) / 60) % 60).padStart(2, '0')}:${String((from + i) % 60).padStart(2, '0')}Z`,
+        type: 'revenue',
+        visitor_id: 'w',
+        transaction_id: `t${from + i}`,
+        amount_cents: Number.MAX_SAFE_INTEGER,
+        currency: 'USD',
+        revenue_event: 'payment',
+      }));
+    const target = await ingestBucket(parts.moto);
+    // Each object's day of revenue fits (600 x (2^53 - 1) < 2^63); the two together would not.
+    for (const from of [0, 600])
+      await target.put(
+        `incoming/whale-${from}.ndjson`,
+        ndjson([...payments(from, '2026-03-05', 600), ...payments(from, '2026-03-06', 2)]),
+      );
+    expect(await target.deliver(ingestHandler(target.s3, work))).toEqual([]);
+    const before = await eventRows(target);
+    const report = await upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { minFiles: 2 });
+    expect(report.compacted).toEqual(['whale.test/dt=2026-03-06']);
+    expect((await eventRows(target)).sort()).toEqual(before.sort());
+  });
+
   it('runs one at a time: a run that finds the lease held does nothing; a run past its budget leaves the next domain to the next run', async () => {
     const { target } = await crowdedBucket('turn-a.test');
     for (const [i, e] of generatedEvents()
