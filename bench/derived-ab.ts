@@ -5,6 +5,8 @@ import { localTarget, type SqlTarget } from '../shared/query/sql/target.js';
 import { EngineRunner } from '../shared/services/engine-runner.js';
 import { storeShapeFor } from '../shared/services/store-shape.js';
 import { analyticsQueryOf, planOf } from './duckdb-twin.js';
+import { planQuery } from '../shared/query/analytics/plan.js';
+import type { AnalyticsQuery } from '../shared/requests/query.js';
 import { dashboardMix } from './query-mix.js';
 
 // The dashboard mix's statements run directly in DuckDB in three forms: from the raw event rows; from the derived
@@ -22,6 +24,12 @@ if (!dataDir)
   );
 const rounds = Number(roundsArg ?? 5);
 const engine = await DuckDbEngine.open(join(dataDir, 'events'));
+/** The store's shape as the API reads it for `query`: the answer to its plan's question, if it asks one. */
+const shapeFor = async (domain: string, query: AnalyticsQuery) => {
+  const runner = await EngineRunner.forDomain(domain, engine);
+  const { question } = planQuery(query, runner.target.catalog);
+  return question ? storeShapeFor(runner, domain, question) : undefined;
+};
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
 const forms = ['raw', 'text ids', 'keys'] as const;
 const textIds: SqlTarget = { ...localTarget, catalog: { ...localTarget.catalog, bucketVisitor: 'visitor_id' } };
@@ -32,9 +40,7 @@ console.log(
 for (const query of dashboardMix('shop.bench.example', '2026-11-20')) {
   // As the API plans it: with the store's shape where it lets visitors be counted by bitmaps.
   const storeShape =
-    query.path === '/v1/query'
-      ? await storeShapeFor(await EngineRunner.forDomain(query.body.domain, engine), analyticsQueryOf(query))
-      : undefined;
+    query.path === '/v1/query' ? await shapeFor(query.body.domain, analyticsQueryOf(query)) : undefined;
   const sql = {
     raw: planOf(query, {
       sessionFragments: false,

@@ -15,7 +15,7 @@ import { listedVisitors } from '../shared/services/journeys.js';
 import type { SqlRow } from '../shared/engines/engine.js';
 import { boundsOf, JOURNEYS_DEFAULTS, visitorListRequestSchema } from '../shared/requests/journeys.js';
 import { printAnalyticsQuery } from '../shared/query/analytics/print.js';
-import { planAnalyticsQuery, type PlanOptions } from '../shared/query/analytics/plan.js';
+import { planAnalyticsQuery, planQuery, type PlanOptions } from '../shared/query/analytics/plan.js';
 import type { Dataset } from './dataset.js';
 import { pageSizeOf, rangeOf, type MixQuery } from './query-mix.js';
 import { rowsFromSql, type BenchEngine, type RunResult } from './results.js';
@@ -138,10 +138,9 @@ export class DuckDbTwin implements BenchEngine {
   /** The API's plan options for a mix query: the store's shape where it could choose bitmaps (services/store-shape.ts). */
   async apiOptions(query: MixQuery): Promise<PlanOptions> {
     if (query.path !== '/v1/query') return {};
-    const storeShape = await storeShapeFor(
-      await EngineRunner.forDomain(query.body.domain, this.engine),
-      analyticsQueryOf(query),
-    );
+    const runner = await EngineRunner.forDomain(query.body.domain, this.engine);
+    const { question } = planQuery(analyticsQueryOf(query), runner.target.catalog);
+    const storeShape = question ? await storeShapeFor(runner, query.body.domain, question) : undefined;
     return storeShape ? { storeShape } : {};
   }
 

@@ -4,7 +4,6 @@ import { Trino, type QueryResult } from 'trino-client';
 import { ParameterError, substituteParameters } from './execution-parameters.js';
 import { athenaColumnType, athenaText } from './result-text.js';
 import { sigV4Problem, type DoorCredentials } from '../server/signed-dynamo-door.js';
-import type { TrinoAccess } from '../trino/trino-server.js';
 
 // Athena's JSON protocol (the one @aws-sdk/client-athena speaks: POST, `X-Amz-Target: AmazonAthena.<Operation>`,
 // `application/x-amz-json-1.1`) backed by a Trino server, so the unchanged Athena engine and the real SDK run
@@ -26,8 +25,14 @@ import type { TrinoAccess } from '../trino/trino-server.js';
 // Not modelled: workgroups' settings, result files on S3, IAM policies.
 
 export interface AthenaEmulatorOptions {
-  /** The Trino server (local/trino/trino-server.ts); statements run in its catalog `hive`. */
-  trino: TrinoAccess;
+  /** The Trino server (local/trino/trino-server.ts, TrinoAccess); statements run in its catalog `hive`. */
+  trino: {
+    server: string;
+    ssl: { ca: string };
+    extraHeaders: Record<string, string>;
+    /** The user its token names. */
+    user: string;
+  };
   /** What clients must sign their requests with. */
   credentials: DoorCredentials;
   /** Statements QUEUED or RUNNING at once, beyond which a start is refused (Athena's default in most regions: 25). */

@@ -2,7 +2,7 @@ import { QUERY_DEFAULTS, type AnalyticsQuery, type QueryRequest } from '../reque
 import { printAnalyticsQuery } from '../query/analytics/print.js';
 import { resolveDateRange, type ResolvedRange } from '../time/date-range.js';
 import { EngineRunner } from './engine-runner.js';
-import { planAnalyticsQuery } from '../query/analytics/plan.js';
+import { planQuery } from '../query/analytics/plan.js';
 import { storeShapeFor } from './store-shape.js';
 
 /** The request with every default filled in, over a resolved range: what the planner works from. */
@@ -20,7 +20,7 @@ export function normaliseQueryRequest(request: QueryRequest, domain: string, ran
   };
 }
 
-/** POST /v1/query: normalise, read the store's shape where it could decide a source, plan, print, run, shape. */
+/** POST /v1/query: normalise, plan (reading the store's shape where the plan asks for it), print, run, shape. */
 export async function runAnalyticsQuery(request: QueryRequest, domain: string, now = new Date()) {
   const runner = await EngineRunner.forDomain(domain);
   const timeZone = request.timezone ?? 'UTC';
@@ -28,8 +28,10 @@ export async function runAnalyticsQuery(request: QueryRequest, domain: string, n
     runner.firstEventAt(domain, false),
   );
   const query = normaliseQueryRequest(request, domain, range);
-  const storeShape = await storeShapeFor(runner, query);
-  const plan = planAnalyticsQuery(query, runner.target.catalog, storeShape ? { storeShape } : {});
+  const planning = planQuery(query, runner.target.catalog);
+  const plan = planning.question
+    ? planning.answered(await storeShapeFor(runner, domain, planning.question))
+    : planning.plan;
   const rows = await runner.rows(printAnalyticsQuery(plan, runner.target));
   const page = rows.slice(0, query.limit);
   return {

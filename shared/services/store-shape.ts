@@ -1,5 +1,4 @@
-import type { AnalyticsQuery } from '../requests/query.js';
-import { storeShapeQuestion } from '../query/analytics/plan.js';
+import type { ShapeQuestion } from '../query/analytics/sources.js';
 import { printStoreShape, type BucketRelation } from '../query/derived/pageview-buckets.js';
 import { print } from '../query/sql/sql.js';
 import type { StoreShape } from '../query/derived/visitor-bitmaps.js';
@@ -13,12 +12,14 @@ import type { EngineRunner } from './engine-runner.js';
 const FRESH_MS = 10 * 60_000;
 const shapes = new WeakMap<object, Map<string, { shape: Promise<StoreShape>; at: number }>>();
 
-/** The shape the plan of `query` could use; undefined when none could change its sources. */
-export async function storeShapeFor(runner: EngineRunner, query: AnalyticsQuery): Promise<StoreShape | undefined> {
-  const question = storeShapeQuestion(query, runner.target.catalog);
-  if (!question) return undefined;
+/** The answer to a plan's question about `domain`'s store (analytics/plan.ts, planQuery); undefined if unread. */
+export async function storeShapeFor(
+  runner: EngineRunner,
+  domain: string,
+  question: ShapeQuestion,
+): Promise<StoreShape | undefined> {
   // Without a shape the plan stands: it is exact either way.
-  return shapeOf(runner, query.domain, question.relation, question.columns).catch(() => undefined);
+  return shapeOf(runner, domain, question.relation, question.columns).catch(() => undefined);
 }
 
 function shapeOf(

@@ -14,7 +14,7 @@ import { localCatalog } from '../../shared/query/sql/catalog.js';
 import { athenaTarget, localTarget } from '../../shared/query/sql/target.js';
 import { isRowFilter, type Filter } from '../../shared/requests/filters.js';
 import { printAnalyticsQuery } from '../../shared/query/analytics/print.js';
-import { planAnalyticsQuery, type PlanOptions, type QueryPlan } from '../../shared/query/analytics/plan.js';
+import { planAnalyticsQuery, planQuery, type PlanOptions, type QueryPlan } from '../../shared/query/analytics/plan.js';
 import { bucketGroups, areBucketsAligned } from '../../shared/query/derived/pageview-buckets.js';
 import { isBitmapCountCheaper, type StoreShape } from '../../shared/query/derived/visitor-bitmaps.js';
 import { EngineRunner } from '../../shared/services/engine-runner.js';
@@ -652,6 +652,12 @@ describe('pageview buckets', () => {
     expect(isBitmapCountCheaper(1237, 30, { ...bench, rowsPerDay: 1e9 })).toBe(false);
   });
 
+  /** The store's shape as the API reads it for `query`: the answer to its plan's question, if it asks one. */
+  const shapeFor = async (runner: EngineRunner, query: AnalyticsQuery) => {
+    const { question } = planQuery(query, localCatalog);
+    return question ? storeShapeFor(runner, query.domain, question) : undefined;
+  };
+
   it("read the store's shape for the planner: largest key, rows per day, distinct values", async () => {
     const runner = await EngineRunner.forDomain(domain, api.engine);
     const query = queryOf(['visitors'], {
@@ -660,7 +666,7 @@ describe('pageview buckets', () => {
       timeZone: 'UTC',
       range: ['2026-03-02', '2026-03-05'],
     });
-    const shape = await storeShapeFor(runner, query);
+    const shape = await shapeFor(runner, query);
     const [facts] = await api.engine.runRaw(
       `SELECT max(visitor_key) AS k, count(*) / count(DISTINCT dt) AS per_day, count(DISTINCT coalesce(url_path, '')) AS pages FROM page_buckets WHERE domain = '${domain}'`,
     );
@@ -672,7 +678,7 @@ describe('pageview buckets', () => {
     expect(shape!.distinct.url_path).toBe(4);
     // Read once and kept: the second plan asks for no query.
     const again = await EngineRunner.forDomain(domain, api.engine);
-    expect(await storeShapeFor(again, query)).toEqual(shape);
+    expect(await shapeFor(again, query)).toEqual(shape);
     expect(again.queryMs).toBe(0);
     // Ten minutes on, the old shape is served once more while one fresh read runs, and only one.
     vi.useFakeTimers({ toFake: ['Date'] });
@@ -680,8 +686,8 @@ describe('pageview buckets', () => {
     try {
       vi.setSystemTime(Date.now() + 11 * 60_000);
       const later = await EngineRunner.forDomain(domain, api.engine);
-      expect(await storeShapeFor(later, query)).toEqual(shape);
-      expect(await storeShapeFor(later, query)).toEqual(shape);
+      expect(await shapeFor(later, query)).toEqual(shape);
+      expect(await shapeFor(later, query)).toEqual(shape);
       await vi.waitFor(() => expect(reads).toHaveBeenCalledTimes(1));
       // On a runner of its own: the request's engine time does not include it.
       expect(later.queryMs).toBe(0);
@@ -691,7 +697,7 @@ describe('pageview buckets', () => {
     }
     // Nothing to read where no shape could change the plan: hours, filters, Athena's visitor ids.
     expect(
-      await storeShapeFor(
+      await shapeFor(
         runner,
         queryOf(['visitors'], {
           dimensions: ['hour'],
@@ -702,7 +708,7 @@ describe('pageview buckets', () => {
       ),
     ).toBeUndefined();
     expect(
-      await storeShapeFor(
+      await shapeFor(
         runner,
         queryOf(['visitors'], {
           dimensions: ['page'],

@@ -2,7 +2,10 @@ import { TrinoSQL } from 'dt-sql-parser';
 import { describe, expect, it } from 'vitest';
 import { athenaTarget, localTarget } from '../../shared/query/sql/target.js';
 import { printAnalyticsQuery } from '../../shared/query/analytics/print.js';
-import { planAnalyticsQuery } from '../../shared/query/analytics/plan.js';
+import fc from 'fast-check';
+import { planAnalyticsQuery, planQuery } from '../../shared/query/analytics/plan.js';
+import { localCatalog } from '../../shared/query/sql/catalog.js';
+import { queryArbitrary } from '../support/generated-sessions.js';
 import { rangeOfDates } from '../../shared/time/date-range.js';
 import { join, print } from '../../shared/query/sql/sql.js';
 import { rangeConditions } from '../../shared/query/scope/event-scope.js';
@@ -132,5 +135,41 @@ describe('exact SQL per dialect', () => {
     const { sql, params } = printAnalyticsQuery(planAnalyticsQuery(hostile, athena.catalog), athena);
     expect(sql).not.toContain('DROP');
     expect(params).toContainEqual({ type: 'string', value: "x'; DROP TABLE events; --" });
+  });
+});
+
+describe('planning once', () => {
+  it("the store's shape, given as the answer to the plan's one question, makes the plan it makes given from the start", () => {
+    const seen = { questions: 0, bitmaps: 0 };
+    const shape = fc.record({
+      maxKey: fc.integer({ min: 1, max: 20_000_000 }),
+      rowsPerDay: fc.integer({ min: 1, max: 2_000_000 }),
+      distinct: fc.record({
+        url_path: fc.integer({ min: 1, max: 5_000 }),
+        country: fc.integer({ min: 1, max: 250 }),
+        browser: fc.integer({ min: 1, max: 40 }),
+        referrer_domain: fc.integer({ min: 1, max: 3_000 }),
+      }),
+    });
+    fc.assert(
+      fc.property(queryArbitrary, shape, (query, storeShape) => {
+        const planning = planQuery(query, localCatalog);
+        if (planning.question) seen.questions += 1;
+        const plan = planning.question ? planning.answered(storeShape) : planning.plan;
+        expect(plan).toEqual(planAnalyticsQuery(query, localCatalog, { storeShape }));
+        if (
+          planning.question &&
+          plan.sources.rows?.from === 'buckets' &&
+          plan.sources.rows.visitors?.count === 'bitmaps'
+        )
+          seen.bitmaps += 1;
+        // Unanswered (the shape could not be read), the question leaves the plan made without one.
+        if (planning.question) expect(planning.answered(undefined)).toEqual(planAnalyticsQuery(query, localCatalog));
+      }),
+      { numRuns: 2_000, seed: 20261128 },
+    );
+    // Not vacuous: questions were asked, and some answers turned a count into bitmaps.
+    expect(seen.questions).toBeGreaterThan(20);
+    expect(seen.bitmaps).toBeGreaterThan(0);
   });
 });

@@ -4,7 +4,16 @@ import type { EventScope } from '../scope/event-scope.js';
 import { isRowFilter, type Filter, type RowFilterField } from '../../requests/filters.js';
 import { filterColumns, rowFieldColumns } from '../scope/filters.js';
 import type { StoreCatalog } from '../sql/catalog.js';
-import { decideSources, shapeQuestion, type MetricNeeds, type QuerySources, type SourceOptions } from './sources.js';
+import {
+  answerShapeQuestion,
+  decideSources,
+  shapeQuestion,
+  type MetricNeeds,
+  type QuerySources,
+  type ShapeQuestion,
+  type SourceOptions,
+} from './sources.js';
+import type { StoreShape } from '../derived/visitor-bitmaps.js';
 
 // The plan of a /v1/query: what to read (its sources, decided once in sources.ts), which aggregates to build,
 // how to order and page. It holds no SQL; print.ts turns it into either dialect.
@@ -95,10 +104,24 @@ export function planAnalyticsQuery(query: AnalyticsQuery, catalog: StoreCatalog,
   };
 }
 
-/** The bucket columns whose store shape the plan of `query` would use, or null (sources.ts, shapeQuestion). */
-export function storeShapeQuestion(query: AnalyticsQuery, catalog: StoreCatalog) {
-  const { needs, segments } = needsOf(query);
-  return shapeQuestion(query, needs, segments, catalog);
+/**
+ * The plan of `query`, made once: complete, or with the one question it leaves to the store's shape (whether
+ * visitors may be counted by bitmaps for dimensions the query alone cannot bound) and how its answer finishes it.
+ * An unanswered question leaves the plan as it is, exact either way.
+ */
+export type Planning =
+  | { plan: QueryPlan; question?: undefined }
+  | { plan: QueryPlan; question: ShapeQuestion; answered(shape: StoreShape | undefined): QueryPlan };
+
+export function planQuery(query: AnalyticsQuery, catalog: StoreCatalog, options: PlanOptions = {}): Planning {
+  const plan = planAnalyticsQuery(query, catalog, options);
+  const question = options.storeShape ? null : shapeQuestion(query, plan.sources);
+  if (!question) return { plan };
+  return {
+    plan,
+    question,
+    answered: (shape) => (shape ? { ...plan, sources: answerShapeQuestion(query, plan.sources, shape) } : plan),
+  };
 }
 
 /** The order of docs/API.md: the sort metric, else time ascending, else the first metric descending; ties by dimensions. */

@@ -201,22 +201,34 @@ function countedDimensions(dimensions: readonly Dimension[]): boolean {
   return dimensions.length === 1 && dimensions[0] !== 'event';
 }
 
+/** The bucket relation and columns whose store shape a plan asks for (shapeQuestion). */
+export interface ShapeQuestion {
+  relation: BucketRelation;
+  columns: string[];
+}
+
 /**
- * The bucket relation and columns whose store shape could let visitors be counted by bitmaps, where the query
- * alone cannot tell; null when no shape could change its sources. The caller reads that shape before planning.
+ * What decided `sources` of `query` leave to the store's shape: the bucket relation and columns whose shape could
+ * let visitors be counted by bitmaps where the query alone could not tell (the sources count distinct visitor keys);
+ * null when no shape could change them.
  */
-export function shapeQuestion(
-  query: AnalyticsQuery,
-  needs: MetricNeeds,
-  segments: OffsetSegment[] | undefined,
-  catalog: StoreCatalog,
-): { relation: BucketRelation; columns: string[] } | null {
-  const sources = decideSources(query, needs, segments, catalog);
+export function shapeQuestion(query: AnalyticsQuery, sources: QuerySources): ShapeQuestion | null {
   const rows = sources.rows;
   if (rows?.from !== 'buckets' || rows.visitors?.count !== 'distinct' || rows.visitors.column !== 'visitor_key')
     return null;
   if (!bitmapsMayFit(query)) return null;
   return { relation: rows.relation, columns: bucketGrouping(query.dimensions).columns };
+}
+
+/**
+ * `sources` (which asked shapeQuestion) with the store's `shape` answering it: visitors counted by bitmaps where the
+ * shape says they fit, else as decided. The same sources decideSources gives with the shape in its options.
+ */
+export function answerShapeQuestion(query: AnalyticsQuery, sources: QuerySources, shape: StoreShape): QuerySources {
+  const rows = sources.rows;
+  if (rows?.from !== 'buckets' || !rows.visitors) return sources;
+  if (!bitmapsFit(query, bucketGrouping(query.dimensions).columns, shape)) return sources;
+  return { ...sources, rows: { ...rows, visitors: { count: 'bitmaps' } } };
 }
 
 /** The bucket columns a query's dimensions group by (other than time and event). */
