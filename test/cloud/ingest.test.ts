@@ -20,6 +20,7 @@ import { generatedEvents } from '../support/generated-sessions.js';
 import { cloudParts } from '../support/cloud-parts.js';
 import { ingestBucket, type IngestBucket } from '../support/ingest-bucket.js';
 import { keysOf } from '../support/s3-keys.js';
+import { largePayments } from '../support/large-payments.js';
 
 // The ingest function against real parts: objects put in a bucket on moto's S3 server, announced by S3 to an SQS
 // queue on the same server, handed to the handler as Lambda's SQS event; usage and domain days in dynalite.
@@ -284,16 +285,7 @@ describe('ingest: objects under incoming/ become the store', () => {
 
   it("an object whose one visitor's revenue in a day leaves the 64-bit range is rejected whole, nothing of it written", async () => {
     const target = await ingestBucket(parts.moto);
-    const payments = Array.from({ length: 1100 }, (_, i) => ({
-      domain: 'whale.test',
-      timestamp: `2026-03-05T10:${String(Math.floor(i / 60) % 60).padStart(2, '0')}:${String(i % 60).padStart(2, '0')}Z`,
-      type: 'revenue',
-      visitor_id: 'w',
-      transaction_id: `t${i}`,
-      amount_cents: Number.MAX_SAFE_INTEGER,
-      currency: 'USD',
-      revenue_event: 'payment',
-    }));
+    const payments = largePayments({ domain: 'whale.test', day: '2026-03-05', count: 1100 });
     await target.put('incoming/whale.ndjson', ndjson(payments));
     expect(await target.deliver(handlerFor(target.s3))).toEqual([]);
     const keys = await keysOf(target.s3, target.bucket);

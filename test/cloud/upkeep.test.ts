@@ -13,6 +13,7 @@ import { cloudParts } from '../support/cloud-parts.js';
 import { ingestBucket, motoClients, type IngestBucket } from '../support/ingest-bucket.js';
 import { crashingWrites, visibleMarks, visibleRows } from '../support/s3-store-view.js';
 import { keysOf } from '../support/s3-keys.js';
+import { largePayments } from '../support/large-payments.js';
 
 // Upkeep of the S3 store against moto's S3 server and dynalite: a partition many ingests wrote is compacted into one
 // file per relation; queries see the same rows before, during and after (read through the domain's file states, as
@@ -290,16 +291,7 @@ describe('upkeep of the S3 store', () => {
 
   it('leaves a partition whose compacted visitor day would pass the 64-bit revenue range as it is, and compacts the others', async () => {
     const payments = (from: number, day: string, count: number) =>
-      Array.from({ length: count }, (_, i) => ({
-        domain: 'whale.test',
-        timestamp: `${day}T10:${String(Math.floor((from + i) / 60) % 60).padStart(2, '0')}:${String((from + i) % 60).padStart(2, '0')}Z`,
-        type: 'revenue',
-        visitor_id: 'w',
-        transaction_id: `t${from + i}`,
-        amount_cents: Number.MAX_SAFE_INTEGER,
-        currency: 'USD',
-        revenue_event: 'payment',
-      }));
+      largePayments({ domain: 'whale.test', day, count, from });
     const target = await ingestBucket(parts.moto);
     // Each object's day of revenue fits (600 x (2^53 - 1) < 2^63); the two together would not.
     for (const from of [0, 600])

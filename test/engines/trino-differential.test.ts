@@ -3,6 +3,7 @@ import { installEngine } from '../../shared/engines/registry.js';
 import { domain as generatedDomain } from '../support/generated-sessions.js';
 import { engineCallEvents, engineCalls, sendCall, SHOP, type Call } from '../support/engine-calls.js';
 import { rotatingToken } from '../support/rotating-token.js';
+import { largePayments } from '../support/large-payments.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
 import { trinoAvailable } from '../support/trino-available.js';
 
@@ -83,18 +84,13 @@ describe.skipIf(!trino)('the Athena engine on Trino answers exactly as DuckDB do
     // their sum, about 9.9e18, is past 2^63 - 1. A sum in the events' BIGINT fails on Trino; the engines sum exactly.
     const whale = 'whale.test';
     const day = '2026-03-05';
-    const payments = Array.from({ length: 1100 }, (_, i) => ({
+    const payments = largePayments({
       domain: whale,
-      timestamp: `${day}T${String(10 + Math.floor(i / 600)).padStart(2, '0')}:${String(Math.floor(i / 10) % 60).padStart(2, '0')}:${String(i % 10).padStart(2, '0')}Z`,
-      type: 'revenue',
-      visitor_id: `w${i}`,
-      url_path: '/checkout',
-      transaction_id: `t${i}`,
-      amount_cents: Number.MAX_SAFE_INTEGER,
-      currency: 'USD',
-      revenue_event: 'payment',
-      country: i % 2 ? 'US' : 'DE',
-    }));
+      day,
+      count: 1100,
+      visitor: (n) => `w${n}`,
+      extra: (n) => ({ url_path: '/checkout', country: n % 2 ? 'US' : 'DE' }),
+    });
     expect((await api.importEvents(payments)).rejected).toEqual([]);
     const token = await rotatingToken(api, { owner: 'whale', domains: [whale], scopes: ['analytics:read'] })();
     const exact = (n: number) => Number(BigInt(Number.MAX_SAFE_INTEGER) * BigInt(n));
