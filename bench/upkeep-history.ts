@@ -89,8 +89,10 @@ try {
     const started = performance.now();
     const report = await upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { minFiles: 2 });
     const ms = performance.now() - started;
+    const perDomain = `${(ms / domainCount).toFixed(0)} ms and ${(requests / domainCount).toFixed(1)} S3 requests per domain`;
+    const stopped = report.next ? `, stopped before ${report.next}` : '';
     console.log(
-      `${name}: ${(ms / 1000).toFixed(1)} s, ${(ms / domainCount).toFixed(0)} ms and ${(requests / domainCount).toFixed(1)} S3 requests per domain; ${report.compacted.length} partitions compacted${report.next ? `, stopped before ${report.next}` : ''}`,
+      `${name}: ${(ms / 1000).toFixed(1)} s, ${perDomain}; ${report.compacted.length} partitions compacted${stopped}`,
     );
   };
   const arrive = async (seed: number) => {

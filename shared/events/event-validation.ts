@@ -88,7 +88,9 @@ export function checkEventLine(line: string): CheckedEvent | null {
     if (inexact !== undefined) {
       return {
         ok: false,
-        reason: `${inexact.field} is the number ${inexact.literal.slice(0, 60)}, which has more digits than a double keeps (it would be stored as ${String(Number(inexact.literal))}): send it as a string`,
+        reason:
+          `${inexact.field} is the number ${inexact.literal.slice(0, 60)}, which has more digits than a double ` +
+          `keeps (it would be stored as ${String(Number(inexact.literal))}): send it as a string`,
       };
     }
   }

@@ -19,6 +19,8 @@ const visitorRevenue = sql`sum(amount_cents) FILTER (WHERE ${revenue})`;
  * BIGINT range (about ±9.2e18 cents), followed by the visitor id and the day.
  */
 export const VISITOR_REVENUE_OUT_OF_RANGE = 'revenue past the 64-bit range for visitor ';
+const bigintRange = trusted('-9223372036854775808 AND 9223372036854775807');
+const outOfRange = sql`error(${trusted(`'${VISITOR_REVENUE_OUT_OF_RANGE}'`)} || visitor_id || ' on ' || strftime(min(ts), '%Y-%m-%d'))`;
 
 /**
  * `SELECT` of the visitor days of `rows` (a relation of event rows), unordered: the writer orders them by
@@ -34,7 +36,7 @@ export function visitorDaysOf(rows: Sql): Sql {
     sql`count(*) FILTER (WHERE type = 'event') AS events`,
     // DuckDB sums BIGINT as HUGEINT, which its Parquet writer stores as DOUBLE; Glue declares bigint. A visitor's
     // revenue in one file past the BIGINT range stops the write with VISITOR_REVENUE_OUT_OF_RANGE (derived-writer.ts).
-    sql`CASE WHEN ${visitorRevenue} BETWEEN -9223372036854775808 AND 9223372036854775807 THEN CAST(${visitorRevenue} AS BIGINT) WHEN ${visitorRevenue} IS NOT NULL THEN error(${trusted(`'${VISITOR_REVENUE_OUT_OF_RANGE}'`)} || visitor_id || ' on ' || strftime(min(ts), '%Y-%m-%d')) END AS revenue_cents`,
+    sql`CASE WHEN ${visitorRevenue} BETWEEN ${bigintRange} THEN CAST(${visitorRevenue} AS BIGINT) WHEN ${visitorRevenue} IS NOT NULL THEN ${outOfRange} END AS revenue_cents`,
     sql`count(*) FILTER (WHERE ${revenue}) AS revenue_events`,
     sql`max(ts) FILTER (WHERE ${revenue}) AS latest_revenue_ts`,
     sql`min(ts) FILTER (WHERE ${pageview}) AS pageview_ts`,
