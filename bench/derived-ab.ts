@@ -47,10 +47,10 @@ for (const query of dashboardMix('shop.bench.example', '2026-11-20')) {
       pageviewBuckets: false,
       customEventBuckets: false,
       visitorDays: false,
-      hasSeparateDetailsStatement: false,
+      oneStatement: true,
     }).sql,
-    'text ids': planOf(query, { hasSeparateDetailsStatement: false }, textIds).sql,
-    keys: planOf(query, { hasSeparateDetailsStatement: false, ...(storeShape ? { storeShape } : {}) }).sql,
+    'text ids': planOf(query, { oneStatement: true }, textIds).sql,
+    keys: planOf(query, { oneStatement: true, ...(storeShape ? { storeShape } : {}) }).sql,
   };
   const times = { raw: [] as number[], 'text ids': [] as number[], keys: [] as number[] };
   const answers = new Set<string>();

@@ -9,7 +9,7 @@ import { normaliseQueryRequest } from '../shared/services/query.js';
 import { storeShapeFor } from '../shared/services/store-shape.js';
 import { athenaCatalog, type StoreCatalog } from '../shared/query/sql/catalog.js';
 import { localTarget, type SqlTarget } from '../shared/query/sql/target.js';
-import { hasSeparateDetailsStatement, printVisitorList } from '../shared/query/journeys/print-list.js';
+import { printVisitorList } from '../shared/query/journeys/print-list.js';
 import { planVisitorList, type VisitorListPlan, type VisitorListPlanOptions } from '../shared/query/journeys/plan.js';
 import { listedVisitors } from '../shared/services/journeys.js';
 import type { SqlRow } from '../shared/engines/engine.js';
@@ -26,7 +26,7 @@ import { rowsFromSql, type BenchEngine, type RunResult } from './results.js';
 // Also what the plan reads: files and bytes (EXPLAIN ANALYZE), and what Athena would scan and bill.
 
 export interface PlannedQuery {
-  /** The statement; for a journeys list whose details are read apart (hasSeparateDetailsStatement), the page's only. */
+  /** The statement; for a journeys list whose details are read apart (the plan's `statements`), the page's only. */
   sql: SqlQuery;
   /** A journeys list's plan, whose page `listedVisitors` reads as the API does. */
   list?: VisitorListPlan;
@@ -44,7 +44,7 @@ export function analyticsQueryOf(query: MixQuery): AnalyticsQuery {
 /** The statement the API runs for a mix query (POST /v1/query or journeys/list, first page). */
 export function planOf(
   query: MixQuery,
-  options: PlanOptions & VisitorListPlanOptions & { hasSeparateDetailsStatement?: boolean } = {},
+  options: PlanOptions & VisitorListPlanOptions = {},
   target: SqlTarget = localTarget,
 ): PlannedQuery {
   const range = rangeOf(query);
@@ -63,10 +63,11 @@ export function planOf(
         limit: request.limit ?? JOURNEYS_DEFAULTS.listLimit,
         offset: request.offset ?? 0,
       },
+      target,
       options,
     );
     return {
-      sql: printVisitorList(plan, target, options.hasSeparateDetailsStatement ?? hasSeparateDetailsStatement(target)),
+      sql: printVisitorList(plan, target),
       list: plan,
       columns: plan.columns,
       dtFrom: range.dtFrom,
@@ -169,7 +170,7 @@ export class DuckDbTwin implements BenchEngine {
       pageviewBuckets: false,
       customEventBuckets: false,
       visitorDays: false,
-      hasSeparateDetailsStatement: false,
+      oneStatement: true,
     };
     return {
       name: 'raw',
@@ -236,7 +237,7 @@ export class DuckDbTwin implements BenchEngine {
     const { bucketVisitor, fragmentsHavePaths } = athenaCatalog('db', 'events');
     const catalog: StoreCatalog = { ...localTarget.catalog, bucketVisitor, fragmentsHavePaths };
     // As Athena runs a journeys list: its details in the same statement.
-    const planned = planOf(query, { ...options, hasSeparateDetailsStatement: false }, { ...localTarget, catalog });
+    const planned = planOf(query, { ...options, oneStatement: true }, { ...localTarget, catalog });
     const nodes = await this.profile(planned.sql);
     const scans: ScanFact[] = [];
     for (const node of nodes.filter(

@@ -1,12 +1,7 @@
 import type { SqlRow, SqlValue } from '../engines/engine.js';
 import { NotFoundError } from '../errors.js';
 import type { EventScope } from '../query/scope/event-scope.js';
-import {
-  hasSeparateDetailsStatement,
-  printListedDetails,
-  printVisitorCount,
-  printVisitorList,
-} from '../query/journeys/print-list.js';
+import { printListedDetails, printVisitorCount, printVisitorList } from '../query/journeys/print-list.js';
 import { planTimeline, planVisitorList, visitorScope, type VisitorListPlan } from '../query/journeys/plan.js';
 import type { SqlQuery } from '../query/sql/sql.js';
 import type { SqlTarget } from '../query/sql/target.js';
@@ -63,15 +58,18 @@ export async function listVisitors(request: VisitorListRequest, domain: string, 
   const runner = await EngineRunner.forDomain(domain);
   const page = await pageOf(runner, request, domain, JOURNEYS_DEFAULTS.listLimit, now);
   const { range, limit, offset } = page;
-  const plan = planVisitorList({
-    ...page,
-    filters: request.filters ?? [],
-    bounds: boundsOf(request),
-    hasRevenue: request.has_revenue ?? false,
-    firstPurchase: request.first_purchase ?? false,
-    ...(request.first_purchase ? { days: await readDomainDays(domain) } : {}),
-    sort: { field: request.sort_by ?? 'last_seen', order: request.sort_order ?? 'desc' },
-  });
+  const plan = planVisitorList(
+    {
+      ...page,
+      filters: request.filters ?? [],
+      bounds: boundsOf(request),
+      hasRevenue: request.has_revenue ?? false,
+      firstPurchase: request.first_purchase ?? false,
+      ...(request.first_purchase ? { days: await readDomainDays(domain) } : {}),
+      sort: { field: request.sort_by ?? 'last_seen', order: request.sort_order ?? 'desc' },
+    },
+    runner.target,
+  );
   const rows = await listedVisitors((query) => runner.rows(query), plan, runner.target);
   // The window total rides on the page's rows; past the last page there are none, so count separately.
   const total = rows.length
@@ -94,7 +92,7 @@ export async function listVisitors(request: VisitorListRequest, domain: string, 
 
 /**
  * A list page's rows (its limit and one more, to tell whether more follow) with their details, in the page's order:
- * one statement, or the page and then its visitors' details (print-list.ts, hasSeparateDetailsStatement). Between those two reads
+ * one statement, or the page and then its visitors' details (the plan's `statements`). Between those two reads
  * an import may publish: its rows then count in the details of visitors it extends, never in the page's order.
  */
 export async function listedVisitors(
@@ -103,7 +101,7 @@ export async function listedVisitors(
   target: SqlTarget,
 ): Promise<SqlRow[]> {
   const rows = await run(printVisitorList(plan, target));
-  if (!hasSeparateDetailsStatement(target) || rows.length === 0) return rows;
+  if (plan.statements === 'one' || rows.length === 0) return rows;
   const days = rows[0]!.listed_days === null ? null : String(rows[0]!.listed_days).split(',');
   const details = await run(
     printListedDetails(

@@ -952,14 +952,20 @@ describe('visitor days', () => {
     let withDays = 0;
     await fc.assert(
       fc.asyncProperty(listArbitrary, async (query) => {
-        const plan = planVisitorList(query);
-        const raw = planVisitorList(query, { visitorDays: false });
+        const plan = planVisitorList(query, localTarget);
+        const raw = planVisitorList(query, localTarget, { visitorDays: false });
         expect(raw.ranking.from).toBe('rows');
         if (plan.ranking.from === 'visitor-days') withDays += 1;
         const [a, b] = await Promise.all([raw, plan].map((p) => listPage(api, p)));
         expect(b).toEqual(a);
         // The details read apart, from the partitions the page names, equal the details joined to the page in one statement.
-        expect(b).toEqual((await api.engine.run(printVisitorList(plan, localTarget, false))).rows);
+        expect(b).toEqual(
+          (
+            await api.engine.run(
+              printVisitorList(planVisitorList(query, localTarget, { oneStatement: true }), localTarget),
+            )
+          ).rows,
+        );
         const [countA, countB] = await Promise.all(
           [raw, plan].map((p) => api.engine.run(printVisitorCount(p, localTarget))),
         );
@@ -997,12 +1003,13 @@ describe('visitor days', () => {
               limit,
               offset,
             };
-            const plan = planVisitorList(query);
+            const plan = planVisitorList(query, localTarget);
             if (plan.ranking.from !== 'visitor-days') throw new Error('expected a plan over visitor days');
             expect(printVisitorList(plan, localTarget).sql).toContain('cut_edge');
-            expect(printVisitorList(plan, athenaTarget('db', 'events')).sql).not.toContain('cut_edge');
+            const athena = athenaTarget('db', 'events');
+            expect(printVisitorList(planVisitorList(query, athena), athena).sql).not.toContain('cut_edge');
             const [a, b] = await Promise.all(
-              [planVisitorList(query, { visitorDays: false }), plan].map((p) => listPage(api, p)),
+              [planVisitorList(query, localTarget, { visitorDays: false }), plan].map((p) => listPage(api, p)),
             );
             expect(b).toEqual(a);
             // Whether the visitors of the leading pieces fill the page, or every visitor had to be grouped.
@@ -1063,13 +1070,13 @@ describe('visitor days', () => {
         limit: 1,
         offset: 0,
       };
-      const plan = planVisitorList(query);
+      const plan = planVisitorList(query, localTarget);
       expect(plan.ranking.from).toBe('visitor-days');
       expect(CUT_PIECES_PER_VISITOR * 2).toBe(8);
       const rows = await listPage(own, plan);
       expect(rows.map((r) => r.visitor_id)).toEqual(['heavy', 'light']);
       expect(rows.map((r) => Number(r.total))).toEqual([4, 4]);
-      expect(rows).toEqual(await listPage(own, planVisitorList(query, { visitorDays: false })));
+      expect(rows).toEqual(await listPage(own, planVisitorList(query, localTarget, { visitorDays: false })));
     } finally {
       await own.close();
     }
@@ -1111,12 +1118,12 @@ describe('visitor days', () => {
           limit,
           offset,
         };
-        const plan = planVisitorList(query);
+        const plan = planVisitorList(query, localTarget);
         expect(printVisitorList(plan, localTarget).sql).toContain('cut_edge');
         // The total counts keyed visitors only until the keying pass runs (docs/STORAGE.md); the page and details are exact.
         const withoutTotal = (rows: SqlRow[]) => rows.map(({ total: _total, ...rest }) => rest);
         const [a, b] = await Promise.all(
-          [planVisitorList(query, { visitorDays: false }), plan].map((p) => listPage(own, p)),
+          [planVisitorList(query, localTarget, { visitorDays: false }), plan].map((p) => listPage(own, p)),
         );
         expect(withoutTotal(b!)).toEqual(withoutTotal(a!));
       }
@@ -1138,15 +1145,18 @@ describe('visitor days', () => {
       limit: 10,
       offset: 0,
     };
-    expect(planVisitorList(base).ranking).toMatchObject({
+    expect(planVisitorList(base, localTarget).ranking).toMatchObject({
       from: 'visitor-days',
       partitions: { dtFrom: '2026-03-02', dtTo: '2026-03-04' },
     });
-    expect(planVisitorList({ ...base, filters: [filterPool[0]!] }).ranking.from).toBe('rows');
-    expect(planVisitorList({ ...base, sort: { field: 'sessions', order: 'desc' } }).ranking.from).toBe('rows');
-    expect(planVisitorList({ ...base, bounds: [boundPool[4]!] }).ranking.from).toBe('rows');
+    expect(planVisitorList({ ...base, filters: [filterPool[0]!] }, localTarget).ranking.from).toBe('rows');
+    expect(planVisitorList({ ...base, sort: { field: 'sessions', order: 'desc' } }, localTarget).ranking.from).toBe(
+      'rows',
+    );
+    expect(planVisitorList({ ...base, bounds: [boundPool[4]!] }, localTarget).ranking.from).toBe('rows');
     expect(
-      planVisitorList({ ...base, range: rangeOfDates('2026-03-02', '2026-03-02', 'Asia/Kolkata') }).ranking.from,
+      planVisitorList({ ...base, range: rangeOfDates('2026-03-02', '2026-03-02', 'Asia/Kolkata') }, localTarget).ranking
+        .from,
     ).toBe('rows');
   });
 });

@@ -1,5 +1,6 @@
 import { TrinoSQL } from 'dt-sql-parser';
 import { describe, expect, it } from 'vitest';
+import type { SqlTarget } from '../../shared/query/sql/target.js';
 import { athenaTarget, localTarget } from '../../shared/query/sql/target.js';
 import { printListedDetails, printVisitorList } from '../../shared/query/journeys/print-list.js';
 import { planVisitorList } from '../../shared/query/journeys/plan.js';
@@ -32,33 +33,35 @@ describe('every journeys query', () => {
 });
 
 describe('exact SQL of a list plan per dialect', () => {
-  const pinned = planVisitorList(
-    listQuery({
-      filters: [
-        { field: 'country', operator: 'is', value: 'US' },
-        { field: 'event', operator: 'is', value: 'signup' },
-      ],
-      bounds: [{ aggregate: 'pageview_count', operator: '>', value: 1 }],
-      firstPurchase: true,
-      sort: { field: 'latest_revenue', order: 'desc' },
-      range: rangeOfDates('2026-05-04', '2026-05-06', 'Asia/Kolkata'),
-      limit: 10,
-      offset: 20,
-    }),
-  );
+  const pinned = (target: SqlTarget) =>
+    planVisitorList(
+      listQuery({
+        filters: [
+          { field: 'country', operator: 'is', value: 'US' },
+          { field: 'event', operator: 'is', value: 'signup' },
+        ],
+        bounds: [{ aggregate: 'pageview_count', operator: '>', value: 1 }],
+        firstPurchase: true,
+        sort: { field: 'latest_revenue', order: 'desc' },
+        range: rangeOfDates('2026-05-04', '2026-05-06', 'Asia/Kolkata'),
+        limit: 10,
+        offset: 20,
+      }),
+      target,
+    );
 
   it.each([
     ['duckdb', localTarget],
     ['athena', athena],
   ] as const)('%s', (_, target) => {
-    expect(printVisitorList(pinned, target)).toMatchSnapshot();
+    expect(printVisitorList(pinned(target), target)).toMatchSnapshot();
   });
 
   it.each([
     ['duckdb', localTarget],
     ['athena', athena],
   ] as const)('%s, first pass over visitor days', (_, target) => {
-    const plan = planVisitorList(fromVisitorDays);
+    const plan = planVisitorList(fromVisitorDays, target);
     expect(plan.ranking).toMatchObject({
       from: 'visitor-days',
       partitions: { dtFrom: '2026-05-04', dtTo: '2026-05-05' },
@@ -72,7 +75,7 @@ describe('exact SQL of a list plan per dialect', () => {
   ] as const)(
     '%s, newest visitors first over visitor days: DuckDB groups only the visitors ahead of a cut',
     (name, target) => {
-      const plan = planVisitorList(listQuery({ range: fromVisitorDays.range, limit: 10, offset: 20 }));
+      const plan = planVisitorList(listQuery({ range: fromVisitorDays.range, limit: 10, offset: 20 }), target);
       expect(plan.ranking.from).toBe('visitor-days');
       const query = printVisitorList(plan, target);
       expect(query.sql.includes('cut_edge')).toBe(name === 'duckdb');
@@ -81,9 +84,9 @@ describe('exact SQL of a list plan per dialect', () => {
   );
 
   it("duckdb: the page's details, a statement of their own, read the listed visitors in the partitions the page names", () => {
-    const plan = planVisitorList(fromVisitorDays);
+    const plan = planVisitorList(fromVisitorDays, localTarget);
     expect(printVisitorList(plan, localTarget).sql).toContain('AS listed_days');
-    expect(printVisitorList(plan, athena).sql).not.toContain('listed_days');
+    expect(printVisitorList(planVisitorList(fromVisitorDays, athena), athena).sql).not.toContain('listed_days');
     const details = printListedDetails(plan, ["v'1", 'v2'], ['2026-05-04', '2026-05-05'], localTarget);
     expect(details.params).toEqual(
       expect.arrayContaining([
@@ -97,6 +100,7 @@ describe('exact SQL of a list plan per dialect', () => {
   it('values never enter the SQL text', () => {
     const hostile = planVisitorList(
       listQuery({ filters: [{ field: 'page', operator: 'is', value: "x'; DROP TABLE events; --" }] }),
+      athena,
     );
     const { sql, params } = printVisitorList(hostile, athena);
     expect(sql).not.toContain('DROP');

@@ -160,7 +160,7 @@ describe('generated journeys plans', () => {
         const request = visitorListRequestSchema.parse(body);
         const timeZone = request.timezone ?? 'UTC';
         const isDev = request.is_dev ?? false;
-        const plan = planVisitorList({
+        const query = {
           domain: 'shop.test',
           isDev,
           range: await resolveDateRange(request.date_range ?? '30d', timeZone, NOW, async () => FIRST_EVENT),
@@ -171,10 +171,10 @@ describe('generated journeys plans', () => {
           hasRevenue: request.has_revenue ?? false,
           firstPurchase: request.first_purchase ?? false,
           sort: { field: request.sort_by ?? 'last_seen', order: request.sort_order ?? 'desc' },
-        });
+        };
         for (const print of [printVisitorList, printVisitorCount]) {
-          expectSafeAthenaSql(print(plan, athena));
-          await expectDuckDbRuns(print(plan, localTarget));
+          expectSafeAthenaSql(print(planVisitorList(query, athena), athena));
+          await expectDuckDbRuns(print(planVisitorList(query, localTarget), localTarget));
         }
       }),
       { seed: SEED, numRuns: 40 },

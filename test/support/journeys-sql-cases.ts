@@ -61,14 +61,17 @@ export function everyQuery(target: SqlTarget): [string, SqlQuery][] {
   const timeline = { domain: 'journeys.test', isDev: false, visitorId: 'alice', range, limit: 100, offset: 0 };
   const scope = visitorScope('journeys.test', 'alice', false, { firstDay: '2026-05-01', lastDay: '2026-05-09' });
   return [
-    ['list, defaults', printVisitorList(planVisitorList(listQuery()), target)],
-    ['list, every option across a DST change', printVisitorList(planVisitorList(everyOption), target)],
-    ['list total past the last page', printVisitorCount(planVisitorList(everyOption), target)],
-    ['list from visitor days, partial days at the ends', printVisitorList(planVisitorList(fromVisitorDays), target)],
-    ['list total from visitor days', printVisitorCount(planVisitorList(fromVisitorDays), target)],
+    ['list, defaults', printVisitorList(planVisitorList(listQuery(), target), target)],
+    ['list, every option across a DST change', printVisitorList(planVisitorList(everyOption, target), target)],
+    ['list total past the last page', printVisitorCount(planVisitorList(everyOption, target), target)],
+    [
+      'list from visitor days, partial days at the ends',
+      printVisitorList(planVisitorList(fromVisitorDays, target), target),
+    ],
+    ['list total from visitor days', printVisitorCount(planVisitorList(fromVisitorDays, target), target)],
     ...(['first_seen', 'pageviews', 'sessions', 'revenue'] as const).map((field): [string, SqlQuery] => [
       `list by ${field}`,
-      printVisitorList(planVisitorList(listQuery({ sort: { field, order: 'asc' } })), target),
+      printVisitorList(planVisitorList(listQuery({ sort: { field, order: 'asc' } }), target), target),
     ]),
     ['timeline', printTimeline(planTimeline({ ...timeline, includeAutoEvents: false }), target)],
     ['timeline with auto events', printTimeline(planTimeline({ ...timeline, includeAutoEvents: true }), target)],

@@ -3,6 +3,7 @@ import type { EventScope } from '../scope/event-scope.js';
 import { type Filter } from '../../requests/filters.js';
 import { filterColumns } from '../scope/filters.js';
 import { fullPartitions, type FullPartitions } from '../derived/session-fragments.js';
+import type { SqlTarget } from '../sql/target.js';
 import type {
   SortOrder,
   TimelineQuery,
@@ -47,11 +48,43 @@ export interface VisitorListPlan {
    * cannot count sessions), or no full day in the range.
    */
   ranking: { from: 'rows' } | { from: 'visitor-days'; partitions: FullPartitions };
+  /**
+   * How a page is read: 'page-then-details' where statements are in-process (the page, then its visitors' details
+   * by a statement of their own, printListedDetails, whose partitions and ids are values DuckDB prunes and tests
+   * by; it does not prune by a subquery's result); 'one' where each statement is billed and waited for.
+   */
+  statements: 'one' | 'page-then-details';
+  /**
+   * The page's visitors found beyond a cut (CutSort) instead of grouping every visitor of the range: a sort by an
+   * extreme over visitor days with no condition on visitors, where statements are in-process (on Athena the cut
+   * would read the visitor days three times, and Athena bills bytes read). Null otherwise.
+   */
+  cut: CutSort | null;
+  /** With the cut, the range's visitors are counted by bitmaps of their keys: every visitor day carries one. */
+  cutCountsKeys: boolean;
+  /**
+   * Where a page's details read apart come from: the visitor days of the range's full partitions where they carry
+   * the details (the catalog's visitorDayDetails), else the rows.
+   */
+  details: { from: 'rows' } | { from: 'visitor-days'; partitions: FullPartitions };
+}
+
+/**
+ * A sort whose value is an extreme over the pieces (the newest last time, or the oldest first time), so a visitor's
+ * sort value is the value of one of its pieces. `beyond` keeps the pieces at or beyond a value in the sort's
+ * direction.
+ */
+export interface CutSort {
+  column: 'last_ts' | 'first_ts';
+  direction: 'desc' | 'asc';
+  beyond: '>=' | '<=';
 }
 
 export interface VisitorListPlanOptions {
   /** Rank over stored visitor days where they are exact (default true); false plans the raw-row form. */
   visitorDays?: boolean;
+  /** Read a page with its details in one statement whatever the target (benchmarks compare the forms). */
+  oneStatement?: boolean;
 }
 
 export type TimelineType = 'pageview' | 'event' | 'revenue' | 'auto';
@@ -98,7 +131,12 @@ const sortColumns: Record<VisitorSortField, VisitorColumn> = {
   latest_revenue: 'latest_revenue_ts',
 };
 
-export function planVisitorList(query: VisitorListQuery, options: VisitorListPlanOptions = {}): VisitorListPlan {
+export function planVisitorList(
+  query: VisitorListQuery,
+  target: SqlTarget,
+  options: VisitorListPlanOptions = {},
+): VisitorListPlan {
+  const inProcess = target.dialect.cost === 'in-process';
   const columns = new Set(listColumns);
   for (const filter of query.filters) for (const c of filterColumns(filter)) columns.add(c);
   const sortColumn = sortColumns[query.sort.field];
@@ -110,6 +148,15 @@ export function planVisitorList(query: VisitorListQuery, options: VisitorListPla
   const sessionCounts = sortColumn === 'session_count' || query.bounds.some((b) => b.aggregate === 'session_count');
   const daysExact = (options.visitorDays ?? true) && !query.filters.length && !sessionCounts;
   const partitions = daysExact ? fullPartitions(range) : null;
+  const order: VisitorOrderTerm[] = [
+    // Only latest_revenue can be null (visitors without revenue), and those come last either way (docs/API.md).
+    { column: sortColumn, direction: query.sort.order, nullsLast: true },
+    { column: 'visitor_id', direction: 'asc', nullsLast: false },
+  ];
+  const conditionsOnVisitors =
+    query.filters.length > 0 || query.bounds.length > 0 || query.hasRevenue || query.firstPurchase;
+  const cut = inProcess && partitions && !conditionsOnVisitors ? cutSort(order[0]!) : null;
+  const detailPartitions = target.catalog.visitorDayDetails ? fullPartitions(range) : null;
   return {
     // The domain's days bound the first-purchase check, which reads before the range.
     scope: { domain: query.domain, isDev: query.isDev, range, ...(query.days ? { days: query.days } : {}) },
@@ -120,14 +167,21 @@ export function planVisitorList(query: VisitorListQuery, options: VisitorListPla
     bounds: query.bounds,
     hasRevenue: query.hasRevenue,
     firstPurchase: query.firstPurchase,
-    order: [
-      // Only latest_revenue can be null (visitors without revenue), and those come last either way (docs/API.md).
-      { column: sortColumn, direction: query.sort.order, nullsLast: true },
-      { column: 'visitor_id', direction: 'asc', nullsLast: false },
-    ],
+    order,
     page: { offset: query.offset, limit: query.limit },
     ranking: partitions ? { from: 'visitor-days', partitions } : { from: 'rows' },
+    statements: inProcess && !options.oneStatement ? 'page-then-details' : 'one',
+    cut,
+    cutCountsKeys: cut !== null && target.catalog.visitorDayKeys,
+    details: detailPartitions ? { from: 'visitor-days', partitions: detailPartitions } : { from: 'rows' },
   };
+}
+
+/** The cut of a sort by the newest last time or the oldest first time; null for any other sort. */
+function cutSort({ column, direction }: VisitorOrderTerm): CutSort | null {
+  if (column === 'last_ts' && direction === 'desc') return { column, direction, beyond: '>=' };
+  if (column === 'first_ts' && direction === 'asc') return { column, direction, beyond: '<=' };
+  return null;
 }
 
 export function planTimeline(query: TimelineQuery): TimelinePlan {

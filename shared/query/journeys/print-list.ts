@@ -4,7 +4,7 @@ import { duckdbDialect } from '../sql/dialects.js';
 import type { SqlTarget } from '../sql/target.js';
 import { localTime, scopeCondition, scopedEvents } from '../scope/event-scope.js';
 import { rowPredicate } from '../scope/filters.js';
-import type { VisitorColumn, VisitorListPlan } from './plan.js';
+import type { CutSort, VisitorColumn, VisitorListPlan } from './plan.js';
 import { date, int, integer, join, print, sql, str, timestamp, trusted, type Sql } from '../sql/sql.js';
 import {
   atFirstPageview,
@@ -123,25 +123,6 @@ function earlierBuyers(plan: VisitorListPlan, target: SqlTarget): Sql {
     WHERE ${scope} AND ${before} AND ${revenue} AND visitor_id IS NOT NULL)`;
 }
 
-/**
- * A sort whose value is an extreme over the pieces (the newest last time, or the oldest first time), so a visitor's
- * sort value is the value of one of its pieces. `beyond` keeps the pieces at or beyond a value in the sort's
- * direction.
- */
-interface CutSort {
-  column: 'last_ts' | 'first_ts';
-  direction: 'desc' | 'asc';
-  beyond: '>=' | '<=';
-}
-
-function cutSort(plan: VisitorListPlan): CutSort | undefined {
-  if (plan.ranking.from !== 'visitor-days') return undefined;
-  const { column, direction } = plan.order[0]!;
-  if (column === 'last_ts' && direction === 'desc') return { column, direction, beyond: '>=' };
-  if (column === 'first_ts' && direction === 'asc') return { column, direction, beyond: '<=' };
-  return undefined;
-}
-
 /** Pieces read for the cut per visitor the page needs: a visitor may own several of the leading pieces. */
 export const CUT_PIECES_PER_VISITOR = 4;
 
@@ -184,31 +165,17 @@ function leadingVisitors(plan: VisitorListPlan, cut: CutSort, pieces: Sql | null
 }
 
 /**
- * Whether a page's details are read by a statement of their own, once the page is known (printListedDetails): then
- * the partitions to read are values, which DuckDB prunes by (it does not prune by a subquery's result), and the
- * visitor ids are values it tests while it scans. DuckDB only: on Athena a second statement is a second run, with
- * its own latency and its own minimum bill.
+ * The list's page of visitors: with their details (the plan's statements 'one'), or with their sort keys, the window
+ * `total` and `listed_days`, the partitions the page's visitors have rows in as comma-separated dates (null when the
+ * first pass read rows, which tell no more than the range), for printListedDetails.
  */
-export function hasSeparateDetailsStatement(target: SqlTarget): boolean {
-  return target.dialect.name === 'duckdb';
+export function printVisitorList(plan: VisitorListPlan, target: SqlTarget): SqlQuery {
+  return printList(plan, target, plan.statements === 'page-then-details' ? 'listed' : 'page');
 }
 
 /**
- * The list's page of visitors: with their details, or (`apart`, by default hasSeparateDetailsStatement) with their sort keys, the window `total` and
- * `listed_days`, the partitions the page's visitors have rows in as comma-separated dates (null when the first pass
- * read rows, which tell no more than the range).
- */
-export function printVisitorList(
-  plan: VisitorListPlan,
-  target: SqlTarget,
-  apart = hasSeparateDetailsStatement(target),
-): SqlQuery {
-  return printList(plan, target, apart ? 'listed' : 'page');
-}
-
-/**
- * The details of listed visitors (printVisitorList with hasSeparateDetailsStatement): one row per visitor with rows in the range,
- * read only from the partitions `days` names (every partition of the range when null). DuckDB only.
+ * The details of listed visitors (the plan's statements 'page-then-details'): one row per visitor with rows in the
+ * range, read only from the partitions `days` names (every partition of the range when null). DuckDB only.
  */
 export function printListedDetails(
   plan: VisitorListPlan,
@@ -219,18 +186,18 @@ export function printListedDetails(
   const listed = sql`visitor_id IN (${join(visitorIds.map((id) => sql`${str(id)}`))})${days ? sql` AND dt IN (${join(days.map((d) => sql`${date(d)}`))})` : sql``}`;
   const key = [trusted('visitor_id')];
   // Whole partitions are read as the visitor days (a few rows per visitor, no event row); the rest as rows.
-  const partitions = target.catalog.visitorDayDetails ? fullPartitions(plan.scope.range) : null;
-  const details = partitions
-    ? combinedDetailsCte(
-        sql`(SELECT * FROM (${visitorPieces(target.catalog, plan.scope, partitions, { columns: detailPieceColumns })}) pieces WHERE ${listed}) base`,
-      )
-    : detailsCte(
-        plan,
-        target.dialect,
-        key,
-        sql`(${scopedEvents(target, plan.scope, plan.columns)} AND ${listed}) base`,
-        key,
-      );
+  const details =
+    plan.details.from === 'visitor-days'
+      ? combinedDetailsCte(
+          sql`(SELECT * FROM (${visitorPieces(target.catalog, plan.scope, plan.details.partitions, { columns: detailPieceColumns })}) pieces WHERE ${listed}) base`,
+        )
+      : detailsCte(
+          plan,
+          target.dialect,
+          key,
+          sql`(${scopedEvents(target, plan.scope, plan.columns)} AND ${listed}) base`,
+          key,
+        );
   return print(sql`WITH ${details}
 SELECT ${join(detailsOutput(plan, target.dialect))}
 FROM details`);
@@ -252,9 +219,9 @@ export function printVisitorCount(plan: VisitorListPlan, target: SqlTarget): Sql
 function printList(plan: VisitorListPlan, target: SqlTarget, mode: 'page' | 'listed' | 'count'): SqlQuery {
   const { dialect } = target;
   const having = havingConditions(plan, dialect);
-  const cut = mode !== 'count' && !having.length && dialect.name === 'duckdb' ? cutSort(plan) : undefined;
+  const cut = mode === 'count' ? undefined : (plan.cut ?? undefined);
   // The cut's total counts keys by bitmaps where every piece has one.
-  const keys = cut !== undefined && target.catalog.visitorDayKeys;
+  const keys = cut !== undefined && plan.cutCountsKeys;
   const ranked =
     plan.ranking.from === 'visitor-days'
       ? visitorPieces(target.catalog, plan.scope, plan.ranking.partitions, { keys })

@@ -5,6 +5,12 @@ import type { Sql, SqlLike } from './sql.js';
 // or arguments differ.
 export interface Dialect {
   readonly name: 'duckdb' | 'athena';
+  /**
+   * What a statement costs, the one difference planners choose shapes by (as Kysely's adapters name what a dialect
+   * supports): 'in-process' (DuckDB: a second statement or a second read of a relation costs only its time) or
+   * 'billed' (Athena: each statement waits in a queue and bills the bytes it reads, at least 10 MB).
+   */
+  readonly cost: 'in-process' | 'billed';
   /** Prefix of a CTE body read more than once that is cheaper computed once: `MATERIALIZED ` or nothing. */
   readonly materialized: Sql;
   /** `x` of the row with the smallest `by`, keeping NULL when that row's `x` is NULL. */

@@ -3,6 +3,7 @@ import { sql, trusted } from './sql.js';
 
 export const duckdbDialect: Dialect = {
   name: 'duckdb',
+  cost: 'in-process',
   materialized: trusted('MATERIALIZED '),
   argMinKeepNull: (x, by) => sql`arg_min_null(${x}, ${by})`,
   anyElement: (list, element, predicate) => sql`list_bool_or(list_transform(${list}, lambda ${element}: ${predicate}))`,
@@ -23,6 +24,7 @@ export const duckdbDialect: Dialect = {
 /** Trino's spelling, which Athena engine v3 speaks. */
 export const trinoDialect: Dialect = {
   name: 'athena',
+  cost: 'billed',
   // Trino takes no hint: it plans each reference of a CTE on its own.
   materialized: trusted(''),
   argMinKeepNull: (x, by) => sql`min_by(${x}, ${by})`,
