@@ -12,7 +12,6 @@ import {
   detailPieceColumns,
   visitorPieces,
 } from '../derived/visitor-days.js';
-import { fullPartitions } from '../derived/session-fragments.js';
 import { bitmapVisitorCounts } from '../derived/visitor-bitmaps.js';
 
 // Prints a VisitorListPlan as one statement per page, in two passes so the costly per-visitor attributes are
