@@ -39,11 +39,54 @@ export interface QueryPlan {
   /** The row aggregates the metrics need; empty when `sources.rows` is null. */
   rowAggregates: RowAggregate[];
   sources: QuerySources;
+  /** What the statement reads besides its sources' relations, decided with them (readsOf). */
+  reads: StatementReads;
   /** Requested metrics plus the sort metric when it was not requested. */
   metrics: Metric[];
   order: OrderTerm[];
   /** The requested page; the statement fetches one row more to learn whether more rows exist. */
   page: { offset: number; limit: number };
+}
+
+export interface StatementReads {
+  /**
+   * Whether the statement reads event rows at all: row metrics from buckets read none, unless revenue, sessions or
+   * the visitors of visitor filters and event segments come from rows.
+   */
+  events: boolean;
+  /** The column the buckets' visitors are matched by with the visitors of filters and segments. */
+  bucketMatch: 'visitor_key' | 'visitor_id';
+  /**
+   * The columns the filters' visitors and the event segments carry: the id where event rows (or buckets matched by
+   * id) meet them, the key where buckets matched by key do.
+   */
+  visitorColumns: ('visitor_id' | 'visitor_key')[];
+  /**
+   * The kept rows are read twice, by the row metrics and by the sessions picked by the kept rows' ids: worth
+   * computing once where the dialect can (its `materialized`).
+   */
+  keptTwice: boolean;
+}
+
+/** Revenue and conversions come from revenue rows; pageviews and visitors from pageviews (or their buckets). */
+export const isRevenueAggregate = (a: RowAggregate) => a === 'revenue' || a === 'conversions';
+
+/** What a statement over `sources` reads besides their relations (StatementReads). */
+function readsOf(sources: QuerySources, rowAggregates: RowAggregate[]): StatementReads {
+  const { rows, sessions, eventVisitors } = sources;
+  const events =
+    rows?.from !== 'buckets' ||
+    sessions !== null ||
+    rowAggregates.some(isRevenueAggregate) ||
+    eventVisitors?.from === 'rows';
+  const bucketMatch = eventVisitors?.from === 'buckets' ? eventVisitors.visitor : 'visitor_id';
+  const visitorColumns: StatementReads['visitorColumns'] = [
+    ...(events || (rows?.from === 'buckets' && bucketMatch === 'visitor_id') ? (['visitor_id'] as const) : []),
+    ...(rows?.from === 'buckets' && bucketMatch === 'visitor_key' ? (['visitor_key'] as const) : []),
+  ];
+  const sessionsByPaths =
+    sessions?.from === 'fragments' && sessions.pick.by === 'paths' && !sessions.pick.unlistedByRows;
+  return { events, bucketMatch, visitorColumns, keptTwice: rows !== null && sessions !== null && !sessionsByPaths };
 }
 
 const rowAggregatesOf: Record<Metric, RowAggregate[]> = {
@@ -89,6 +132,7 @@ export function planAnalyticsQuery(query: AnalyticsQuery, catalog: StoreCatalog,
     if (d === 'event') columns.add('event_name');
     else if (d !== 'date' && d !== 'hour') columns.add(rowFieldColumns[d as RowFilterField]);
   }
+  const sources = decideSources(query, needs, segments, catalog, options);
   return {
     scope: { domain: query.domain, isDev: false, range: query.range },
     ...(segments ? { segments } : {}),
@@ -97,7 +141,8 @@ export function planAnalyticsQuery(query: AnalyticsQuery, catalog: StoreCatalog,
     visitorFilters: query.filters.filter((f) => !isRowFilter(f)),
     dimensions: query.dimensions,
     rowAggregates,
-    sources: decideSources(query, needs, segments, catalog, options),
+    sources,
+    reads: readsOf(sources, rowAggregates),
     metrics,
     order: orderOf(query, metrics),
     page: { offset: query.offset, limit: query.limit },

@@ -5,7 +5,7 @@ import type { SqlTarget } from '../sql/target.js';
 import { localSeconds, scopedEvents } from '../scope/event-scope.js';
 import { missingLabel, type RowFilterField } from '../../requests/filters.js';
 import { filterColumns, pathListPredicate, rowFieldColumns, rowPredicate } from '../scope/filters.js';
-import type { QueryPlan, RowAggregate } from './plan.js';
+import { isRevenueAggregate, type QueryPlan, type RowAggregate } from './plan.js';
 import type { RowSource, SessionSource } from './sources.js';
 import { scopedBuckets } from '../derived/pageview-buckets.js';
 import { scopedCustomEventBuckets } from '../derived/custom-event-buckets.js';
@@ -31,25 +31,12 @@ import { integer, join, print, sql, str, trusted, type Sql } from '../sql/sql.js
 export function printAnalyticsQuery(plan: QueryPlan, target: SqlTarget): SqlQuery {
   const { dialect } = target;
   const { rows, sessions, eventVisitors } = plan.sources;
+  const { events: readsEvents, bucketMatch, visitorColumns, keptTwice } = plan.reads;
   const bySegment = plan.dimensions.includes('event');
-  // Row metrics from buckets read no event rows, unless revenue, sessions or the visitors of visitor filters and
-  // event segments are read from them.
-  const readsEvents =
-    rows?.from !== 'buckets' ||
-    sessions !== null ||
-    plan.rowAggregates.some(isRevenueAggregate) ||
-    eventVisitors?.from === 'rows';
   const ctes: Sql[] = readsEvents
     ? [sql`base AS (${scopedEvents(target, plan.scope, plan.columns, plan.segments, 'local_s')})`]
     : [];
 
-  // The visitor columns the filters' visitors and the segments carry: the id for event rows (and for buckets
-  // matched by id), the key for buckets matched by key.
-  const bucketMatch = eventVisitors?.from === 'buckets' ? eventVisitors.visitor : 'visitor_id';
-  const visitorColumns = [
-    ...(readsEvents || (rows?.from === 'buckets' && bucketMatch === 'visitor_id') ? ['visitor_id'] : []),
-    ...(rows?.from === 'buckets' && bucketMatch === 'visitor_key' ? ['visitor_key'] : []),
-  ];
   const eventVisitorRows = (columns: string[]) =>
     eventVisitors?.from === 'buckets'
       ? sql`(${scopedCustomEventBuckets(target, plan.scope, [...visitorColumns, ...columns])}) custom_events`
@@ -64,8 +51,6 @@ export function printAnalyticsQuery(plan: QueryPlan, target: SqlTarget): SqlQuer
     ...plan.visitorFilters.map((_, i) => sql`visitor_id IN (SELECT visitor_id FROM filter_visitors_${integer(i)})`),
   ];
   const kept = keptConditions.length ? 'kept' : 'base';
-  // Row metrics and the sessions picked by the kept rows' ids both read the kept rows: DuckDB filters them once.
-  const keptTwice = rows !== null && sessions !== null && !piecesByPaths(sessions);
   if (readsEvents && keptConditions.length)
     ctes.push(
       sql`kept AS ${keptTwice ? dialect.materialized : sql``}(SELECT * FROM base WHERE ${join(keptConditions, ' AND ')})`,
@@ -138,8 +123,6 @@ SELECT ${join(select)}
 FROM ${from}${orderBy}
 OFFSET ${integer(plan.page.offset)} LIMIT ${integer(plan.page.limit + 1)}`);
 }
-
-const isRevenueAggregate = (a: RowAggregate) => a === 'revenue' || a === 'conversions';
 
 /**
  * How row metrics meet the rest of the statement: `kept`, the kept rows' CTE; `segmentJoin` joins event rows to the
