@@ -30,40 +30,20 @@ import { integer, join, print, sql, str, trusted, type Sql } from '../sql/sql.js
 
 export function printAnalyticsQuery(plan: QueryPlan, target: SqlTarget): SqlQuery {
   const { dialect } = target;
-  const { rows, sessions, eventVisitors } = plan.sources;
-  const { events: readsEvents, bucketMatch, visitorColumns, keptTwice } = plan.reads;
+  const { rows, sessions } = plan.sources;
+  const { events: readsEvents, bucketMatch } = plan.reads;
   const bySegment = plan.dimensions.includes('event');
   const ctes: Sql[] = readsEvents
     ? [sql`base AS (${scopedEvents(target, plan.scope, plan.columns, plan.segments, 'local_s')})`]
     : [];
-
-  const eventVisitorRows = (columns: string[]) =>
-    eventVisitors?.from === 'buckets'
-      ? sql`(${scopedCustomEventBuckets(target, plan.scope, [...visitorColumns, ...columns])}) custom_events`
-      : trusted('base');
-  plan.visitorFilters.forEach((filter, i) => {
-    ctes.push(
-      sql`filter_visitors_${integer(i)} AS (SELECT DISTINCT ${join(visitorColumns.map((c) => trusted(c)))} FROM ${eventVisitorRows(filterColumns(filter))} WHERE ${rowPredicate(filter, dialect)})`,
-    );
-  });
+  ctes.push(...visitorFilterCtes(plan, target));
   const keptConditions = [
     ...plan.rowFilters.map((f) => rowPredicate(f, dialect)),
     ...plan.visitorFilters.map((_, i) => sql`visitor_id IN (SELECT visitor_id FROM filter_visitors_${integer(i)})`),
   ];
   const kept = keptConditions.length ? 'kept' : 'base';
-  if (readsEvents && keptConditions.length)
-    ctes.push(
-      sql`kept AS ${keptTwice ? dialect.materialized : sql``}(SELECT * FROM base WHERE ${join(keptConditions, ' AND ')})`,
-    );
-
-  if (bySegment) {
-    const segmentColumns = visitorColumns.map((c) =>
-      trusted(c === 'visitor_id' ? 'visitor_id AS segment_visitor' : 'visitor_key AS segment_key'),
-    );
-    ctes.push(
-      sql`event_segments AS (SELECT DISTINCT ${join([sql`event_name AS segment_event`, ...segmentColumns])} FROM ${eventVisitorRows(['type', 'event_name'])} WHERE type = 'event')`,
-    );
-  }
+  if (readsEvents && keptConditions.length) ctes.push(keptCte(plan, keptConditions, dialect));
+  if (bySegment) ctes.push(eventSegmentsCte(plan, target));
   // Event rows and sessions meet the segments by id; buckets by the column matched.
   const segmentJoin = bySegment ? sql` JOIN event_segments ON segment_visitor = visitor_id` : sql``;
   const bucketSegmentJoin = bySegment
@@ -78,35 +58,9 @@ export function printAnalyticsQuery(plan: QueryPlan, target: SqlTarget): SqlQuer
 
   if (rows)
     ctes.push(rowMetricsCte(plan, rows, target, { kept, segmentJoin, bucketSegmentJoin, bucketMatch }, groupBy));
-
   if (sessions) {
     ctes.push(sessionsCte(plan, sessions, target, kept !== 'base'));
-    const segmentDims = bySegment ? [sql`segment_event AS d0`] : [];
-    const perSession = [sql`count(*) AS sessions`, sql`count(*) FILTER (WHERE pageviews = 1) AS bounces`];
-    if (sessions.from === 'fragments' && sessions.counts) {
-      // The whole fragments as counted per bucket or attribute value, plus the merged sessions counted per group:
-      // summed per group.
-      const [dimension] = plan.dimensions;
-      const byAttribute = dimension !== undefined && !isTime(dimension) && dimension !== 'event' ? dimension : null;
-      const counted = byAttribute
-        ? [sql`${labelled(trusted('value'), byAttribute)} AS d0`]
-        : plan.dimensions.map(
-            (d, i) => sql`${timeKey(d as 'date' | 'hour', trusted('local_s'), dialect)} AS d${integer(i)}`,
-          );
-      const by = byAttribute ? { attribute: fragmentAttribute(byAttribute) } : { segments: plan.segments };
-      ctes.push(sql`session_metrics AS (
-      SELECT ${join([...slots, sql`sum(sessions) AS sessions`, sql`sum(bounces) AS bounces`, sql`CAST(sum(duration_ms) AS DOUBLE) / sum(sessions) AS duration_ms`])}
-      FROM (
-        SELECT ${join([...counted, trusted('sessions, bounces, duration_ms')])}
-        FROM (${scopedSessionCounts(target, plan.scope, sessions.partitions, by)}) counts
-        UNION ALL
-        SELECT ${join([...slots, ...perSession, sql`sum(duration_ms) AS duration_ms`])}
-        FROM sessions${groupBy}) counted${groupBy})`);
-    } else {
-      ctes.push(sql`session_metrics AS (
-      SELECT ${join([...(bySegment ? segmentDims : slots), ...perSession, sql`avg(duration_ms) AS duration_ms`])}
-      FROM sessions${segmentJoin}${bySegment ? sql` GROUP BY 1` : groupBy})`);
-    }
+    ctes.push(sessionMetricsCte(plan, sessions, target, { slots, groupBy, segmentJoin }));
   }
 
   const from = fromClause(rows !== null, sessions !== null, slots.length);
@@ -122,6 +76,72 @@ export function printAnalyticsQuery(plan: QueryPlan, target: SqlTarget): SqlQuer
 SELECT ${join(select)}
 FROM ${from}${orderBy}
 OFFSET ${integer(plan.page.offset)} LIMIT ${integer(plan.page.limit + 1)}`);
+}
+
+/** The rows a visitor filter or the event segments test: the custom-event buckets or the base rows (plan.sources). */
+function eventVisitorRows(plan: QueryPlan, target: SqlTarget, columns: string[]): Sql {
+  return plan.sources.eventVisitors?.from === 'buckets'
+    ? sql`(${scopedCustomEventBuckets(target, plan.scope, [...plan.reads.visitorColumns, ...columns])}) custom_events`
+    : trusted('base');
+}
+
+/** `filter_visitors_<i>`: the visitors each visitor filter keeps, by the columns plan.reads names. */
+function visitorFilterCtes(plan: QueryPlan, target: SqlTarget): Sql[] {
+  const columns = join(plan.reads.visitorColumns.map((c) => trusted(c)));
+  return plan.visitorFilters.map(
+    (filter, i) =>
+      sql`filter_visitors_${integer(i)} AS (SELECT DISTINCT ${columns} FROM ${eventVisitorRows(plan, target, filterColumns(filter))} WHERE ${rowPredicate(filter, target.dialect)})`,
+  );
+}
+
+/** `kept`: the base rows passing every row filter and visitor filter; computed once where it is read twice. */
+function keptCte(plan: QueryPlan, conditions: Sql[], dialect: Dialect): Sql {
+  const materialized = plan.reads.keptTwice ? dialect.materialized : sql``;
+  return sql`kept AS ${materialized}(SELECT * FROM base WHERE ${join(conditions, ' AND ')})`;
+}
+
+/** `event_segments`: which visitors triggered which custom event (the event dimension). */
+function eventSegmentsCte(plan: QueryPlan, target: SqlTarget): Sql {
+  const segmentColumns = plan.reads.visitorColumns.map((c) =>
+    trusted(c === 'visitor_id' ? 'visitor_id AS segment_visitor' : 'visitor_key AS segment_key'),
+  );
+  return sql`event_segments AS (SELECT DISTINCT ${join([sql`event_name AS segment_event`, ...segmentColumns])} FROM ${eventVisitorRows(plan, target, ['type', 'event_name'])} WHERE type = 'event')`;
+}
+
+/**
+ * `session_metrics`: sessions, bounces and mean duration per group of `sessions` (the CTE), or, where the sources
+ * read session counts, the whole fragments' counts plus the merged sessions counted alike, summed per group.
+ */
+function sessionMetricsCte(
+  plan: QueryPlan,
+  sessions: SessionSource,
+  target: SqlTarget,
+  { slots, groupBy, segmentJoin }: { slots: Sql[]; groupBy: Sql; segmentJoin: Sql },
+): Sql {
+  const bySegment = plan.dimensions.includes('event');
+  const perSession = [sql`count(*) AS sessions`, sql`count(*) FILTER (WHERE pageviews = 1) AS bounces`];
+  if (sessions.from === 'fragments' && sessions.counts) {
+    const [dimension] = plan.dimensions;
+    const byAttribute = dimension !== undefined && !isTime(dimension) && dimension !== 'event' ? dimension : null;
+    const counted = byAttribute
+      ? [sql`${labelled(trusted('value'), byAttribute)} AS d0`]
+      : plan.dimensions.map(
+          (d, i) => sql`${timeKey(d as 'date' | 'hour', trusted('local_s'), target.dialect)} AS d${integer(i)}`,
+        );
+    const by = byAttribute ? { attribute: fragmentAttribute(byAttribute) } : { segments: plan.segments };
+    return sql`session_metrics AS (
+      SELECT ${join([...slots, sql`sum(sessions) AS sessions`, sql`sum(bounces) AS bounces`, sql`CAST(sum(duration_ms) AS DOUBLE) / sum(sessions) AS duration_ms`])}
+      FROM (
+        SELECT ${join([...counted, trusted('sessions, bounces, duration_ms')])}
+        FROM (${scopedSessionCounts(target, plan.scope, sessions.partitions, by)}) counts
+        UNION ALL
+        SELECT ${join([...slots, ...perSession, sql`sum(duration_ms) AS duration_ms`])}
+        FROM sessions${groupBy}) counted${groupBy})`;
+  }
+  const segmentDims = bySegment ? [sql`segment_event AS d0`] : [];
+  return sql`session_metrics AS (
+      SELECT ${join([...(bySegment ? segmentDims : slots), ...perSession, sql`avg(duration_ms) AS duration_ms`])}
+      FROM sessions${segmentJoin}${bySegment ? sql` GROUP BY 1` : groupBy})`;
 }
 
 /**

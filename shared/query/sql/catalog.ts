@@ -18,7 +18,15 @@ import { join, sql, str, trusted, type Sql } from './sql.js';
 export type StoredRelation =
   'events' | 'sessionFragments' | 'pageviewBuckets' | 'pageBuckets' | 'visitorDays' | 'customEventBuckets';
 
+/**
+ * The two kinds of store, the one difference every fact below derives from (storeFacts): the local `snapshot` store,
+ * whose writers key, mark and upgrade every file before a reader sees it and publish whole snapshots; and the
+ * events `bucket` on S3, whose files may predate columns or keys and are replaced in place by upkeep.
+ */
+export type StoreProfile = 'snapshot' | 'bucket';
+
 export interface StoreCatalog {
+  readonly profile: StoreProfile;
   /** Each relation as the engine names it: a view over Parquet files locally, a Glue table on AWS. */
   readonly tables: Readonly<Record<StoredRelation, Sql>>;
   /**
@@ -80,8 +88,36 @@ export interface StoreCatalog {
   readonly locations?: Readonly<Record<StoredRelation, string>>;
 }
 
+/** The facts each kind of store gives its catalog (StoreCatalog documents each). */
+type StoreFacts = Omit<StoreCatalog, 'profile' | 'tables' | 'locations'>;
+const storeFacts: Record<StoreProfile, StoreFacts> = {
+  snapshot: {
+    bucketVisitor: 'visitor_key',
+    fragmentsHavePaths: true,
+    visitorDayKeys: true,
+    pageBucketReferrers: true,
+    visitorDayDetails: true,
+    wholeMarksExact: true,
+    sessionCounts: trusted(SESSION_COUNTS_TABLE),
+    unmarkedFragments: trusted(UNMARKED_FRAGMENTS_TABLE),
+    filesReplacedInPlace: false,
+  },
+  bucket: {
+    bucketVisitor: 'visitor_id',
+    fragmentsHavePaths: false,
+    visitorDayKeys: false,
+    pageBucketReferrers: false,
+    visitorDayDetails: false,
+    wholeMarksExact: false,
+    sessionCounts: null,
+    unmarkedFragments: null,
+    filesReplacedInPlace: true,
+  },
+};
+
 /** The local store: views named like the Glue tables, integer visitor keys, path lists on every whole fragment. */
 export const localCatalog: StoreCatalog = {
+  profile: 'snapshot',
   tables: {
     events: trusted('events'),
     sessionFragments: trusted(SESSION_FRAGMENTS_TABLE),
@@ -90,15 +126,7 @@ export const localCatalog: StoreCatalog = {
     visitorDays: trusted(VISITOR_DAYS_TABLE),
     customEventBuckets: trusted(CUSTOM_EVENT_BUCKETS_TABLE),
   },
-  bucketVisitor: 'visitor_key',
-  fragmentsHavePaths: true,
-  visitorDayKeys: true,
-  pageBucketReferrers: true,
-  visitorDayDetails: true,
-  wholeMarksExact: true,
-  sessionCounts: trusted(SESSION_COUNTS_TABLE),
-  unmarkedFragments: trusted(UNMARKED_FRAGMENTS_TABLE),
-  filesReplacedInPlace: false,
+  ...storeFacts.snapshot,
 };
 
 /** Glue tables of the derived relations, each defaulting to the relation's own name. */
@@ -137,6 +165,7 @@ export function athenaCatalog(
     throw new Error('Glue names must match [a-z0-9_]+');
   const quoted = (name: string) => trusted(`"${database}"."${name}"`);
   return {
+    profile: 'bucket',
     tables: {
       events: quoted(table),
       sessionFragments: quoted(sessionsTable),
@@ -145,15 +174,7 @@ export function athenaCatalog(
       visitorDays: quoted(visitorsTable),
       customEventBuckets: quoted(customEventsTable),
     },
-    bucketVisitor: 'visitor_id',
-    fragmentsHavePaths: false,
-    visitorDayKeys: false,
-    pageBucketReferrers: false,
-    visitorDayDetails: false,
-    wholeMarksExact: false,
-    sessionCounts: null,
-    unmarkedFragments: null,
-    filesReplacedInPlace: true,
+    ...storeFacts.bucket,
     ...(location === undefined ? {} : { locations: relationLocations(location.replace(/\/+$/, '')) }),
   };
 }
