@@ -279,7 +279,8 @@ const usersXml = `<?xml version="1.0"?>
 <yandex>
   <profiles><default><max_memory_usage>10000000000</max_memory_usage><load_balancing>random</load_balancing></default></profiles>
   <users><default><password></password><networks><ip>127.0.0.1</ip></networks><profile>default</profile><quota>default</quota></default></users>
-  <quotas><default><interval><duration>3600</duration><queries>0</queries><errors>0</errors><result_rows>0</result_rows><read_rows>0</read_rows><execution_time>0</execution_time></interval></default></quotas>
+  <quotas><default><interval><duration>3600</duration><queries>0</queries><errors>0</errors>
+    <result_rows>0</result_rows><read_rows>0</read_rows><execution_time>0</execution_time></interval></default></quotas>
 </yandex>
 `;
 

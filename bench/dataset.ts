@@ -138,7 +138,9 @@ export async function ensureDataset(spec: GeneratorSpec, root: string, log: (lin
     };
     writeFileSync(metaFile, JSON.stringify(meta, null, 2));
     log(
-      `data set ${id}: ${meta.rows.toLocaleString('en-US')} rows, ${files} files, ${(bytes / 2 ** 20).toFixed(1)} MiB in ${generationSeconds.toFixed(1)} s (${Math.round(meta.rows / generationSeconds).toLocaleString('en-US')} rows/s)`,
+      `data set ${id}: ${meta.rows.toLocaleString('en-US')} rows, ${files} files, ` +
+        `${(bytes / 2 ** 20).toFixed(1)} MiB in ${generationSeconds.toFixed(1)} s ` +
+        `(${Math.round(meta.rows / generationSeconds).toLocaleString('en-US')} rows/s)`,
     );
     return { id, spec, paths, rows: meta.rows, files, bytes, generationSeconds, reused: false };
   } finally {

@@ -212,7 +212,9 @@ export class DuckDbTwin implements BenchEngine {
   async shapeStats(): Promise<{ rows: number; pages: number; sessions: number; visitors: number }> {
     const files = pathLiteral(join(this.dataset.paths.eventsDir, '*', '*', '*.parquet'));
     const [row] = await this.engine.runRaw(
-      `SELECT count(*) AS rows, count(DISTINCT url_path) AS pages, count(DISTINCT session_id) FILTER (WHERE session_id <> '') AS sessions, count(DISTINCT visitor_id) AS visitors FROM read_parquet(${files})`,
+      `SELECT count(*) AS rows, count(DISTINCT url_path) AS pages, count(DISTINCT session_id) FILTER ` +
+        `(WHERE session_id <> '') AS sessions, count(DISTINCT visitor_id) AS visitors FROM ` +
+        `read_parquet(${files})`,
     );
     return {
       rows: Number(row!.rows),

@@ -94,7 +94,9 @@ try {
     rowsWritten += report.rowsWritten;
     const chunkMs = performance.now() - chunkStarted;
     console.log(
-      `${label}: ${report.rowsWritten} rows in ${seconds(chunkMs)}, ${Math.round(report.rowsWritten / (chunkMs / 1000))} events/s; store ${(storeBytes(dirname(paths.eventsDir)) / 2 ** 30).toFixed(2)} GiB`,
+      `${label}: ${report.rowsWritten} rows in ${seconds(chunkMs)}, ` +
+        `${Math.round(report.rowsWritten / (chunkMs / 1000))} events/s; store ` +
+        `${(storeBytes(dirname(paths.eventsDir)) / 2 ** 30).toFixed(2)} GiB`,
     );
   }
   const ms = performance.now() - started;

@@ -321,15 +321,26 @@ const lines: string[] = [
   '',
   '| | |',
   '|---|---|',
-  `| machine | ${cpus().length} cores (${cpus()[0]?.model.trim()}), ${(totalmem() / 1024 ** 3).toFixed(0)} GiB memory, Node ${process.versions.node}, DUCKDB_THREADS=${process.env.DUCKDB_THREADS ?? 2} |`,
+  `| machine | ${cpus().length} cores (${cpus()[0]?.model.trim()}), ` +
+    `${(totalmem() / 1024 ** 3).toFixed(0)} GiB memory, Node ${process.versions.node}, ` +
+    `DUCKDB_THREADS=${process.env.DUCKDB_THREADS ?? 2} |`,
   `| load average (1 min) | ${loadAtStart.toFixed(2)} at the start, ${loadAtEnd.toFixed(2)} at the end (other work on the machine shows here) |`,
-  `| data set | ${report.rowsWritten.toLocaleString('en-US')} generated events (bench/generator.ts, seed 7), one site, 90 days to ${today}, imported through importLines in ${importSeconds.toFixed(0)} s: ${parquet.files} Parquet files, ${(parquet.bytes / MiB).toFixed(1)} MiB |`,
-  `| workload | ${shapes.length} read shapes in turn per connection (${countShapes('/v1/query')} query, ${countShapes('/v1/events')} events, ${countShapes('/v1/journeys')} journeys, ${countShapes('/v1/annotations')} annotations list), ${settings.connections} connections, ${settings.warmup} s warm-up then ${settings.duration} s timed |`,
-  `| rate limit | kept on: ${settings.keys} project keys, each request takes the next, so no key was used more than ${plural(Math.ceil(keyTurn / settings.keys), 'time')} over warm-up and run (limit 100 per minute) |`,
+  `| data set | ${report.rowsWritten.toLocaleString('en-US')} generated events (bench/generator.ts, ` +
+    `seed 7), one site, 90 days to ${today}, imported through importLines in ${importSeconds.toFixed(0)} ` +
+    `s: ${parquet.files} Parquet files, ${(parquet.bytes / MiB).toFixed(1)} MiB |`,
+  `| workload | ${shapes.length} read shapes in turn per connection (${countShapes('/v1/query')} ` +
+    `query, ${countShapes('/v1/events')} events, ${countShapes('/v1/journeys')} journeys, ` +
+    `${countShapes('/v1/annotations')} annotations list), ${settings.connections} connections, ` +
+    `${settings.warmup} s warm-up then ${settings.duration} s timed |`,
+  `| rate limit | kept on: ${settings.keys} project keys, each request takes the next, so no key was ` +
+    `used more than ${plural(Math.ceil(keyTurn / settings.keys), 'time')} over warm-up and run (limit ` +
+    `100 per minute) |`,
   '',
   '| requests | throughput | latency p50 | p99 | max | 2xx | non-2xx | errors | timeouts |',
   '|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-  `| ${result.requests.total.toLocaleString('en-US')} | ${result.requests.average.toFixed(1)} req/s | ${result.latency.p50} ms | ${result.latency.p99} ms | ${result.latency.max} ms | ${result['2xx']} | ${non2xx} | ${result.errors} | ${result.timeouts} |`,
+  `| ${result.requests.total.toLocaleString('en-US')} | ${result.requests.average.toFixed(1)} req/s | ` +
+    `${result.latency.p50} ms | ${result.latency.p99} ms | ${result.latency.max} ms | ${result['2xx']} | ` +
+    `${non2xx} | ${result.errors} | ${result.timeouts} |`,
   '',
   "Per route, from the API's own `request` log lines (handler time: authentication, limits, validation, engine):",
   '',
@@ -346,7 +357,8 @@ const lines: string[] = [
   `| after | ${mib(after.rss)} | ${mib(after.heapUsed)} |`,
   `| growth | ${signedMib(growth)} | ${signedMib(after.heapUsed - before.heapUsed)} |`,
   '',
-  `Bound: RSS after the timed run at most max(${MEMORY_BOUND.mib} MiB, ${MEMORY_BOUND.ratio * 100}% of RSS before) above RSS before, i.e. ${mib(allowed)} here: ${growth <= allowed ? 'held' : 'EXCEEDED'}.`,
+  `Bound: RSS after the timed run at most max(${MEMORY_BOUND.mib} MiB, ${MEMORY_BOUND.ratio * 100}% of ` +
+    `RSS before) above RSS before, i.e. ${mib(allowed)} here: ${growth <= allowed ? 'held' : 'EXCEEDED'}.`,
   `Server log lines above INFO during the timed run: ${serverProblems.length}.`,
   `Outcome: ${ok ? 'passed' : 'FAILED'} (the script exits 1 on any error, timeout, non-2xx answer, warning or error logged by the API, or memory past the bound).`,
 ];

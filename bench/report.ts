@@ -109,7 +109,8 @@ export function renderReport(f: BenchFigures): string {
       `(${f.machine.cpus} cores: above ${f.machine.cpus} other work on the machine competed with the bench) |`,
   );
   out.push(
-    `| software | Node ${f.machine.node}, DuckDB ${f.versions.duckdb ?? '?'}${f.versions.clickhouse ? `, ClickHouse ${f.versions.clickhouse}` : ''}${f.versions.postgres ? `, PostgreSQL ${f.versions.postgres}` : ''} |`,
+    `| software | Node ${f.machine.node}, DuckDB ` +
+      `${f.versions.duckdb ?? '?'}${f.versions.clickhouse ? `, ClickHouse ${f.versions.clickhouse}` : ''}${f.versions.postgres ? `, PostgreSQL ${f.versions.postgres}` : ''} |`,
   );
   const d = f.dataset;
   out.push(
@@ -121,13 +122,18 @@ export function renderReport(f: BenchFigures): string {
     `| Parquet | ${stored} (${codecs}); \`domain=/dt=\` partitions written by the importer (writer/importer.ts), derived relations in docs/STORAGE.md |`,
   );
   out.push(
-    `| generation | ${d.generationSeconds.toFixed(0)} s through the importer (${Math.round(d.rows / d.generationSeconds).toLocaleString('en-US')} rows/s)${d.reused ? ', cached from an earlier run' : ''} |`,
+    `| generation | ${d.generationSeconds.toFixed(0)} s through the importer ` +
+      `(${Math.round(d.rows / d.generationSeconds).toLocaleString('en-US')} ` +
+      `rows/s)${d.reused ? ', cached from an earlier run' : ''} |`,
   );
   for (const e of ['clickhouse', 'postgres'] as EngineName[]) {
     if (f.peerTables[e] !== undefined) out.push(`| ${engineLabels[e]} table | ${mib(f.peerTables[e]!)} on disk |`);
   }
   out.push(
-    `| timing | per query: ${f.timing.warmup} warm-up run(s) on each engine, then rounds in which each engine runs the query once, ${f.timing.repeat} rounds, or fewer for an engine (at least ${f.timing.minRuns}) once its runs add up to ${f.timing.budgetMs / 1000} s; p95 is nearest-rank (with 10 runs, the slowest) |`,
+    `| timing | per query: ${f.timing.warmup} warm-up run(s) on each engine, then rounds in which each ` +
+      `engine runs the query once, ${f.timing.repeat} rounds, or fewer for an engine (at least ` +
+      `${f.timing.minRuns}) once its runs add up to ${f.timing.budgetMs / 1000} s; p95 is nearest-rank ` +
+      `(with 10 runs, the slowest) |`,
   );
   for (const s of f.skipped)
     out.push(`| ${engineLabels[s.engine]} | skipped: ${s.reason.replace(/\s+/g, ' ').replaceAll('|', '/')} |`);
@@ -267,7 +273,9 @@ export function renderReport(f: BenchFigures): string {
     );
   } else {
     out.push(
-      `| 100M rows: every dashboard query p50 < 1 s (API) | not measured in this run (${d.rows.toLocaleString('en-US')} rows; \`--100m\`); here the slowest is ${slowest.query.id} ${formatMs(p50(slowest, 'api'))} | – |`,
+      `| 100M rows: every dashboard query p50 < 1 s (API) | not measured in this run ` +
+        `(${d.rows.toLocaleString('en-US')} rows; \`--100m\`); here the slowest is ${slowest.query.id} ` +
+        `${formatMs(p50(slowest, 'api'))} | – |`,
     );
   }
   out.push('');
@@ -302,7 +310,9 @@ export function renderReport(f: BenchFigures): string {
     out.push(
       'One entry per Parquet scan of the statement as Athena would run it (visitor ids rather than the local keys; a piece for whole ' +
         "fragments without paths, docs/STORAGE.md), as DuckDB's profile (`EXPLAIN ANALYZE`) of that form reports it: the relation (`events`, " +
-        '`sessions` for the stored session fragments, `pageviews` or `pages` for the pageview or page buckets, `visitors` for the visitor days of docs/STORAGE.md), the files it read ("Total Files Read") against the files of ' +
+        '`sessions` for the stored session fragments, `pageviews` or `pages` for the pageview or page ' +
+        'buckets, `visitors` for the visitor days of docs/STORAGE.md), the files it read ("Total Files ' +
+        'Read") against the files of ' +
         "that relation counted on disk in the `dt` partitions the scan may read (its file filter, else the query's range), and the " +
         'columns it reads (projections and filter columns). Athena bills the column chunks it reads: the estimate sums ' +
         '`total_compressed_size` from `parquet_metadata()` of those columns in those files, scan by scan (Trino scans a table once per ' +
@@ -327,7 +337,8 @@ export function renderReport(f: BenchFigures): string {
       const cost = athenaDollars(s.athenaBytes);
       dollars += cost;
       out.push(
-        `| ${q.query.id} | ${scans} | ${exact ? 'yes' : 'no'} | ${mib(s.athenaBytes)} | ${s.filesInRange} of ${s.filesInDomain}, ${mib(s.bytesInRange)} | $${cost.toFixed(6)} | $${(cost * 1000).toFixed(2)} |`,
+        `| ${q.query.id} | ${scans} | ${exact ? 'yes' : 'no'} | ${mib(s.athenaBytes)} | ${s.filesInRange} of ` +
+          `${s.filesInDomain}, ${mib(s.bytesInRange)} | $${cost.toFixed(6)} | $${(cost * 1000).toFixed(2)} |`,
       );
     }
     out.push(
@@ -375,7 +386,8 @@ export function renderReport(f: BenchFigures): string {
       "checked against the API's semantics on every run.",
     '- **Stored work**: the API (and so its DuckDB twin) reads the relations its importer derives beside the events ' +
       '(docs/STORAGE.md): session fragments for session metrics over whole partitions, pageview and page buckets (with integer ' +
-      "visitor keys given at import) for visitors and pageviews without filters, visitor days for the journeys list's ranking. The peers' SQL computes everything from the raw rows, as a single events table allows (Plausible keeps a " +
+      "visitor keys given at import) for visitors and pageviews without filters, visitor days for the journeys list's ranking. " +
+      "The peers' SQL computes everything from the raw rows, as a single events table allows (Plausible keeps a " +
       'sessions table beside its events, the analogue the peers do not have here).',
     '- **Caches**: DuckDB (API and direct) keeps the Parquet bytes it has read in its own buffer pool (docs/DECISIONS.md); ClickHouse and ' +
       'PostgreSQL read through the OS page cache, which this machine empties within a minute or two of idleness, so in rounds where ' +

@@ -210,7 +210,9 @@ describe('ingest: objects under incoming/ become the store', () => {
     const instance = await DuckDBInstance.create(':memory:');
     const connection = await instance.connect();
     const row = (i: number, props: string) =>
-      `SELECT 'numbers.test' AS domain, TIMESTAMP '2026-03-01 10:00:00' + INTERVAL ${i} SECOND AS "timestamp", 'event' AS type, 'v1' AS visitor_id, 's1' AS session_id, '/' AS url_path, 'signup' AS event_name, ${props} AS event_properties`;
+      `SELECT 'numbers.test' AS domain, TIMESTAMP '2026-03-01 10:00:00' + INTERVAL ${i} SECOND AS ` +
+      `"timestamp", 'event' AS type, 'v1' AS visitor_id, 's1' AS session_id, '/' AS url_path, 'signup' AS ` +
+      `event_name, ${props} AS event_properties`;
     const objects = {
       'map.parquet': [row(1, "MAP {'n': 9007199254740993}"), row(2, "MAP {'n': 42}")],
       'struct.parquet': [row(3, "{'n': 12345678901234567891::DECIMAL(38, 0)}"), row(4, "{'n': 7::DECIMAL(38, 0)}")],

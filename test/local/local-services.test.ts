@@ -132,7 +132,9 @@ describe('the local DynamoDB', () => {
         ),
       ).toBe('EACCES');
       const status = await asNobody(
-        `fetch(${JSON.stringify(api.dynamo.endpoint)}, { method: 'POST', headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'DynamoDB_20120810.Scan' }, body: JSON.stringify({ TableName: 'credentials' }) }).then((r) => console.log(r.status))`,
+        `fetch(${JSON.stringify(api.dynamo.endpoint)}, { method: 'POST', headers: { 'content-type': ` +
+          `'application/x-amz-json-1.0', 'x-amz-target': 'DynamoDB_20120810.Scan' }, body: JSON.stringify({ ` +
+          `TableName: 'credentials' }) }).then((r) => console.log(r.status))`,
       );
       expect(status).toBe('403');
     },
@@ -237,7 +239,9 @@ describe.skipIf(!trinoAvailable('Local Trino services suite'))(
             })
           ).stdout.trim();
         const status = await asNobody(
-          `fetch(${JSON.stringify(`${trino.server}/v1/statement`)}, { method: 'POST', headers: { 'x-trino-user': 'local' }, body: 'SELECT 1' }).then((r) => console.log(r.status), (e) => console.log('refused'))`,
+          `fetch(${JSON.stringify(`${trino.server}/v1/statement`)}, { method: 'POST', headers: { ` +
+            `'x-trino-user': 'local' }, body: 'SELECT 1' }).then((r) => console.log(r.status), (e) => ` +
+            `console.log('refused'))`,
         );
         expect(status).toBe('401');
       }

@@ -857,10 +857,13 @@ describe('pageview buckets', () => {
       }
       return { value: undefined, changed: true };
     });
+    const keyedRows = ['pageview_buckets', 'page_buckets', 'custom_event_buckets'].map(
+      (t) => `SELECT visitor_id, visitor_key FROM ${t} WHERE domain = '${domain}'`,
+    );
     const keptKeys = new Set(
       (
         await api.engine.runRaw(
-          `SELECT DISTINCT visitor_id FROM (${['pageview_buckets', 'page_buckets', 'custom_event_buckets'].map((t) => `SELECT visitor_id, visitor_key FROM ${t} WHERE domain = '${domain}'`).join(' UNION ALL ')}) WHERE visitor_key IS NOT NULL`,
+          `SELECT DISTINCT visitor_id FROM (${keyedRows.join(' UNION ALL ')}) WHERE visitor_key IS NOT NULL`,
         )
       ).map((r) => r.visitor_id),
     );
