@@ -101,7 +101,16 @@ export const pathSegment = dataText(z.string().min(1).max(MAX_PATH_SEGMENT_LENGT
 /** Annotation ids: the ids this API issues are UUIDs; anything longer than a key DynamoDB can hold is a 400. */
 export const annotationIdSchema = dataText(z.string().min(1).max(128, 'must be at most 128 characters'));
 
-/** No value twice in an array (metrics, dimensions, filters). */
-export function uniqueItems<T>(items: readonly T[]): boolean {
-  return new Set(items.map((item) => JSON.stringify(item))).size === items.length;
+/**
+ * `items` with each value once, in the order first seen: a filter given twice means what it means once (the
+ * contract allows it), so the request is planned, cached and answered as if it were given once.
+ */
+export function withoutRepeats<T>(items: readonly T[]): T[] {
+  const seen = new Set<string>();
+  return items.filter((item) => {
+    const key = JSON.stringify(item);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }

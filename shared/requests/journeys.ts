@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { dateRangeSchema, domainSchema, timeZoneSchema, uniqueItems, visitorIdSchema } from './fields.js';
+import { dateRangeSchema, domainSchema, timeZoneSchema, visitorIdSchema } from './fields.js';
 import type { ResolvedRange } from '../time/date-range.js';
 import { eventFilterFields, filterSchema, rowFilterFields, type Filter } from './filters.js';
 
@@ -30,8 +30,6 @@ export const visitorListRequestSchema = z
     filters: z
       .array(filterSchema(journeyFilterFields))
       .max(20, 'at most 20 filters')
-      .refine(uniqueItems, 'must not hold the same filter twice')
-      .meta({ uniqueItems: true })
       .optional(),
     pageviews_gt: count.optional(),
     pageviews_lt: count.optional(),

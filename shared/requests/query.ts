@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { dateRangeSchema, domainSchema, timeZoneSchema, uniqueItems } from './fields.js';
+import { dateRangeSchema, domainSchema, timeZoneSchema } from './fields.js';
 import type { ResolvedRange } from '../time/date-range.js';
 import { filterSchema, rowFilterFields, type Filter } from './filters.js';
 
@@ -44,8 +44,6 @@ export const queryRequestSchema = z
     filters: z
       .array(filterSchema(queryFilterFields))
       .max(20, 'at most 20 filters')
-      .refine(uniqueItems, 'must not hold the same filter twice')
-      .meta({ uniqueItems: true })
       .optional(),
     sort: z
       .strictObject({

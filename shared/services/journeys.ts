@@ -1,3 +1,4 @@
+import { withoutRepeats } from '../requests/fields.js';
 import type { SqlRow, SqlValue } from '../engines/engine.js';
 import { NotFoundError } from '../errors.js';
 import type { EventScope } from '../query/scope/event-scope.js';
@@ -61,7 +62,7 @@ export async function listVisitors(request: VisitorListRequest, domain: string, 
   const plan = planVisitorList(
     {
       ...page,
-      filters: request.filters ?? [],
+      filters: withoutRepeats(request.filters ?? []),
       bounds: boundsOf(request),
       hasRevenue: request.has_revenue ?? false,
       firstPurchase: request.first_purchase ?? false,

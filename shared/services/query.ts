@@ -4,6 +4,7 @@ import { resolveDateRange, type ResolvedRange } from '../time/date-range.js';
 import { EngineRunner } from './engine-runner.js';
 import { planQuery } from '../query/analytics/plan.js';
 import { storeShapeFor } from './store-shape.js';
+import { withoutRepeats } from '../requests/fields.js';
 
 /** The request with every default filled in, over a resolved range: what the planner works from. */
 export function normaliseQueryRequest(request: QueryRequest, domain: string, range: ResolvedRange): AnalyticsQuery {
@@ -11,7 +12,7 @@ export function normaliseQueryRequest(request: QueryRequest, domain: string, ran
     domain,
     metrics: request.metrics ?? QUERY_DEFAULTS.metrics,
     dimensions: request.dimensions ?? [],
-    filters: request.filters ?? [],
+    filters: withoutRepeats(request.filters ?? []),
     range,
     timeZone: range.timeZone,
     sort: request.sort ? { field: request.sort.field, order: request.sort.order ?? 'desc' } : null,

@@ -240,6 +240,18 @@ describe('bounds and revenue options', () => {
 });
 
 describe('filters', () => {
+  it('answers a filter given twice as given once: it means the same', async () => {
+    const once = await list({ filters: [['page', 'is', '/pricing']] });
+    const twice = await list({
+      filters: [
+        ['page', 'is', '/pricing'],
+        ['page', 'is', '/pricing'],
+      ],
+    });
+    expect(once.data.length).toBeGreaterThan(0);
+    expect(twice.data).toEqual(once.data);
+  });
+
   const cases: [string, unknown[][], string[]][] = [
     ['page is', [['page', 'is', '/pricing']], ['frank', 'bob', 'alice']],
     ['page is, several values', [['page', 'is', '/,/docs']], ['dave', 'erin', 'alice']],

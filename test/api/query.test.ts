@@ -116,6 +116,20 @@ describe('metrics without dimensions', () => {
     });
     expect(body.pagination).toEqual({ limit: 100, offset: 0, has_more: false });
   });
+
+  it('answers a filter given twice as given once: it means the same', async () => {
+    const body = { metrics: ['pageviews', 'visitors', 'bounce_rate'], dimensions: ['country'] };
+    const once = await query({ ...body, filters: [['page', 'is', '/pricing']] });
+    const twice = await query({
+      ...body,
+      filters: [
+        ['page', 'is', '/pricing'],
+        ['page', 'is', '/pricing'],
+      ],
+    });
+    expect(once.data.length).toBeGreaterThan(0);
+    expect(twice.data).toEqual(once.data);
+  });
 });
 
 describe('dimensions', () => {
