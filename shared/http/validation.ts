@@ -13,7 +13,8 @@ export function parseInput<S extends z.ZodType>(
 ): z.output<S> {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
-  const all = result.error.issues.flatMap((issue) => toDetails(issue, root));
+  const known = 'shape' in schema ? Object.keys((schema as unknown as { shape: object }).shape) : undefined;
+  const all = result.error.issues.flatMap((issue) => toDetails(issue, root, known));
   const details = all
     .slice(0, MAX_DETAILS)
     .map((d) => ({ ...d, path: d.path.length > MAX_PATH_LENGTH ? `${d.path.slice(0, MAX_PATH_LENGTH)}…` : d.path }));
@@ -21,13 +22,21 @@ export function parseInput<S extends z.ZodType>(
   throw new ValidationError(details.map((d) => `${d.path}: ${d.message}`).join('; ') + more, details);
 }
 
-function toDetails(issue: z.core.$ZodIssue, root: string): ErrorDetail[] {
+/**
+ * A zod issue as the details of a 400: an unknown field at the top names the fields the endpoint takes (`known`), a
+ * missing one says it is required, a wrong type at the top says what JSON is expected.
+ */
+function toDetails(issue: z.core.$ZodIssue, root: string, known: string[] | undefined): ErrorDetail[] {
   const base = issue.path.map(String).join('.');
   if (issue.code === 'unrecognized_keys') {
-    return issue.keys.map((key) => ({ path: join(base, key) || root, message: 'is not a known field' }));
+    const accepted = issue.path.length === 0 && known ? ` (this endpoint takes ${known.join(', ')})` : '';
+    return issue.keys.map((key) => ({ path: join(base, key) || root, message: `is not a known field${accepted}` }));
   }
   if (issue.code === 'invalid_type' && issue.path.length === 0) {
     return [{ path: root, message: `must be a JSON ${issue.expected}` }];
+  }
+  if (issue.code === 'invalid_type' && / received undefined$/.test(issue.message)) {
+    return [{ path: base, message: `is required (a ${issue.expected})` }];
   }
   return [{ path: base || root, message: issue.message }];
 }

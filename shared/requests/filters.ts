@@ -47,13 +47,22 @@ const filterValueSchema = dataText(
     .max(MAX_FILTER_VALUE_LENGTH, `must be at most ${MAX_FILTER_VALUE_LENGTH} characters`),
 );
 
+/** What a filter looks like, for the 400 of one sent in another form. */
+export const FILTER_FORM = 'must be [field, operator, value], e.g. ["page", "is", "/pricing"]';
+
+/** The filters array, for the 400 of one sent in another form (an object, a string). */
+export const FILTERS_FORM = 'must be an array of [field, operator, value] filters, e.g. [["page", "is", "/pricing"]]';
+
 export function filterSchema<F extends readonly [FilterField, ...FilterField[]]>(fields: F) {
   return z
-    .tuple([
-      z.enum(fields, { error: `must be one of ${fields.join(', ')}` }),
-      z.enum(filterOperators, { error: `must be one of ${filterOperators.join(', ')}` }),
-      filterValueSchema,
-    ])
+    .tuple(
+      [
+        z.enum(fields, { error: `must be one of ${fields.join(', ')}` }),
+        z.enum(filterOperators, { error: `must be one of ${filterOperators.join(', ')}` }),
+        filterValueSchema,
+      ],
+      { error: (issue) => (issue.code === 'invalid_type' ? FILTER_FORM : undefined) },
+    )
     .meta({ minItems: 3, maxItems: 3, description: '[field, operator, value]' })
     .superRefine(([field, operator, value], ctx) => {
       if (field === 'event_property' && !/^[^:]+:/.test(value)) {

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { dateRangeSchema, domainSchema, timeZoneSchema, visitorIdSchema } from './fields.js';
 import type { ResolvedRange } from '../time/date-range.js';
-import { eventFilterFields, filterSchema, rowFilterFields, type Filter } from './filters.js';
+import { eventFilterFields, filterSchema, FILTERS_FORM, rowFilterFields, type Filter } from './filters.js';
 
 // The four journeys endpoints: request schemas (strict, no coercion) and the normalised queries the planner
 // works from. `domain` is required on every journeys request (docs/API.md).
@@ -28,7 +28,9 @@ export const visitorListRequestSchema = z
     domain: domainSchema,
     date_range: dateRangeSchema.optional(),
     filters: z
-      .array(filterSchema(journeyFilterFields))
+      .array(filterSchema(journeyFilterFields), {
+        error: (issue) => (issue.code === 'invalid_type' ? FILTERS_FORM : undefined),
+      })
       .max(20, 'at most 20 filters')
       .optional(),
     pageviews_gt: count.optional(),

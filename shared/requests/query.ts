@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { dateRangeSchema, domainSchema, timeZoneSchema } from './fields.js';
 import type { ResolvedRange } from '../time/date-range.js';
-import { filterSchema, rowFilterFields, type Filter } from './filters.js';
+import { filterSchema, FILTERS_FORM, rowFilterFields, type Filter } from './filters.js';
 
 // POST /v1/query: the request schema and the normalised query every later step works from.
 
@@ -42,7 +42,9 @@ export const queryRequestSchema = z
       .meta({ uniqueItems: true })
       .optional(),
     filters: z
-      .array(filterSchema(queryFilterFields))
+      .array(filterSchema(queryFilterFields), {
+        error: (issue) => (issue.code === 'invalid_type' ? FILTERS_FORM : undefined),
+      })
       .max(20, 'at most 20 filters')
       .optional(),
     sort: z

@@ -56,6 +56,34 @@ describe('POST /v1/journeys/list answers 400 with details', () => {
   });
 });
 
+describe('400 messages say what is accepted', () => {
+  const message = async (method: 'GET' | 'POST', path: string, input: Record<string, unknown>) => {
+    const res = await api.request(method, path, {
+      token,
+      ...(method === 'POST' ? { body: input } : { query: input as Record<string, string> }),
+    });
+    expectErrorResponse(res, 400, 'invalid_request');
+    return res.body.message as string;
+  };
+  it('a missing field is required, with its type', async () => {
+    expect(await message('POST', '/v1/journeys/list', { date_range: '7d' })).toContain(
+      'domain: is required (a string)',
+    );
+  });
+  it('filters in another form show the form', async () => {
+    expect(await message('POST', '/v1/journeys/list', { ...list, filters: { page: '/pricing' } })).toContain(
+      'filters: must be an array of [field, operator, value] filters, e.g. [["page", "is", "/pricing"]]',
+    );
+    expect(await message('POST', '/v1/query', { ...list, filters: [{ page: '/pricing' }] })).toContain(
+      'filters.0: must be [field, operator, value], e.g. ["page", "is", "/pricing"]',
+    );
+  });
+  it('a field the endpoint does not take names the fields it takes', async () => {
+    const text = await message('GET', '/v1/events', { domain: 'journeys.test', timezone: 'UTC' });
+    expect(text).toMatch(/^timezone: is not a known field \(this endpoint takes domain, [a-z_, ]+\)$/);
+  });
+});
+
 describe('POST /v1/journeys/timeline answers 400 with details', () => {
   it.each([
     ['missing visitor_id', { domain: 'journeys.test' }, 'visitor_id'],
