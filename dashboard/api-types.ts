@@ -460,6 +460,11 @@ export interface operations {
                             query_ms: number;
                             /** @description bytes Athena scanned (AWS only) */
                             bytes_scanned?: number;
+                            /**
+                             * @description extension: present when the whole range starts after now, so no stored event can be in it
+                             * @enum {boolean}
+                             */
+                            future_range?: true;
                         };
                         pagination: {
                             limit: number;
@@ -2120,6 +2125,11 @@ export interface operations {
                             query_ms: number;
                             /** @description bytes Athena scanned (AWS only) */
                             bytes_scanned?: number;
+                            /**
+                             * @description extension: present when the whole range starts after now, so no stored event can be in it
+                             * @enum {boolean}
+                             */
+                            future_range?: true;
                         };
                         pagination: components["schemas"]["Pagination"];
                         query: {

@@ -13,6 +13,10 @@ const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/);
 const count = z.number().int().min(0);
 const queryMs = z.number().min(0).describe('time spent in the query engine, measured');
 const bytesScanned = z.number().int().min(0).optional().describe('bytes Athena scanned (AWS only)');
+const futureRange = z
+  .literal(true)
+  .optional()
+  .describe('extension: present when the whole range starts after now, so no stored event can be in it');
 const page = z.object({ limit: count, offset: count, has_more: z.boolean() }).meta({ id: 'Pagination' });
 const nullableString = z.string().nullable();
 /** `[start, end]`: arrays of two, which JSON Schema states as minItems and maxItems. */
@@ -143,6 +147,7 @@ export const responseSchemas: Record<RouteKey, z.ZodType> = {
       timezone: z.string(),
       query_ms: queryMs,
       bytes_scanned: bytesScanned,
+      future_range: futureRange,
     }),
     pagination: page.extend({ total: count }),
   }),
@@ -206,6 +211,7 @@ export const responseSchemas: Record<RouteKey, z.ZodType> = {
       timezone: z.string(),
       query_ms: queryMs,
       bytes_scanned: bytesScanned,
+      future_range: futureRange,
     }),
     pagination: page,
     query: z.object({

@@ -20,7 +20,7 @@ import {
   printVisitorExists,
   printVisitorStats,
 } from '../query/journeys/print-visitor.js';
-import { resolveDateRange, type DateRangeInput, type ResolvedRange } from '../time/date-range.js';
+import { futureRangeNote, resolveDateRange, type DateRangeInput, type ResolvedRange } from '../time/date-range.js';
 import { EngineRunner } from './engine-runner.js';
 import { bytes } from './query.js';
 
@@ -86,6 +86,7 @@ export async function listVisitors(request: VisitorListRequest, domain: string, 
       timezone: range.timeZone,
       query_ms: runner.queryMs,
       ...bytes(runner),
+      ...futureRangeNote(range, now),
     },
     pagination: { limit, offset, has_more: rows.length > limit, total },
   };

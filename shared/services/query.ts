@@ -1,6 +1,6 @@
 import { QUERY_DEFAULTS, type AnalyticsQuery, type QueryRequest } from '../requests/query.js';
 import { printAnalyticsQuery } from '../query/analytics/print.js';
-import { resolveDateRange, type ResolvedRange } from '../time/date-range.js';
+import { futureRangeNote, resolveDateRange, type ResolvedRange } from '../time/date-range.js';
 import { EngineRunner } from './engine-runner.js';
 import { planQuery } from '../query/analytics/plan.js';
 import { storeShapeFor } from './store-shape.js';
@@ -46,6 +46,7 @@ export async function runAnalyticsQuery(request: QueryRequest, domain: string, n
       timezone: timeZone,
       query_ms: runner.queryMs,
       ...bytes(runner),
+      ...futureRangeNote(range, now),
     },
     pagination: { limit: query.limit, offset: query.offset, has_more: rows.length > query.limit },
     query: {

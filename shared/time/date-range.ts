@@ -20,6 +20,11 @@ export interface ResolvedRange {
 
 const DAY_MS = 86_400_000;
 
+/** `{ future_range: true }` for a range that starts after `now` (no stored event can be in it), else nothing. */
+export function futureRangeNote(range: ResolvedRange, now: Date): { future_range?: true } {
+  return range.from.getTime() > now.getTime() ? { future_range: true } : {};
+}
+
 /** The first day any range may start on. */
 export const EARLIEST_RANGE_DAY = '1970-01-01';
 

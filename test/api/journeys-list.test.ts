@@ -240,6 +240,13 @@ describe('bounds and revenue options', () => {
 });
 
 describe('filters', () => {
+  it('says in meta when the whole range lies after now: no visitors, and future_range', async () => {
+    const future = await list({ date_range: ['2099-01-01', '2099-01-31'] });
+    expect(future.data).toEqual([]);
+    expect(future.meta.future_range).toBe(true);
+    expect((await list({})).meta).not.toHaveProperty('future_range');
+  });
+
   it('answers a filter given twice as given once: it means the same', async () => {
     const once = await list({ filters: [['page', 'is', '/pricing']] });
     const twice = await list({

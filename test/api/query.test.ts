@@ -117,6 +117,13 @@ describe('metrics without dimensions', () => {
     expect(body.pagination).toEqual({ limit: 100, offset: 0, has_more: false });
   });
 
+  it('says in meta when the whole range lies after now: zeros, and future_range', async () => {
+    const future = await query({ date_range: ['2099-01-01', '2099-01-31'], metrics: ['visitors', 'pageviews'] });
+    expect(future.data).toEqual([{ dimensions: {}, metrics: { visitors: 0, pageviews: 0 } }]);
+    expect(future.meta.future_range).toBe(true);
+    expect((await query({ metrics: ['visitors'] })).meta).not.toHaveProperty('future_range');
+  });
+
   it('answers a filter given twice as given once: it means the same', async () => {
     const body = { metrics: ['pageviews', 'visitors', 'bounce_rate'], dimensions: ['country'] };
     const once = await query({ ...body, filters: [['page', 'is', '/pricing']] });
