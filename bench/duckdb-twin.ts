@@ -10,6 +10,7 @@ import { storeShapeFor } from '../shared/services/store-shape.js';
 import { athenaCatalog, type StoreCatalog } from '../shared/query/sql/catalog.js';
 import { localTarget, type SqlTarget } from '../shared/query/sql/target.js';
 import { printVisitorList } from '../shared/query/journeys/print-list.js';
+import { withoutRepeats } from '../shared/requests/fields.js';
 import { planVisitorList, type VisitorListPlan, type VisitorListPlanOptions } from '../shared/query/journeys/plan.js';
 import { listedVisitors } from '../shared/services/journeys.js';
 import type { SqlRow } from '../shared/engines/engine.js';
@@ -55,7 +56,7 @@ export function planOf(
         domain: request.domain,
         isDev: request.is_dev ?? false,
         range,
-        filters: request.filters ?? [],
+        filters: withoutRepeats(request.filters ?? []),
         bounds: boundsOf(request),
         hasRevenue: request.has_revenue ?? false,
         firstPurchase: request.first_purchase ?? false,

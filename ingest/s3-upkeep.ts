@@ -191,7 +191,7 @@ async function upkeepDomain(
     ...Object.keys(states.superseded).filter((p) => !cleaned.has(p)),
     ...Object.keys(states.pending).map((f) => f.split('/')[0]!),
   ]);
-  const due: [string, string[]][] = [];
+  const due: { partition: string; files: { name: string; modified: number }[]; compactable: string[] }[] = [];
   for (const [partition, files] of await eventFilesOf(target, domain)) {
     if (busy.has(partition)) continue;
     // Nothing to do unless crowded or settled (counting every file: unfinished imports' are left out below).
@@ -203,22 +203,24 @@ async function upkeepDomain(
       if (!/^[0-9a-f]{32}\.parquet$/.test(name) || (await recorded(name.slice(0, 32)))) compactable.push(name);
     const settled = settledAt && compactable.some((n) => !n.startsWith('compacted-'));
     if (compactable.length < minFiles && !settled) continue;
-    // Within the domain's budget of hidden files: a partition with more files than the room left is compacted
-    // in part (its oldest files; the rest, with the compacted file, at a later run), so no partition, however
-    // crowded, keeps the others from being compacted.
-    const room = options.maxHiddenFiles - hidden - 1;
-    if (room < 2) break;
-    const chunk = compactable.length <= room ? compactable : oldestFirst(files, compactable).slice(0, room);
-    due.push([partition, chunk]);
-    hidden += chunk.length;
+    due.push({ partition, files, compactable });
   }
-  if (due.length === 0) return;
+  // No room for even one partition: nothing to open DuckDB or read the index for.
+  if (due.length === 0 || options.maxHiddenFiles - hidden - 1 < 2) return;
   const scratch = await openScratchDuckDb();
   try {
     await refreshFragmentIndex(target, domain, scratch.connection);
-    for (const [partition, names] of due) {
-      if (await compact(target, scratch.connection, domain, partition, names, now()))
-        report.compacted.push(`${domain}/${partition}`);
+    for (const { partition, files, compactable } of due) {
+      // Within the domain's budget of hidden files: a partition with more files than the room left is compacted
+      // in part (its oldest files; the rest, with the compacted file, at a later run), so no partition, however
+      // crowded, keeps the others from being compacted. One that cannot be rewritten hides nothing and takes no room.
+      const room = options.maxHiddenFiles - hidden - 1;
+      if (room < 2) break;
+      const chunk = compactable.length <= room ? compactable : oldestFirst(files, compactable).slice(0, room);
+      const outcome = await compact(target, scratch.connection, domain, partition, chunk, now());
+      if (outcome === 'unwritable') continue;
+      hidden += chunk.length;
+      if (outcome) report.compacted.push(`${domain}/${partition}`);
     }
   } finally {
     scratch.close();
@@ -226,8 +228,10 @@ async function upkeepDomain(
 }
 
 /**
- * Rewrites one partition from its event files `names` and shows the result in place of them. A fragment of the
- * result is marked whole when its session is in no other fragment file of the domain's index (refreshFragmentIndex).
+ * Rewrites one partition from its event files `names` and shows the result in place of them (true when this run's
+ * file replaced them). A fragment of the result is marked whole when its session is in no other fragment file of the
+ * domain's index (refreshFragmentIndex). `unwritable`: the rows cannot be rewritten as one file (UnwritableRows);
+ * nothing was written or hidden.
  */
 async function compact(
   target: UpkeepTarget,
@@ -236,7 +240,7 @@ async function compact(
   partition: string,
   names: string[],
   now: number,
-): Promise<boolean> {
+): Promise<boolean | 'unwritable'> {
   // Named after its partition and the names it replaces: no other partition's compacted file has its name, so
   // readers may hide it by name alone while it is pending (shared/store/file-states-repo.ts, hiddenFiles).
   const file = `compacted-${createHash('sha256')
@@ -266,7 +270,7 @@ async function compact(
       // Its files stay as they are and answer as before; the domain's other partitions are compacted.
       if (!(error instanceof UnwritableRows)) throw error;
       logger.warn('partition left uncompacted', { domain, partition, reason: error.message });
-      return false;
+      return 'unwritable';
     }
     await hideFiles(domain, [`${partition}/${file}`], now);
     for (const folder of [...derivedRelations.map((r) => r.folder), EVENTS_FOLDER]) {

@@ -81,7 +81,13 @@ const ACTIVE_QUERY_QUOTA = 25;
 
 export async function startAthenaEmulator(options: AthenaEmulatorOptions): Promise<AthenaEmulator> {
   const { user, ...connection } = options.trino;
-  const trino = Trino.create({ ...connection, catalog: 'hive', source: 'athena-emulator' });
+  // Every call as the token's user, cancel() included (the client's default user is the OS user's name).
+  const trino = Trino.create({
+    ...connection,
+    extraHeaders: { ...connection.extraHeaders, 'X-Trino-User': user },
+    catalog: 'hive',
+    source: 'athena-emulator',
+  });
   const executions = new Map<string, Execution>();
   const byToken = new Map<string, string>();
 

@@ -55,27 +55,37 @@ export async function startTrino(install: TrinoInstall, options: TrinoServerOpti
       .map(([key, value]) => `${key}=${value}`)
       .join('\n') + '\n';
   const tls = join(dir, 'tls');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-days',
-      '7',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-      '-keyout',
-      `${tls}-key.pem`,
-      '-out',
-      `${tls}-cert.pem`,
-    ],
-    { stdio: 'ignore' },
-  );
+  try {
+    // -addext needs OpenSSL 1.1.1 or later (Debian's openssl package).
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '7',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        `${tls}-key.pem`,
+        '-out',
+        `${tls}-cert.pem`,
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' },
+    );
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    const { stderr, message } = error as { stderr?: string; message: string };
+    throw new Error(
+      `Trino's per-run certificate could not be made with openssl (install Debian's openssl package): ${stderr?.trim() || message}`,
+      { cause: error },
+    );
+  }
   const certificate = readFileSync(`${tls}-cert.pem`, 'utf8');
   writeFileSync(`${tls}.pem`, readFileSync(`${tls}-key.pem`, 'utf8') + certificate, { mode: 0o600 });
   rmSync(`${tls}-key.pem`);
@@ -196,8 +206,12 @@ function getJson(url: string, access: TrinoAccess): Promise<unknown> {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => {
-        if (res.statusCode !== 200) reject(new Error(`${url}: ${res.statusCode}`));
-        else resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+        if (res.statusCode !== 200) return reject(new Error(`${url}: ${res.statusCode}`));
+        try {
+          resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+        } catch (error) {
+          reject(error as Error);
+        }
       });
       res.on('error', reject);
     });
