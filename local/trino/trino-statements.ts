@@ -9,7 +9,8 @@ export async function runToCompletion(access: TrinoAccess, statement: string): P
   for await (const page of await trino.query({
     query: statement,
     user,
-    extraHeaders: { ...access.extraHeaders, 'X-Trino-Time-Zone': 'UTC' },
+    // The token goes with every call of the client (Trino.create's extraHeaders).
+    extraHeaders: { 'X-Trino-Time-Zone': 'UTC' },
   })) {
     if (page.error) throw new Error(`Trino: ${page.error.message}`);
     rows.push(...(page.data ?? []));

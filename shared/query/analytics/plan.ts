@@ -6,6 +6,7 @@ import { filterColumns, rowFieldColumns } from '../scope/filters.js';
 import type { StoreCatalog } from '../sql/catalog.js';
 import {
   answerShapeQuestion,
+  arePiecesPickedByPaths,
   decideSources,
   shapeQuestion,
   type MetricNeeds,
@@ -84,9 +85,8 @@ function readsOf(sources: QuerySources, rowAggregates: RowAggregate[]): Statemen
     ...(events || (rows?.from === 'buckets' && bucketMatch === 'visitor_id') ? (['visitor_id'] as const) : []),
     ...(rows?.from === 'buckets' && bucketMatch === 'visitor_key' ? (['visitor_key'] as const) : []),
   ];
-  const sessionsByPaths =
-    sessions?.from === 'fragments' && sessions.pick.by === 'paths' && !sessions.pick.unlistedByRows;
-  return { events, bucketMatch, visitorColumns, keptTwice: rows !== null && sessions !== null && !sessionsByPaths };
+  const keptTwice = rows !== null && sessions !== null && !arePiecesPickedByPaths(sessions);
+  return { events, bucketMatch, visitorColumns, keptTwice };
 }
 
 const rowAggregatesOf: Record<Metric, RowAggregate[]> = {

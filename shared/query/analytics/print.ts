@@ -6,7 +6,7 @@ import { localSeconds, scopedEvents } from '../scope/event-scope.js';
 import { missingLabel, type RowFilterField } from '../../requests/filters.js';
 import { filterColumns, pathListPredicate, rowFieldColumns, rowPredicate } from '../scope/filters.js';
 import { isRevenueAggregate, type QueryPlan, type RowAggregate } from './plan.js';
-import type { RowSource, SessionSource } from './sources.js';
+import { arePiecesPickedByPaths, type RowSource, type SessionSource } from './sources.js';
 import { scopedBuckets } from '../derived/pageview-buckets.js';
 import { scopedCustomEventBuckets } from '../derived/custom-event-buckets.js';
 import { combinedAttribute, sessionPieces, type FragmentAttribute } from '../derived/session-fragments.js';
@@ -343,7 +343,7 @@ function sessionsCte(plan: QueryPlan, source: SessionSource, target: SqlTarget, 
         }
       : null;
   const pieces = sessionPieces(target, plan.scope, source, attributes, byPaths);
-  const mergedByPaths = piecesByPaths(source);
+  const mergedByPaths = arePiecesPickedByPaths(source);
   const asSession = sql`SELECT ${join([trusted('visitor_id'), trusted('pageviews'), sql`date_diff('millisecond', first_ts, last_ts) AS duration_ms`, ...own])}`;
   const unlisted = pieces.unlisted
     ? sql`${asSession}
@@ -368,11 +368,6 @@ function sessionsCte(plan: QueryPlan, source: SessionSource, target: SqlTarget, 
         ...merged,
       ])}
       FROM (${pieces.merged}) pieces${mergedByPaths ? sql` GROUP BY session_id HAVING bool_or(on_path)` : sql`${kept} GROUP BY session_id`})`;
-}
-
-/** Whether every session piece is picked by its own paths, so none needs the kept rows' session ids (sessionPieces). */
-function piecesByPaths(source: SessionSource): boolean {
-  return source.from === 'fragments' && source.pick.by === 'paths' && !source.pick.unlistedByRows;
 }
 
 /** A session's dimension value from its pieces (or its whole fragment): the same "where it started" as sessionDimension. */

@@ -79,6 +79,11 @@ export interface QuerySources {
   eventVisitors: EventVisitorSource | null;
 }
 
+/** Whether every session piece is picked by its own paths, so none needs the kept rows' session ids (sessionPieces). */
+export function arePiecesPickedByPaths(source: SessionSource): boolean {
+  return source.from === 'fragments' && source.pick.by === 'paths' && !source.pick.unlistedByRows;
+}
+
 /** Turns a derived relation off, to plan the raw-row form of a query (tests and benchmarks compare the two). */
 export interface SourceOptions {
   /** Use stored session fragments where they are exact (default true). */
