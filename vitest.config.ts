@@ -1,5 +1,7 @@
 import { defineConfig } from 'vitest/config';
-import { testTiers } from './test/tiers.js';
+import { testTiers, tierGlobalSetup, type TestTier } from './test/tiers.js';
+
+const AWS_RULES_SETUP = 'test/support/aws-rules/global-setup.ts';
 
 export default defineConfig({
   test: {
@@ -7,7 +9,7 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: 'forks',
     // AWS's rules on every SDK call the tests make: request limits, and IAM for the deployed functions' calls.
-    globalSetup: ['test/support/aws-rules/global-setup.ts'],
+    globalSetup: [AWS_RULES_SETUP],
     setupFiles: ['test/support/aws-rules/install.ts'],
     env: {
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
@@ -16,7 +18,11 @@ export default defineConfig({
     // One project per tier (test/tiers.ts): `vitest run` runs all, `--project <tier>` one.
     projects: Object.entries(testTiers).map(([name, include]) => ({
       extends: true,
-      test: { name, include: [...include] },
+      test: {
+        name,
+        include: [...include],
+        globalSetup: [AWS_RULES_SETUP, ...(tierGlobalSetup[name as TestTier] ?? [])],
+      },
     })),
   },
 });

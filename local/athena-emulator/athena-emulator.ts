@@ -25,7 +25,7 @@ import { sigV4Problem, type DoorCredentials } from '../server/signed-dynamo-door
 // Not modelled: workgroups' settings, result files on S3, IAM policies.
 
 export interface AthenaEmulatorOptions {
-  /** The Trino server (local/trino/trino-server.ts, TrinoAccess); statements run in its catalog `hive`. */
+  /** The Trino server (local/trino/trino-server.ts, TrinoAccess); statements run in its catalog `catalog`. */
   trino: {
     server: string;
     ssl: { ca: string };
@@ -33,6 +33,8 @@ export interface AthenaEmulatorOptions {
     /** The user its token names. */
     user: string;
   };
+  /** The Trino catalog that stands for Athena's data catalog: `hive` by default. */
+  catalog?: string;
   /** What clients must sign their requests with. */
   credentials: DoorCredentials;
   /** Statements QUEUED or RUNNING at once, beyond which a start is refused (Athena's default in most regions: 25). */
@@ -81,11 +83,12 @@ const ACTIVE_QUERY_QUOTA = 25;
 
 export async function startAthenaEmulator(options: AthenaEmulatorOptions): Promise<AthenaEmulator> {
   const { user, ...connection } = options.trino;
+  const catalog = options.catalog ?? 'hive';
   // Every call as the token's user, cancel() included (the client's default user is the OS user's name).
   const trino = Trino.create({
     ...connection,
     extraHeaders: { ...connection.extraHeaders, 'X-Trino-User': user },
-    catalog: 'hive',
+    catalog,
     source: 'athena-emulator',
   });
   const executions = new Map<string, Execution>();
@@ -198,7 +201,7 @@ export async function startAthenaEmulator(options: AthenaEmulatorOptions): Promi
           Rows: [...header, ...rows],
           ResultSetMetadata: {
             ColumnInfo: e.columns.map((c) => ({
-              CatalogName: 'hive',
+              CatalogName: catalog,
               SchemaName: '',
               TableName: '',
               Name: c.name,
@@ -259,7 +262,7 @@ export async function startAthenaEmulator(options: AthenaEmulatorOptions): Promi
     try {
       const results = await trino.query({
         query,
-        catalog: 'hive',
+        catalog,
         ...(e.database ? { schema: e.database } : {}),
         user,
         // Athena runs every statement in UTC.

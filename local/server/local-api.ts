@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { DuckDbEngine } from '../../shared/engines/duckdb-engine.js';
 import { installEngine } from '../../shared/engines/registry.js';
+import type { TrinoAccess } from '../trino/trino-server.js';
 import { rateLimitPerMinute } from '../../shared/config.js';
 import { jsonResponse } from '../../shared/http/response.js';
 import { logger } from '../../shared/log.js';
@@ -43,6 +44,8 @@ export interface LocalApiOptions {
   engine?: LocalEngineName;
   /** With `engine: 'trino'`: how old a result Athena's reuse may serve, in minutes (0, as the stack sets: off). */
   resultReuseMinutes?: number;
+  /** With `engine: 'trino'`: a running Trino to add this store's catalog to, rather than start one (trino-athena.ts). */
+  trinoServer?: TrinoAccess;
 }
 
 /** ANALYTICS_ENGINE, checked: `duckdb` (the default) or `trino`. */
@@ -83,6 +86,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
           bucket: { dir: paths.currentLink },
           credentials: dynamo.credentials,
           ...(options.resultReuseMinutes === undefined ? {} : { resultReuseMinutes: options.resultReuseMinutes }),
+          ...(options.trinoServer ? { server: options.trinoServer } : {}),
         })
       : undefined;
   installEngine(trino?.engine ?? engine);

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { AthenaClient } from '@aws-sdk/client-athena';
 import { AthenaEngine, type AthenaSettings } from '../../shared/engines/athena-engine.js';
 import { snapshotOf } from '../../shared/engines/duckdb-engine.js';
@@ -14,7 +16,7 @@ import { EVENTS_TABLE } from '../../infra/event-lake.js';
 import { startAthenaEmulator, type AthenaEmulator } from '../athena-emulator/athena-emulator.js';
 import type { DoorCredentials } from '../server/signed-dynamo-door.js';
 import { EVENTS_BUCKET, synthesizedGlueTables } from './glue-tables.js';
-import { createTableStatements } from './trino-catalog.js';
+import { createCatalogStatement, createTableStatements, hiveCatalogProperties } from './trino-catalog.js';
 import { provisionTrino } from '../tools/trino-install.js';
 import { runToCompletion } from './trino-statements.js';
 import { startTrino, type TrinoAccess, type TrinoServer, type TrinoServerOptions } from './trino-server.js';
@@ -50,33 +52,58 @@ export interface TrinoAthenaOptions {
   timeoutMs?: number;
   /** What the emulator's clients must sign with (the data folder's, for `npm start`); by default made for this run. */
   credentials?: DoorCredentials;
+  /**
+   * A Trino server already running with `catalogsByStatement` (the tests' one server): the tables go into a catalog
+   * of their own, which close() drops, leaving the server running. Without it, a server is started for this store.
+   */
+  server?: TrinoAccess;
 }
 
 export async function startTrinoAthena(options: TrinoAthenaOptions): Promise<TrinoAthena> {
   const started = performance.now();
   const step = () => Math.round(performance.now() - started);
-  const install = await provisionTrino();
+  const install = options.server ? undefined : await provisionTrino();
   const credentials = options.credentials ?? {
     accessKeyId: `LOCAL${randomBytes(8).toString('hex').toUpperCase()}`,
     secretAccessKey: randomBytes(30).toString('base64url'),
   };
   const provisionedMs = step();
+  const bucket = options.bucket;
+  const s3 = 's3' in bucket ? bucket.s3 : undefined;
   let trino: TrinoServer | undefined;
+  let shared: { access: TrinoAccess; catalog: string; metastoreDir: string } | undefined;
   let emulator: AthenaEmulator | undefined;
+  const release = async () => {
+    await emulator?.close();
+    await trino?.stop();
+    if (shared) {
+      await runToCompletion(shared.access, `DROP CATALOG IF EXISTS "${shared.catalog}"`);
+      rmSync(shared.metastoreDir, { recursive: true, force: true });
+    }
+  };
   try {
-    trino = await startTrino(install, 's3' in options.bucket ? { s3: options.bucket.s3 } : {});
+    if (options.server) {
+      const metastoreDir = mkdtempSync(join(tmpdir(), 'analytics-catalog-'));
+      shared = { access: options.server, catalog: `store_${randomBytes(6).toString('hex')}`, metastoreDir };
+      await runToCompletion(
+        shared.access,
+        createCatalogStatement(shared.catalog, hiveCatalogProperties(metastoreDir, s3)),
+      );
+    } else trino = await startTrino(install!, s3 ? { s3 } : {});
+    const access = shared?.access ?? trino!.access;
+    const catalog = shared?.catalog ?? 'hive';
     const serverMs = step();
     const tables = synthesizedGlueTables();
-    const bucket = options.bucket;
     for (const table of tables) {
       // Trino requires a table's location to exist; a store without events yet lacks the folders. An empty folder
       // holds no rows, so adding it changes no snapshot's content. (On S3 any prefix exists.)
       if ('dir' in bucket) mkdirSync(table.location.replace(`s3://${EVENTS_BUCKET}`, bucket.dir), { recursive: true });
       const bucketUrl = 'dir' in bucket ? `local://${bucket.dir}` : `s3://${bucket.s3.bucket}`;
-      for (const statement of createTableStatements(table, bucketUrl)) await runToCompletion(trino.access, statement);
+      for (const statement of createTableStatements(table, bucketUrl, catalog))
+        await runToCompletion(access, statement);
     }
     const tablesMs = step();
-    emulator = await startAthenaEmulator({ trino: trino.access, credentials });
+    emulator = await startAthenaEmulator({ trino: access, catalog, credentials });
     const settings: AthenaSettings = {
       workgroup: 'primary',
       database: tables[0]!.database,
@@ -92,8 +119,10 @@ export async function startTrinoAthena(options: TrinoAthenaOptions): Promise<Tri
     };
     // The client the Lambdas build, pointed at the emulator as AWS_ENDPOINT_URL would point it; nothing leaves the machine.
     const client = new AthenaClient({ endpoint: emulator.url, region: 'us-east-1', credentials, maxAttempts: 3 });
-    const stopEmulator = emulator;
-    const stopTrino = trino;
+    const where = trino ? `Trino on ${trino.url}` : `catalog ${catalog} of Trino on ${access.server}`;
+    const how = install
+      ? `Trino ${install.provisioned === 'cached' ? 'from the cache' : install.provisioned} (${install.home})`
+      : 'a running Trino';
     return {
       // Over a local folder (the store's current link), the snapshot it names is part of the data version.
       engine: new AthenaEngine(settings, {
@@ -103,18 +132,14 @@ export async function startTrinoAthena(options: TrinoAthenaOptions): Promise<Tri
       endpoint: emulator.url,
       location: settings.location!,
       credentials,
-      trino: trino.access,
+      trino: access,
       report:
-        `Trino ${install.provisioned === 'cached' ? 'from the cache' : install.provisioned} (${install.home}) in ${provisionedMs} ms, ` +
-        `server up in ${serverMs - provisionedMs} ms, ${tables.length} Glue tables created in ${tablesMs - serverMs} ms; Athena emulator on ${emulator.url}, Trino on ${trino.url}`,
-      close: async () => {
-        await stopEmulator.close();
-        await stopTrino.stop();
-      },
+        `${how} in ${provisionedMs} ms, server up in ${serverMs - provisionedMs} ms, ` +
+        `${tables.length} Glue tables created in ${tablesMs - serverMs} ms; Athena emulator on ${emulator.url}, ${where}`,
+      close: release,
     };
   } catch (error) {
-    await emulator?.close();
-    await trino?.stop();
+    await release().catch(() => undefined); // the first error is the one to report
     throw error;
   }
 }

@@ -34,12 +34,59 @@ const columnProjection: Record<string, (value: string) => string> = {
 /** Table parameters that carry no meaning for reading Parquet through the Hive connector. */
 const ignoredParameters = new Set(['EXTERNAL', 'classification']);
 
+/** An S3-compatible server a catalog reads `s3://` locations from (path-style, as moto serves them). */
+export interface S3Endpoint {
+  endpoint: string;
+  region: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+}
+
 /**
- * The statements creating `table` in catalog `hive`, the events bucket standing at `bucketUrl`: a local folder
- * (`local:///abs/path`) or a bucket of an S3-compatible server (`s3://name`). `CREATE SCHEMA IF NOT EXISTS`, then
- * `CREATE TABLE`.
+ * The Hive connector's settings for a catalog over a file metastore in `metastoreDir` and the local file system
+ * (absolute paths, `local:///...`), and also over `s3` when given: the catalog `hive` of every server, and each
+ * catalog a client adds with `createCatalogStatement`.
  */
-export function createTableStatements(table: GlueTable, bucketUrl: string): string[] {
+export function hiveCatalogProperties(metastoreDir: string, s3?: S3Endpoint): Record<string, string> {
+  return {
+    'connector.name': 'hive',
+    'hive.metastore': 'file',
+    'hive.metastore.catalog.dir': `local://${metastoreDir}`,
+    'fs.native-local.enabled': 'true',
+    'local.location': '/',
+    // Athena reads timestamps at millisecond precision, as does Trino's Hive connector by default.
+    'hive.timestamp-precision': 'MILLISECONDS',
+    // On S3 a projected partition with no objects is an empty listing; a local folder that does not exist is
+    // the same thing, not an error.
+    'hive.ignore-absent-partitions': 'true',
+    ...(s3
+      ? {
+          'fs.native-s3.enabled': 'true',
+          's3.endpoint': s3.endpoint,
+          's3.region': s3.region,
+          's3.path-style-access': 'true',
+          's3.aws-access-key': s3.accessKeyId,
+          's3.aws-secret-key': s3.secretAccessKey,
+        }
+      : {}),
+  };
+}
+
+/** `CREATE CATALOG` of `properties` as `catalog` (a server started with `catalogsByStatement`). */
+export function createCatalogStatement(catalog: string, properties: Record<string, string>): string {
+  const { 'connector.name': connector, ...rest } = properties;
+  const settings = Object.entries(rest).map(([key, value]) => `"${key}" = ${text(value)}`);
+  // The connector's name is a bare word: Trino takes a quoted one as a different name.
+  if (!/^[a-z_]+$/.test(connector ?? '')) throw new Error(`unexpected connector ${JSON.stringify(connector)}`);
+  return `CREATE CATALOG ${identifier(catalog)} USING ${connector} WITH (\n  ${settings.join(',\n  ')}\n)`;
+}
+
+/**
+ * The statements creating `table` in `catalog` (by default `hive`), the events bucket standing at `bucketUrl`: a
+ * local folder (`local:///abs/path`) or a bucket of an S3-compatible server (`s3://name`). `CREATE SCHEMA IF NOT
+ * EXISTS`, then `CREATE TABLE`.
+ */
+export function createTableStatements(table: GlueTable, bucketUrl: string, catalog = 'hive'): string[] {
   const location = (value: string) => value.replace(`s3://${EVENTS_BUCKET}`, bucketUrl);
   const columnProperties = new Map<string, string[]>();
   let enabled = false;
@@ -68,9 +115,10 @@ export function createTableStatements(table: GlueTable, bucketUrl: string): stri
     `partition_projection_enabled = ${enabled}`,
     ...(template ? [`partition_projection_location_template = ${text(template)}`] : []),
   ];
-  const name = `hive.${identifier(table.database)}.${identifier(table.name)}`;
+  const schema = `${identifier(catalog)}.${identifier(table.database)}`;
+  const name = `${schema}.${identifier(table.name)}`;
   return [
-    `CREATE SCHEMA IF NOT EXISTS hive.${identifier(table.database)}`,
+    `CREATE SCHEMA IF NOT EXISTS ${schema}`,
     `CREATE TABLE ${name} (\n${[...table.columns, ...table.partitionKeys].map(column).join(',\n')}\n) WITH (\n  ${tableProperties.join(',\n  ')}\n)`,
   ];
 }

@@ -6,10 +6,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, stopProcess, waitUntil } from '../tools/local-process.js';
 import type { TrinoInstall } from '../tools/trino-install.js';
+import { hiveCatalogProperties, type S3Endpoint } from './trino-catalog.js';
 
 // One Trino server on 127.0.0.1 for this process: a coordinator that also runs the work, with one catalog,
-// `hive`, over a file metastore and the local file system (absolute paths, `local:///...`). Its configuration,
-// metastore and logs live in a fresh folder (mode 0700) that stop() removes; tables are created by the caller.
+// `hive`, over a file metastore and the local file system (absolute paths, `local:///...`; trino-catalog.ts). Its
+// configuration, metastore and logs live in a fresh folder (mode 0700) that stop() removes; tables are created by the
+// caller. With `catalogsByStatement`, clients may add catalogs of their own: the tests run one server for all their
+// stores, each in its catalog.
 //
 // Locked to this process (docs/SECURITY.md): Trino serves HTTPS only, with a certificate made for this run, and
 // takes a request only with a JWT signed by an HMAC key made for this run (over plain HTTP Trino would accept any user
@@ -41,7 +44,9 @@ export interface TrinoServerOptions {
   /** How long to wait for the server to accept queries. */
   startTimeoutMs?: number;
   /** An S3-compatible server the catalog also reads `s3://` locations from (path-style, as moto serves them). */
-  s3?: { endpoint: string; region: string; accessKeyId: string; secretAccessKey: string };
+  s3?: S3Endpoint;
+  /** Whether clients may add catalogs of their own (`CREATE CATALOG`): one server for many stores. */
+  catalogsByStatement?: boolean;
 }
 
 export async function startTrino(install: TrinoInstall, options: TrinoServerOptions = {}): Promise<TrinoServer> {
@@ -114,32 +119,13 @@ export async function startTrino(install: TrinoInstall, options: TrinoServerOpti
       'node.bind-ip': '127.0.0.1',
       'node.internal-address': '127.0.0.1',
       'query.max-memory': '1GB',
+      // The file store reads `hive` from the catalog folder, as static management does, and keeps added ones there.
+      ...(options.catalogsByStatement ? { 'catalog.management': 'dynamic', 'catalog.store': 'file' } : {}),
     }),
   );
   writeFileSync(
     join(dir, 'etc', 'catalog', 'hive.properties'),
-    properties({
-      'connector.name': 'hive',
-      'hive.metastore': 'file',
-      'hive.metastore.catalog.dir': `local://${metastoreDir}`,
-      'fs.native-local.enabled': true,
-      'local.location': '/',
-      // Athena reads timestamps at millisecond precision, as does Trino's Hive connector by default.
-      'hive.timestamp-precision': 'MILLISECONDS',
-      // On S3 a projected partition with no objects is an empty listing; a local folder that does not exist is
-      // the same thing, not an error.
-      'hive.ignore-absent-partitions': true,
-      ...(options.s3
-        ? {
-            'fs.native-s3.enabled': true,
-            's3.endpoint': options.s3.endpoint,
-            's3.region': options.s3.region,
-            's3.path-style-access': true,
-            's3.aws-access-key': options.s3.accessKeyId,
-            's3.aws-secret-key': options.s3.secretAccessKey,
-          }
-        : {}),
-    }),
+    properties(hiveCatalogProperties(metastoreDir, options.s3)),
   );
   writeFileSync(join(dir, 'etc', 'log.properties'), properties({ io: 'WARN', 'io.trino.server.TrinoServer': 'INFO' }));
 
@@ -199,8 +185,8 @@ function hs256Token(key: Buffer, subject: string): string {
   return `${unsigned}.${createHmac('sha256', key).update(unsigned).digest('base64url')}`;
 }
 
-/** GET of a JSON resource over HTTPS, trusting only the run's certificate. */
-function getJson(url: string, access: TrinoAccess): Promise<unknown> {
+/** GET of a JSON resource of the server over HTTPS (`url` its full URL), trusting only the run's certificate. */
+export function getJson(url: string, access: TrinoAccess): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const req = request(url, { ca: access.ssl.ca, headers: access.extraHeaders }, (res) => {
       const chunks: Buffer[] = [];

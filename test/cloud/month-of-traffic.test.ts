@@ -22,6 +22,7 @@ import { keysOf } from '../support/s3-keys.js';
 import { rotatingToken } from '../support/rotating-token.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
 import { trinoAvailable } from '../support/trino-available.js';
+import { sharedTrino } from '../support/shared-trino.js';
 
 // A month of traffic through the deployed path, time compressed, with AWS's rules held on every call (the limits and
 // each function's role: test/support/aws-rules): two domains' events, in the order they happened, arrive as one
@@ -189,6 +190,7 @@ describe.skipIf(!trinoAvailable('month of traffic suite'))('a month of traffic, 
       cloud = await startTrinoAthena({
         bucket: { s3: { ...moto.credentials, endpoint: moto.endpoint, region: moto.region, bucket: target.bucket } },
         resultReuseMinutes: 0,
+        server: sharedTrino(),
       });
       let longest = 0;
       const run = cloud.engine.run.bind(cloud.engine);

@@ -19,6 +19,7 @@ import { keysOf } from '../support/s3-keys.js';
 import { visibleMarks } from '../support/s3-store-view.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
 import { trinoAvailable } from '../support/trino-available.js';
+import { sharedTrino } from '../support/shared-trino.js';
 
 // The cloud data path end to end, with the stack's own functions: producers put the events in a bucket on a real
 // S3 implementation (moto's server) under `incoming/`, as NDJSON and gzip objects, eight objects per domain; S3
@@ -68,6 +69,7 @@ describe.skipIf(!trinoAvailable('S3 ingest path suite'))(
       cloud = await startTrinoAthena({
         bucket: { s3: { ...moto.credentials, endpoint: moto.endpoint, region: moto.region, bucket: target.bucket } },
         resultReuseMinutes: 0,
+        server: sharedTrino(),
       });
       tokens = Object.fromEntries(
         [generatedDomain, SHOP].map((d) => [

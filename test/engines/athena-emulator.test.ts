@@ -9,8 +9,7 @@ import {
 } from '@aws-sdk/client-athena';
 import { placeholderClauses, substituteParameters } from '../../local/athena-emulator/execution-parameters.js';
 import { startAthenaEmulator, type AthenaEmulator } from '../../local/athena-emulator/athena-emulator.js';
-import { provisionTrino } from '../../local/tools/trino-install.js';
-import { startTrino, type TrinoServer } from '../../local/trino/trino-server.js';
+import { sharedTrino } from '../support/shared-trino.js';
 import { AthenaEngine } from '../../shared/engines/athena-engine.js';
 import { int, print, sql, str } from '../../shared/query/sql/sql.js';
 import { trinoAvailable } from '../support/trino-available.js';
@@ -62,18 +61,15 @@ describe('where Athena takes execution parameters', () => {
 const LOCAL = { accessKeyId: 'local', secretAccessKey: 'local' };
 
 describe.skipIf(!trinoAvailable('Athena emulator suite'))('the Athena emulator on Trino, through the SDK', () => {
-  let trino: TrinoServer;
   let emulator: AthenaEmulator;
   let client: AthenaClient;
 
   beforeAll(async () => {
-    trino = await startTrino(await provisionTrino());
-    emulator = await startAthenaEmulator({ trino: trino.access, credentials: LOCAL });
+    emulator = await startAthenaEmulator({ trino: sharedTrino(), credentials: LOCAL });
     client = new AthenaClient({ endpoint: emulator.url, region: 'us-east-1', credentials: LOCAL });
   }, 300_000);
   afterAll(async () => {
     await emulator?.close();
-    await trino?.stop();
   });
 
   async function start(query: string, extra: Record<string, unknown> = {}): Promise<string> {
@@ -172,7 +168,7 @@ describe.skipIf(!trinoAvailable('Athena emulator suite'))('the Athena emulator o
   });
 
   it('refuses a start past the active-query quota as Athena does; the engine waits and retries, and every statement answers', async () => {
-    const small = await startAthenaEmulator({ trino: trino.access, credentials: LOCAL, activeQueryQuota: 2 });
+    const small = await startAthenaEmulator({ trino: sharedTrino(), credentials: LOCAL, activeQueryQuota: 2 });
     try {
       const quotaClient = new AthenaClient({
         endpoint: small.url,

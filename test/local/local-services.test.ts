@@ -164,7 +164,8 @@ describe.skipIf(!trinoAvailable('Local Trino services suite'))(
   () => {
     let trinoApi: TestApi;
     beforeAll(async () => {
-      trinoApi = await startTestApi({ engine: 'trino' });
+      // The server `npm start` runs, not the tests' shared one: what is locked is what users run.
+      trinoApi = await startTestApi({ engine: 'trino', ownTrino: true });
     }, 300_000);
     afterAll(async () => {
       await trinoApi?.close();

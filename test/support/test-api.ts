@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { startLocalApi, type LocalApi, type LocalApiOptions } from '../../local/server/local-api.js';
 import type { ImportReport } from '../../writer/importer.js';
 import { asFunction } from './aws-rules/install.js';
+import { sharedTrino } from './shared-trino.js';
 import { createCredential, type NewCredential, type CreatedCredential } from '../../shared/services/credentials.js';
 
 // A real local API for a test file: its own data folder, dynalite and DuckDB, the real HTTP server.
@@ -26,13 +27,25 @@ export interface TestApi extends LocalApi {
   ): Promise<TestResponse<T>>;
 }
 
-/** `dataDir`: a data folder an earlier API left (removed on close like a fresh one); by default a fresh one. */
-export async function startTestApi(options: Pick<LocalApiOptions, 'engine' | 'dataDir'> = {}): Promise<TestApi> {
+/**
+ * `dataDir`: a data folder an earlier API left (removed on close like a fresh one); by default a fresh one. With
+ * `engine: 'trino'`, the store gets a catalog of its own on the tier's one Trino server (trino-server-setup.ts), or
+ * with `ownTrino` a Trino server of its own, started and configured exactly as `npm start` does.
+ */
+export async function startTestApi(
+  options: Pick<LocalApiOptions, 'engine' | 'dataDir'> & { ownTrino?: boolean } = {},
+): Promise<TestApi> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'analytics-test-'));
   let api: LocalApi;
   try {
     // Each route runs as its deployed function: its DynamoDB and Athena calls are authorized against its role.
-    api = await startLocalApi({ ...options, dataDir, invoker: (route, invoke) => asFunction(route.name, invoke) });
+    const { ownTrino, ...localOptions } = options;
+    api = await startLocalApi({
+      ...localOptions,
+      ...(options.engine === 'trino' && !ownTrino ? { trinoServer: sharedTrino() } : {}),
+      dataDir,
+      invoker: (route, invoke) => asFunction(route.name, invoke),
+    });
   } catch (error) {
     // A start that fails (the tests of bad settings) leaves no data folder behind either.
     rmSync(dataDir, { recursive: true, force: true });
