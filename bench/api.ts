@@ -1,7 +1,11 @@
+import { ROUTE_FUNCTION_MEMORY_MB } from '../infra/route-function.js';
 import { startLocalApi, type LocalApi } from '../local/server/local-api.js';
+import { finishedStatements, statementReads } from '../local/trino/trino-query-info.js';
 import { installEngine } from '../shared/engines/registry.js';
 import type { QueryEngine } from '../shared/engines/engine.js';
 import { createCredential } from '../shared/services/credentials.js';
+import type { RequestUsage } from './aws-bill.js';
+import { installUsageCounter, takeUsage } from './aws-usage.js';
 import type { Dataset } from './dataset.js';
 import type { MixQuery } from './query-mix.js';
 import { pageSizeOf } from './query-mix.js';
@@ -30,8 +34,9 @@ export class ApiEngine implements BenchEngine {
   /** The API on DuckDB and, with `trino`, the API on the Athena path; closing the first closes both. */
   static async start(dataset: Dataset, options: { trino: boolean }): Promise<ApiEngine[]> {
     // Result reuse and the answer cache off (the server runs in this process): every run is timed and billed as a
-    // first run would be.
+    // first run would be (run.ts turns the cache on for the repeat loads).
     process.env.ANALYTICS_ANSWER_CACHE = 'off';
+    installUsageCounter();
     const api = await startLocalApi({
       dataDir: dataset.paths.dataDir,
       engine: options.trino ? 'trino' : 'duckdb',
@@ -45,6 +50,8 @@ export class ApiEngine implements BenchEngine {
   async run(query: MixQuery): Promise<RunResult> {
     installEngine(this.engine);
     const token = await this.nextToken();
+    const since = new Date();
+    takeUsage();
     const started = performance.now();
     const res = await fetch(`${this.api.url}${query.path}`, {
       method: 'POST',
@@ -55,6 +62,7 @@ export class ApiEngine implements BenchEngine {
     const ms = performance.now() - started;
     if (res.status !== 200) throw new Error(`${query.path} answered ${res.status}: ${JSON.stringify(body)}`);
     return {
+      ...(this.name === 'athena' ? { usage: await this.usageSince(since, ms) } : {}),
       ms,
       engineMs: body.meta.query_ms,
       ...(body.meta.bytes_scanned === undefined ? {} : { bytesScanned: body.meta.bytes_scanned }),
@@ -64,6 +72,25 @@ export class ApiEngine implements BenchEngine {
 
   close(): Promise<void> {
     return this.api.close();
+  }
+
+  /** What the request that started at `since` and took `ms` used of the services AWS bills. */
+  private async usageSince(since: Date, ms: number): Promise<RequestUsage> {
+    const counted = takeUsage();
+    const trino = this.api.trino!.trino;
+    const reads = await Promise.all(
+      (await finishedStatements(trino, 'athena-emulator', since)).map((id) => statementReads(trino, id)),
+    );
+    return {
+      statementBytes: reads.map((r) => r.physicalInputBytes),
+      s3Lists: reads.reduce((sum, r) => sum + r.partitionsListed, 0),
+      s3Gets: reads.reduce((sum, r) => sum + r.splitsRead, 0),
+      resultPages: counted.resultPages,
+      lambdaMs: ms,
+      lambdaMemoryMb: ROUTE_FUNCTION_MEMORY_MB,
+      dynamoReadUnits: counted.readUnits,
+      dynamoWriteUnits: counted.writeUnits,
+    };
   }
 
   private async nextToken(): Promise<string> {

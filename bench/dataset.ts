@@ -50,11 +50,14 @@ export function datasetId(spec: GeneratorSpec): string {
     shape && JSON.stringify(shape) !== JSON.stringify(defaultShape)
       ? `-pages${shape.blogPosts}-return${shape.returnChance ?? 'own'}-stop${shape.pageviewStop}-max${shape.maxExtraPageviews}-visitors${shape.visitors ?? 'any'}`
       : '';
-  return `v${GENERATOR_VERSION}-seed${spec.seed}-rows${spec.rows}-${spec.days}d-to-${spec.endDate}${shaped}`;
+  const codec = spec.codec ? `-${spec.codec}` : '';
+  return `v${GENERATOR_VERSION}-seed${spec.seed}-rows${spec.rows}-${spec.days}d-to-${spec.endDate}${shaped}${codec}`;
 }
 
 export async function ensureDataset(spec: GeneratorSpec, root: string, log: (line: string) => void): Promise<Dataset> {
   const id = datasetId(spec);
+  // The importer, and the server the bench starts in this process, write every file in the spec's codec.
+  if (spec.codec) process.env.ANALYTICS_PARQUET_COMPRESSION = spec.codec;
   const dataDir = join(root, id);
   const metaFile = join(dataDir, 'dataset.json');
   const paths = localPaths(dataDir);

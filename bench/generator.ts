@@ -1,3 +1,4 @@
+import type { ParquetCodec } from '../writer/parquet-codec.js';
 // A deterministic, lifelike event stream for one site: NDJSON lines in the import format (docs/EVENT-FORMAT.md), day by day
 // over the window, so the importer's batches each cover a short stretch of time (few files per partition).
 //
@@ -21,6 +22,8 @@ export interface GeneratorSpec {
   domain: string;
   /** How the rows spread over pages, visitors and sessions; the default shape when absent. */
   shape?: GeneratorShape;
+  /** One codec for every file of the store (as ANALYTICS_PARQUET_COMPRESSION sets it); the local defaults when absent. */
+  codec?: ParquetCodec;
 }
 
 export interface GeneratorShape {

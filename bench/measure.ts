@@ -1,3 +1,4 @@
+import type { RequestUsage } from './aws-bill.js';
 import type { MixQuery } from './query-mix.js';
 import type { BenchEngine, RunResult } from './results.js';
 
@@ -19,8 +20,9 @@ export interface Cell {
   p95: number;
   /** API only: p50 of the engine time the API itself reports (meta.query_ms). */
   engineP50?: number;
-  /** The Athena path only: the bytes the first timed run read. */
+  /** The Athena path only: the bytes the first timed run read, and what it used of each billed service. */
   bytes?: number;
+  usage?: RequestUsage;
   result?: RunResult;
   error?: string;
 }
@@ -63,6 +65,7 @@ export async function measureQuery(
       const cell: Cell = { times, p50: percentile(times, 50), p95: percentile(times, 95), result: done[0] };
       if (engineTimes.length) cell.engineP50 = percentile(engineTimes, 50);
       if (done[0]?.bytesScanned !== undefined) cell.bytes = done[0].bytesScanned;
+      if (done[0]?.usage) cell.usage = done[0].usage;
       return [engine, cell];
     }),
   );

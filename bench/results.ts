@@ -1,3 +1,4 @@
+import type { RequestUsage } from './aws-bill.js';
 import type { MixQuery } from './query-mix.js';
 
 // What every engine of the bench answers, in one comparable shape, and the check that two answers agree.
@@ -20,6 +21,8 @@ export interface RunResult {
   engineMs?: number;
   /** The Athena path only: the bytes the engine read (`meta.bytes_scanned`). */
   bytesScanned?: number;
+  /** The Athena path only: what the request used of each service AWS bills (bench/aws-bill.ts). */
+  usage?: RequestUsage;
 }
 
 export interface BenchEngine {

@@ -10,7 +10,7 @@ import { ClickHouse } from './clickhouse.js';
 import { ensureDataset, rowCount } from './dataset.js';
 import { DuckDbTwin } from './duckdb-twin.js';
 import { measureBundles } from './lambda.js';
-import { measureQuery, type TimingOptions } from './measure.js';
+import { measureQuery, percentile, type TimingOptions } from './measure.js';
 import { Postgres } from './postgres.js';
 import { dashboardMix } from './query-mix.js';
 import {
@@ -21,18 +21,21 @@ import {
   type EngineName,
   type QueryFigures,
 } from './report.js';
-import { differences, type BenchEngine } from './results.js';
+import { differences, type BenchEngine, type RunResult } from './results.js';
+import { parquetCodecs, type ParquetCodec } from '../writer/parquet-codec.js';
 
 // `npm run bench`: how fast and how cheap the API is next to its peers, in one run on this machine.
 //   npm run bench -- [--rows 10M | --100m] [--peers] [--repeat 10] [--warmup 1] [--budget 60] [--only totals,journeys]
-//                    [--seed 42] [--end-date 2026-11-20] [--no-lambda] [--no-trino] [--no-write]
+//                    [--seed 42] [--end-date 2026-11-20] [--codec zstd] [--no-lambda] [--no-trino] [--no-write]
 // Generates (or reuses) the data set, times the dashboard mix on the API over HTTP, on the API's Athena path on a
 // local Trino (where Java 24+ is found; not with --no-trino), on its SQL in DuckDB directly,
 // and with --peers on ClickHouse and PostgreSQL (installed and started here, stopped at the end), then writes its
 // sections of docs/BENCHMARKS.md (other sections are kept) and docs/benchmarks.png (with --no-write: under .bench/).
 
 const usage = `usage: npm run bench -- [--rows N|--100m] [--peers] [--repeat N] [--warmup N] [--min-runs N] [--budget SECONDS]
-                     [--only ID,ID] [--seed N] [--end-date YYYY-MM-DD] [--days N] [--no-lambda] [--no-trino] [--no-write]`;
+                     [--only ID,ID] [--seed N] [--end-date YYYY-MM-DD] [--days N] [--codec CODEC] [--no-lambda] [--no-trino]
+                     [--no-write]
+  --codec: every file of the data set in one Parquet codec (zstd: as the S3 writers write them); a data set of its own.`;
 
 const { values: flags } = parseArgs({
   options: {
@@ -50,6 +53,7 @@ const { values: flags } = parseArgs({
     'no-lambda': { type: 'boolean', default: false },
     'no-write': { type: 'boolean', default: false },
     'no-trino': { type: 'boolean', default: false },
+    codec: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -82,10 +86,17 @@ const dataset = await ensureDataset(
     endDate: flags['end-date']!,
     days: Number(flags.days),
     domain: 'shop.bench.example',
+    ...(flags.codec ? { codec: codecFlag(flags.codec) } : {}),
   },
   join(benchDir, 'data'),
   log,
 );
+function codecFlag(text: string): ParquetCodec {
+  if (!(parquetCodecs as readonly string[]).includes(text))
+    throw new Error(`--codec must be one of ${parquetCodecs.join(', ')}, not ${text}`);
+  return text as ParquetCodec;
+}
+
 let mix = dashboardMix(dataset.spec.domain, dataset.spec.endDate);
 if (flags.only) mix = mix.filter((q) => flags.only!.split(',').includes(q.id));
 
@@ -165,6 +176,26 @@ try {
     figures.scan = await twin.scanFacts(query);
     queries.push(figures);
     log(`${query.id.padEnd(16)} ${engines.map((e) => `${e.name} ${formatMs(figures.cells[e.name]!.p50)}`).join('  ')}`);
+  }
+
+  // Repeat loads on the Athena path: the answer cache on, a first load of the mix fills it, then each query again.
+  const athenaPath = engines.find((e) => e.name === 'athena');
+  if (athenaPath) {
+    process.env.ANALYTICS_ANSWER_CACHE = 'on';
+    for (const figures of queries) await athenaPath.run(figures.query);
+    for (const figures of queries) {
+      const runs: RunResult[] = [];
+      for (let i = 0; i < timing.repeat; i++) runs.push(await athenaPath.run(figures.query));
+      figures.repeat = {
+        p50: percentile(
+          runs.map((r) => r.ms),
+          50,
+        ),
+        ...(runs[0]?.usage ? { usage: runs[0].usage } : {}),
+      };
+      log(`${figures.query.id.padEnd(16)} athena repeat ${formatMs(figures.repeat.p50)}`);
+    }
+    process.env.ANALYTICS_ANSWER_CACHE = 'off';
   }
 } finally {
   clearInterval(sampler);

@@ -21,6 +21,8 @@ import { lambdaCode, projectRoot } from './lambda-code.js';
 // One Lambda per route: `functions/<route.handler>.ts`, bundled by esbuild on this machine (no Docker), with
 // its own role that holds exactly the grants of `route.uses` plus what every handler needs.
 
+/** Each route's function: its memory, which also sets its CPU share and its price per second (bench/aws-bill.ts). */
+export const ROUTE_FUNCTION_MEMORY_MB = 512;
 export const SERVICE_NAME = 'analytics-api';
 
 export interface RouteFunctionProps {
@@ -80,7 +82,7 @@ export class RouteFunction extends Construct {
       handler: 'handler',
       runtime: Runtime.NODEJS_22_X,
       architecture: Architecture.ARM_64,
-      memorySize: 512,
+      memorySize: ROUTE_FUNCTION_MEMORY_MB,
       timeout: Duration.seconds(analytics ? ANALYTICS_FUNCTION_TIMEOUT_SECONDS : 10),
       role,
       logGroup,

@@ -2,7 +2,7 @@
 // one. Every test file belongs to exactly one tier (test/architecture/test-tiers.test.ts).
 
 export const testTiers = {
-  /** Pure code: time, validation, SQL text and its golden snapshots, literals, bitmaps, the folder rules, the bundles' inputs. No server. */
+  /** Pure code: time, validation, SQL text and its golden snapshots, literals, bitmaps, the folder rules, the bundles' inputs, the bench's bill. No server. */
   unit: [
     'test/time/**/*.test.ts',
     'test/architecture/**/*.test.ts',
@@ -17,6 +17,7 @@ export const testTiers = {
     'test/local/checked-batches.test.ts',
     'test/local/timestamps.test.ts',
     'test/infra/bundle-inputs.test.ts',
+    'test/bench/**/*.test.ts',
   ],
   /** The API through HTTP over DuckDB and dynalite, and the commands users type. */
   api: [
@@ -61,3 +62,9 @@ export const testTiers = {
 } as const;
 
 export type TestTier = keyof typeof testTiers;
+
+/** What a tier starts once for its whole run, besides the AWS rules every tier installs (vitest.config.ts). */
+export const tierGlobalSetup: Partial<Record<TestTier, string[]>> = {
+  // One Trino server; each store a file starts gets its own catalog on it.
+  cloud: ['test/support/trino-server-setup.ts'],
+};
