@@ -61,7 +61,12 @@ export interface AthenaEngineOptions {
 }
 
 const FIRST_POLL_MS = 100;
-const MAX_POLL_MS = 1_000;
+/**
+ * The longest wait between two polls: an answer waits for the first poll after its statement ended, on average half
+ * of this. Athena's account-wide quota for GetQueryExecution is 100 calls a second; the stack's query slots
+ * (athenaMaxConcurrentQueries, 20 by default) keep its functions' polls at 40 a second at most.
+ */
+const MAX_POLL_MS = 500;
 const PAGE_SIZE = 1_000;
 const FIRST_START_RETRY_MS = 200;
 const MAX_START_RETRY_MS = 2_000;
@@ -259,7 +264,7 @@ export class AthenaEngine implements QueryEngine {
     return id;
   }
 
-  /** Polls with doubling waits (100 ms up to 1 s) until the query ends; stops it once the deadline passes. */
+  /** Polls with doubling waits (100 ms up to MAX_POLL_MS) until the query ends; stops it once the deadline passes. */
   private async waitForEnd(id: string, deadline: number): Promise<QueryExecution> {
     let wait = FIRST_POLL_MS;
     for (;;) {

@@ -273,7 +273,7 @@ describe('AthenaEngine.run', () => {
     ]);
   });
 
-  it('polls QUEUED → RUNNING → SUCCEEDED with doubling waits capped at 1 s', async () => {
+  it('polls QUEUED → RUNNING → SUCCEEDED with doubling waits capped at 500 ms', async () => {
     const states: QueryExecutionState[] = [
       'QUEUED',
       'QUEUED',
@@ -292,7 +292,7 @@ describe('AthenaEngine.run', () => {
     const { rows } = await engine(clock).run(query);
 
     expect(rows).toEqual([{ n: 1 }]);
-    expect(clock.waits).toEqual([100, 200, 400, 800, 1000, 1000, 1000, 1000]);
+    expect(clock.waits).toEqual([100, 200, 400, 500, 500, 500, 500, 500]);
     expect(athena.commandCalls(GetQueryExecutionCommand)).toHaveLength(8);
     expect(athena.commandCalls(StopQueryExecutionCommand)).toHaveLength(0);
   });
