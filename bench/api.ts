@@ -74,32 +74,6 @@ export class ApiEngine implements BenchEngine {
     return this.api.close();
   }
 
-  /**
-   * Sends `queries` all at once, each with a key of its own (as each runs in a Lambda of its own on AWS, where no
-   * key's requests wait for each other), and returns the time until the last answered.
-   */
-  async loadAtOnce(queries: MixQuery[]): Promise<number> {
-    installEngine(this.engine);
-    const tokens = await Promise.all(
-      queries.map(
-        async () => (await createCredential({ type: 'project', domains: [this.domain], owner: 'bench' })).token,
-      ),
-    );
-    const started = performance.now();
-    await Promise.all(
-      queries.map(async (query, i) => {
-        const res = await fetch(`${this.api.url}${query.path}`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${tokens[i]}`, 'content-type': 'application/json' },
-          body: JSON.stringify(query.body),
-        });
-        const body = await res.text();
-        if (res.status !== 200) throw new Error(`${query.path} answered ${res.status}: ${body.slice(0, 300)}`);
-      }),
-    );
-    return performance.now() - started;
-  }
-
   /** What the request that started at `since` and took `ms` used of the services AWS bills. */
   private async usageSince(since: Date, ms: number): Promise<RequestUsage> {
     const counted = takeUsage();

@@ -114,7 +114,6 @@ const versions: BenchFigures['versions'] = {};
 const peerTables: BenchFigures['peerTables'] = {};
 const queries: QueryFigures[] = [];
 let storage: BenchFigures['storage'];
-let athenaLoads: BenchFigures['athenaLoads'];
 let twin: DuckDbTwin | undefined;
 try {
   twin = await DuckDbTwin.open(dataset);
@@ -181,30 +180,27 @@ try {
 
   // Repeat loads on the Athena path: the answer cache on, a first load of the mix fills it, then each query again.
   const athenaPath = athena[0];
-  if (athenaPath && queries.length) {
-    // A whole load at once, the median of three: first loads with the cache off, and after the repeats below
-    // filled the cache, repeat loads.
-    const loads: number[] = [];
-    for (let i = 0; i < 3; i++) loads.push(await athenaPath.loadAtOnce(queries.map((q) => q.query)));
+  if (athenaPath) {
     process.env.ANALYTICS_ANSWER_CACHE = 'on';
-    for (const figures of queries) await athenaPath.run(figures.query);
-    for (const figures of queries) {
-      const runs: RunResult[] = [];
-      for (let i = 0; i < timing.repeat; i++) runs.push(await athenaPath.run(figures.query));
-      figures.repeat = {
-        p50: percentile(
-          runs.map((r) => r.ms),
-          50,
-        ),
-        ...(runs[0]?.usage ? { usage: runs[0].usage } : {}),
-      };
-      log(`${figures.query.id.padEnd(16)} athena repeat ${formatMs(figures.repeat.p50)}`);
+    // A failure here leaves the repeat figures out, not the run's others.
+    try {
+      for (const figures of queries) await athenaPath.run(figures.query);
+      for (const figures of queries) {
+        const runs: RunResult[] = [];
+        for (let i = 0; i < timing.repeat; i++) runs.push(await athenaPath.run(figures.query));
+        figures.repeat = {
+          p50: percentile(
+            runs.map((r) => r.ms),
+            50,
+          ),
+          ...(runs[0]?.usage ? { usage: runs[0].usage } : {}),
+        };
+        log(`${figures.query.id.padEnd(16)} athena repeat ${formatMs(figures.repeat.p50)}`);
+      }
+    } catch (error) {
+      log(`athena repeats: ${(error as Error).message}`);
     }
-    const repeatLoads: number[] = [];
-    for (let i = 0; i < 3; i++) repeatLoads.push(await athenaPath.loadAtOnce(queries.map((q) => q.query)));
     process.env.ANALYTICS_ANSWER_CACHE = 'off';
-    athenaLoads = { first: percentile(loads, 50), repeat: percentile(repeatLoads, 50), requests: queries.length };
-    log(`athena load at once: first ${formatMs(athenaLoads.first)}, repeat ${formatMs(athenaLoads.repeat)}`);
   }
 } finally {
   clearInterval(sampler);
@@ -241,7 +237,6 @@ const figures: BenchFigures = {
   skipped,
   peerTables,
   queries,
-  ...(athenaLoads ? { athenaLoads } : {}),
   bundles,
 };
 
