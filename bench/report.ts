@@ -105,7 +105,7 @@ export function renderReport(f: BenchFigures): string {
     '',
     'Run it: `npm run bench` (10M events; the API and DuckDB), `npm run bench -- --peers` (also ClickHouse and PostgreSQL, ' +
       'installed from Debian and started on 127.0.0.1 by the bench, stopped at the end), `--rows 1M` for a quick run, `--100m` for ' +
-      '100M events, `--repeat`, `--warmup`, `--budget SECONDS`, `--only ID,ID`, `--no-lambda`, `--no-write`. The generated data set ' +
+      '100M events, `--repeat`, `--warmup`, `--budget SECONDS`, `--only ID,ID`, `--codec zstd` (every file in the codec the S3 writers write), `--no-trino`, `--no-lambda`, `--no-write`. The generated data set ' +
       "and the peers' loaded tables are cached under `.bench/` and reused by later runs with the same seed and size.",
     '',
   );
@@ -416,7 +416,11 @@ function athenaSection(f: BenchFigures): string[] {
       "requests on an S3 server against both), plus two PUTs and a GET per page for each statement's result object; the query " +
       `function's duration (the request's time at the server) at ${AWS_PRICES.lambdaPerGbSecond} $ per GB-second on arm64; the ` +
       'DynamoDB capacity the request consumed (dynalite computes it as DynamoDB does); one HTTP API request. A repeat is the ' +
-      'same request again once a first load filled the answer cache (docs/API.md, "Cached answers"): it starts no statement.',
+      'same request again once a first load filled the answer cache (docs/API.md, "Cached answers"): it starts no statement. ' +
+      "Trino reads a Parquet file below 3 MB whole, in one GET (the Hive connector's `parquet.small-file-threshold`), and counts " +
+      "all of it as read: with files of a day's rows below that size, its bytes are whole files'. Athena bills the column " +
+      'chunks it reads; their sum for the same statements is in "Partition pruning and Athena cost" below, so the Athena ' +
+      'column here is an upper bound.',
     '',
     '| query | p50 | statements | bytes read | S3 LIST / GET | DynamoDB RRU / WRU | Athena | S3 | Lambda | other | $ per 1,000 | repeat p50 | repeat $ per 1,000 |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
