@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -55,6 +55,10 @@ it(
         '--seed',
         '1',
         '--no-color',
+        '--report',
+        'har',
+        '--report-har-path',
+        join(cwd, 'run.har'),
       ],
       { cwd, encoding: 'utf8', env: { ...process.env, SCHEMATHESIS_TELEMETRY: 'false' }, maxBuffer: 64 * 1024 * 1024 },
     )
@@ -63,7 +67,22 @@ it(
           `schemathesis exited with ${error.code}:\n${`${error.stdout ?? ''}${error.stderr ?? ''}`.slice(-4000)}`,
         );
       })
+      .then((done) => ({ ...done, har: readFileSync(join(cwd, 'run.har'), 'utf8') }))
       .finally(() => rmSync(cwd, { recursive: true, force: true }));
     expect(`${run.stdout}`).toMatch(/\d+ generated, \d+ passed/);
+    // A run is only as good as the calls that reached the handlers: a limit answering most of them with 429 would
+    // pass every check while testing nothing (with the default 100 a minute: 87% 429, no 2xx). The statuses of
+    // every exchange, from schemathesis' own record:
+    const statuses = (JSON.parse(run.har) as { log: { entries: { response: { status: number } }[] } }).log.entries.map(
+      (e) => e.response.status,
+    );
+    const share = (test: (status: number) => boolean) => statuses.filter(test).length / statuses.length;
+    console.info(
+      `schemathesis: ${statuses.length} calls, ${Math.round(share((s) => s < 300) * 100)}% 2xx, ` +
+        `${Math.round(share((s) => s === 429) * 100)}% 429`,
+    );
+    expect(statuses.length).toBeGreaterThan(200);
+    expect(share((s) => s === 429)).toBeLessThan(0.01);
+    expect(share((s) => s >= 200 && s < 300)).toBeGreaterThan(0.05);
   },
 );
