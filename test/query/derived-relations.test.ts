@@ -314,7 +314,7 @@ describe('session fragments', () => {
         const query = { ...random, filters: random.filters.length ? random.filters : filters };
         const plan = planAnalyticsQuery(query, asOnS3);
         if (plan.sources.sessions?.from !== 'fragments') return;
-        expect(plan.sources.sessions.staleMarks).toBe(true);
+        expect(plan.sources.sessions.marks).not.toBe('exact');
         const [raw, stale, trusted] = await Promise.all([
           api.engine.run(
             printAnalyticsQuery(planAnalyticsQuery(query, localCatalog, { sessionFragments: false }), localTarget),
@@ -468,9 +468,13 @@ describe('session fragments', () => {
       await new Promise((r) => setTimeout(r, 100));
       for (const r of derivedRelations) expect(existsSync(join(api.paths.derivedDirs[r.folder], name))).toBe(false);
       rmSync(lock, { recursive: true, force: true });
-      await vi.waitFor(() => {
-        for (const r of derivedRelations) expect(existsSync(join(api.paths.derivedDirs[r.folder], name))).toBe(true);
-      });
+      // Written within the retry's 20 ms plus the backfill's own time, which a busy machine stretches past a second.
+      await vi.waitFor(
+        () => {
+          for (const r of derivedRelations) expect(existsSync(join(api.paths.derivedDirs[r.folder], name))).toBe(true);
+        },
+        { timeout: 30_000 },
+      );
     } finally {
       await backfill.stop();
       rmSync(lock, { recursive: true, force: true });

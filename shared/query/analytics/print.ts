@@ -353,9 +353,10 @@ function sessionsCte(plan: QueryPlan, source: SessionSource, target: SqlTarget, 
     : sql``;
   // A whole fragment is a session by itself (docs/STORAGE.md): only the other pieces are merged per session. Where
   // the session counts stand in for the whole fragments, only the merged sessions are listed here.
-  const whole = source.counts
-    ? sql``
-    : sql`${asSession}
+  const whole =
+    source.counts || pieces.whole === null
+      ? sql``
+      : sql`${asSession}
       FROM (${pieces.whole}) whole_fragments${byPaths ? sql`` : kept}
       UNION ALL
       `;

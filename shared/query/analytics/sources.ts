@@ -1,5 +1,5 @@
 import { bucketRelationFor, areBucketsAligned, type BucketRelation } from '../derived/pageview-buckets.js';
-import { fullPartitions, type FullPartitions } from '../derived/session-fragments.js';
+import { fullPartitions, type FragmentMarks, type FullPartitions } from '../derived/session-fragments.js';
 import { isBitmapCountCheaper, MAX_BITMAP_GROUPS, type StoreShape } from '../derived/visitor-bitmaps.js';
 import { isRowFilter, type RowFilterField } from '../../requests/filters.js';
 import { canPathListsFilter, rowFieldColumns } from '../scope/filters.js';
@@ -48,11 +48,7 @@ export type SessionSource =
       from: 'fragments';
       partitions: FullPartitions;
       pick: SessionPick;
-      /**
-       * Whether a fragment marked whole may have gained unmarked fragments of its session since it was marked (the
-       * catalog's wholeMarksExact): such marked fragments are merged with them.
-       */
-      staleMarks: boolean;
+      marks: FragmentMarks;
       /**
        * The whole fragments are read as the store's session counts (derived/session-counts.ts): for session
        * metrics by time, by one attribute or by nothing, without filters.
@@ -195,7 +191,8 @@ function sessionSource(
     from: 'fragments',
     partitions,
     pick: byPaths ? { by: 'paths', unlistedByRows: !catalog.fragmentsHavePaths } : { by: 'kept-rows' },
-    staleMarks: !catalog.wholeMarksExact,
+    // Finding the stale marks reads the fragments four more times; merging every fragment reads them once.
+    marks: catalog.wholeMarksExact ? 'exact' : byPaths ? 'stale' : 'ignored',
     counts,
   };
 }

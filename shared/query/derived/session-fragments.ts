@@ -72,6 +72,15 @@ export function fullPartitions(range: { from: Date; to: Date }): FullPartitions 
   return { dtFrom: day(from), dtTo: day(new Date(to.getTime() - DAY_MS)), from, to };
 }
 
+/**
+ * How a session source reads the fragments marked whole (docs/STORAGE.md). `exact`: each is a session by itself.
+ * `stale`: a marked fragment may have gained unmarked fragments of its session since it was marked (the catalog's
+ * wholeMarksExact is false: an S3 store), so the marked fragments with such a session are merged with them.
+ * `ignored`: every fragment is merged per session, marked or not; where marks may be stale, one read of the
+ * fragments instead of the five that finding the stale marks takes (Trino reads a relation again at each reference).
+ */
+export type FragmentMarks = 'exact' | 'stale' | 'ignored';
+
 /** The fragment columns a session aggregate needs, beyond the times and pageviews every one needs. */
 export type FragmentAttribute = 'entry_page' | (typeof sessionAttributeColumns)[number];
 
@@ -82,10 +91,11 @@ export type FragmentAttribute = 'entry_page' | (typeof sessionAttributeColumns)[
  * outside the range), to be merged per session. Each reads what it needs itself, so neither engine holds a
  * shared intermediate.
  *
- * With `staleMarks` (the S3 store: StoreCatalog.wholeMarksExact), a marked fragment whose session has an unmarked
+ * With marks `stale` (the S3 store: StoreCatalog.wholeMarksExact), a marked fragment whose session has an unmarked
  * fragment in any partition the range touches is merged with the other pieces instead: its mark predates that
  * fragment. A session never has two marked fragments, and every piece of the partial partitions comes from a
- * fragment there, so this finds every session whose mark no longer holds within the range.
+ * fragment there, so this finds every session whose mark no longer holds within the range. With marks `ignored`,
+ * `whole` is null and every stored fragment is a merged piece (not with `byPaths`).
  *
  * With `byPaths`, `whole` keeps only the fragments whose path list `byPaths.match` (a predicate on `url_paths`)
  * accepts. Then either `byPaths.unlisted`: `unlisted` holds the whole fragments without paths, which the caller must
@@ -97,10 +107,12 @@ export type FragmentAttribute = 'entry_page' | (typeof sessionAttributeColumns)[
 export function sessionPieces(
   { catalog }: SqlTarget,
   scope: EventScope & { range: NonNullable<EventScope['range']> },
-  { partitions, staleMarks }: { partitions: FullPartitions; staleMarks: boolean },
+  { partitions, marks }: { partitions: FullPartitions; marks: FragmentMarks },
   attributes: FragmentAttribute[],
   byPaths: { match: Sql; rowMatch: Sql; unlisted: boolean } | null = null,
-): { whole: Sql; unlisted: Sql | null; merged: Sql } {
+): { whole: Sql | null; unlisted: Sql | null; merged: Sql } {
+  if (marks === 'ignored' && byPaths) throw new Error('fragments picked by paths keep their marks');
+  const staleMarks = marks === 'stale';
   const columns = [
     'session_id',
     'visitor_id',
@@ -114,13 +126,13 @@ export function sessionPieces(
   const fragments = (
     dtFrom: string,
     dtTo: string,
-    condition: Sql,
+    condition: Sql | null,
     table = catalog.tables.sessionFragments,
   ) => sql`FROM ${table}
-    WHERE domain = ${str(scope.domain)} AND dt BETWEEN ${date(dtFrom)} AND ${date(dtTo)} AND is_dev = ${bool(scope.isDev)} AND ${condition}`;
+    WHERE domain = ${str(scope.domain)} AND dt BETWEEN ${date(dtFrom)} AND ${date(dtTo)} AND is_dev = ${bool(scope.isDev)}${condition ? sql` AND ${condition}` : sql``}`;
   // One column list for every side: UNION ALL pairs columns by position, not by name.
   const onPath = byPaths && !byPaths.unlisted ? byPaths : null;
-  const stored = (condition: Sql, onPathColumn = false, table = catalog.tables.sessionFragments) =>
+  const stored = (condition: Sql | null, onPathColumn = false, table = catalog.tables.sessionFragments) =>
     sql`SELECT ${join([...columns.map((c) => trusted(c)), ...(onPathColumn && onPath ? [sql`${onPath.match} AS on_path`] : [])])} ${fragments(partitions.dtFrom, partitions.dtTo, condition, table)}`;
   const extended = sql`SELECT session_id ${fragments(range.dtFrom, range.dtTo, notWhole)}`;
   const marked = staleMarks ? sql`whole AND session_id NOT IN (${extended})` : sql`whole`;
@@ -132,13 +144,16 @@ export function sessionPieces(
   // Fragments written before `whole` existed read NULL there: merged like any piece.
   // Where the store keeps its unmarked fragments apart, they are read there (the same rows, a fraction of the bytes).
   const unmarkedTable = catalog.unmarkedFragments ?? catalog.tables.sessionFragments;
-  const unmarked = staleMarks
-    ? sql`${stored(notWhole, true)}
+  const unmarked =
+    marks === 'ignored'
+      ? stored(null)
+      : staleMarks
+        ? sql`${stored(notWhole, true)}
     UNION ALL
     ${stored(sql`whole AND session_id IN (${extended})`, true)}`
-    : stored(notWhole, true, unmarkedTable);
+        : stored(notWhole, true, unmarkedTable);
   return {
-    whole: stored(byPaths ? sql`${marked} AND ${byPaths.match}` : marked),
+    whole: marks === 'ignored' ? null : stored(byPaths ? sql`${marked} AND ${byPaths.match}` : marked),
     unlisted: byPaths?.unlisted ? stored(sql`${marked} AND url_paths IS NULL`) : null,
     // The partial partitions' rows are read from those partitions only (none when the range is whole days in UTC).
     merged: partial
