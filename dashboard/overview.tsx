@@ -34,7 +34,7 @@ export function Overview({ api, domain, state, addFilter }: Props) {
     const now = await query({ metrics: totals, include_revenue: true, date_range: state.range });
     const range = now.meta.date_range as [string, string];
     const before = await query({ metrics: totals, include_revenue: true, date_range: previousPeriod(range) });
-    return { range, now: now.data[0]!, before: before.data[0]! };
+    return { range, now: now.data[0]!, before: before.data[0]!, future: now.meta.future_range === true };
   }, [key]);
 
   return (
@@ -79,7 +79,13 @@ export function Overview({ api, domain, state, addFilter }: Props) {
   );
 }
 
-function Stat({ metric, answer }: { metric: MetricName; answer: Answer<{ now: QueryRow; before: QueryRow }> }) {
+function Stat({
+  metric,
+  answer,
+}: {
+  metric: MetricName;
+  answer: Answer<{ now: QueryRow; before: QueryRow; future: boolean }>;
+}) {
   if (answer.state !== 'done') {
     return (
       <div class="stat">
@@ -93,15 +99,27 @@ function Stat({ metric, answer }: { metric: MetricName; answer: Answer<{ now: Qu
   const delta = change(now, before);
   // Fewer bounces is better: its arrow is coloured the other way round.
   const better = delta === null || delta === 0 ? 'same' : delta > 0 !== (metric === 'bounce_rate') ? 'up' : 'down';
+  // No comparison where there is nothing to compare: a range that has not begun, or nothing in either period.
+  const compared = !answer.data.future && (now !== 0 || before !== 0);
+  const title = answer.data.future
+    ? 'the range has not begun: no data yet'
+    : `previous period: ${formatMetric(metric, before)}`;
   return (
     <div class="stat" data-metric={metric}>
       <span class="label">{metricLabels[metric]}</span>
       <strong class="value">{formatMetric(metric, now)}</strong>
-      <span class={`delta ${better}`} title={`previous period: ${formatMetric(metric, before)}`}>
-        {delta === null ? 'new' : `${delta >= 0 ? '▲' : '▼'} ${Math.abs(delta).toFixed(1)}%`}
+      <span class={`delta ${compared ? better : 'same'}`} title={title}>
+        {deltaText(compared, delta)}
       </span>
     </div>
   );
+}
+
+/** A card's change from the previous period: a dash where nothing is compared, "new" where nothing was before. */
+function deltaText(compared: boolean, delta: number | null): string {
+  if (!compared) return '–';
+  if (delta === null) return 'new';
+  return `${delta >= 0 ? '▲' : '▼'} ${Math.abs(delta).toFixed(1)}%`;
 }
 
 type Query = (body: Omit<QueryBody, 'domain'>) => Promise<{ data: QueryRow[]; meta: { date_range: unknown } }>;

@@ -252,6 +252,29 @@ describe.skipIf(!browserPath)('the dashboard', () => {
     await crafted.close();
   });
 
+  it('compares nothing where nothing is to compare: a range not yet begun, a range with no data in either period', async () => {
+    for (const [range, title] of [
+      ['2099-01-01,2099-01-31', 'the range has not begun: no data yet'],
+      ['2020-01-01,2020-01-07', `previous period: ${formatMetric('visitors', 0)}`],
+    ] as const) {
+      // A page of its own with a key of its own (the earlier steps spent much of the demo key's minute), opened by a
+      // link as npm start prints it, with the range added.
+      const key = (await api.createKey({ domains: [DEMO_DOMAIN] })).token;
+      const page = await offlinePage(browser, api.url, { timezoneId: 'UTC' });
+      await page.goto(`${api.url}/#${new URLSearchParams({ key, domain: DEMO_DOMAIN, range }).toString()}`);
+      await expect
+        .poll(() => page.locator('.stat[data-metric=visitors] .value').textContent(), { message: range })
+        .toBe('0');
+      for (const m of totals) {
+        const delta = page.locator(`.stat[data-metric=${m}] .delta`);
+        await expect.poll(() => delta.textContent(), { message: `${range} ${m}` }).toBe('–');
+        expect(await delta.getAttribute('class')).toBe('delta same');
+      }
+      expect(await page.locator('.stat[data-metric=visitors] .delta').getAttribute('title')).toBe(title);
+      await page.close();
+    }
+  });
+
   it("asks for a key when none is offered, and shows the API's refusal of a wrong one", async () => {
     const fresh = await offlinePage(browser, api.url, { timezoneId: 'UTC' });
     await fresh.goto(`${api.url}/`);
