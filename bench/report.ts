@@ -58,6 +58,11 @@ const ATHENA_TARGET = {
   repeatP50Ms: 50,
 };
 
+/** Bytes as MiB with one decimal, as every table of the report shows them. */
+function mib(bytes: number): string {
+  return `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+}
+
 const TARGET = {
   apiOverDuckdb: 1.5,
   apiOverClickhouse: 2,
@@ -92,7 +97,6 @@ export function renderReport(f: BenchFigures): string {
     f.queries.some((q) => q.cells[e]),
   );
   const out: string[] = [];
-  const mib = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`;
   const p50 = (q: QueryFigures, e: EngineName) => q.cells[e]?.p50 ?? NaN;
 
   out.push('# Benchmarks', '');
@@ -399,7 +403,6 @@ function sameAnswer(q: QueryFigures): string {
 
 /** The Athena path's times and what a load of the mix costs on AWS, first load and repeat load. */
 function athenaSection(f: BenchFigures): string[] {
-  const mib = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`;
   const usd = (dollars: number) => (Number.isFinite(dollars) ? `$${dollars.toFixed(3)}` : '–');
   const out = ['## The Athena path on Trino', ''];
   out.push(
