@@ -16,7 +16,12 @@ import { EVENTS_TABLE } from '../../infra/event-lake.js';
 import { startAthenaEmulator, type AthenaEmulator } from '../athena-emulator/athena-emulator.js';
 import type { DoorCredentials } from '../server/signed-dynamo-door.js';
 import { EVENTS_BUCKET, synthesizedGlueTables } from './glue-tables.js';
-import { createCatalogStatement, createTableStatements, hiveCatalogProperties } from './trino-catalog.js';
+import {
+  createCatalogStatement,
+  createTableStatements,
+  dropCatalogStatement,
+  hiveCatalogProperties,
+} from './trino-catalog.js';
 import { provisionTrino } from '../tools/trino-install.js';
 import { runToCompletion } from './trino-statements.js';
 import { startTrino, type TrinoAccess, type TrinoServer, type TrinoServerOptions } from './trino-server.js';
@@ -77,7 +82,7 @@ export async function startTrinoAthena(options: TrinoAthenaOptions): Promise<Tri
     await emulator?.close();
     await trino?.stop();
     if (shared) {
-      await runToCompletion(shared.access, `DROP CATALOG IF EXISTS "${shared.catalog}"`);
+      await runToCompletion(shared.access, dropCatalogStatement(shared.catalog));
       rmSync(shared.metastoreDir, { recursive: true, force: true });
     }
   };

@@ -81,6 +81,11 @@ export function createCatalogStatement(catalog: string, properties: Record<strin
   return `CREATE CATALOG ${identifier(catalog)} USING ${connector} WITH (\n  ${settings.join(',\n  ')}\n)`;
 }
 
+/** `DROP CATALOG` of a catalog added by `createCatalogStatement`. */
+export function dropCatalogStatement(catalog: string): string {
+  return `DROP CATALOG IF EXISTS ${identifier(catalog)}`;
+}
+
 /**
  * The statements creating `table` in `catalog` (by default `hive`), the events bucket standing at `bucketUrl`: a
  * local folder (`local:///abs/path`) or a bucket of an S3-compatible server (`s3://name`). `CREATE SCHEMA IF NOT
