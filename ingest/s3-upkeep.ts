@@ -6,7 +6,16 @@ import { join } from 'node:path';
 import { DeleteObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
 import { releaseLease, takeLease } from '../shared/store/leases-repo.js';
-import { forgetSuperseded, hideFiles, readFileStates, showFiles, supersede } from '../shared/store/file-states-repo.js';
+import {
+  forgetSuperseded,
+  hideFiles,
+  readFileStates,
+  recordLayout,
+  recordUpgraded,
+  showFiles,
+  supersede,
+} from '../shared/store/file-states-repo.js';
+import { STORE_LAYOUT } from '../shared/events/store-layout.js';
 import { writeCompacted } from '../writer/compacted-file.js';
 import { S3_CODECS } from '../writer/parquet-codec.js';
 import { parquetFilesUnder } from '../writer/parquet-files.js';
@@ -42,6 +51,14 @@ import { s3Publisher } from './s3-store.js';
 // unmarked fragment to a marked session, never a marked one, so a session has at most one marked fragment and
 // Athena's queries merge a marked fragment with its session's unmarked ones (StoreCatalog.wholeMarksExact). A
 // partition is rewritten when crowded, and also once its import files have settled, so every partition gets marks.
+//
+// Upgrade (docs/STORAGE.md, "Upgrading the S3 store"): a domain whose file states record a layout below the current
+// one (shared/events/store-layout.ts) may hold derived files without columns added since, and queries read it
+// without them. Upkeep rewrites its partitions in order, every one however few its files (a rewrite derives every
+// relation again at the current layout), records its progress after each, and records the current layout once the
+// last is rewritten: from then on the domain is read with every column. A partition it cannot rewrite yet (a
+// compaction still in its grace period, an import in flight, no room for hidden files, the run's budget spent) ends
+// the pass for this run; one whose rows cannot be rewritten as one file keeps the domain below the layout (logged).
 
 export interface UpkeepTarget {
   client: S3Client;
@@ -80,6 +97,8 @@ export interface UpkeepReport {
   cleaned: string[];
   /** Partitions whose compacted file was found hidden past the grace period and deleted. */
   abandoned: string[];
+  /** Domains this run brought to the current layout (their last partition rewritten). */
+  upgraded: string[];
   /** Another run held the lease: this one did nothing. */
   busy?: boolean;
   /** The run stopped at its budget; the next run starts at this domain. */
@@ -104,7 +123,7 @@ export async function upkeepStore(target: UpkeepTarget, options: UpkeepOptions =
   const settleMs = options.settleMs ?? UPKEEP_SETTLE_MS;
   const graceMs = options.graceMs ?? UPKEEP_GRACE_MS;
   const now = options.now ?? Date.now;
-  const report: UpkeepReport = { compacted: [], cleaned: [], abandoned: [] };
+  const report: UpkeepReport = { compacted: [], cleaned: [], abandoned: [], upgraded: [] };
   // Runs never overlap (two would compact the same partition): a lease in DynamoDB, on real time, not `now`.
   const owner = randomUUID();
   const lease = await takeLease(UPKEEP_LEASE, owner, options.leaseMs ?? UPKEEP_LEASE_MS);
@@ -135,7 +154,14 @@ export async function upkeepStore(target: UpkeepTarget, options: UpkeepOptions =
           target,
           domain,
           recorded,
-          { minFiles, settleMs, graceMs, now, maxHiddenFiles: options.maxHiddenFiles ?? UPKEEP_MAX_HIDDEN_FILES },
+          {
+            minFiles,
+            settleMs,
+            graceMs,
+            now,
+            maxHiddenFiles: options.maxHiddenFiles ?? UPKEEP_MAX_HIDDEN_FILES,
+            stopStartingAt,
+          },
           report,
         );
       } catch (error) {
@@ -156,7 +182,15 @@ async function upkeepDomain(
   target: UpkeepTarget,
   domain: string,
   recorded: (digest: string) => Promise<boolean>,
-  options: { minFiles: number; settleMs: number; graceMs: number; now: () => number; maxHiddenFiles: number },
+  options: {
+    minFiles: number;
+    settleMs: number;
+    graceMs: number;
+    now: () => number;
+    maxHiddenFiles: number;
+    /** Real time after which the upgrade starts no partition. */
+    stopStartingAt: number;
+  },
   report: UpkeepReport,
 ): Promise<void> {
   const { minFiles, settleMs, graceMs, now } = options;
@@ -192,7 +226,8 @@ async function upkeepDomain(
     ...Object.keys(states.pending).map((f) => f.split('/')[0]!),
   ]);
   const due: { partition: string; files: { name: string; modified: number }[]; compactable: string[] }[] = [];
-  for (const [partition, files] of await eventFilesOf(target, domain)) {
+  const partitions = await eventFilesOf(target, domain);
+  for (const [partition, files] of partitions) {
     if (busy.has(partition)) continue;
     // Nothing to do unless crowded or settled (counting every file: unfinished imports' are left out below).
     const settledAt = now() - Math.max(...files.map((f) => f.modified)) >= settleMs;
@@ -205,11 +240,23 @@ async function upkeepDomain(
     if (compactable.length < minFiles && !settled) continue;
     due.push({ partition, files, compactable });
   }
+  // Below the current layout: the partitions after the last one the upgrade rewrote, in order.
+  const upgrading = states.layout < STORE_LAYOUT;
+  const toUpgrade = upgrading
+    ? [...partitions.keys()].filter((p) => states.upgraded === undefined || p > states.upgraded).sort()
+    : [];
+  if (upgrading && toUpgrade.length === 0) {
+    await recordLayout(domain, STORE_LAYOUT);
+    report.upgraded.push(domain);
+    return;
+  }
   // No room for even one partition: nothing to open DuckDB or read the index for.
-  if (due.length === 0 || options.maxHiddenFiles - hidden - 1 < 2) return;
+  if ((due.length === 0 && toUpgrade.length === 0) || options.maxHiddenFiles - hidden - 1 < 2) return;
   const scratch = await openScratchDuckDb();
   try {
     await refreshFragmentIndex(target, domain, scratch.connection);
+    // Partitions this run compacted: true when every file of the partition was rewritten.
+    const compactedNow = new Map<string, boolean>();
     for (const { partition, files, compactable } of due) {
       // Within the domain's budget of hidden files: a partition with more files than the room left is compacted
       // in part (its oldest files; the rest, with the compacted file, at a later run), so no partition, however
@@ -221,7 +268,31 @@ async function upkeepDomain(
       if (outcome === 'unwritable') continue;
       hidden += chunk.length;
       if (outcome) report.compacted.push(`${domain}/${partition}`);
+      if (outcome) compactedNow.set(partition, chunk.length === files.length);
     }
+    for (const partition of toUpgrade) {
+      // Rewritten whole by this run's compaction above: at the current layout already; in part: wait for its grace.
+      if (compactedNow.get(partition) !== true) {
+        if (busy.has(partition) || compactedNow.has(partition) || Date.now() >= options.stopStartingAt) return;
+        const files = partitions.get(partition)!.map((f) => f.name);
+        const room = options.maxHiddenFiles - hidden - 1;
+        // Rewritten whole or not at all: a file left beside the compacted one may lack the layout's columns.
+        if (files.length > room) return;
+        for (const name of files)
+          if (/^[0-9a-f]{32}\.parquet$/.test(name) && !(await recorded(name.slice(0, 32)))) return;
+        const outcome = await compact(target, scratch.connection, domain, partition, files, now());
+        if (outcome === 'unwritable') {
+          logger.warn('domain left below the current layout', { domain, partition });
+          return;
+        }
+        if (!outcome) return;
+        hidden += files.length;
+        report.compacted.push(`${domain}/${partition}`);
+      }
+      await recordUpgraded(domain, partition);
+    }
+    await recordLayout(domain, STORE_LAYOUT);
+    report.upgraded.push(domain);
   } finally {
     scratch.close();
   }

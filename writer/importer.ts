@@ -7,7 +7,9 @@ import { derivedRelations, type DerivedFolder } from '../shared/events/derived-r
 import { openScratchDuckDb, type ScratchDuckDb } from './scratch-duckdb.js';
 import { pathLiteral } from '../shared/engines/duckdb-engine.js';
 import { duckdbTypes, eventColumns } from '../shared/events/event-columns.js';
-import { daysOfFiles, readDomainDays, widenDomainDays } from '../shared/store/domain-days-repo.js';
+import { daysOfFiles, readDomainDays, widenDomainDays, type DomainDays } from '../shared/store/domain-days-repo.js';
+import { readFileStates, recordLayout } from '../shared/store/file-states-repo.js';
+import { STORE_LAYOUT } from '../shared/events/store-layout.js';
 import type { StoreCodecs } from './parquet-codec.js';
 import { eventFileCopyOptions, eventFileOrder, type EventFileStore } from './event-file-layout.js';
 import { writeDerived } from './derived-writer.js';
@@ -210,11 +212,18 @@ async function importChecked(
     // (shared/store/domain-days-repo.ts) always cover what they can see. A domain without a record may have files
     // from before records existed: their days are recorded first.
     for (const [domain, days] of daysOfFiles(files)) {
+      let stored: DomainDays | undefined | null = null;
       if (!(await readDomainDays(domain))) {
-        const stored = await destination.storedDays(domain);
+        stored = await destination.storedDays(domain);
         if (stored) await widenDomainDays(domain, stored.firstDay, stored.lastDay);
       }
       await widenDomainDays(domain, days.firstDay, days.lastDay);
+      // This import's files are at the current layout: a domain's files all are when it had none before. Recorded
+      // before publishing, so readers plan with every column (shared/events/store-layout.ts). (The local store
+      // records its domains' layout as it publishes: its transaction upgrades every file.)
+      if (destination.store === 'local' || (await readFileStates(domain)).layout >= STORE_LAYOUT) continue;
+      if ((stored === null ? await destination.storedDays(domain) : stored) === undefined)
+        await recordLayout(domain, STORE_LAYOUT);
     }
     const record: ImportRecord = {
       digest,

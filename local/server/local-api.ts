@@ -15,7 +15,7 @@ import type { TrinoAthena } from '../trino/trino-athena.js';
 import { compactStore, upgradeStore, whenStoreFree } from '../store/backfill.js';
 import { localCodecs } from '../../writer/parquet-codec.js';
 import { localPaths, type LocalPaths } from '../store/paths.js';
-import { recordStoreDays } from '../store/store-days.js';
+import { recordStoreDays, recordStoreLayout } from '../store/store-days.js';
 
 export interface LocalApi {
   url: string;
@@ -76,6 +76,8 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
   await upgrade.first;
   const dynamo = await openLocalDynamo(paths, { publish: true });
   await recordStoreDays(paths);
+  // Upgraded, every file is at the current layout; else the import holding the lock upgrades them as it publishes.
+  if ((await upgrade.first) !== null) await recordStoreLayout(paths);
   const engine = await DuckDbEngine.open(paths.eventsDir);
   // Loaded only in that mode: it synthesizes the CDK stack for its tables, which `npm start` otherwise never needs.
   const trino =

@@ -18,6 +18,7 @@ import { deriveMissing } from './backfill.js';
 import { hasImportRecord, recordUsage, writeImportRecord } from './imports.js';
 import { storedDaysOf } from './store-days.js';
 import { withStoreTransaction } from './local-store.js';
+import { recordStoreLayout } from './store-days.js';
 import { keysBeforeLock, areKeysCurrent, keyVisitors } from './visitor-keys.js';
 import { markWholeFragments } from './whole-fragments.js';
 
@@ -53,6 +54,7 @@ export function localDestination(paths: LocalPaths): ImportDestination {
         return { value: moved, changed: moved };
       });
       await recordUsage(paths);
+      if (published) await recordStoreLayout(paths, Object.keys(staged.record.domains));
       return published;
     },
   };

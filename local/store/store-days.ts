@@ -1,6 +1,8 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { widenDomainDays, type DomainDays } from '../../shared/store/domain-days-repo.js';
+import { recordLayout } from '../../shared/store/file-states-repo.js';
+import { STORE_LAYOUT } from '../../shared/events/store-layout.js';
 import { isDayFolder } from './partition-names.js';
 import { domainsUnder, type LocalPaths } from './paths.js';
 
@@ -24,4 +26,13 @@ export async function recordStoreDays(paths: LocalPaths): Promise<void> {
     const days = storedDaysOf(paths, domain);
     if (days) await widenDomainDays(domain, days.firstDay, days.lastDay);
   }
+}
+
+/**
+ * Records `domains` (by default every domain of the snapshot at `paths`) at the current layout: true of a snapshot
+ * the upgrade or an import's transaction published, which derive every outdated file again. Read by the Athena path
+ * over the local store (`ANALYTICS_ENGINE=trino`), which plans a domain by its recorded layout as on S3.
+ */
+export async function recordStoreLayout(paths: LocalPaths, domains = domainsUnder(paths.eventsDir)): Promise<void> {
+  for (const domain of domains) await recordLayout(domain, STORE_LAYOUT);
 }

@@ -7,7 +7,7 @@ import { printFirstEvent } from '../query/scope/first-event.js';
 import { readDomainDays } from '../store/domain-days-repo.js';
 import { hiddenFiles } from '../store/file-states-repo.js';
 import { answerKey, readAnswer, writeAnswer } from '../store/answer-cache-repo.js';
-import { withExcludedFiles } from '../query/sql/catalog.js';
+import { withExcludedFiles, withStoreLayout } from '../query/sql/catalog.js';
 import type { SqlTarget } from '../query/sql/target.js';
 
 // Runs printed queries on the installed engine and keeps the figures `meta` reports: the time spent in the
@@ -30,7 +30,7 @@ export class EngineRunner {
   /**
    * A runner for queries of `domain`. On a store whose files upkeep replaces in place (S3), it first reads which
    * files the domain's queries must leave out (one DynamoDB read), so no query sees a partition's rows twice; the
-   * same read gives the domain's data version.
+   * same read gives the domain's data version and the layout of its files, which decides what the plans may read.
    */
   static async forDomain(domain: string, engine: QueryEngine = analyticsEngine()): Promise<EngineRunner> {
     const { target } = engine;
@@ -40,7 +40,8 @@ export class EngineRunner {
     const hidden = await hiddenFiles(domain);
     const versions = [`files:${hidden.version}`, ...(engineVersion === undefined ? [] : [engineVersion])];
     const version = cache ? versions.join(' ') : undefined;
-    return new EngineRunner(engine, { ...target, catalog: withExcludedFiles(target.catalog, hidden, domain) }, version);
+    const catalog = withExcludedFiles(withStoreLayout(target.catalog, hidden.layout), hidden, domain);
+    return new EngineRunner(engine, { ...target, catalog }, version);
   }
 
   /** A runner of its own on the same engine and files, for work that outlives the request: its time is not the request's. */

@@ -13,7 +13,11 @@ import { documentClient, updateIf } from './dynamo-client.js';
 //     compacted file visible until upkeep deletes them, after a grace period longer than any query runs.
 // A file is named `dt=<day>/<file>.parquet`: every relation's files of one partition and one writer share a name.
 // Every write that changes what queries read also adds 1 to the item's `version`, in the same UpdateItem: the
-// domain's data version, which keys its cached answers (shared/store/answer-cache-repo.ts).
+// domain's data version, which keys its cached answers (shared/store/answer-cache-repo.ts). The item's `layout` is
+// the layout (shared/events/store-layout.ts) every file of the domain is at: set by the first import of a domain
+// with no files, and by upkeep once it has rewritten every partition of a domain written before (its progress in
+// `upgraded`, the last partition rewritten); readers plan a domain below the current layout without the columns
+// added since (StoreCatalog, withStoreLayout).
 
 export interface Compaction {
   /** The compacted file, `<name>.parquet`. */
@@ -31,6 +35,10 @@ export interface FileStates {
   pending: Record<string, number>;
   /** By partition, `dt=<day>`. */
   superseded: Record<string, Compaction>;
+  /** The layout every file of the domain is at; 0 when unknown (files written before layouts were recorded). */
+  layout: number;
+  /** While upkeep brings the domain to the current layout: the last partition it rewrote, `dt=<day>`. */
+  upgraded?: string;
 }
 
 const key = (domain: string) => ({ pk: `files#${domain}` });
@@ -48,6 +56,8 @@ export async function readFileStates(domain: string): Promise<FileStates> {
     version: Number(Item?.version ?? 0),
     pending: (Item?.pending as FileStates['pending'] | undefined) ?? {},
     superseded: (Item?.superseded as FileStates['superseded'] | undefined) ?? {},
+    layout: Number(Item?.layout ?? 0),
+    ...(typeof Item?.upgraded === 'string' ? { upgraded: Item.upgraded } : {}),
   };
 }
 
@@ -65,8 +75,10 @@ export async function excludedFiles(domain: string): Promise<string[]> {
  * file name is its own in every partition, so an import of a thousand days is one name), and replaced files and
  * pending compacted ones as `dt=<day>/<file>` (a replaced import file may still be visible in other partitions).
  */
-export async function hiddenFiles(domain: string): Promise<{ names: string[]; files: string[]; version: number }> {
-  const { version, pending, superseded } = await readFileStates(domain);
+export async function hiddenFiles(
+  domain: string,
+): Promise<{ names: string[]; files: string[]; version: number; layout: number }> {
+  const { version, pending, superseded, layout } = await readFileStates(domain);
   // A pending compacted file is one partition's, and upkeep deletes it if its run died: named by partition, so that
   // readers that know the whole path never open it (StoreCatalog.locations).
   const compacted = Object.keys(pending).filter((f) => f.includes('/compacted-'));
@@ -83,6 +95,7 @@ export async function hiddenFiles(domain: string): Promise<{ names: string[]; fi
       ...Object.entries(superseded).flatMap(([partition, c]) => c.replaces.map((name) => `${partition}/${name}`)),
     ].sort(),
     version,
+    layout,
   };
 }
 
@@ -172,6 +185,36 @@ export async function forgetSuperseded(domain: string, partition: string, file: 
       ConditionExpression: 'superseded.#p.#file = :file',
       ExpressionAttributeNames: { '#p': partition, '#file': 'file', ...bumpNames },
       ExpressionAttributeValues: { ':file': file, ...bumpValues },
+    }),
+  );
+}
+
+/**
+ * Records that every file of `domain` is at `layout` (never lowering it): a new version of the plans reads the
+ * domain with the columns of that layout. The data version moves on, since the answers' statements change.
+ */
+export async function recordLayout(domain: string, layout: number): Promise<void> {
+  await updateIf(
+    new UpdateCommand({
+      TableName: tableNames().counters,
+      Key: key(domain),
+      UpdateExpression: `SET #layout = :layout REMOVE #upgraded${BUMP}`,
+      ConditionExpression: 'attribute_not_exists(#layout) OR #layout < :layout',
+      ExpressionAttributeNames: { '#layout': 'layout', '#upgraded': 'upgraded', ...bumpNames },
+      ExpressionAttributeValues: { ':layout': layout, ...bumpValues },
+    }),
+  );
+}
+
+/** Records upkeep's progress through a domain below the current layout: `partition` and all before it are rewritten. */
+export async function recordUpgraded(domain: string, partition: string): Promise<void> {
+  await documentClient().send(
+    new UpdateCommand({
+      TableName: tableNames().counters,
+      Key: key(domain),
+      UpdateExpression: 'SET #upgraded = :partition',
+      ExpressionAttributeNames: { '#upgraded': 'upgraded' },
+      ExpressionAttributeValues: { ':partition': partition },
     }),
   );
 }

@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -11,7 +11,11 @@ import { readUsage } from '../../shared/limits/limiter.js';
 import { generatedEvents } from '../support/generated-sessions.js';
 import { cloudParts } from '../support/cloud-parts.js';
 import { ingestBucket, motoClients, type IngestBucket } from '../support/ingest-bucket.js';
-import { crashingWrites, visibleMarks, visibleRows } from '../support/s3-store-view.js';
+import { crashingWrites, visibleFilePaths, visibleMarks, visibleRows } from '../support/s3-store-view.js';
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { forgetLayout } from '../support/forget-layout.js';
+import { STORE_LAYOUT } from '../../shared/events/store-layout.js';
 import { keysOf } from '../support/s3-keys.js';
 import { largePayments } from '../support/large-payments.js';
 
@@ -45,6 +49,46 @@ async function crowdedBucket(
 }
 
 const eventRows = (target: IngestBucket) => visibleRows(target.s3, target.bucket, 'events', work);
+const relationRows = (target: IngestBucket, folder: string) => visibleRows(target.s3, target.bucket, folder, work);
+
+/** Rewrites every file of `folder` without `column`, in place: files as a version before the column wrote them. */
+async function dropColumn(target: IngestBucket, folder: string, column: string): Promise<void> {
+  const instance = await DuckDBInstance.create(':memory:');
+  const connection = await instance.connect();
+  try {
+    for (const key of (await keysOf(target.s3, target.bucket)).filter((k) => k.startsWith(`${folder}/`))) {
+      const dir = mkdtempSync(join(work, 'drop-'));
+      const object = await target.s3.send(new GetObjectCommand({ Bucket: target.bucket, Key: key }));
+      writeFileSync(join(dir, 'in.parquet'), await object.Body!.transformToByteArray());
+      await connection.run(
+        `COPY (SELECT * EXCLUDE (${column}) FROM '${join(dir, 'in.parquet')}') TO '${join(dir, 'out.parquet')}' (FORMAT parquet)`,
+      );
+      await target.s3.send(
+        new PutObjectCommand({ Bucket: target.bucket, Key: key, Body: readFileSync(join(dir, 'out.parquet')) }),
+      );
+    }
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
+
+/** The column names of each file of `folder` a query reads. */
+async function visibleColumns(target: IngestBucket, folder: string): Promise<string[][]> {
+  const files = await visibleFilePaths(target.s3, target.bucket, folder, work);
+  const instance = await DuckDBInstance.create(':memory:');
+  const connection = await instance.connect();
+  try {
+    const rows = await connection.runAndReadAll(
+      `SELECT file_name, list(name) AS names FROM parquet_schema([${files.map((f) => `'${f}'`).join(', ')}]) GROUP BY 1`,
+    );
+    expect(rows.getRowObjectsJS()).toHaveLength(files.length);
+    return (rows.getRowObjectsJS() as { names: string[] }[]).map((r) => r.names);
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
 
 /** Every visible fragment is marked whole exactly when it is its session's only one. */
 async function expectExactMarks(target: IngestBucket): Promise<void> {
@@ -308,6 +352,57 @@ describe('upkeep of the S3 store', () => {
     );
     expect(report.compacted).toEqual(['whale.test/dt=2026-03-06']);
     expect((await eventRows(target)).sort()).toEqual(before.sort());
+  });
+
+  it('brings a domain written before the current layout up to it, partition by partition within its room, then records the layout', async () => {
+    const { target } = await crowdedBucket('upgrade.test', 1);
+    expect((await readFileStates('upgrade.test')).layout).toBe(STORE_LAYOUT);
+    // As written before the layout's columns: page buckets without referrers, fragments without paths, and no
+    // layout recorded.
+    await dropColumn(target, 'pages', 'referrer_domain');
+    await dropColumn(target, 'sessions', 'url_paths');
+    await forgetLayout('upgrade.test');
+    // An ingest into a domain that has files records no layout: its own files are current, the others may not be.
+    const late = generatedEvents()
+      .map((e): Record<string, unknown> => ({ ...(e as Record<string, unknown>), domain: 'upgrade.test' }))
+      .filter((e) => /^2026-03-03/.test(String(e.timestamp)))
+      .slice(0, 20)
+      .map((e) => ({ ...e, session_id: `late-${String(e.session_id)}`, visitor_id: `late-${String(e.visitor_id)}` }));
+    await target.put('incoming/late.ndjson', ndjson(late));
+    expect(await target.deliver(ingestHandler(target.s3, work))).toEqual([]);
+    expect((await readFileStates('upgrade.test')).layout).toBe(0);
+    const before = await Promise.all(['events', 'pageviews', 'custom_events'].map((f) => relationRows(target, f)));
+    const run = (at: number) =>
+      upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work }, { now: () => at, maxHiddenFiles: 3 });
+    const start = Date.now();
+    // Room for two partitions of one file: the first two, in order; the third (two files) waits, and so does the
+    // layout.
+    const first = await run(start);
+    expect(first.compacted).toEqual(['upgrade.test/dt=2026-03-01', 'upgrade.test/dt=2026-03-02']);
+    expect(first.upgraded).toEqual([]);
+    expect(await readFileStates('upgrade.test')).toMatchObject({ layout: 0, upgraded: 'dt=2026-03-02' });
+    // After the grace period the replaced files go, the last partition is rewritten and the layout recorded.
+    const second = await run(start + UPKEEP_GRACE_MS + 1);
+    expect(second.compacted).toEqual(['upgrade.test/dt=2026-03-03']);
+    expect(second.upgraded).toEqual(['upgrade.test']);
+    const states = await readFileStates('upgrade.test');
+    expect(states.layout).toBe(STORE_LAYOUT);
+    expect(states.upgraded).toBeUndefined();
+    // Every file a query reads has every column of its relation; rows of the relations that had none missing are
+    // the same, and the page buckets have their referrers back.
+    for (const { folder, columns } of derivedRelations)
+      for (const names of await visibleColumns(target, folder))
+        expect(
+          columns.map(([c]) => c).filter((c) => !names.includes(c)),
+          folder,
+        ).toEqual([]);
+    expect(await Promise.all(['events', 'pageviews', 'custom_events'].map((f) => relationRows(target, f)))).toEqual(
+      before,
+    );
+    expect((await relationRows(target, 'pages')).some((r) => JSON.parse(r).referrer_domain !== null)).toBe(true);
+    // Done: the next runs leave the domain alone.
+    await run(start + 2 * UPKEEP_GRACE_MS + 2);
+    expect((await run(start + 3 * UPKEEP_GRACE_MS + 3)).compacted).toEqual([]);
   });
 
   it('runs one at a time: a run that finds the lease held does nothing; a run past its budget leaves the next domain to the next run', async () => {

@@ -34,7 +34,7 @@ export async function readRows(files: string): Promise<string[]> {
 
 /** The rows of `folder` (events or a derived relation) a query of the bucket reads, over all domains. */
 export async function visibleRows(s3: S3Client, bucket: string, folder: string, workDir: string): Promise<string[]> {
-  const files = await visibleFiles(s3, bucket, folder, workDir);
+  const files = await visibleFilePaths(s3, bucket, folder, workDir);
   if (files.length === 0) return [];
   return readRows(`[${files.map((f) => `'${f}'`).join(', ')}]`);
 }
@@ -48,7 +48,7 @@ export async function visibleMarks(
   bucket: string,
   workDir: string,
 ): Promise<{ session_id: string; fragments: number; marked: number }[]> {
-  const files = await visibleFiles(s3, bucket, 'sessions', workDir);
+  const files = await visibleFilePaths(s3, bucket, 'sessions', workDir);
   if (files.length === 0) return [];
   const instance = await DuckDBInstance.create(':memory:');
   const connection = await instance.connect();
@@ -65,7 +65,12 @@ export async function visibleMarks(
 }
 
 /** Downloads the files of `folder` a query of the bucket reads; returns their local paths. */
-async function visibleFiles(s3: S3Client, bucket: string, folder: string, workDir: string): Promise<string[]> {
+export async function visibleFilePaths(
+  s3: S3Client,
+  bucket: string,
+  folder: string,
+  workDir: string,
+): Promise<string[]> {
   const keys = (await keysOf(s3, bucket)).filter((k) => k.startsWith(`${folder}/`) && k.endsWith('.parquet'));
   // As every Athena query leaves them out (withExcludedFiles): pending files by name, replaced ones by partition.
   const hidden = new Set<string>();

@@ -8,6 +8,7 @@ import {
   UNMARKED_FRAGMENTS_TABLE,
   VISITOR_DAYS_TABLE,
 } from '../../events/derived-relations.js';
+import { STORE_LAYOUT } from '../../events/store-layout.js';
 import { join, sql, str, trusted, type Sql } from './sql.js';
 
 // What an engine's store holds, apart from how its SQL is spelled (dialect.ts): the names of the stored
@@ -19,11 +20,13 @@ export type StoredRelation =
   'events' | 'sessionFragments' | 'pageviewBuckets' | 'pageBuckets' | 'visitorDays' | 'customEventBuckets';
 
 /**
- * The two kinds of store, the one difference every fact below derives from (storeFacts): the local `snapshot` store,
- * whose writers key, mark and upgrade every file before a reader sees it and publish whole snapshots; and the
- * events `bucket` on S3, whose files may predate columns or keys and are replaced in place by upkeep.
+ * The kinds of store, the one difference every fact below derives from (storeFacts): the local `snapshot` store,
+ * whose writers key, mark and upgrade every file before a reader sees it and publish whole snapshots; a domain of the
+ * events `bucket` on S3, whose files are all of the current layout (STORE_LAYOUT) but unkeyed, marked whole as of
+ * upkeep's last rewrite, and replaced in place by upkeep; and a domain of the bucket that upkeep has not yet brought
+ * to the current layout (`bucketBeforeUpgrade`), whose derived files may lack columns added since they were written.
  */
-export type StoreProfile = 'snapshot' | 'bucket';
+export type StoreProfile = 'snapshot' | 'bucket' | 'bucketBeforeUpgrade';
 
 export interface StoreCatalog {
   readonly profile: StoreProfile;
@@ -104,6 +107,17 @@ const storeFacts: Record<StoreProfile, StoreFacts> = {
   },
   bucket: {
     bucketVisitor: 'visitor_id',
+    fragmentsHavePaths: true,
+    visitorDayKeys: false,
+    pageBucketReferrers: true,
+    visitorDayDetails: true,
+    wholeMarksExact: false,
+    sessionCounts: null,
+    unmarkedFragments: null,
+    filesReplacedInPlace: true,
+  },
+  bucketBeforeUpgrade: {
+    bucketVisitor: 'visitor_id',
     fragmentsHavePaths: false,
     visitorDayKeys: false,
     pageBucketReferrers: false,
@@ -114,6 +128,16 @@ const storeFacts: Record<StoreProfile, StoreFacts> = {
     filesReplacedInPlace: true,
   },
 };
+
+/**
+ * The catalog for a domain whose files are of `layout` (its file states, shared/store/file-states-repo.ts): a bucket
+ * domain below the current layout is read as `bucketBeforeUpgrade` until upkeep has rewritten its files
+ * (docs/STORAGE.md, "Upgrading the S3 store"). Other catalogs are returned as they are.
+ */
+export function withStoreLayout(catalog: StoreCatalog, layout: number): StoreCatalog {
+  if (catalog.profile !== 'bucket' || layout >= STORE_LAYOUT) return catalog;
+  return { ...catalog, profile: 'bucketBeforeUpgrade', ...storeFacts.bucketBeforeUpgrade };
+}
 
 /** The local store: views named like the Glue tables, integer visitor keys, path lists on every whole fragment. */
 export const localCatalog: StoreCatalog = {
@@ -140,8 +164,8 @@ export interface DerivedTableNames {
 
 /**
  * The stack's Glue tables: `table` holds the events, `derived` names the derived relations' tables; all are
- * printed quoted as `"database"."table"`. Buckets on S3 may be written without keys, and whole fragments may come
- * from an older local store without paths, so neither is assumed.
+ * printed quoted as `"database"."table"`. The facts are those of a domain at the current layout (`bucket`);
+ * withStoreLayout gives a domain's own.
  */
 export function athenaCatalog(
   database: string,
