@@ -3,7 +3,8 @@ import uPlot from 'uplot';
 import type { Annotation } from './api';
 
 // Visitors and pageviews per day over the range (uPlot: small, fast on thousands of points), with each annotation
-// drawn as a dashed line and its title on the day it names.
+// drawn as a dashed line and its title in a row of labels above the plot. A range ending today ends in a day not
+// over yet: its segment is dashed and labelled "so far", as Plausible draws it, instead of a fall.
 
 export interface DailyPoint {
   date: string;
@@ -13,15 +14,70 @@ export interface DailyPoint {
 
 const seconds = (date: string) => Date.parse(`${date}T00:00:00Z`) / 1000;
 
-export function TrafficChart({ points, annotations }: { points: DailyPoint[]; annotations: Annotation[] }) {
+/** Label rows above the plot; a title that fits in none is left to the annotations list below the chart. */
+const LABEL_ROWS = 3;
+const LABEL_HEIGHT = 16;
+const LABEL_CHARS = 30;
+
+/** A label's text and its place: `left` in CSS pixels of the plot area, `row` from the top. */
+export interface PlacedLabel {
+  text: string;
+  title: string;
+  left: number;
+  row: number;
+}
+
+/**
+ * Places annotation titles left to right without overlap: each right of its line (left of it near the right edge),
+ * in the first row where it clears the label before it; none where no row has room.
+ */
+export function placeLabels(
+  marks: { x: number; title: string }[],
+  width: number,
+  measure: (text: string) => number,
+): PlacedLabel[] {
+  const rowsEnd: number[] = [];
+  const placed: PlacedLabel[] = [];
+  for (const mark of [...marks].sort((a, b) => a.x - b.x)) {
+    if (mark.x < 0 || mark.x > width) continue;
+    const text = mark.title.length > LABEL_CHARS ? `${mark.title.slice(0, LABEL_CHARS - 1)}…` : mark.title;
+    const size = measure(text) + 6;
+    const left = mark.x + 4 + size > width ? Math.max(0, mark.x - 4 - size) : mark.x + 4;
+    let row = rowsEnd.findIndex((end) => left > end + 4);
+    if (row === -1 && rowsEnd.length < LABEL_ROWS) row = rowsEnd.push(0) - 1;
+    if (row === -1) continue;
+    rowsEnd[row] = left + size;
+    placed.push({ text, title: mark.title, left, row });
+  }
+  return placed;
+}
+
+export function TrafficChart({
+  points,
+  annotations,
+  today,
+}: {
+  points: DailyPoint[];
+  annotations: Annotation[];
+  /** Today in the view's time zone: when the last point is this day, it is drawn as not over yet. */
+  today: string;
+}) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const element = box.current;
     if (!element) return;
     const marks = annotations.map((a) => ({ at: seconds(a.date), title: a.title }));
+    const open = points.length > 1 && points[points.length - 1]!.date === today;
+    const last = points.length - 1;
+    // The day not over yet: the full series stop the day before, a dashed series draws the last segment.
+    const closed = (values: number[]) => values.map((v, i) => (open && i === last ? null : v));
+    const tail = (values: number[]) => values.map((v, i) => (i >= last - 1 ? v : null));
+    const measure = document.createElement('canvas').getContext('2d')!;
+    measure.font = '12px system-ui, sans-serif';
     const options: uPlot.Options = {
       width: element.clientWidth || 600,
-      height: 240,
+      height: 240 + LABEL_ROWS * LABEL_HEIGHT,
+      padding: [LABEL_ROWS * LABEL_HEIGHT + 4, 8, 0, 0],
       tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'UTC'),
       scales: { x: { time: true } },
       // Days, weeks or months on the x axis, never hours: every point is one day.
@@ -37,6 +93,12 @@ export function TrafficChart({ points, annotations }: { points: DailyPoint[]; an
         {},
         { label: 'Visitors', stroke: '#4f46e5', width: 2, fill: 'rgba(79,70,229,0.08)' },
         { label: 'Pageviews', stroke: '#0ea5e9', width: 2 },
+        ...(open
+          ? [
+              { label: 'Visitors today so far', stroke: '#4f46e5', width: 2, dash: [6, 5] },
+              { label: 'Pageviews today so far', stroke: '#0ea5e9', width: 2, dash: [6, 5] },
+            ]
+          : []),
       ],
       legend: { live: true },
       hooks: {
@@ -45,9 +107,7 @@ export function TrafficChart({ points, annotations }: { points: DailyPoint[]; an
             const { ctx } = plot;
             ctx.save();
             ctx.strokeStyle = '#d97706';
-            ctx.fillStyle = '#92400e';
             ctx.setLineDash([4, 4]);
-            ctx.font = `${12 * devicePixelRatio}px system-ui, sans-serif`;
             for (const mark of marks) {
               const x = Math.round(plot.valToPos(mark.at, 'x', true));
               if (x < plot.bbox.left || x > plot.bbox.left + plot.bbox.width) continue;
@@ -55,30 +115,45 @@ export function TrafficChart({ points, annotations }: { points: DailyPoint[]; an
               ctx.moveTo(x, plot.bbox.top);
               ctx.lineTo(x, plot.bbox.top + plot.bbox.height);
               ctx.stroke();
-              // The title goes right of its line, or left of it near the right edge.
-              const label = mark.title.slice(0, 30);
-              const width = ctx.measureText(label).width;
-              const left = x + 4 + width > plot.bbox.left + plot.bbox.width ? x - 4 - width : x + 4;
-              ctx.fillText(label, left, plot.bbox.top + 14 * devicePixelRatio);
             }
             ctx.restore();
+            // Titles as text above the plot area (read by assistive technology, never drawn over each other).
+            const layer = plot.over;
+            for (const old of layer.querySelectorAll('.mark-label')) old.remove();
+            const placed = placeLabels(
+              marks.map((m) => ({ x: plot.valToPos(m.at, 'x'), title: m.title })),
+              plot.bbox.width / devicePixelRatio,
+              (text) => measure.measureText(text).width,
+            );
+            for (const label of placed) {
+              const span = document.createElement('span');
+              span.className = 'mark-label';
+              span.textContent = label.text;
+              span.title = label.title;
+              span.style.left = `${label.left}px`;
+              span.style.top = `${label.row * LABEL_HEIGHT - LABEL_ROWS * LABEL_HEIGHT - 4}px`;
+              layer.append(span);
+            }
           },
         ],
       },
     };
     const data: uPlot.AlignedData = [
       points.map((p) => seconds(p.date)),
-      points.map((p) => p.visitors),
-      points.map((p) => p.pageviews),
+      closed(points.map((p) => p.visitors)),
+      closed(points.map((p) => p.pageviews)),
+      ...(open ? [tail(points.map((p) => p.visitors)), tail(points.map((p) => p.pageviews))] : []),
     ];
     const plot = new uPlot(options, data, element);
-    const resize = new ResizeObserver(() => plot.setSize({ width: element.clientWidth, height: 240 }));
+    const resize = new ResizeObserver(() =>
+      plot.setSize({ width: element.clientWidth, height: 240 + LABEL_ROWS * LABEL_HEIGHT }),
+    );
     resize.observe(element);
     return () => {
       resize.disconnect();
       plot.destroy();
     };
-  }, [points, annotations]);
+  }, [points, annotations, today]);
   return (
     <div class="chart" ref={box} role="img" aria-label={`Visitors and pageviews per day, ${points.length} days`} />
   );

@@ -3,6 +3,7 @@ import { answer, type Api, type Filter, type TimelineItem } from './api';
 import { formatCents, formatCount, formatDuration } from './format';
 import type { ViewState } from './state';
 import { useAnswer } from './use-answer';
+import { NotLoaded } from './problems';
 
 // Journeys: the visitors of the range who pass the view's filters (POST /v1/journeys/list), and one visitor's
 // journey: all-time stats, weekly activity and the timeline of the range.
@@ -119,11 +120,7 @@ export function Journeys({ api, domain, state, openVisitor }: Props) {
           </label>
         </div>
         {list.state === 'loading' && <p class="muted">Loading…</p>}
-        {list.state === 'failed' && (
-          <p class="error" role="alert">
-            {list.message}
-          </p>
-        )}
+        {list.state === 'failed' && <NotLoaded />}
         {list.state === 'done' && (
           <>
             <div class="scroll">
@@ -131,9 +128,15 @@ export function Journeys({ api, domain, state, openVisitor }: Props) {
                 <thead>
                   <tr>
                     <th scope="col">Visitor</th>
-                    <th scope="col">Country</th>
-                    <th scope="col">Device</th>
-                    <th scope="col">Entry page</th>
+                    <th scope="col" class="wide">
+                      Country
+                    </th>
+                    <th scope="col" class="wide">
+                      Device
+                    </th>
+                    <th scope="col" class="wide">
+                      Entry page
+                    </th>
                     <th scope="col" class="number">
                       Sessions
                     </th>
@@ -143,24 +146,31 @@ export function Journeys({ api, domain, state, openVisitor }: Props) {
                     <th scope="col" class="number">
                       Revenue
                     </th>
-                    <th scope="col">Last seen</th>
+                    <th scope="col" class="wide">
+                      Last seen
+                    </th>
                   </tr>
                 </thead>
                 <tbody>
                   {list.data.data.map((v) => (
                     <tr key={v.visitor_id}>
                       <td>
-                        <button type="button" class="row-filter" onClick={() => openVisitor(v.visitor_id)}>
+                        <button
+                          type="button"
+                          class="row-filter visitor-id"
+                          title={v.visitor_id}
+                          onClick={() => openVisitor(v.visitor_id)}
+                        >
                           {v.visitor_id}
                         </button>
                       </td>
-                      <td>{v.country ?? '—'}</td>
-                      <td>{v.device ?? '—'}</td>
-                      <td>{v.entry_page ?? '—'}</td>
+                      <td class="wide">{v.country ?? '—'}</td>
+                      <td class="wide">{v.device ?? '—'}</td>
+                      <td class="wide">{v.entry_page ?? '—'}</td>
                       <td class="number">{formatCount(v.session_count)}</td>
                       <td class="number">{formatCount(v.pageview_count)}</td>
                       <td class="number">{formatCents(v.total_revenue_cents)}</td>
-                      <td>{v.last_seen}</td>
+                      <td class="wide">{v.last_seen}</td>
                     </tr>
                   ))}
                 </tbody>
@@ -231,11 +241,7 @@ function VisitorJourney({
       </h2>
       <section class="card" aria-label="Visitor stats">
         {stats.state === 'loading' && <p class="muted">Loading…</p>}
-        {stats.state === 'failed' && (
-          <p class="error" role="alert">
-            {stats.message}
-          </p>
-        )}
+        {stats.state === 'failed' && <NotLoaded />}
         {stats.state === 'done' && (
           <dl class="facts">
             <Fact name="First seen" value={stats.data.data.first_seen} />
@@ -287,7 +293,7 @@ function VisitorJourney({
       <section class="card" aria-label="Timeline">
         <h3>Timeline</h3>
         {timeline.state === 'loading' && <p class="muted">Loading…</p>}
-        {timeline.state === 'failed' && <p class="muted">{timeline.message}</p>}
+        {timeline.state === 'failed' && <NotLoaded />}
         {timeline.state === 'done' && (
           <ol class="timeline">
             {timeline.data.data.map((item, i) => (

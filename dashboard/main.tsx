@@ -3,6 +3,7 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { apiClient, type Filter } from './api';
 import { Journeys } from './journeys';
 import { Overview } from './overview';
+import { ProblemBanner } from './problems';
 import { browserTimeZone, presets, readState, writeState, type Range, type ViewState } from './state';
 import 'uplot/dist/uPlot.min.css';
 import './styles.css';
@@ -94,16 +95,19 @@ function App() {
       ) : (
         <>
           <Controls state={state} go={go} />
-          {state.view === 'overview' ? (
-            <Overview api={api} domain={settings.domain} state={state} addFilter={addFilter} />
-          ) : (
-            <Journeys
-              api={api}
-              domain={settings.domain}
-              state={state}
-              openVisitor={(visitor) => go({ ...state, visitor })}
-            />
-          )}
+          {/* A banner of its own per view and key: a problem of another view or key is not this one's. */}
+          <ProblemBanner key={`${state.view} ${settings.key} ${settings.domain}`}>
+            {state.view === 'overview' ? (
+              <Overview api={api} domain={settings.domain} state={state} addFilter={addFilter} />
+            ) : (
+              <Journeys
+                api={api}
+                domain={settings.domain}
+                state={state}
+                openVisitor={(visitor) => go({ ...state, visitor })}
+              />
+            )}
+          </ProblemBanner>
         </>
       )}
     </>
@@ -130,7 +134,7 @@ function Connect({ settings, onSave }: { settings: Settings; onSave: (s: Setting
           Site (domain) <input required placeholder="shop.example.com" {...field('domain')} />
         </label>
         <label>
-          API key <input required type="password" autoComplete="off" placeholder="ak_…" {...field('key')} />
+          API key <input required type="password" autoComplete="off" placeholder="aqk_…" {...field('key')} />
         </label>
         <label>
           API URL <input placeholder={`${location.origin} (this server)`} {...field('apiUrl')} />

@@ -2,12 +2,14 @@ import { useState } from 'preact/hooks';
 import { answer, type Annotation, type Api, type Filter, type QueryBody, type QueryRow } from './api';
 import { TrafficChart, type DailyPoint } from './chart';
 import { change, formatCount, formatMetric, metricLabels, type MetricName } from './format';
-import { previousPeriod, type ViewState } from './state';
+import { previousPeriod, todayIn, type ViewState } from './state';
 import { useAnswer, type Answer } from './use-answer';
+import { NotLoaded } from './problems';
 
 // The overview: totals against the previous period, the daily chart with its annotations, and the top lists.
-// Every number is one answer of POST /v1/query (or the custom-event endpoints) for the range, time zone and filters
-// of the view; clicking a row adds it to the filters.
+// Every number is one answer of POST /v1/query for the range, time zone and filters of the view (an event's
+// properties: of the custom-event endpoints, which take UTC days and no filters); clicking a row adds it to the
+// filters.
 
 interface Props {
   api: Api;
@@ -44,11 +46,6 @@ export function Overview({ api, domain, state, addFilter }: Props) {
           <Stat key={metric} metric={metric} answer={current} />
         ))}
       </section>
-      {current.state === 'failed' && (
-        <p class="error" role="alert">
-          {current.message}
-        </p>
-      )}
       {current.state === 'done' && (
         <Traffic api={api} domain={domain} state={state} range={current.data.range} query={query} />
       )}
@@ -72,7 +69,15 @@ export function Overview({ api, domain, state, addFilter }: Props) {
         />
         <TopList title="Devices" dimension="device" field="device" query={query} state={state} addFilter={addFilter} />
         {current.state === 'done' && (
-          <CustomEvents api={api} domain={domain} range={current.data.range} addFilter={addFilter} />
+          <CustomEvents
+            api={api}
+            domain={domain}
+            state={state}
+            range={current.data.range}
+            visitors={current.data.now.metrics.visitors ?? 0}
+            query={query}
+            addFilter={addFilter}
+          />
         )}
       </div>
     </main>
@@ -88,9 +93,9 @@ function Stat({
 }) {
   if (answer.state !== 'done') {
     return (
-      <div class="stat">
+      <div class="stat" data-metric={metric}>
         <span class="label">{metricLabels[metric]}</span>
-        <strong class="value">…</strong>
+        <strong class="value">{answer.state === 'failed' ? '–' : '…'}</strong>
       </div>
     );
   }
@@ -178,9 +183,9 @@ function Traffic({
     <section class="card traffic" aria-label="Traffic">
       <h2>Visitors and pageviews</h2>
       {daily.state === 'done' ? (
-        <TrafficChart points={points} annotations={annotations} />
+        <TrafficChart points={points} annotations={annotations} today={todayIn(state.timezone)} />
       ) : (
-        <div class="chart placeholder">{daily.state === 'failed' ? daily.message : 'Loading…'}</div>
+        <div class="chart placeholder">{daily.state === 'failed' ? 'Not loaded.' : 'Loading…'}</div>
       )}
       <details class="annotations">
         <summary>Annotations ({annotations.length})</summary>
@@ -280,7 +285,7 @@ function Rows({
   onPick: (value: string) => void;
 }) {
   if (rows.state === 'loading') return <p class="muted">Loading…</p>;
-  if (rows.state === 'failed') return <p class="error">{rows.message}</p>;
+  if (rows.state === 'failed') return <NotLoaded />;
   if (rows.data.data.length === 0) return <p class="muted">No data in this range.</p>;
   const top = Math.max(...rows.data.data.map((r) => r.metrics.visitors ?? 0), 1);
   return (
@@ -325,60 +330,74 @@ function Head({ columns: [name, ...numbers] }: { columns: string[] }) {
   );
 }
 
+/**
+ * The custom events of the view: POST /v1/query by `event` (a visitor segment), so the filters and the time zone
+ * apply as on every other card; the conversion rate is the event's visitors over the view's visitors.
+ */
 function CustomEvents({
   api,
   domain,
+  state,
   range,
+  visitors,
+  query,
   addFilter,
 }: {
   api: Api;
   domain: string;
+  state: ViewState;
   range: [string, string];
+  visitors: number;
+  query: Query;
   addFilter: (f: Filter) => void;
 }) {
-  const period = { domain, start: range[0], end: range[1] };
   const [events] = useAnswer(
-    () => answer(api.GET('/v1/events', { params: { query: { ...period, limit: 10 } } })),
-    [JSON.stringify(period)],
+    () => query({ metrics: ['visitors'], dimensions: ['event'], date_range: state.range, limit: 10 }),
+    [JSON.stringify([state.range, state.filters, state.timezone])],
   );
   const [open, setOpen] = useState<string | null>(null);
+  // The property endpoints count UTC days without filters (docs/API.md, "Custom events").
+  const period = { domain, start: range[0], end: range[1] };
   return (
     <section class="card list" aria-label="Custom events">
       <h2>Custom events</h2>
       {events.state === 'loading' && <p class="muted">Loading…</p>}
-      {events.state === 'failed' && <p class="error">{events.message}</p>}
+      {events.state === 'failed' && <NotLoaded />}
       {events.state === 'done' && events.data.data.length === 0 && <p class="muted">No custom events in this range.</p>}
       {events.state === 'done' && events.data.data.length > 0 && (
         <table>
-          <Head columns={['Event', 'Visitors', 'Count']} />
+          <Head columns={['Event', 'Visitors', 'Conversion rate']} />
           <tbody>
-            {events.data.data.map((e) => (
-              <tr key={e.name}>
-                <td>
-                  <button
-                    type="button"
-                    class="row-filter"
-                    onClick={() => addFilter(['event', 'is', e.name] as Filter)}
-                    title="Keep visitors who sent this event"
-                  >
-                    {e.name}
-                  </button>
-                  {e.has_properties && (
+            {events.data.data.map((row) => {
+              const name = row.dimensions.event ?? '(not set)';
+              const count = row.metrics.visitors ?? 0;
+              return (
+                <tr key={name}>
+                  <td>
+                    <button
+                      type="button"
+                      class="row-filter"
+                      onClick={() => addFilter(['event', 'is', name] as Filter)}
+                      title="Keep visitors who sent this event"
+                    >
+                      {name}
+                    </button>
                     <button
                       type="button"
                       class="link"
-                      aria-expanded={open === e.name}
-                      onClick={() => setOpen(open === e.name ? null : e.name)}
+                      aria-expanded={open === name}
+                      aria-label={`Properties of ${name}`}
+                      onClick={() => setOpen(open === name ? null : name)}
                     >
                       properties
                     </button>
-                  )}
-                  {open === e.name && <Properties api={api} period={period} event={e.name} addFilter={addFilter} />}
-                </td>
-                <td class="number">{formatCount(e.visitors)}</td>
-                <td class="number">{formatCount(e.count)}</td>
-              </tr>
-            ))}
+                    {open === name && <Properties api={api} period={period} event={name} addFilter={addFilter} />}
+                  </td>
+                  <td class="number">{formatCount(count)}</td>
+                  <td class="number">{formatMetric('conversion_rate', visitors > 0 ? (count / visitors) * 100 : 0)}</td>
+                </tr>
+              );
+            })}
           </tbody>
         </table>
       )}
@@ -413,9 +432,12 @@ function Properties({
         : Promise.resolve(null),
     [event, key, JSON.stringify(period)],
   );
-  if (keys.state !== 'done') return <p class="muted">{keys.state === 'failed' ? keys.message : 'Loading…'}</p>;
+  if (keys.state === 'failed') return <NotLoaded />;
+  if (keys.state !== 'done') return <p class="muted">Loading…</p>;
+  if (keys.data.data.length === 0) return <p class="muted">No properties in this range.</p>;
   return (
     <div class="properties">
+      <p class="muted">UTC days, without the view's filters.</p>
       <label>
         Property{' '}
         <select onChange={(e) => setKey(e.currentTarget.value || null)} value={key ?? ''}>

@@ -87,3 +87,8 @@ export function previousPeriod([start, end]: [string, string]): [string, string]
   const iso = (ms: number) => new Date(ms).toISOString().slice(0, 10);
   return [iso(from - length * day), iso(from - day)];
 }
+
+/** Today's date (YYYY-MM-DD) in `timeZone`, as the API resolves presets. */
+export function todayIn(timeZone: string, now = new Date()): string {
+  return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(now);
+}

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_DOMAIN, seedDemo } from '../../cli/demo-seed.js';
 import { dashboardLink } from '../../local/server/dashboard-page.js';
 import { launchChromium } from '../../local/tools/chromium.js';
-import { formatMetric, type MetricName } from '../../dashboard/format.js';
+import { formatCount, formatMetric, type MetricName } from '../../dashboard/format.js';
 import { chromiumPath, offlinePage, screenshot } from '../support/browser-available.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
 
@@ -221,6 +221,21 @@ describe.skipIf(!browserPath)('the dashboard', () => {
       await phone.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number),
     ).toBeLessThanOrEqual(390);
     await screenshot(phone, 'dashboard-phone.png');
+    // The visitors list: each id on one line, and every number column on the screen.
+    await phone.goto(`${api.url}/#view=journeys&range=30d&tz=UTC`);
+    await phone.reload();
+    const first = phone.locator('main table tbody tr').first();
+    await first.waitFor();
+    const id = await first.locator('.visitor-id').boundingBox();
+    const fontSize = await first
+      .locator('.visitor-id')
+      .evaluate((e) => parseFloat((globalThis as any).getComputedStyle(e).fontSize));
+    // One line of text and the button's padding; two lines would be over 2.4 font sizes.
+    expect(id!.height).toBeLessThan(2.2 * fontSize);
+    for (const cell of await first.locator('td.number').all()) {
+      const box = await cell.boundingBox();
+      expect(box!.x + box!.width).toBeLessThanOrEqual(390);
+    }
     await phone.close();
   });
 
@@ -275,10 +290,145 @@ describe.skipIf(!browserPath)('the dashboard', () => {
     }
   });
 
+  it("counts custom events with the view's filters and time zone, as the query endpoint's event dimension does", async () => {
+    const key = (await api.createKey({ domains: [DEMO_DOMAIN] })).token;
+    const filters = [['device', 'is', 'mobile']];
+    const timezone = 'America/New_York';
+    const view = await offlinePage(browser, api.url, { timezoneId: 'UTC' });
+    await view.goto(
+      `${api.url}/#${new URLSearchParams({ key, domain: DEMO_DOMAIN, range: '7d', tz: timezone, filters: JSON.stringify(filters) }).toString()}`,
+    );
+    const body = { domain: DEMO_DOMAIN, date_range: '7d', timezone, filters };
+    const events = await api.request('POST', '/v1/query', {
+      token: key,
+      body: { ...body, metrics: ['visitors'], dimensions: ['event'], limit: 10 },
+    });
+    const total = await api.request('POST', '/v1/query', { token: key, body: { ...body, metrics: ['visitors'] } });
+    const visitors = total.body.data[0].metrics.visitors as number;
+    const expected = events.body.data.map((r: any) => [
+      r.dimensions.event,
+      formatCount(r.metrics.visitors),
+      formatMetric('conversion_rate', (r.metrics.visitors / visitors) * 100),
+    ]);
+    expect(expected.length).toBeGreaterThan(1);
+    // The unfiltered UTC list differs: a card reading it would not pass.
+    const unfiltered = await api.request('POST', '/v1/query', {
+      token: key,
+      body: { domain: DEMO_DOMAIN, date_range: '7d', metrics: ['visitors'], dimensions: ['event'], limit: 10 },
+    });
+    expect(unfiltered.body.data.map((r: any) => formatCount(r.metrics.visitors))).not.toEqual(
+      expected.map((r: string[]) => r[1]),
+    );
+    const rows = view.locator('section[aria-label="Custom events"] tbody tr');
+    await expect
+      .poll(async () =>
+        (await rows.all()).length === 0
+          ? []
+          : Promise.all(
+              (await rows.all()).map(async (row) => [
+                (await row.locator('.row-filter').textContent())!,
+                ...(await row.locator('td.number').allTextContents()),
+              ]),
+            ),
+      )
+      .toEqual(expected);
+    await view.close();
+  });
+
+  it('draws the day not over yet as its own dashed series, and a past range without it', async () => {
+    const key = (await api.createKey({ domains: [DEMO_DOMAIN] })).token;
+    const view = await offlinePage(browser, api.url, { timezoneId: 'UTC' });
+    const legend = () => view.locator('.chart .u-legend .u-label').allTextContents();
+    await view.goto(
+      `${api.url}/#${new URLSearchParams({ key, domain: DEMO_DOMAIN, range: '7d', tz: 'UTC' }).toString()}`,
+    );
+    await expect
+      .poll(legend, { timeout: 15_000 })
+      .toEqual(['Time', 'Visitors', 'Pageviews', 'Visitors today so far', 'Pageviews today so far']);
+    const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    const weekAgo = new Date(Date.now() - 7 * 86_400_000).toISOString().slice(0, 10);
+    await view.goto(`${api.url}/#${new URLSearchParams({ range: `${weekAgo},${yesterday}`, tz: 'UTC' }).toString()}`);
+    await view.reload();
+    await expect.poll(legend, { timeout: 15_000 }).toEqual(['Time', 'Visitors', 'Pageviews']);
+    await view.close();
+  });
+
+  it('sets annotation titles on nearby days apart, at 7 days and at 12 months, never over each other', async () => {
+    const key = (await api.createKey({ domains: [DEMO_DOMAIN] })).token;
+    const created: string[] = [];
+    for (const daysAgo of [1, 2, 3, 4, 5]) {
+      const date = new Date(Date.now() - daysAgo * 86_400_000).toISOString().slice(0, 10);
+      const res = await api.request('POST', '/v1/annotations', {
+        token: key,
+        body: { domain: DEMO_DOMAIN, date, title: `Release ${daysAgo} with a long description of what changed` },
+      });
+      expect(res.status).toBe(201);
+      created.push(res.body.id);
+    }
+    const view = await offlinePage(browser, api.url, { timezoneId: 'UTC' });
+    for (const range of ['7d', '12mo']) {
+      await view.goto(`${api.url}/#${new URLSearchParams({ key, domain: DEMO_DOMAIN, range, tz: 'UTC' }).toString()}`);
+      await view.reload();
+      const labels = view.locator('.chart .mark-label');
+      await expect.poll(() => labels.count(), { message: range, timeout: 15_000 }).toBeGreaterThan(0);
+      const boxes = await Promise.all((await labels.all()).map((l) => l.boundingBox()));
+      for (const [i, a] of boxes.entries())
+        for (const b of boxes.slice(i + 1))
+          expect(
+            a!.x + a!.width <= b!.x || b!.x + b!.width <= a!.x || a!.y + a!.height <= b!.y || b!.y + b!.height <= a!.y,
+            `${range}: ${JSON.stringify([a, b])}`,
+          ).toBe(true);
+      for (const text of await labels.allTextContents()) expect(text, range).toMatch(/^Release \d with a long/);
+    }
+    for (const id of created)
+      await api.request('DELETE', `/v1/annotations/${id}`, { token: key, query: { domain: DEMO_DOMAIN } });
+    await view.close();
+  });
+
+  it('says a refusal once for the whole view, with a retry that asks every card again', async () => {
+    const key = (await api.createKey({ domains: [DEMO_DOMAIN] })).token;
+    const view = await offlinePage(browser, api.url, { timezoneId: 'UTC' });
+    // Every query refused as the rate limit refuses it, until the retry.
+    const refusal = { error: 'rate_limited', message: 'Too many requests: at most 100 a minute per key' };
+    await view.route('**/v1/query', (route) =>
+      route.fulfill({
+        status: 429,
+        contentType: 'application/json',
+        headers: { 'Retry-After': '7' },
+        body: JSON.stringify(refusal),
+      }),
+    );
+    await view.goto(
+      `${api.url}/#${new URLSearchParams({ key, domain: DEMO_DOMAIN, range: '7d', tz: 'UTC' }).toString()}`,
+    );
+    const alerts = view.locator('[role=alert]');
+    await expect.poll(() => alerts.allTextContents()).toEqual([`${refusal.message} (retry in 7 s)Retry`]);
+    await expect.poll(() => view.locator('section[aria-label=Pages]').textContent()).toContain('Not loaded.');
+    expect(await view.locator('.stat[data-metric=visitors] .value').textContent()).toBe('–');
+    // Still one message once every card has failed.
+    await expect.poll(() => view.locator('.lists').getByText('Not loaded.').count()).toBe(4);
+    expect(await alerts.count()).toBe(1);
+    await view.unroute('**/v1/query');
+    await view.getByRole('button', { name: 'Retry' }).click();
+    await expect.poll(() => alerts.count()).toBe(0);
+    const expected = await apiTotals({ date_range: '7d' });
+    await expect
+      .poll(async () => {
+        const shown: Record<string, string> = {};
+        for (const m of totals) shown[m] = (await view.locator(`.stat[data-metric=${m}] .value`).textContent())!;
+        return shown;
+      })
+      .toEqual(expected);
+    await view.locator('section[aria-label=Pages] tbody tr').first().waitFor();
+    await view.close();
+  });
+
   it("asks for a key when none is offered, and shows the API's refusal of a wrong one", async () => {
     const fresh = await offlinePage(browser, api.url, { timezoneId: 'UTC' });
     await fresh.goto(`${api.url}/`);
     await fresh.getByLabel('Site (domain)').fill(DEMO_DOMAIN);
+    // The placeholder shows how keys begin.
+    expect(await fresh.getByLabel('API key').getAttribute('placeholder')).toBe(`${token.slice(0, 4)}…`);
     await fresh.getByLabel('API key').fill('aqk_wrong');
     await fresh.getByRole('button', { name: 'Open dashboard' }).click();
     await expect.poll(() => fresh.locator('[role=alert]').first().textContent()).toMatch(/key/i);
