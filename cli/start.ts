@@ -41,6 +41,7 @@ void api.compaction.then(
 if (api.trino) console.log(`Queries run on the Athena engine through ${api.trino.report}`);
 console.log(`Analytics API listening on ${api.url} (data in ${paths.dataDir}); reference at ${api.url}/docs`);
 if (firstStart && process.env.ANALYTICS_DEMO !== '0') {
+  console.log('Writing the demo site: its dashboard link, with a key, follows once it is ready.');
   await seedDemo(api.paths, api.url);
 } else {
   console.log(`Dashboard: ${dashboardLink(api.paths, api.url)}`);

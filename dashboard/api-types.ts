@@ -825,6 +825,8 @@ export interface operations {
                     domain: string;
                     visitor_id: string;
                     is_dev?: boolean;
+                    /** @description Extension: first_seen and last_seen (stats) and the weekday and hour buckets (activity) in this IANA zone. Default UTC, as the contract answers. */
+                    timezone?: string;
                 };
             };
         };
@@ -1018,6 +1020,8 @@ export interface operations {
                     domain: string;
                     visitor_id: string;
                     is_dev?: boolean;
+                    /** @description Extension: first_seen and last_seen (stats) and the weekday and hour buckets (activity) in this IANA zone. Default UTC, as the contract answers. */
+                    timezone?: string;
                 };
             };
         };

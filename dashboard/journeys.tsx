@@ -119,6 +119,11 @@ export function Journeys({ api, domain, state, openVisitor }: Props) {
             <input type="checkbox" {...flag('first_purchase')} /> first purchase in range
           </label>
         </div>
+        <p class="muted counted">
+          Every visitor with a row in the range (a pageview, a custom event or a payment) that passes the filters; the
+          overview&rsquo;s Visitors counts those with a pageview, so a visitor with only a payment (a renewal, a
+          server-side sale) is counted here and not there, and shows no pages.
+        </p>
         {list.state === 'loading' && <p class="muted">Loading…</p>}
         {list.state === 'failed' && <NotLoaded />}
         {list.state === 'done' && (
@@ -210,13 +215,15 @@ function VisitorJourney({
   visitor: string;
   close: () => void;
 }) {
+  // Every time on the page in the view's zone (stats and activity take it as an extension of the contract).
   const [stats] = useAnswer(
-    () => answer(api.POST('/v1/journeys/stats', { body: { domain, visitor_id: visitor } })),
-    [domain, visitor],
+    () => answer(api.POST('/v1/journeys/stats', { body: { domain, visitor_id: visitor, timezone: state.timezone } })),
+    [domain, visitor, state.timezone],
   );
   const [activity] = useAnswer(
-    () => answer(api.POST('/v1/journeys/activity', { body: { domain, visitor_id: visitor } })),
-    [domain, visitor],
+    () =>
+      answer(api.POST('/v1/journeys/activity', { body: { domain, visitor_id: visitor, timezone: state.timezone } })),
+    [domain, visitor, state.timezone],
   );
   const [timeline] = useAnswer(
     () =>
@@ -266,8 +273,8 @@ function VisitorJourney({
           </dl>
         )}
       </section>
-      <section class="card" aria-label="Activity by weekday and hour (UTC)">
-        <h3>Activity by weekday and hour (UTC)</h3>
+      <section class="card" aria-label={`Activity by weekday and hour (${state.timezone})`}>
+        <h3>Activity by weekday and hour ({state.timezone})</h3>
         <div class="heatmap" role="table">
           {days.map((day, d) => (
             <div class="heat-row" role="row" key={day}>
@@ -281,7 +288,7 @@ function VisitorJourney({
                     key={h}
                     role="cell"
                     class="heat-cell"
-                    title={`${day} ${h}:00 UTC: ${views} pageviews`}
+                    title={`${day} ${h}:00 ${state.timezone}: ${views} pageviews`}
                     style={{ opacity: views ? 0.15 + (0.85 * views) / busiest : 0.05 }}
                   />
                 );

@@ -39,14 +39,22 @@ function App() {
   const [editing, setEditing] = useState(false);
 
   useEffect(() => {
-    const onHash = () => setState(readState(location.hash));
+    // A key offered by the link `npm start` prints (`#key=...&domain=...`): saved here, then taken out of the
+    // address; also when the link is opened in a tab already showing the page (only the fragment changes).
+    const takeOffer = () => {
+      const offered = takeOfferedKey();
+      if (offered) {
+        save({ apiUrl: '', ...offered });
+        setEditing(false);
+      }
+    };
+    const onHash = () => {
+      takeOffer();
+      setState(readState(location.hash));
+    };
+    takeOffer();
     addEventListener('hashchange', onHash);
     return () => removeEventListener('hashchange', onHash);
-  }, []);
-  useEffect(() => {
-    // A key offered by the link `npm start` prints (`#key=...&domain=...`): saved here, then taken out of the address.
-    const offered = takeOfferedKey();
-    if (offered) save({ apiUrl: '', ...offered });
   }, []);
 
   const save = (next: Settings) => {

@@ -187,6 +187,27 @@ function Traffic({
       ) : (
         <div class="chart placeholder">{daily.state === 'failed' ? 'Not loaded.' : 'Loading…'}</div>
       )}
+      {daily.state === 'done' && (
+        <details class="chart-table">
+          <summary>The chart as a table</summary>
+          <div class="scroll">
+            <table>
+              <Head columns={['Date', 'Visitors', 'Pageviews']} />
+              <tbody>
+                {points.map((p) => (
+                  <tr key={p.date}>
+                    <td>
+                      <time>{p.date}</time>
+                    </td>
+                    <td class="number">{formatCount(p.visitors)}</td>
+                    <td class="number">{formatCount(p.pageviews)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </details>
+      )}
       <details class="annotations">
         <summary>Annotations ({annotations.length})</summary>
         <ul>

@@ -63,12 +63,19 @@ export const timelineRequestSchema = z
   })
   .meta({ example: { domain: 'demo.example.com', visitor_id: 'v_9e3779b1', date_range: '30d', limit: 50 } });
 
-/** journeys/stats and journeys/activity: one visitor, all time. */
+/**
+ * journeys/stats and journeys/activity: one visitor, all time. `timezone` is an extension of the contract (which
+ * answers in UTC, the default): the times and the weekday and hour buckets in that zone.
+ */
 export const visitorRequestSchema = z
   .strictObject({
     domain: domainSchema,
     visitor_id: visitorIdSchema,
     is_dev: z.boolean().optional(),
+    timezone: timeZoneSchema.optional().meta({
+      description:
+        'Extension: first_seen and last_seen (stats) and the weekday and hour buckets (activity) in this IANA zone. Default UTC, as the contract answers.',
+    }),
   })
   .meta({ example: { domain: 'demo.example.com', visitor_id: 'v_9e3779b1' } });
 

@@ -3,7 +3,13 @@ import type { SqlRow, SqlValue } from '../engines/engine.js';
 import { NotFoundError } from '../errors.js';
 import type { EventScope } from '../query/scope/event-scope.js';
 import { printListedDetails, printVisitorCount, printVisitorList } from '../query/journeys/print-list.js';
-import { planTimeline, planVisitorList, visitorScope, type VisitorListPlan } from '../query/journeys/plan.js';
+import {
+  planTimeline,
+  planVisitorList,
+  visitorScope,
+  visitorSegments,
+  type VisitorListPlan,
+} from '../query/journeys/plan.js';
 import type { SqlQuery } from '../query/sql/sql.js';
 import type { SqlTarget } from '../query/sql/target.js';
 import { readDomainDays } from '../store/domain-days-repo.js';
@@ -212,8 +218,10 @@ function timelineItem(row: SqlRow) {
 
 export async function visitorStats(request: VisitorRequest, domain: string) {
   const runner = await EngineRunner.forDomain(domain);
-  const scope = visitorScope(domain, request.visitor_id, request.is_dev ?? false, await readDomainDays(domain));
-  const [row] = await runner.rows(printVisitorStats(scope, runner.target));
+  const days = await readDomainDays(domain);
+  const scope = visitorScope(domain, request.visitor_id, request.is_dev ?? false, days);
+  const segments = visitorSegments(request.timezone ?? 'UTC', days);
+  const [row] = await runner.rows(printVisitorStats(scope, runner.target, segments));
   if (!row || Number(row.row_count) === 0) throw new NotFoundError('Visitor not found');
   const texts = [
     'country',
@@ -247,8 +255,10 @@ export async function visitorStats(request: VisitorRequest, domain: string) {
 
 export async function visitorActivity(request: VisitorRequest, domain: string) {
   const runner = await EngineRunner.forDomain(domain);
-  const scope = visitorScope(domain, request.visitor_id, request.is_dev ?? false, await readDomainDays(domain));
-  const rows = await runner.rows(printVisitorActivity(scope, runner.target));
+  const days = await readDomainDays(domain);
+  const scope = visitorScope(domain, request.visitor_id, request.is_dev ?? false, days);
+  const segments = visitorSegments(request.timezone ?? 'UTC', days);
+  const rows = await runner.rows(printVisitorActivity(scope, runner.target, segments));
   if (rows.length === 0) await requireVisitor(runner, scope);
   return {
     data: rows.map((r) => ({

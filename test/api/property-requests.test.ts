@@ -105,13 +105,13 @@ const endpoints: Endpoint[] = [
   {
     path: '/v1/journeys/stats',
     route: 'journeysStats',
-    fields: ['domain', 'visitor_id', 'is_dev'],
+    fields: ['domain', 'visitor_id', 'is_dev', 'timezone'],
     valid: validVisitorBody(DOMAIN, VISITORS),
   },
   {
     path: '/v1/journeys/activity',
     route: 'journeysActivity',
-    fields: ['domain', 'visitor_id', 'is_dev'],
+    fields: ['domain', 'visitor_id', 'is_dev', 'timezone'],
     valid: validVisitorBody(DOMAIN, VISITORS),
   },
 ];

@@ -6,6 +6,7 @@ import { launchChromium } from '../../local/tools/chromium.js';
 import { formatCount, formatMetric, type MetricName } from '../../dashboard/format.js';
 import { chromiumPath, offlinePage, screenshot } from '../support/browser-available.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
+import { axeViolations } from '../support/axe.js';
 
 // The dashboard at / in a real browser (Debian's Chromium through playwright-core) on `npm start`'s demo data, with no
 // network but the local server. Each step is what a person does (the demo key offered, a range picked, a row
@@ -155,6 +156,19 @@ describe.skipIf(!browserPath)('the dashboard', () => {
       new Intl.NumberFormat('en-US').format(list.body.pagination.total),
     );
     await shoot('journeys.png');
+    // The page says what it counts; the API shows it: the visitors with a pageview are the overview's visitors.
+    expect(await page.locator('section[aria-label=Visitors] .counted').textContent()).toMatch(
+      /a pageview, a custom event or a payment.*Visitors counts those with a pageview/,
+    );
+    const own = (await api.createKey({ domains: [DEMO_DOMAIN] })).token;
+    const scope = { domain: DEMO_DOMAIN, date_range: '7d', timezone: 'UTC' };
+    const withPageviews = await api.request('POST', '/v1/journeys/list', {
+      token: own,
+      body: { ...scope, limit: 1, pageviews_gt: 0 },
+    });
+    const overview = await api.request('POST', '/v1/query', { token: own, body: { ...scope, metrics: ['visitors'] } });
+    expect(withPageviews.body.pagination.total).toBe(overview.body.data[0].metrics.visitors);
+    expect(withPageviews.body.pagination.total).toBeLessThan(list.body.pagination.total);
 
     // The journeys conditions: more than 3 pageviews, with revenue.
     await page.getByLabel('Pageviews over').fill('3');
@@ -194,6 +208,44 @@ describe.skipIf(!browserPath)('the dashboard', () => {
     await shoot('visitor.png');
     await page.getByRole('button', { name: '← All visitors' }).click();
     await page.locator('section[aria-label=Visitors]').waitFor();
+  });
+
+  it("shows a visitor's page in the view's time zone: first seen, activity and timeline alike", async () => {
+    const key = (await api.createKey({ domains: [DEMO_DOMAIN] })).token;
+    const timezone = 'Asia/Kolkata';
+    const list = await api.request('POST', '/v1/journeys/list', {
+      token: key,
+      body: { domain: DEMO_DOMAIN, date_range: '7d', timezone, limit: 1 },
+    });
+    const visitor = list.body.data[0].visitor_id as string;
+    const view = await offlinePage(browser, api.url, { timezoneId: 'UTC' });
+    await view.goto(
+      `${api.url}/#${new URLSearchParams({ key, domain: DEMO_DOMAIN, view: 'journeys', range: '7d', tz: timezone, visitor }).toString()}`,
+    );
+    const stats = await api.request('POST', '/v1/journeys/stats', {
+      token: key,
+      body: { domain: DEMO_DOMAIN, visitor_id: visitor, timezone },
+    });
+    const utc = await api.request('POST', '/v1/journeys/stats', {
+      token: key,
+      body: { domain: DEMO_DOMAIN, visitor_id: visitor },
+    });
+    expect(stats.body.data.first_seen).not.toBe(utc.body.data.first_seen);
+    const fact = (name: string) => view.locator('.facts div', { hasText: name }).locator('dd').textContent();
+    await expect.poll(() => fact('First seen'), { timeout: 15_000 }).toBe(stats.body.data.first_seen);
+    expect(await fact('Last seen')).toBe(stats.body.data.last_seen);
+    expect(await view.locator('section[aria-label^="Activity"] h3').textContent()).toBe(
+      `Activity by weekday and hour (${timezone})`,
+    );
+    const timeline = await api.request('POST', '/v1/journeys/timeline', {
+      token: key,
+      body: { domain: DEMO_DOMAIN, visitor_id: visitor, date_range: '7d', timezone, limit: 200 },
+    });
+    await view.locator('.timeline li').first().waitFor();
+    expect(await view.locator('.timeline time').allTextContents()).toEqual(
+      timeline.body.data.map((i: any) => i.timestamp),
+    );
+    await view.close();
   });
 
   it('reads on a phone: one column, nothing wider than the screen', async () => {
@@ -421,6 +473,52 @@ describe.skipIf(!browserPath)('the dashboard', () => {
       .toEqual(expected);
     await view.locator('section[aria-label=Pages] tbody tr').first().waitFor();
     await view.close();
+  });
+
+  it('opens the dashboard when the key link is opened in a tab already showing the connect form', async () => {
+    const tab = await offlinePage(browser, api.url, { timezoneId: 'UTC' });
+    await tab.goto(`${api.url}/`);
+    await tab.getByRole('button', { name: 'Open dashboard' }).waitFor();
+    // The link npm start prints once the demo key exists: the same page, another fragment.
+    await tab.goto(dashboardLink(api.paths, api.url));
+    await expect.poll(() => tab.locator('.top .site').textContent(), { timeout: 15_000 }).toBe(DEMO_DOMAIN);
+    await tab.locator('.stat[data-metric=visitors] .value').waitFor();
+    expect(tab.url()).toBe(`${api.url}/`);
+    await tab.close();
+  });
+
+  it("meets WCAG 2.2 AA (axe-core's rules) on every view, on a desktop and on a phone", async () => {
+    const key = (await api.createKey({ domains: [DEMO_DOMAIN] })).token;
+    const found: string[] = [];
+    for (const viewport of [
+      { width: 1280, height: 900 },
+      { width: 390, height: 844 },
+    ]) {
+      const view = await offlinePage(browser, api.url, { viewport, timezoneId: 'UTC' });
+      const check = async (name: string) =>
+        found.push(...(await axeViolations(view)).map((v) => `${viewport.width}px ${name}: ${v}`));
+      await view.goto(`${api.url}/`);
+      await view.getByRole('button', { name: 'Open dashboard' }).waitFor();
+      await check('connect');
+      await view.goto(
+        `${api.url}/#${new URLSearchParams({ key, domain: DEMO_DOMAIN, range: '30d', tz: 'UTC' }).toString()}`,
+      );
+      await view.locator('section[aria-label="Custom events"] tbody tr').first().waitFor();
+      await view.locator('.chart canvas').waitFor();
+      await view.locator('section[aria-label="Custom events"] button.link').first().click();
+      await view.locator('.properties select').waitFor();
+      await view.locator('.annotations summary').click();
+      await check('overview');
+      await view.getByRole('link', { name: 'Journeys' }).click();
+      await view.locator('section[aria-label=Visitors] tbody tr').first().waitFor();
+      await check('journeys');
+      await view.locator('section[aria-label=Visitors] .row-filter').first().click();
+      await view.locator('.timeline li').first().waitFor();
+      await view.locator('.facts').waitFor();
+      await check('visitor');
+      await view.close();
+    }
+    expect(found).toEqual([]);
   });
 
   it("asks for a key when none is offered, and shows the API's refusal of a wrong one", async () => {

@@ -158,6 +158,7 @@ function visitorCall(domain: string, visitors: readonly string[], days: readonly
       path: fc.constantFrom('/v1/journeys/stats', '/v1/journeys/activity'),
       visitor_id: visitor,
       is_dev: fc.option(fc.boolean(), { nil: undefined }),
+      timezone: fc.option(fc.constantFrom(...ZONES), { nil: undefined }),
     })
     .map(({ path, ...b }) => ({ method: 'POST' as const, path, domain, body: clean({ domain, ...b }) }));
   return fc.oneof(timeline, whole);

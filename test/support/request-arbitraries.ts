@@ -194,7 +194,12 @@ export function validTimelineBody(domain: string, visitorIds: readonly string[])
 
 export function validVisitorBody(domain: string, visitorIds: readonly string[]) {
   return fc.record(
-    { domain: fc.constant(domain), visitor_id: fc.constantFrom(...visitorIds), is_dev: fc.boolean() },
+    {
+      domain: fc.constant(domain),
+      visitor_id: fc.constantFrom(...visitorIds),
+      is_dev: fc.boolean(),
+      timezone: fc.constantFrom('UTC', 'Asia/Kolkata', 'America/New_York'),
+    },
     { requiredKeys: ['domain', 'visitor_id'] },
   );
 }

@@ -194,8 +194,22 @@ export function planTimeline(query: TimelineQuery): TimelinePlan {
   };
 }
 
-/** journeys/stats and journeys/activity read one visitor over all time: every partition of the domain. */
-/** One visitor over all time: within the domain's days when they are known. */
+/** journeys/stats and journeys/activity: one visitor over all time, within the domain's days when they are known. */
 export function visitorScope(domain: string, visitorId: string, isDev: boolean, days: EventScope['days']): EventScope {
   return { domain, isDev, visitorId, ...(days ? { days } : {}) };
+}
+
+/**
+ * The offsets of `timeZone` over the domain's days, a day either side (without known days, over every day a store
+ * holds: 1970 to 2099), for stats and activity asked in a zone; none for UTC, whose answers are the contract's.
+ */
+export function visitorSegments(timeZone: string, days: EventScope['days']): OffsetSegment[] | undefined {
+  if (timeZone === 'UTC') return undefined;
+  const { firstDay, lastDay } = days ?? { firstDay: '1970-01-01', lastDay: '2099-12-31' };
+  const day = 86_400_000;
+  return offsetSegments(
+    timeZone,
+    new Date(Date.parse(`${firstDay}T00:00:00Z`) - day),
+    new Date(Date.parse(`${lastDay}T00:00:00Z`) + 2 * day),
+  );
 }

@@ -1,11 +1,13 @@
 import type { SqlQuery } from '../sql/sql.js';
 import type { SqlTarget } from '../sql/target.js';
-import { scopeCondition, scopedEvents, type EventScope } from '../scope/event-scope.js';
+import { localTime, scopeCondition, scopedEvents, type EventScope } from '../scope/event-scope.js';
+import type { OffsetSegment } from '../../time/time-zone.js';
 import { firstPageview, referrerSource } from './print-list.js';
 import type { TimelinePlan } from './plan.js';
 import { integer, join, print, sql, str, trusted, type Sql } from '../sql/sql.js';
 
-// The one-visitor journeys queries: timeline (range, request zone), stats and activity (all time, UTC), and
+// The one-visitor journeys queries: timeline (range, request zone), stats and activity (all time, UTC or the
+// zone the request names: an extension of the contract, docs/API.md), and
 // the existence probe that tells an unknown visitor (404) from an empty page. Every one names the domain,
 // the visitor and is_dev, and the range's `dt` partitions where there is a range.
 
@@ -79,12 +81,14 @@ const descriptive: [string, Sql][] = [
 ];
 
 /**
- * One row; `row_count` 0 means the visitor is unknown. Timestamps are UTC. The rows are read once (Trino would
- * scan a CTE once per reference): per session first, with the session's first pageview and its attributes,
- * then over the sessions. Session-less revenue rows form the group `''`, which counts as no session.
+ * One row; `row_count` 0 means the visitor is unknown. Timestamps are UTC, or local by `segments` (the zone's
+ * offsets over the scope's days). The rows are read once (Trino would scan a CTE once per reference): per session
+ * first, with the session's first pageview and its attributes, then over the sessions. Session-less revenue rows
+ * form the group `''`, which counts as no session.
  */
-export function printVisitorStats(scope: EventScope, target: SqlTarget): SqlQuery {
+export function printVisitorStats(scope: EventScope, target: SqlTarget, segments?: OffsetSegment[]): SqlQuery {
   const { dialect } = target;
+  const shown = (ts: Sql) => (segments ? localTime(ts, segments) : ts);
   const pageview = sql`type = 'pageview'`;
   const perSession = [
     sql`session_id`,
@@ -101,8 +105,8 @@ export function printVisitorStats(scope: EventScope, target: SqlTarget): SqlQuer
   ];
   const overSessions = [
     sql`coalesce(sum(row_count), 0) AS row_count`,
-    sql`${dialect.formatTimestamp(trusted('min(first_ts)'))} AS first_seen`,
-    sql`${dialect.formatTimestamp(trusted('max(last_ts)'))} AS last_seen`,
+    sql`${dialect.formatTimestamp(shown(trusted('min(first_ts)')))} AS first_seen`,
+    sql`${dialect.formatTimestamp(shown(trusted('max(last_ts)')))} AS last_seen`,
     sql`count(*) FILTER (WHERE session_id <> '') AS total_sessions`,
     sql`coalesce(sum(pageviews), 0) AS total_pageviews`,
     sql`coalesce(sum(events), 0) AS total_events`,
@@ -121,10 +125,11 @@ SELECT ${join(overSessions)}
 FROM sessions`);
 }
 
-/** Pageviews per (ISO weekday, hour) in UTC; only buckets that have some. */
-export function printVisitorActivity(scope: EventScope, target: SqlTarget): SqlQuery {
-  return print(sql`WITH base AS (${scopedEvents(target, scope, ['ts', 'type', 'visitor_id'])})
-SELECT ${target.dialect.isoDayOfWeek(trusted('ts'))} AS day_of_week, hour(ts) AS hour_of_day, count(*) AS pageviews, count(DISTINCT visitor_id) AS unique_visitors
+/** Pageviews per (ISO weekday, hour) in UTC, or local by `segments`; only buckets that have some. */
+export function printVisitorActivity(scope: EventScope, target: SqlTarget, segments?: OffsetSegment[]): SqlQuery {
+  const ts = trusted(segments ? 'local_ts' : 'ts');
+  return print(sql`WITH base AS (${scopedEvents(target, scope, ['ts', 'type', 'visitor_id'], segments)})
+SELECT ${target.dialect.isoDayOfWeek(ts)} AS day_of_week, hour(${ts}) AS hour_of_day, count(*) AS pageviews, count(DISTINCT visitor_id) AS unique_visitors
 FROM base
 WHERE type = 'pageview'
 GROUP BY 1, 2
