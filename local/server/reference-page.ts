@@ -2,21 +2,26 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { ExtraRoutes } from './http-server.js';
 
 // The API reference at /docs: Swagger UI (swagger-ui-dist, served from node_modules, so it works offline) rendering
-// GET /openapi.json, with "Try it out" calling this server. The page asks for the key once (Authorize) and sends it
+// GET /openapi.json, with "Try it out" calling this server. Its colours and a few missing names are fixed by
+// reference/reference-fixes.css and .js to WCAG 2.2 AA; deep links are off (each would be a link inside the
+// operation's button). The page asks for the key once (Authorize) and sends it
 // as the bearer token; nothing is stored server-side.
 
 const assets = {
   'swagger-ui.css': 'text/css; charset=utf-8',
   'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
+  'reference-fixes.css': 'text/css; charset=utf-8',
+  'reference-fixes.js': 'text/javascript; charset=utf-8',
 } as const;
 
 // The key typed into Authorize is kept in the page's memory only: the reference shares its origin (and so its
 // storage) with the dashboard.
-const bootstrap = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#reference', deepLinking: true, persistAuthorization: false, tryItOutEnabled: true });`;
+const bootstrap = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#reference', deepLinking: false, persistAuthorization: false, tryItOutEnabled: true });`;
 
 /** Swagger UI's files and the one inline script above (by its hash); inline styles, which Swagger UI sets. */
 const POLICY =
@@ -30,10 +35,12 @@ const page = `<!doctype html>
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <title>Analytics Query API reference</title>
   <link rel="stylesheet" href="/docs/swagger-ui.css">
+  <link rel="stylesheet" href="/docs/reference-fixes.css">
 </head>
 <body>
   <div id="reference"></div>
   <script src="/docs/swagger-ui-bundle.js"></script>
+  <script src="/docs/reference-fixes.js"></script>
   <script>${bootstrap}</script>
 </body>
 </html>
@@ -44,9 +51,12 @@ export function referencePageRoutes(): ExtraRoutes {
   const dir = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
   const cache = new Map<string, Promise<string>>();
   const routes: ExtraRoutes = { 'GET /docs': async () => text(200, page, 'text/html; charset=utf-8') };
+  // Swagger UI's files, and this project's fixes of its accessibility beside this file.
+  const own = fileURLToPath(new URL('./reference/', import.meta.url));
   for (const [name, type] of Object.entries(assets)) {
+    const from = name.startsWith('reference-fixes') ? own : dir;
     routes[`GET /docs/${name}`] = async () => {
-      if (!cache.has(name)) cache.set(name, readFile(join(dir, name), 'utf8'));
+      if (!cache.has(name)) cache.set(name, readFile(join(from, name), 'utf8'));
       return text(200, await cache.get(name)!, type, 'public, max-age=3600');
     };
   }

@@ -5,10 +5,11 @@ import { routes } from '../../shared/routes.js';
 import { SHOP_RANGE, shopEvents } from '../fixtures/shop-events.js';
 import { chromiumPath, offlinePage, screenshot } from '../support/browser-available.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
+import { axeViolations } from '../support/axe.js';
 
 // The reference page at /docs in a real browser (Debian's Chromium through playwright-core), with no network but the
 // local server: every operation renders from the document, and "Try it out" with a key calls the server and shows
-// its answer. UPDATE_SCREENSHOTS=1 writes the screenshot to docs/screenshots/ for the README.
+// its answer; axe-core's WCAG 2.2 AA rules pass with every operation open and with an answer shown. UPDATE_SCREENSHOTS=1 writes the screenshot to docs/screenshots/ for the README.
 
 const browserPath = chromiumPath('Reference page browser suite');
 
@@ -42,6 +43,18 @@ describe.skipIf(!browserPath)('the API reference page', () => {
     await screenshot(page, 'reference.png');
   });
 
+  it("meets WCAG 2.2 AA (axe-core's rules), with every operation open", async () => {
+    const view = await offlinePage(browser, api.url, { viewport: { width: 1280, height: 900 } });
+    await view.goto(`${api.url}/docs`);
+    await view.locator('.opblock').first().waitFor();
+    const found = (await axeViolations(view)).map((v) => `closed: ${v}`);
+    for (const summary of await view.locator('.opblock-summary-control').all()) await summary.click();
+    await view.locator('.opblock-body').first().waitFor();
+    found.push(...(await axeViolations(view)).map((v) => `open: ${v}`));
+    expect(found).toEqual([]);
+    await view.close();
+  });
+
   it('"Try it out" with a key calls the server and shows its answer', async () => {
     await page
       .getByRole('button', { name: /Authorize/ })
@@ -69,5 +82,7 @@ describe.skipIf(!browserPath)('the API reference page', () => {
     expect(JSON.parse(shown!).data.map((row: { dimensions: { page: string } }) => row.dimensions.page)).toContain(
       '/pricing',
     );
+    // With an answer shown, the page still meets WCAG 2.2 AA.
+    expect(await axeViolations(page)).toEqual([]);
   });
 });
