@@ -242,6 +242,51 @@ export interface components {
                 message: string;
             }[];
         };
+        /**
+         * @example {
+         *       "domain": "demo.example.com",
+         *       "date_range": "30d",
+         *       "sort_by": "last_seen",
+         *       "limit": 10
+         *     }
+         */
+        JourneysListRequest: {
+            domain: string;
+            date_range?: components["schemas"]["DatePreset"] | [
+                string,
+                string
+            ];
+            filters?: [
+                components["schemas"]["JourneysFilterField"],
+                components["schemas"]["FilterOperator"],
+                string
+            ][];
+            pageviews_gt?: number;
+            pageviews_lt?: number;
+            sessions_gt?: number;
+            sessions_lt?: number;
+            revenue_gt?: number;
+            revenue_lt?: number;
+            has_revenue?: boolean;
+            first_purchase?: boolean;
+            sort_by?: components["schemas"]["VisitorSortField"];
+            sort_order?: components["schemas"]["SortOrder"];
+            limit?: number;
+            offset?: number;
+            /** @description an IANA time zone name, e.g. Europe/Berlin; default UTC */
+            timezone?: string;
+            is_dev?: boolean;
+        };
+        /** @enum {string} */
+        DatePreset: "7d" | "14d" | "30d" | "90d" | "12mo" | "all";
+        /** @enum {string} */
+        JourneysFilterField: "page" | "country" | "region" | "city" | "browser" | "os" | "device" | "referrer" | "utm_source" | "utm_medium" | "utm_campaign" | "utm_content" | "utm_term" | "event" | "event_property";
+        /** @enum {string} */
+        FilterOperator: "is" | "is_not" | "contains" | "not_contains" | "starts_with";
+        /** @enum {string} */
+        VisitorSortField: "last_seen" | "first_seen" | "pageviews" | "sessions" | "revenue" | "latest_revenue";
+        /** @enum {string} */
+        SortOrder: "asc" | "desc";
         TimelineItem: components["schemas"]["TimelinePageview"] | components["schemas"]["TimelineEvent"] | components["schemas"]["TimelineAutoEvent"] | components["schemas"]["TimelineRevenue"];
         /** @description A pageview; the first of its session (is_entry_page 1) also carries the attribution. */
         TimelinePageview: {
@@ -321,6 +366,28 @@ export interface components {
             offset: number;
             has_more: boolean;
         };
+        /**
+         * @example {
+         *       "domain": "demo.example.com",
+         *       "visitor_id": "v_9e3779b1",
+         *       "date_range": "30d",
+         *       "limit": 50
+         *     }
+         */
+        JourneysTimelineRequest: {
+            domain: string;
+            visitor_id: string;
+            date_range?: components["schemas"]["DatePreset"] | [
+                string,
+                string
+            ];
+            limit?: number;
+            offset?: number;
+            /** @description an IANA time zone name, e.g. Europe/Berlin; default UTC */
+            timezone?: string;
+            is_dev?: boolean;
+            include_auto_events?: boolean;
+        };
         VisitorStats: {
             visitor_id: string;
             /** @description YYYY-MM-DD HH:MM:SS in the request time zone */
@@ -345,6 +412,19 @@ export interface components {
             utm_medium: string | null;
             utm_campaign: string | null;
         };
+        /**
+         * @example {
+         *       "domain": "demo.example.com",
+         *       "visitor_id": "v_9e3779b1"
+         *     }
+         */
+        VisitorRequest: {
+            domain: string;
+            visitor_id: string;
+            is_dev?: boolean;
+            /** @description Extension: first_seen and last_seen (stats) and the weekday and hour buckets (activity) in this IANA zone. Default UTC, as the contract answers. */
+            timezone?: string;
+        };
         /** @description Pageviews of one weekday and hour, in UTC. */
         ActivityBucket: {
             /** @description 1 = Monday .. 7 = Sunday */
@@ -363,6 +443,22 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        /**
+         * @example {
+         *       "domain": "demo.example.com",
+         *       "date": "2026-11-02",
+         *       "title": "Pricing page redesign"
+         *     }
+         */
+        AnnotationCreateRequest: {
+            domain: string;
+            /**
+             * Format: date
+             * @description a real calendar date, YYYY-MM-DD
+             */
+            date: string;
+            title: string;
+        };
         CustomEvent: {
             name: string;
             count: number;
@@ -379,13 +475,84 @@ export interface components {
         QueryRow: {
             /** @description each requested dimension and its value */
             dimensions: {
-                [key: string]: string;
+                page?: string;
+                country?: string;
+                region?: string;
+                city?: string;
+                browser?: string;
+                os?: string;
+                device?: string;
+                referrer?: string;
+                utm_source?: string;
+                utm_medium?: string;
+                utm_campaign?: string;
+                utm_content?: string;
+                utm_term?: string;
+                date?: string;
+                hour?: string;
+                event?: string;
             };
             /** @description each requested metric and its value */
             metrics: {
-                [key: string]: number;
+                pageviews?: number;
+                visitors?: number;
+                bounce_rate?: number;
+                avg_session_duration?: number;
+                revenue?: number;
+                conversions?: number;
+                conversion_rate?: number;
             };
         };
+        /**
+         * @example {
+         *       "domain": "demo.example.com",
+         *       "metrics": [
+         *         "visitors",
+         *         "pageviews",
+         *         "bounce_rate"
+         *       ],
+         *       "dimensions": [
+         *         "page"
+         *       ],
+         *       "date_range": "30d",
+         *       "sort": {
+         *         "field": "visitors",
+         *         "order": "desc"
+         *       },
+         *       "limit": 10
+         *     }
+         */
+        QueryRequest: {
+            domain?: string;
+            metrics?: components["schemas"]["Metric"][];
+            date_range?: components["schemas"]["DatePreset"] | [
+                string,
+                string
+            ];
+            dimensions?: components["schemas"]["Dimension"][];
+            filters?: [
+                components["schemas"]["QueryFilterField"],
+                components["schemas"]["FilterOperator"],
+                string
+            ][];
+            sort?: {
+                field: components["schemas"]["SortField"];
+                order?: components["schemas"]["SortOrder"];
+            };
+            /** @description an IANA time zone name, e.g. Europe/Berlin; default UTC */
+            timezone?: string;
+            limit?: number;
+            offset?: number;
+            include_revenue?: boolean;
+        };
+        /** @enum {string} */
+        Metric: "pageviews" | "visitors" | "bounce_rate" | "avg_session_duration" | "revenue" | "conversions" | "conversion_rate";
+        /** @enum {string} */
+        Dimension: "page" | "country" | "region" | "city" | "browser" | "os" | "device" | "referrer" | "utm_source" | "utm_medium" | "utm_campaign" | "utm_content" | "utm_term" | "date" | "hour" | "event";
+        /** @enum {string} */
+        QueryFilterField: "page" | "country" | "region" | "city" | "browser" | "os" | "device" | "referrer" | "utm_source" | "utm_medium" | "utm_campaign" | "utm_content" | "utm_term" | "event" | "event_property" | "exit_link";
+        /** @enum {string} */
+        SortField: "visitors" | "pageviews" | "revenue" | "bounce_rate";
     };
     responses: never;
     parameters: never;
@@ -404,35 +571,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    domain: string;
-                    date_range?: ("7d" | "14d" | "30d" | "90d" | "12mo" | "all") | [
-                        string,
-                        string
-                    ];
-                    filters?: [
-                        "page" | "country" | "region" | "city" | "browser" | "os" | "device" | "referrer" | "utm_source" | "utm_medium" | "utm_campaign" | "utm_content" | "utm_term" | "event" | "event_property",
-                        "is" | "is_not" | "contains" | "not_contains" | "starts_with",
-                        string
-                    ][];
-                    pageviews_gt?: number;
-                    pageviews_lt?: number;
-                    sessions_gt?: number;
-                    sessions_lt?: number;
-                    revenue_gt?: number;
-                    revenue_lt?: number;
-                    has_revenue?: boolean;
-                    first_purchase?: boolean;
-                    /** @enum {string} */
-                    sort_by?: "last_seen" | "first_seen" | "pageviews" | "sessions" | "revenue" | "latest_revenue";
-                    /** @enum {string} */
-                    sort_order?: "asc" | "desc";
-                    limit?: number;
-                    offset?: number;
-                    /** @description an IANA time zone name, e.g. Europe/Berlin; default UTC */
-                    timezone?: string;
-                    is_dev?: boolean;
-                };
+                "application/json": components["schemas"]["JourneysListRequest"];
             };
         };
         responses: {
@@ -616,20 +755,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    domain: string;
-                    visitor_id: string;
-                    date_range?: ("7d" | "14d" | "30d" | "90d" | "12mo" | "all") | [
-                        string,
-                        string
-                    ];
-                    limit?: number;
-                    offset?: number;
-                    /** @description an IANA time zone name, e.g. Europe/Berlin; default UTC */
-                    timezone?: string;
-                    is_dev?: boolean;
-                    include_auto_events?: boolean;
-                };
+                "application/json": components["schemas"]["JourneysTimelineRequest"];
             };
         };
         responses: {
@@ -821,13 +947,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    domain: string;
-                    visitor_id: string;
-                    is_dev?: boolean;
-                    /** @description Extension: first_seen and last_seen (stats) and the weekday and hour buckets (activity) in this IANA zone. Default UTC, as the contract answers. */
-                    timezone?: string;
-                };
+                "application/json": components["schemas"]["VisitorRequest"];
             };
         };
         responses: {
@@ -1016,13 +1136,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    domain: string;
-                    visitor_id: string;
-                    is_dev?: boolean;
-                    /** @description Extension: first_seen and last_seen (stats) and the weekday and hour buckets (activity) in this IANA zone. Default UTC, as the contract answers. */
-                    timezone?: string;
-                };
+                "application/json": components["schemas"]["VisitorRequest"];
             };
         };
         responses: {
@@ -1328,15 +1442,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    domain: string;
-                    /**
-                     * Format: date
-                     * @description a real calendar date, YYYY-MM-DD
-                     */
-                    date: string;
-                    title: string;
-                };
+                "application/json": components["schemas"]["AnnotationCreateRequest"];
             };
         };
         responses: {
@@ -1586,7 +1692,7 @@ export interface operations {
         parameters: {
             query?: {
                 domain?: string;
-                period?: "7d" | "14d" | "30d" | "90d" | "12mo" | "all";
+                period?: components["schemas"]["DatePreset"];
                 /** @description a real calendar date, YYYY-MM-DD */
                 start?: string;
                 /** @description a real calendar date, YYYY-MM-DD */
@@ -1745,7 +1851,7 @@ export interface operations {
         parameters: {
             query?: {
                 domain?: string;
-                period?: "7d" | "14d" | "30d" | "90d" | "12mo" | "all";
+                period?: components["schemas"]["DatePreset"];
                 /** @description a real calendar date, YYYY-MM-DD */
                 start?: string;
                 /** @description a real calendar date, YYYY-MM-DD */
@@ -1907,7 +2013,7 @@ export interface operations {
         parameters: {
             query?: {
                 domain?: string;
-                period?: "7d" | "14d" | "30d" | "90d" | "12mo" | "all";
+                period?: components["schemas"]["DatePreset"];
                 /** @description a real calendar date, YYYY-MM-DD */
                 start?: string;
                 /** @description a real calendar date, YYYY-MM-DD */
@@ -2077,31 +2183,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    domain?: string;
-                    metrics?: ("pageviews" | "visitors" | "bounce_rate" | "avg_session_duration" | "revenue" | "conversions" | "conversion_rate")[];
-                    date_range?: ("7d" | "14d" | "30d" | "90d" | "12mo" | "all") | [
-                        string,
-                        string
-                    ];
-                    dimensions?: ("page" | "country" | "region" | "city" | "browser" | "os" | "device" | "referrer" | "utm_source" | "utm_medium" | "utm_campaign" | "utm_content" | "utm_term" | "date" | "hour" | "event")[];
-                    filters?: [
-                        "page" | "country" | "region" | "city" | "browser" | "os" | "device" | "referrer" | "utm_source" | "utm_medium" | "utm_campaign" | "utm_content" | "utm_term" | "event" | "event_property" | "exit_link",
-                        "is" | "is_not" | "contains" | "not_contains" | "starts_with",
-                        string
-                    ][];
-                    sort?: {
-                        /** @enum {string} */
-                        field: "visitors" | "pageviews" | "revenue" | "bounce_rate";
-                        /** @enum {string} */
-                        order?: "asc" | "desc";
-                    };
-                    /** @description an IANA time zone name, e.g. Europe/Berlin; default UTC */
-                    timezone?: string;
-                    limit?: number;
-                    offset?: number;
-                    include_revenue?: boolean;
-                };
+                "application/json": components["schemas"]["QueryRequest"];
             };
         };
         responses: {

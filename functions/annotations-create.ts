@@ -10,7 +10,10 @@ export const createAnnotationBody = z
     date: calendarDateSchema,
     title: dataText(z.string().trim().min(1, 'must not be empty').max(250, 'must be at most 250 characters')),
   })
-  .meta({ example: { domain: 'demo.example.com', date: '2026-11-02', title: 'Pricing page redesign' } });
+  .meta({
+    id: 'AnnotationCreateRequest',
+    example: { domain: 'demo.example.com', date: '2026-11-02', title: 'Pricing page redesign' },
+  });
 
 export const handler = httpHandler(
   routes.annotationsCreate,

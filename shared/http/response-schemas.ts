@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import type { RouteKey } from '../routes.js';
+import { dimensions, metrics } from '../requests/query.js';
 
 // The success bodies of every route, for the OpenAPI document and for tests that check real responses
 // against them (so the document cannot drift from what the handlers send). Schemas a client names in its own code
@@ -200,8 +201,14 @@ export const responseSchemas: Record<RouteKey, z.ZodType> = {
     data: z.array(
       z
         .object({
-          dimensions: z.record(z.string(), z.string()).describe('each requested dimension and its value'),
-          metrics: z.record(z.string(), z.number()).describe('each requested metric and its value'),
+          // Named properties, each present exactly when requested: a generated client then knows every name
+          // (a misspelt metric does not compile), where an open map would take any.
+          dimensions: z
+            .strictObject(Object.fromEntries(dimensions.map((d) => [d, z.string().optional()])))
+            .describe('each requested dimension and its value'),
+          metrics: z
+            .strictObject(Object.fromEntries(metrics.map((m) => [m, z.number().optional()])))
+            .describe('each requested metric and its value'),
         })
         .meta({ id: 'QueryRow' }),
     ),

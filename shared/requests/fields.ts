@@ -34,7 +34,19 @@ export const timeZoneSchema = z
   .refine(isValidTimeZone, 'must be an IANA time zone name, e.g. Europe/Berlin')
   .meta({ minLength: 1, description: 'an IANA time zone name, e.g. Europe/Berlin; default UTC' });
 
-export const presetSchema = z.enum(presets, { error: `must be one of ${presets.join(', ')}` });
+/** Names for generated clients, in `presets` order (`7d` cannot be an identifier: generators made `VALUE_0` of it). */
+const presetNames: Record<(typeof presets)[number], string> = {
+  '7d': 'LAST_7_DAYS',
+  '14d': 'LAST_14_DAYS',
+  '30d': 'LAST_30_DAYS',
+  '90d': 'LAST_90_DAYS',
+  '12mo': 'LAST_12_MONTHS',
+  all: 'ALL_TIME',
+};
+
+export const presetSchema = z
+  .enum(presets, { error: `must be one of ${presets.join(', ')}` })
+  .meta({ id: 'DatePreset', 'x-enum-varnames': presets.map((p) => presetNames[p]) });
 
 /**
  * The dates a request range may name. No analytics data lies outside them, and the cost of a range grows with
@@ -114,3 +126,6 @@ export function withoutRepeats<T>(items: readonly T[]): T[] {
     return true;
   });
 }
+
+/** `asc` or `desc`, one schema named for generated clients. */
+export const sortOrderSchema = z.enum(['asc', 'desc'], { error: 'must be asc or desc' }).meta({ id: 'SortOrder' });

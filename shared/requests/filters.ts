@@ -53,16 +53,18 @@ export const FILTER_FORM = 'must be [field, operator, value], e.g. ["page", "is"
 /** The filters array, for the 400 of one sent in another form (an object, a string). */
 export const FILTERS_FORM = 'must be an array of [field, operator, value] filters, e.g. [["page", "is", "/pricing"]]';
 
-export function filterSchema<F extends readonly [FilterField, ...FilterField[]]>(fields: F) {
+/** The operators, one schema named for generated clients. */
+const filterOperatorSchema = z
+  .enum(filterOperators, { error: `must be one of ${filterOperators.join(', ')}` })
+  .meta({ id: 'FilterOperator' });
+
+/** A filter of `fields`; `name`, where given, names the fields' enum in the OpenAPI document. */
+export function filterSchema<F extends readonly [FilterField, ...FilterField[]]>(fields: F, name?: string) {
+  const field = z.enum(fields, { error: `must be one of ${fields.join(', ')}` });
   return z
-    .tuple(
-      [
-        z.enum(fields, { error: `must be one of ${fields.join(', ')}` }),
-        z.enum(filterOperators, { error: `must be one of ${filterOperators.join(', ')}` }),
-        filterValueSchema,
-      ],
-      { error: (issue) => (issue.code === 'invalid_type' ? FILTER_FORM : undefined) },
-    )
+    .tuple([name ? field.meta({ id: name }) : field, filterOperatorSchema, filterValueSchema], {
+      error: (issue) => (issue.code === 'invalid_type' ? FILTER_FORM : undefined),
+    })
     .meta({ minItems: 3, maxItems: 3, description: '[field, operator, value]' })
     .superRefine(([field, operator, value], ctx) => {
       if (field === 'event_property' && !/^[^:]+:/.test(value)) {

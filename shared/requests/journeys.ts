@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { dateRangeSchema, domainSchema, timeZoneSchema, visitorIdSchema } from './fields.js';
+import { dateRangeSchema, domainSchema, sortOrderSchema, timeZoneSchema, visitorIdSchema } from './fields.js';
 import type { ResolvedRange } from '../time/date-range.js';
 import { eventFilterFields, filterSchema, FILTERS_FORM, rowFilterFields, type Filter } from './filters.js';
 
@@ -28,7 +28,7 @@ export const visitorListRequestSchema = z
     domain: domainSchema,
     date_range: dateRangeSchema.optional(),
     filters: z
-      .array(filterSchema(journeyFilterFields), {
+      .array(filterSchema(journeyFilterFields, 'JourneysFilterField'), {
         error: (issue) => (issue.code === 'invalid_type' ? FILTERS_FORM : undefined),
       })
       .max(20, 'at most 20 filters')
@@ -41,14 +41,20 @@ export const visitorListRequestSchema = z
     revenue_lt: cents.optional(),
     has_revenue: z.boolean().optional(),
     first_purchase: z.boolean().optional(),
-    sort_by: z.enum(visitorSortFields, { error: `must be one of ${visitorSortFields.join(', ')}` }).optional(),
-    sort_order: z.enum(['asc', 'desc'], { error: 'must be asc or desc' }).optional(),
+    sort_by: z
+      .enum(visitorSortFields, { error: `must be one of ${visitorSortFields.join(', ')}` })
+      .meta({ id: 'VisitorSortField' })
+      .optional(),
+    sort_order: sortOrderSchema.optional(),
     limit: z.number().int().min(1).max(100).optional(),
     offset: offset.optional(),
     timezone: timeZoneSchema.optional(),
     is_dev: z.boolean().optional(),
   })
-  .meta({ example: { domain: 'demo.example.com', date_range: '30d', sort_by: 'last_seen', limit: 10 } });
+  .meta({
+    id: 'JourneysListRequest',
+    example: { domain: 'demo.example.com', date_range: '30d', sort_by: 'last_seen', limit: 10 },
+  });
 
 export const timelineRequestSchema = z
   .strictObject({
@@ -61,7 +67,10 @@ export const timelineRequestSchema = z
     is_dev: z.boolean().optional(),
     include_auto_events: z.boolean().optional(),
   })
-  .meta({ example: { domain: 'demo.example.com', visitor_id: 'v_9e3779b1', date_range: '30d', limit: 50 } });
+  .meta({
+    id: 'JourneysTimelineRequest',
+    example: { domain: 'demo.example.com', visitor_id: 'v_9e3779b1', date_range: '30d', limit: 50 },
+  });
 
 /**
  * journeys/stats and journeys/activity: one visitor, all time. `timezone` is an extension of the contract (which
@@ -77,7 +86,7 @@ export const visitorRequestSchema = z
         'Extension: first_seen and last_seen (stats) and the weekday and hour buckets (activity) in this IANA zone. Default UTC, as the contract answers.',
     }),
   })
-  .meta({ example: { domain: 'demo.example.com', visitor_id: 'v_9e3779b1' } });
+  .meta({ id: 'VisitorRequest', example: { domain: 'demo.example.com', visitor_id: 'v_9e3779b1' } });
 
 export type VisitorListRequest = z.output<typeof visitorListRequestSchema>;
 export type TimelineRequest = z.output<typeof timelineRequestSchema>;

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { dateRangeSchema, domainSchema, timeZoneSchema } from './fields.js';
+import { dateRangeSchema, domainSchema, sortOrderSchema, timeZoneSchema } from './fields.js';
 import type { ResolvedRange } from '../time/date-range.js';
 import { filterSchema, FILTERS_FORM, rowFilterFields, type Filter } from './filters.js';
 
@@ -30,27 +30,27 @@ export const queryRequestSchema = z
   .strictObject({
     domain: domainSchema.optional(),
     metrics: z
-      .array(z.enum(metrics, { error: `must be one of ${metrics.join(', ')}` }))
+      .array(z.enum(metrics, { error: `must be one of ${metrics.join(', ')}` }).meta({ id: 'Metric' }))
       .min(1, 'must name at least one metric')
       .max(metrics.length, `at most ${metrics.length} metrics`)
       .meta({ uniqueItems: true })
       .optional(),
     date_range: dateRangeSchema.optional(),
     dimensions: z
-      .array(z.enum(dimensions, { error: `must be one of ${dimensions.join(', ')}` }))
+      .array(z.enum(dimensions, { error: `must be one of ${dimensions.join(', ')}` }).meta({ id: 'Dimension' }))
       .max(2, 'at most 2 dimensions')
       .meta({ uniqueItems: true })
       .optional(),
     filters: z
-      .array(filterSchema(queryFilterFields), {
+      .array(filterSchema(queryFilterFields, 'QueryFilterField'), {
         error: (issue) => (issue.code === 'invalid_type' ? FILTERS_FORM : undefined),
       })
       .max(20, 'at most 20 filters')
       .optional(),
     sort: z
       .strictObject({
-        field: z.enum(sortFields, { error: `must be one of ${sortFields.join(', ')}` }),
-        order: z.enum(['asc', 'desc'], { error: 'must be asc or desc' }).optional(),
+        field: z.enum(sortFields, { error: `must be one of ${sortFields.join(', ')}` }).meta({ id: 'SortField' }),
+        order: sortOrderSchema.optional(),
       })
       .optional(),
     timezone: timeZoneSchema.optional(),
@@ -89,6 +89,7 @@ export const queryRequestSchema = z
   })
   // The example the reference page's "Try it out" starts from: the top pages of the demo site.
   .meta({
+    id: 'QueryRequest',
     example: {
       domain: 'demo.example.com',
       metrics: ['visitors', 'pageviews', 'bounce_rate'],

@@ -107,7 +107,12 @@ describe('the OpenAPI document', () => {
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
     const scripts = [...String(page.body).matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
-    expect(scripts).toEqual(['/docs/swagger-ui.css', '/docs/swagger-ui-bundle.js']);
+    expect(scripts).toEqual([
+      '/docs/swagger-ui.css',
+      '/docs/reference-fixes.css',
+      '/docs/swagger-ui-bundle.js',
+      '/docs/reference-fixes.js',
+    ]);
     expect(String(page.body)).toContain("url: '/openapi.json'");
     const bundle = await api.request('GET', '/docs/swagger-ui-bundle.js');
     expect(bundle.status).toBe(200);
@@ -115,6 +120,13 @@ describe('the OpenAPI document', () => {
     expect(String(bundle.body)).toContain('SwaggerUIBundle');
     const css = await api.request('GET', '/docs/swagger-ui.css');
     expect(css.headers.get('content-type')).toMatch(/^text\/css/);
+    // The project's accessibility fixes, from beside the server's code.
+    const fixes = await api.request('GET', '/docs/reference-fixes.css');
+    expect(fixes.status).toBe(200);
+    expect(String(fixes.body)).toContain('.swagger-ui .opblock');
+    expect((await api.request('GET', '/docs/reference-fixes.js')).headers.get('content-type')).toMatch(
+      /^text\/javascript/,
+    );
   });
 
   it('is served at GET /openapi.json and names every route of the route table', async () => {
