@@ -7,12 +7,13 @@ import type { Annotation } from './api';
 // over yet: its segment is dashed and labelled "so far", as Plausible draws it, instead of a fall.
 
 export interface DailyPoint {
+  /** The day (`YYYY-MM-DD`) or hour (`YYYY-MM-DD HH:00:00`) of the point. */
   date: string;
   visitors: number;
   pageviews: number;
 }
 
-const seconds = (date: string) => Date.parse(`${date}T00:00:00Z`) / 1000;
+const seconds = (at: string) => Date.parse(at.length === 10 ? `${at}T00:00:00Z` : `${at.replace(' ', 'T')}Z`) / 1000;
 
 /** Label rows above the plot; a title that fits in none is left to the annotations list below the chart. */
 const LABEL_ROWS = 3;
@@ -55,19 +56,25 @@ export function placeLabels(
 export function TrafficChart({
   points,
   annotations,
-  today,
+  current,
+  hourly = false,
+  compared,
 }: {
   points: DailyPoint[];
   annotations: Annotation[];
-  /** Today in the view's time zone: when the last point is this day, it is drawn as not over yet. */
-  today: string;
+  /** The day (or hour) now in the view's time zone: when the last point is it, it is drawn as not over yet. */
+  current: string;
+  /** Points are the hours of one day. */
+  hourly?: boolean;
+  /** The compared period's visitors, by day of the period (the n-th against the n-th), drawn as a grey line. */
+  compared?: { label: string; visitors: number[] };
 }) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const element = box.current;
     if (!element) return;
     const marks = annotations.map((a) => ({ at: seconds(a.date), title: a.title }));
-    const open = points.length > 1 && points[points.length - 1]!.date === today;
+    const open = points.length > 1 && points[points.length - 1]!.date === current;
     const last = points.length - 1;
     // The day not over yet: the full series stop the day before, a dashed series draws the last segment.
     const closed = (values: number[]) => values.map((v, i) => (open && i === last ? null : v));
@@ -80,11 +87,16 @@ export function TrafficChart({
       padding: [LABEL_ROWS * LABEL_HEIGHT + 4, 8, 0, 0],
       tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'UTC'),
       scales: { x: { time: true } },
-      // Days, weeks or months on the x axis, never hours: every point is one day.
+      // Days, weeks or months on the x axis (hours for one day): never finer than a point.
       axes: [
         {
-          incrs: [86_400, 7 * 86_400, 30 * 86_400, 365 * 86_400],
-          values: (_plot, splits) => splits.map((s) => new Date(s * 1000).toISOString().slice(5, 10).replace('-', '/')),
+          incrs: hourly ? [3_600, 3 * 3_600, 6 * 3_600] : [86_400, 7 * 86_400, 30 * 86_400, 365 * 86_400],
+          values: (_plot, splits) =>
+            splits.map((s) =>
+              hourly
+                ? `${new Date(s * 1000).toISOString().slice(11, 13)}:00`
+                : new Date(s * 1000).toISOString().slice(5, 10).replace('-', '/'),
+            ),
           space: 60,
         },
         { size: 56 },
@@ -93,10 +105,16 @@ export function TrafficChart({
         {},
         { label: 'Visitors', stroke: '#4f46e5', width: 2, fill: 'rgba(79,70,229,0.08)' },
         { label: 'Pageviews', stroke: '#0ea5e9', width: 2 },
+        ...(compared ? [{ label: compared.label, stroke: '#6b7280', width: 1.5, dash: [2, 3] }] : []),
         ...(open
           ? [
-              { label: 'Visitors today so far', stroke: '#4f46e5', width: 2, dash: [6, 5] },
-              { label: 'Pageviews today so far', stroke: '#0ea5e9', width: 2, dash: [6, 5] },
+              { label: `Visitors ${hourly ? 'this hour' : 'today'} so far`, stroke: '#4f46e5', width: 2, dash: [6, 5] },
+              {
+                label: `Pageviews ${hourly ? 'this hour' : 'today'} so far`,
+                stroke: '#0ea5e9',
+                width: 2,
+                dash: [6, 5],
+              },
             ]
           : []),
       ],
@@ -142,6 +160,7 @@ export function TrafficChart({
       points.map((p) => seconds(p.date)),
       closed(points.map((p) => p.visitors)),
       closed(points.map((p) => p.pageviews)),
+      ...(compared ? [points.map((_, i) => compared.visitors[i] ?? null)] : []),
       ...(open ? [tail(points.map((p) => p.visitors)), tail(points.map((p) => p.pageviews))] : []),
     ];
     const plot = new uPlot(options, data, element);
@@ -153,8 +172,13 @@ export function TrafficChart({
       resize.disconnect();
       plot.destroy();
     };
-  }, [points, annotations, today]);
+  }, [points, annotations, current, hourly, compared]);
   return (
-    <div class="chart" ref={box} role="img" aria-label={`Visitors and pageviews per day, ${points.length} days`} />
+    <div
+      class="chart"
+      ref={box}
+      role="img"
+      aria-label={`Visitors and pageviews per ${hourly ? 'hour' : 'day'}, ${points.length} ${hourly ? 'hours' : 'days'}`}
+    />
   );
 }

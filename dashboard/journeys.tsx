@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { answer, type Api, type Filter, type TimelineItem } from './api';
 import { formatCents, formatCount, formatDuration } from './format';
-import type { ViewState } from './state';
+import { apiRange, type ViewState } from './state';
 import { useAnswer } from './use-answer';
 import { NotLoaded } from './problems';
 
@@ -27,6 +27,18 @@ interface Props {
 }
 
 const PAGE = 25;
+
+/** The visitors list's columns: `wide` ones are left out on a phone (styles.css), `number` ones align right. */
+const listColumns: [string, 'wide' | 'number' | undefined][] = [
+  ['Visitor', undefined],
+  ['Country', 'wide'],
+  ['Device', 'wide'],
+  ['Entry page', 'wide'],
+  ['Sessions', 'number'],
+  ['Pageviews', 'number'],
+  ['Revenue', 'number'],
+  ['Last seen', 'wide'],
+];
 
 export function Journeys({ api, domain, state, openVisitor }: Props) {
   const [sortBy, setSortBy] = useState<SortBy>('last_seen');
@@ -61,7 +73,7 @@ export function Journeys({ api, domain, state, openVisitor }: Props) {
         api.POST('/v1/journeys/list', {
           body: {
             domain,
-            date_range: state.range,
+            date_range: apiRange(state),
             timezone: state.timezone,
             filters: filters as never,
             sort_by: sortBy,
@@ -132,28 +144,11 @@ export function Journeys({ api, domain, state, openVisitor }: Props) {
               <table>
                 <thead>
                   <tr>
-                    <th scope="col">Visitor</th>
-                    <th scope="col" class="wide">
-                      Country
-                    </th>
-                    <th scope="col" class="wide">
-                      Device
-                    </th>
-                    <th scope="col" class="wide">
-                      Entry page
-                    </th>
-                    <th scope="col" class="number">
-                      Sessions
-                    </th>
-                    <th scope="col" class="number">
-                      Pageviews
-                    </th>
-                    <th scope="col" class="number">
-                      Revenue
-                    </th>
-                    <th scope="col" class="wide">
-                      Last seen
-                    </th>
+                    {listColumns.map(([name, kind]) => (
+                      <th key={name} scope="col" class={kind}>
+                        {name}
+                      </th>
+                    ))}
                   </tr>
                 </thead>
                 <tbody>
@@ -229,7 +224,7 @@ function VisitorJourney({
     () =>
       answer(
         api.POST('/v1/journeys/timeline', {
-          body: { domain, visitor_id: visitor, date_range: state.range, timezone: state.timezone, limit: 200 },
+          body: { domain, visitor_id: visitor, date_range: apiRange(state), timezone: state.timezone, limit: 200 },
         }),
       ),
     [domain, visitor, JSON.stringify(state.range), state.timezone],

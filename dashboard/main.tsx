@@ -4,7 +4,7 @@ import { apiClient, type Filter } from './api';
 import { Journeys } from './journeys';
 import { Overview } from './overview';
 import { ProblemBanner } from './problems';
-import { browserTimeZone, presets, readState, writeState, type Range, type ViewState } from './state';
+import { browserTimeZone, presets, readState, writeState, type Comparison, type Range, type ViewState } from './state';
 import 'uplot/dist/uPlot.min.css';
 import './styles.css';
 
@@ -209,6 +209,19 @@ function Controls({ state, go }: { state: ViewState; go: (s: ViewState) => void 
             />
           </label>
         </>
+      )}
+      {state.view === 'overview' && (
+        <label>
+          Compare with{' '}
+          <select
+            name="compare"
+            value={state.compare}
+            onChange={(e) => go({ ...state, compare: e.currentTarget.value as Comparison })}
+          >
+            <option value="previous">the previous period</option>
+            <option value="year">the same period a year before</option>
+          </select>
+        </label>
       )}
       <label>
         Time zone{' '}

@@ -1,8 +1,8 @@
-import { useState } from 'preact/hooks';
+import { useMemo, useState } from 'preact/hooks';
 import { answer, type Annotation, type Api, type Filter, type QueryBody, type QueryRow } from './api';
 import { TrafficChart, type DailyPoint } from './chart';
 import { change, formatCount, formatMetric, metricLabels, type MetricName } from './format';
-import { previousPeriod, todayIn, type ViewState } from './state';
+import { apiRange, comparedPeriod, hourIn, todayIn, type ViewState } from './state';
 import { useAnswer, type Answer } from './use-answer';
 import { NotLoaded } from './problems';
 
@@ -30,12 +30,16 @@ const totals: MetricName[] = [
 export function Overview({ api, domain, state, addFilter }: Props) {
   const base = { domain, timezone: state.timezone, filters: state.filters };
   const query = (body: Omit<QueryBody, 'domain'>) => answer(api.POST('/v1/query', { body: { ...base, ...body } }));
-  const key = JSON.stringify([domain, state.range, state.timezone, state.filters]);
+  const key = JSON.stringify([domain, state.range, state.timezone, state.filters, state.compare]);
 
   const [current] = useAnswer(async () => {
-    const now = await query({ metrics: totals, include_revenue: true, date_range: state.range });
+    const now = await query({ metrics: totals, include_revenue: true, date_range: apiRange(state) });
     const range = now.meta.date_range as [string, string];
-    const before = await query({ metrics: totals, include_revenue: true, date_range: previousPeriod(range) });
+    const before = await query({
+      metrics: totals,
+      include_revenue: true,
+      date_range: comparedPeriod(range, state.compare),
+    });
     return { range, now: now.data[0]!, before: before.data[0]!, future: now.meta.future_range === true };
   }, [key]);
 
@@ -43,7 +47,7 @@ export function Overview({ api, domain, state, addFilter }: Props) {
     <main class="overview">
       <section class="stats" aria-label="Totals" aria-busy={current.state === 'loading'}>
         {totals.map((metric) => (
-          <Stat key={metric} metric={metric} answer={current} />
+          <Stat key={metric} metric={metric} answer={current} compared={comparedLabel[state.compare]} />
         ))}
       </section>
       {current.state === 'done' && (
@@ -84,12 +88,17 @@ export function Overview({ api, domain, state, addFilter }: Props) {
   );
 }
 
+/** How the cards and the chart name the period compared with. */
+const comparedLabel = { previous: 'previous period', year: 'a year before' } as const;
+
 function Stat({
   metric,
   answer,
+  compared: comparedName,
 }: {
   metric: MetricName;
   answer: Answer<{ now: QueryRow; before: QueryRow; future: boolean }>;
+  compared: string;
 }) {
   if (answer.state !== 'done') {
     return (
@@ -108,7 +117,7 @@ function Stat({
   const compared = !answer.data.future && (now !== 0 || before !== 0);
   const title = answer.data.future
     ? 'the range has not begun: no data yet'
-    : `previous period: ${formatMetric(metric, before)}`;
+    : `${comparedName}: ${formatMetric(metric, before)}`;
   return (
     <div class="stat" data-metric={metric}>
       <span class="label">{metricLabels[metric]}</span>
@@ -142,10 +151,21 @@ function Traffic({
   range: [string, string];
   query: Query;
 }) {
+  // One day is drawn by the hour, longer ranges by the day.
+  const hourly = range[0] === range[1];
+  const dimension = hourly ? 'hour' : 'date';
   const [daily] = useAnswer(
-    () => query({ metrics: ['visitors', 'pageviews'], dimensions: ['date'], date_range: range, limit: 1000 }),
+    () => query({ metrics: ['visitors', 'pageviews'], dimensions: [dimension], date_range: range, limit: 1000 }),
     [JSON.stringify([range, state.filters, state.timezone])],
   );
+  // The compared period's visitors, drawn as a second line point by point (the n-th day or hour against the n-th).
+  const before = comparedPeriod(range, state.compare);
+  const [earlier] = useAnswer(
+    () => query({ metrics: ['visitors'], dimensions: [dimension], date_range: before, limit: 1000 }),
+    [JSON.stringify([before, state.filters, state.timezone])],
+  );
+  // The period not over yet: today's date, or on one day its hour now (later hours are not drawn).
+  const current = hourly ? hourIn(state.timezone) : todayIn(state.timezone);
   const [notes, reload] = useAnswer(
     () =>
       answer(
@@ -156,8 +176,23 @@ function Traffic({
   const [title, setTitle] = useState('');
   const [date, setDate] = useState(range[1]);
   const [problem, setProblem] = useState('');
-  const points = daily.state === 'done' ? fillDays(range, daily.data.data) : [];
-  const annotations: Annotation[] = notes.state === 'done' ? notes.data : [];
+  // Kept between renders (typing an annotation's title re-renders the card): the chart is drawn again only when
+  // its data changes.
+  const points = useMemo(
+    () => (daily.state === 'done' ? fillPoints(range, daily.data.data, hourly, current) : []),
+    [daily],
+  );
+  const compared = useMemo(
+    () =>
+      earlier.state === 'done'
+        ? {
+            label: `Visitors, ${comparedLabel[state.compare]}`,
+            visitors: fillPoints(before, earlier.data.data, hourly).map((p) => p.visitors),
+          }
+        : undefined,
+    [earlier],
+  );
+  const annotations: Annotation[] = useMemo(() => (notes.state === 'done' ? notes.data : []), [notes]);
 
   const add = async (event: Event) => {
     event.preventDefault();
@@ -183,7 +218,13 @@ function Traffic({
     <section class="card traffic" aria-label="Traffic">
       <h2>Visitors and pageviews</h2>
       {daily.state === 'done' ? (
-        <TrafficChart points={points} annotations={annotations} today={todayIn(state.timezone)} />
+        <TrafficChart
+          points={points}
+          annotations={annotations}
+          current={current}
+          hourly={hourly}
+          {...(compared ? { compared } : {})}
+        />
       ) : (
         <div class="chart placeholder">{daily.state === 'failed' ? 'Not loaded.' : 'Loading…'}</div>
       )}
@@ -192,15 +233,16 @@ function Traffic({
           <summary>The chart as a table</summary>
           <div class="scroll">
             <table>
-              <Head columns={['Date', 'Visitors', 'Pageviews']} />
+              <Head columns={['Date', 'Visitors', 'Pageviews', ...(compared ? [compared.label] : [])]} />
               <tbody>
-                {points.map((p) => (
+                {points.map((p, i) => (
                   <tr key={p.date}>
                     <td>
                       <time>{p.date}</time>
                     </td>
                     <td class="number">{formatCount(p.visitors)}</td>
                     <td class="number">{formatCount(p.pageviews)}</td>
+                    {compared && <td class="number">{formatCount(compared.visitors[i] ?? 0)}</td>}
                   </tr>
                 ))}
               </tbody>
@@ -259,16 +301,22 @@ function Traffic({
   );
 }
 
-/** One point per day of the range: the API returns no row for a day without traffic. */
-function fillDays([start, end]: [string, string], rows: QueryRow[]): DailyPoint[] {
-  const byDate = new Map(rows.map((r) => [r.dimensions.date, r.metrics]));
-  const points: DailyPoint[] = [];
-  for (let ms = Date.parse(`${start}T00:00:00Z`); ms <= Date.parse(`${end}T00:00:00Z`); ms += 86_400_000) {
-    const date = new Date(ms).toISOString().slice(0, 10);
-    const metrics = byDate.get(date);
-    points.push({ date, visitors: metrics?.visitors ?? 0, pageviews: metrics?.pageviews ?? 0 });
+/**
+ * One point per day of the range, or per hour of its one day (up to `upTo`, the hour now, where it is today): the API
+ * returns no row for a day or hour without traffic.
+ */
+function fillPoints([start, end]: [string, string], rows: QueryRow[], hourly: boolean, upTo?: string): DailyPoint[] {
+  const byAt = new Map(rows.map((r) => [hourly ? r.dimensions.hour : r.dimensions.date, r.metrics]));
+  const ats: string[] = [];
+  if (hourly) {
+    for (let h = 0; h < 24; h++) ats.push(`${start} ${String(h).padStart(2, '0')}:00:00`);
+  } else {
+    for (let ms = Date.parse(`${start}T00:00:00Z`); ms <= Date.parse(`${end}T00:00:00Z`); ms += 86_400_000)
+      ats.push(new Date(ms).toISOString().slice(0, 10));
   }
-  return points;
+  return ats
+    .filter((at) => !hourly || upTo === undefined || !upTo.startsWith(start) || at <= upTo)
+    .map((at) => ({ date: at, visitors: byAt.get(at)?.visitors ?? 0, pageviews: byAt.get(at)?.pageviews ?? 0 }));
 }
 
 function TopList(props: {
@@ -281,7 +329,8 @@ function TopList(props: {
 }) {
   const { title, dimension, field, query, state, addFilter } = props;
   const [rows] = useAnswer(
-    () => query({ metrics: ['visitors', 'pageviews'], dimensions: [dimension], date_range: state.range, limit: 10 }),
+    () =>
+      query({ metrics: ['visitors', 'pageviews'], dimensions: [dimension], date_range: apiRange(state), limit: 10 }),
     [JSON.stringify([dimension, state.range, state.filters, state.timezone])],
   );
   return (
@@ -373,7 +422,7 @@ function CustomEvents({
   addFilter: (f: Filter) => void;
 }) {
   const [events] = useAnswer(
-    () => query({ metrics: ['visitors'], dimensions: ['event'], date_range: state.range, limit: 10 }),
+    () => query({ metrics: ['visitors'], dimensions: ['event'], date_range: apiRange(state), limit: 10 }),
     [JSON.stringify([state.range, state.filters, state.timezone])],
   );
   const [open, setOpen] = useState<string | null>(null);

@@ -5,12 +5,16 @@ import { isValidTimeZone } from '../shared/time/time-zone';
 // What the dashboard shows, kept in the page's URL (`#view=...&range=...`), so a view can be bookmarked, shared and
 // reached with the back button. The key is not part of it: it stays in this browser's localStorage.
 
-export type Preset = '7d' | '14d' | '30d' | '90d' | '12mo' | 'all';
+export type Preset = 'today' | '7d' | '14d' | '30d' | '90d' | '12mo' | 'all';
 export type Range = Preset | [string, string];
+
+/** What the cards' deltas and the chart's second line compare the range with. */
+export type Comparison = 'previous' | 'year';
 
 export interface ViewState {
   view: 'overview' | 'journeys';
   range: Range;
+  compare: Comparison;
   timezone: string;
   filters: Filter[];
   /** The visitor whose journey is open (journeys view). */
@@ -18,6 +22,7 @@ export interface ViewState {
 }
 
 export const presets: { value: Preset; label: string }[] = [
+  { value: 'today', label: 'Today' },
   { value: '7d', label: 'Last 7 days' },
   { value: '14d', label: 'Last 14 days' },
   { value: '30d', label: 'Last 30 days' },
@@ -61,6 +66,7 @@ export function readState(hash: string): ViewState {
   return {
     view: params.get('view') === 'journeys' ? 'journeys' : 'overview',
     range: custom ? [custom[1]!, custom[2]!] : preset,
+    compare: params.get('compare') === 'year' ? 'year' : 'previous',
     timezone: tz && isValidTimeZone(tz) ? tz : browserTimeZone(),
     filters,
     ...(visitor && visitor.length <= MAX_VISITOR_ID_LENGTH ? { visitor } : {}),
@@ -73,6 +79,7 @@ export function writeState(state: ViewState): string {
     range: Array.isArray(state.range) ? state.range.join(',') : state.range,
     tz: state.timezone,
   });
+  if (state.compare !== 'previous') params.set('compare', state.compare);
   if (state.filters.length) params.set('filters', JSON.stringify(state.filters));
   if (state.visitor) params.set('visitor', state.visitor);
   return `#${params.toString()}`;
@@ -91,4 +98,37 @@ export function previousPeriod([start, end]: [string, string]): [string, string]
 /** Today's date (YYYY-MM-DD) in `timeZone`, as the API resolves presets. */
 export function todayIn(timeZone: string, now = new Date()): string {
   return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(now);
+}
+
+/** The hour now in `timeZone`, as the API's `hour` dimension names it (`YYYY-MM-DD HH:00:00`). */
+export function hourIn(timeZone: string, now = new Date()): string {
+  const hour = new Intl.DateTimeFormat('en-GB', { timeZone, hour: '2-digit', hourCycle: 'h23' }).format(now);
+  return `${todayIn(timeZone, now)} ${hour.padStart(2, '0')}:00:00`;
+}
+
+/**
+ * The range as the API takes it: `today` is the dashboard's own preset (the API's presets end today but start days
+ * before), sent as today's date in the view's zone.
+ */
+export function apiRange(state: ViewState): Exclude<Preset, 'today'> | [string, string] {
+  if (state.range === 'today') {
+    const today = todayIn(state.timezone);
+    return [today, today];
+  }
+  return state.range;
+}
+
+/** The same dates a year before (29 February becomes the 28th). */
+export function yearBefore([start, end]: [string, string]): [string, string] {
+  const back = (date: string) => {
+    const [y, m, d] = date.split('-').map(Number) as [number, number, number];
+    const last = new Date(Date.UTC(y - 1, m, 0)).getUTCDate();
+    return `${y - 1}-${String(m).padStart(2, '0')}-${String(Math.min(d, last)).padStart(2, '0')}`;
+  };
+  return [back(start), back(end)];
+}
+
+/** The period the view compares `range` with. */
+export function comparedPeriod(range: [string, string], compare: Comparison): [string, string] {
+  return compare === 'year' ? yearBefore(range) : previousPeriod(range);
 }

@@ -276,7 +276,7 @@ describe.skipIf(!browserPath)('the dashboard', () => {
     // The visitors list: each id on one line, and every number column on the screen.
     await phone.goto(`${api.url}/#view=journeys&range=30d&tz=UTC`);
     await phone.reload();
-    const first = phone.locator('main table tbody tr').first();
+    const first = phone.locator('section[aria-label=Visitors] tbody tr').first();
     await first.waitFor();
     const id = await first.locator('.visitor-id').boundingBox();
     const fontSize = await first
@@ -396,12 +396,21 @@ describe.skipIf(!browserPath)('the dashboard', () => {
     );
     await expect
       .poll(legend, { timeout: 15_000 })
-      .toEqual(['Time', 'Visitors', 'Pageviews', 'Visitors today so far', 'Pageviews today so far']);
+      .toEqual([
+        'Time',
+        'Visitors',
+        'Pageviews',
+        'Visitors, previous period',
+        'Visitors today so far',
+        'Pageviews today so far',
+      ]);
     const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
     const weekAgo = new Date(Date.now() - 7 * 86_400_000).toISOString().slice(0, 10);
     await view.goto(`${api.url}/#${new URLSearchParams({ range: `${weekAgo},${yesterday}`, tz: 'UTC' }).toString()}`);
     await view.reload();
-    await expect.poll(legend, { timeout: 15_000 }).toEqual(['Time', 'Visitors', 'Pageviews']);
+    await expect
+      .poll(legend, { timeout: 15_000 })
+      .toEqual(['Time', 'Visitors', 'Pageviews', 'Visitors, previous period']);
     await view.close();
   });
 
@@ -519,6 +528,102 @@ describe.skipIf(!browserPath)('the dashboard', () => {
       await view.close();
     }
     expect(found).toEqual([]);
+  });
+
+  it('compares with the previous period or the same period a year before: on the cards and as a second line', async () => {
+    const key = (await api.createKey({ domains: [DEMO_DOMAIN] })).token;
+    const view = await offlinePage(browser, api.url, { timezoneId: 'UTC' });
+    await view.goto(
+      `${api.url}/#${new URLSearchParams({ key, domain: DEMO_DOMAIN, range: '7d', tz: 'UTC' }).toString()}`,
+    );
+    const resolved = (
+      await api.request('POST', '/v1/query', { token: key, body: { domain: DEMO_DOMAIN, date_range: '7d' } })
+    ).body.meta.date_range as [string, string];
+    const legend = () => view.locator('.chart .u-legend .u-label').allTextContents();
+    const column = async () => {
+      await view.locator('.chart-table summary').click();
+      const cells = await view.locator('.chart-table tbody tr td:nth-child(4)').allTextContents();
+      await view.locator('.chart-table summary').click();
+      return cells;
+    };
+    /** The API's visitors per day of `period`, in order, as the table shows them. */
+    const daily = async (period: [string, string]) => {
+      const res = await api.request('POST', '/v1/query', {
+        token: key,
+        body: {
+          domain: DEMO_DOMAIN,
+          date_range: period,
+          timezone: 'UTC',
+          metrics: ['visitors'],
+          dimensions: ['date'],
+          limit: 1000,
+        },
+      });
+      const byDate = new Map(res.body.data.map((r: any) => [r.dimensions.date, r.metrics.visitors as number]));
+      const days: string[] = [];
+      for (let ms = Date.parse(`${period[0]}T00:00:00Z`); ms <= Date.parse(`${period[1]}T00:00:00Z`); ms += 86_400_000)
+        days.push(formatCount((byDate.get(new Date(ms).toISOString().slice(0, 10)) as number | undefined) ?? 0));
+      return days;
+    };
+    await expect.poll(legend, { timeout: 15_000 }).toContain('Visitors, previous period');
+    const day = 86_400_000;
+    const previous: [string, string] = [
+      new Date(Date.parse(`${resolved[0]}T00:00:00Z`) - 7 * day).toISOString().slice(0, 10),
+      new Date(Date.parse(`${resolved[0]}T00:00:00Z`) - day).toISOString().slice(0, 10),
+    ];
+    expect(await column()).toEqual(await daily(previous));
+    await view.locator('select[name=compare]').selectOption('year');
+    await expect.poll(() => view.url()).toContain('compare=year');
+    await expect.poll(legend, { timeout: 15_000 }).toContain('Visitors, a year before');
+    const yearAgo = resolved.map((d) => `${Number(d.slice(0, 4)) - 1}${d.slice(4)}`) as [string, string];
+    const before = await api.request('POST', '/v1/query', {
+      token: key,
+      body: { domain: DEMO_DOMAIN, date_range: yearAgo, timezone: 'UTC', metrics: ['visitors'] },
+    });
+    await expect
+      .poll(() => view.locator('.stat[data-metric=visitors] .delta').getAttribute('title'), { timeout: 15_000 })
+      .toBe(`a year before: ${formatMetric('visitors', before.body.data[0].metrics.visitors)}`);
+    expect(await column()).toEqual(await daily(yearAgo));
+    await view.close();
+  });
+
+  it('shows today by the hour, up to the hour now, with the totals of today', async () => {
+    const key = (await api.createKey({ domains: [DEMO_DOMAIN] })).token;
+    const view = await offlinePage(browser, api.url, { timezoneId: 'UTC' });
+    await view.goto(
+      `${api.url}/#${new URLSearchParams({ key, domain: DEMO_DOMAIN, range: 'today', tz: 'UTC' }).toString()}`,
+    );
+    const today = new Date().toISOString().slice(0, 10);
+    const hourNow = new Date().toISOString().slice(11, 13);
+    const own = (body: Record<string, unknown>) =>
+      api.request('POST', '/v1/query', {
+        token: key,
+        body: { domain: DEMO_DOMAIN, date_range: [today, today], timezone: 'UTC', ...body },
+      });
+    const totalsToday = (await own({ metrics: ['visitors'] })).body.data[0].metrics.visitors as number;
+    await expect
+      .poll(() => view.locator('.stat[data-metric=visitors] .value').textContent(), { timeout: 15_000 })
+      .toBe(formatMetric('visitors', totalsToday));
+    expect(await view.locator('select[name=range]').inputValue()).toBe('today');
+    const hours = (await own({ metrics: ['visitors'], dimensions: ['hour'], limit: 100 })).body.data as any[];
+    const byHour = new Map(hours.map((r) => [r.dimensions.hour, r.metrics.visitors as number]));
+    const expected = Array.from({ length: Number(hourNow) + 1 }, (_, h) => {
+      const at = `${today} ${String(h).padStart(2, '0')}:00:00`;
+      return [at, formatCount(byHour.get(at) ?? 0)];
+    });
+    await view.locator('.chart canvas').waitFor();
+    await view.locator('.chart-table summary').click();
+    const rows = await Promise.all(
+      (await view.locator('.chart-table tbody tr').all()).map(async (row) => [
+        (await row.locator('time').textContent())!,
+        (await row.locator('td.number').first().textContent())!,
+      ]),
+    );
+    expect(rows).toEqual(expected);
+    expect(await view.locator('.chart').getAttribute('aria-label')).toBe(
+      `Visitors and pageviews per hour, ${expected.length} hours`,
+    );
+    await view.close();
   });
 
   it("asks for a key when none is offered, and shows the API's refusal of a wrong one", async () => {
