@@ -1,6 +1,6 @@
 import type { Filter } from './api';
 import { eventFilterFields, filterSchema, rowFilterFields } from '../shared/requests/filters';
-import { isValidTimeZone } from '../shared/time/time-zone';
+import { isValidTimeZone, localDate, offsetSeconds } from '../shared/time/time-zone';
 
 // What the dashboard shows, kept in the page's URL (`#view=...&range=...`), so a view can be bookmarked, shared and
 // reached with the back button. The key is not part of it: it stays in this browser's localStorage.
@@ -95,15 +95,15 @@ export function previousPeriod([start, end]: [string, string]): [string, string]
   return [iso(from - length * day), iso(from - day)];
 }
 
-/** Today's date (YYYY-MM-DD) in `timeZone`, as the API resolves presets. */
+/** Today's date (YYYY-MM-DD) in `timeZone`, by the API's own rule for presets. */
 export function todayIn(timeZone: string, now = new Date()): string {
-  return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(now);
+  return localDate(timeZone, now.getTime());
 }
 
 /** The hour now in `timeZone`, as the API's `hour` dimension names it (`YYYY-MM-DD HH:00:00`). */
 export function hourIn(timeZone: string, now = new Date()): string {
-  const hour = new Intl.DateTimeFormat('en-GB', { timeZone, hour: '2-digit', hourCycle: 'h23' }).format(now);
-  return `${todayIn(timeZone, now)} ${hour.padStart(2, '0')}:00:00`;
+  const local = new Date(now.getTime() + offsetSeconds(timeZone, now.getTime()) * 1000).toISOString();
+  return `${local.slice(0, 10)} ${local.slice(11, 13)}:00:00`;
 }
 
 /**

@@ -73,11 +73,11 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     options.backfillRetryMs,
     (error) => logger.error('upgrade of the store failed', { error }),
   );
-  await upgrade.first;
+  const upgraded = await upgrade.first;
   const dynamo = await openLocalDynamo(paths, { publish: true });
   await recordStoreDays(paths);
   // Upgraded, every file is at the current layout; else the import holding the lock upgrades them as it publishes.
-  if ((await upgrade.first) !== null) await recordStoreLayout(paths);
+  if (upgraded !== null) await recordStoreLayout(paths);
   const engine = await DuckDbEngine.open(paths.eventsDir);
   // Loaded only in that mode: it synthesizes the CDK stack for its tables, which `npm start` otherwise never needs.
   const trino =

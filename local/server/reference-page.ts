@@ -12,11 +12,12 @@ import type { ExtraRoutes } from './http-server.js';
 // operation's button). The page asks for the key once (Authorize) and sends it
 // as the bearer token; nothing is stored server-side.
 
+/** The page's files and where each comes from: Swagger UI's package, or this project's fixes beside this file. */
 const assets = {
-  'swagger-ui.css': 'text/css; charset=utf-8',
-  'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
-  'reference-fixes.css': 'text/css; charset=utf-8',
-  'reference-fixes.js': 'text/javascript; charset=utf-8',
+  'swagger-ui.css': { type: 'text/css; charset=utf-8', from: 'swagger-ui' },
+  'swagger-ui-bundle.js': { type: 'text/javascript; charset=utf-8', from: 'swagger-ui' },
+  'reference-fixes.css': { type: 'text/css; charset=utf-8', from: 'own' },
+  'reference-fixes.js': { type: 'text/javascript; charset=utf-8', from: 'own' },
 } as const;
 
 // The key typed into Authorize is kept in the page's memory only: the reference shares its origin (and so its
@@ -48,15 +49,15 @@ const page = `<!doctype html>
 
 /** GET /docs and the two files it loads. */
 export function referencePageRoutes(): ExtraRoutes {
-  const dir = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+  const dirs = {
+    'swagger-ui': dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json')),
+    own: fileURLToPath(new URL('./reference/', import.meta.url)),
+  };
   const cache = new Map<string, Promise<string>>();
   const routes: ExtraRoutes = { 'GET /docs': async () => text(200, page, 'text/html; charset=utf-8') };
-  // Swagger UI's files, and this project's fixes of its accessibility beside this file.
-  const own = fileURLToPath(new URL('./reference/', import.meta.url));
-  for (const [name, type] of Object.entries(assets)) {
-    const from = name.startsWith('reference-fixes') ? own : dir;
+  for (const [name, { type, from }] of Object.entries(assets)) {
     routes[`GET /docs/${name}`] = async () => {
-      if (!cache.has(name)) cache.set(name, readFile(join(from, name), 'utf8'));
+      if (!cache.has(name)) cache.set(name, readFile(join(dirs[from], name), 'utf8'));
       return text(200, await cache.get(name)!, type, 'public, max-age=3600');
     };
   }

@@ -16,9 +16,8 @@ import { parquetFilesUnder } from '../../writer/parquet-files.js';
 import { currentSnapshot, snapshotLayout } from './snapshots.js';
 import { deriveMissing } from './backfill.js';
 import { hasImportRecord, recordUsage, writeImportRecord } from './imports.js';
-import { storedDaysOf } from './store-days.js';
+import { recordStoreLayout, storedDaysOf } from './store-days.js';
 import { withStoreTransaction } from './local-store.js';
-import { recordStoreLayout } from './store-days.js';
 import { keysBeforeLock, areKeysCurrent, keyVisitors } from './visitor-keys.js';
 import { markWholeFragments } from './whole-fragments.js';
 

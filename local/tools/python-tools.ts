@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cacheDir } from '../../infra/tool-cache.js';
 
@@ -39,13 +39,16 @@ export function provisionPythonTool(
   const venv = join(cacheDir(env), requirement.replace(/\[.*\]/, '').replace('==', '-'));
   const executable = join(venv, 'bin', bin);
   const complete = join(venv, '.complete');
-  if (existsSync(complete)) return { bin: executable, provisioned: false };
+  // The marker lists what was installed: a tool whose packages beside it changed is installed again.
+  const installed = `${[requirement, ...extra].join('\n')}\n`;
+  if (existsSync(complete) && readFileSync(complete, 'utf8') === installed)
+    return { bin: executable, provisioned: false };
   // A virtual environment records its own path, so it is built in place; the marker says it was finished.
   rmSync(venv, { recursive: true, force: true });
   execFileSync('python3', ['-m', 'venv', venv], { stdio: 'inherit' });
   execFileSync(join(venv, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', requirement, ...extra], {
     stdio: 'inherit',
   });
-  writeFileSync(complete, `${requirement}\n`);
+  writeFileSync(complete, installed);
   return { bin: executable, provisioned: true };
 }
