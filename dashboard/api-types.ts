@@ -491,6 +491,8 @@ export interface components {
                 date?: string;
                 hour?: string;
                 event?: string;
+                entry_page?: string;
+                exit_page?: string;
             };
             /** @description each requested metric and its value */
             metrics: {
@@ -501,6 +503,7 @@ export interface components {
                 revenue?: number;
                 conversions?: number;
                 conversion_rate?: number;
+                visits?: number;
             };
         };
         /**
@@ -546,13 +549,13 @@ export interface components {
             include_revenue?: boolean;
         };
         /** @enum {string} */
-        Metric: "pageviews" | "visitors" | "bounce_rate" | "avg_session_duration" | "revenue" | "conversions" | "conversion_rate";
+        Metric: "pageviews" | "visitors" | "bounce_rate" | "avg_session_duration" | "revenue" | "conversions" | "conversion_rate" | "visits";
         /** @enum {string} */
-        Dimension: "page" | "country" | "region" | "city" | "browser" | "os" | "device" | "referrer" | "utm_source" | "utm_medium" | "utm_campaign" | "utm_content" | "utm_term" | "date" | "hour" | "event";
+        Dimension: "page" | "country" | "region" | "city" | "browser" | "os" | "device" | "referrer" | "utm_source" | "utm_medium" | "utm_campaign" | "utm_content" | "utm_term" | "date" | "hour" | "event" | "entry_page" | "exit_page";
         /** @enum {string} */
-        QueryFilterField: "page" | "country" | "region" | "city" | "browser" | "os" | "device" | "referrer" | "utm_source" | "utm_medium" | "utm_campaign" | "utm_content" | "utm_term" | "event" | "event_property" | "exit_link";
+        QueryFilterField: "page" | "country" | "region" | "city" | "browser" | "os" | "device" | "referrer" | "utm_source" | "utm_medium" | "utm_campaign" | "utm_content" | "utm_term" | "event" | "event_property" | "exit_link" | "entry_page" | "exit_page";
         /** @enum {string} */
-        SortField: "visitors" | "pageviews" | "revenue" | "bounce_rate";
+        SortField: "visitors" | "pageviews" | "revenue" | "bounce_rate" | "visits";
     };
     responses: never;
     parameters: never;

@@ -7,6 +7,7 @@ import type { components, paths } from './api-types';
 
 export type Api = Client<paths>;
 export type QueryRow = components['schemas']['QueryRow'];
+export type Dimension = components['schemas']['Dimension'];
 export type QueryBody = NonNullable<paths['/v1/query']['post']['requestBody']>['content']['application/json'];
 export type Filter = NonNullable<QueryBody['filters']>[number];
 export type Visitor = components['schemas']['Visitor'];

@@ -65,8 +65,10 @@ export function Journeys({ api, domain, state, openVisitor }: Props) {
       setOffset(0);
     },
   });
-  // The journeys list takes the row and visitor filters the query does, but not `exit_link`.
-  const filters = state.filters.filter((f) => f[0] !== 'exit_link') as Filter[];
+  // The journeys list takes the row and visitor filters the query does, but not `exit_link` or the session pages.
+  const listed = (f: Filter) => f[0] !== 'exit_link' && f[0] !== 'entry_page' && f[0] !== 'exit_page';
+  const filters = state.filters.filter(listed);
+  const ignored = state.filters.filter((f) => !listed(f));
   const [list] = useAnswer(
     () =>
       answer(
@@ -136,6 +138,11 @@ export function Journeys({ api, domain, state, openVisitor }: Props) {
           overview&rsquo;s Visitors counts those with a pageview, so a visitor with only a payment (a renewal, a
           server-side sale) is counted here and not there, and shows no pages.
         </p>
+        {ignored.length > 0 && (
+          <p class="muted ignored-filters">
+            Not applied here (the journeys list has no such filter): {ignored.map((f) => `${f[0]} ${f[2]}`).join(', ')}.
+          </p>
+        )}
         {list.state === 'loading' && <p class="muted">Loading…</p>}
         {list.state === 'failed' && <NotLoaded />}
         {list.state === 'done' && (

@@ -1,5 +1,5 @@
 import { useMemo, useState } from 'preact/hooks';
-import { answer, type Annotation, type Api, type Filter, type QueryBody, type QueryRow } from './api';
+import { answer, type Annotation, type Api, type Dimension, type Filter, type QueryBody, type QueryRow } from './api';
 import { TrafficChart, type DailyPoint } from './chart';
 import { change, formatCount, formatMetric, metricLabels, type MetricName } from './format';
 import { apiRange, comparedPeriod, hourIn, todayIn, type ViewState } from './state';
@@ -54,24 +54,9 @@ export function Overview({ api, domain, state, addFilter }: Props) {
         <Traffic api={api} domain={domain} state={state} range={current.data.range} query={query} />
       )}
       <div class="lists">
-        <TopList title="Pages" dimension="page" field="page" query={query} state={state} addFilter={addFilter} />
-        <TopList
-          title="Referrers"
-          dimension="referrer"
-          field="referrer"
-          query={query}
-          state={state}
-          addFilter={addFilter}
-        />
-        <TopList
-          title="Countries"
-          dimension="country"
-          field="country"
-          query={query}
-          state={state}
-          addFilter={addFilter}
-        />
-        <TopList title="Devices" dimension="device" field="device" query={query} state={state} addFilter={addFilter} />
+        {cards.map((card) => (
+          <TabbedList key={card.title} card={card} query={query} state={state} addFilter={addFilter} />
+        ))}
         {current.state === 'done' && (
           <CustomEvents
             api={api}
@@ -319,38 +304,145 @@ function fillPoints([start, end]: [string, string], rows: QueryRow[], hourly: bo
     .map((at) => ({ date: at, visitors: byAt.get(at)?.visitors ?? 0, pageviews: byAt.get(at)?.pageviews ?? 0 }));
 }
 
-function TopList(props: {
+/** One tab of a list card: the dimension it groups by (also the filter a row adds) and its number columns. */
+interface ListTab {
+  label: string;
+  dimension: Dimension;
+  /** The second number column after Visitors: pageviews, or sessions (`visits`) for entry and exit pages. */
+  second: { metric: 'pageviews' | 'visits'; label: string };
+}
+
+interface ListCard {
   title: string;
-  dimension: 'page' | 'referrer' | 'country' | 'device';
-  field: Filter[0];
-  query: Query;
-  state: ViewState;
-  addFilter: (f: Filter) => void;
-}) {
-  const { title, dimension, field, query, state, addFilter } = props;
+  tabs: ListTab[];
+}
+
+const pageviewsColumn = { metric: 'pageviews', label: 'Pageviews' } as const;
+const tab = (label: string, dimension: Dimension, second: ListTab['second'] = pageviewsColumn): ListTab => ({
+  label,
+  dimension,
+  second,
+});
+
+/** The cards and their tabs, as Plausible's dashboard has them (entry and exit pages are extensions of the API). */
+const cards: ListCard[] = [
+  {
+    title: 'Sources',
+    tabs: [
+      tab('Referrers', 'referrer'),
+      tab('Source', 'utm_source'),
+      tab('Medium', 'utm_medium'),
+      tab('Campaign', 'utm_campaign'),
+      tab('Content', 'utm_content'),
+      tab('Term', 'utm_term'),
+    ],
+  },
+  {
+    title: 'Pages',
+    tabs: [
+      tab('Top pages', 'page'),
+      tab('Entry pages', 'entry_page', { metric: 'visits', label: 'Entrances' }),
+      tab('Exit pages', 'exit_page', { metric: 'visits', label: 'Exits' }),
+    ],
+  },
+  { title: 'Locations', tabs: [tab('Countries', 'country'), tab('Regions', 'region'), tab('Cities', 'city')] },
+  { title: 'Devices', tabs: [tab('Browsers', 'browser'), tab('OS', 'os'), tab('Size', 'device')] },
+];
+
+/** The tab a card shows, kept per card in this browser as Plausible does. */
+function useCardTab(card: ListCard): [ListTab, (t: ListTab) => void] {
+  const stored = `tab:${card.title}`;
+  const [label, setLabel] = useState(() => {
+    try {
+      return localStorage.getItem(stored);
+    } catch {
+      return null;
+    }
+  });
+  const current = card.tabs.find((t) => t.label === label) ?? card.tabs[0]!;
+  return [
+    current,
+    (t) => {
+      setLabel(t.label);
+      try {
+        localStorage.setItem(stored, t.label);
+      } catch {
+        // A browser that keeps nothing shows the first tab next time.
+      }
+    },
+  ];
+}
+
+/** A list card with tabs (the WAI-ARIA tabs pattern: arrow keys move between tabs, the panel follows). */
+function TabbedList(props: { card: ListCard; query: Query; state: ViewState; addFilter: (f: Filter) => void }) {
+  const { card, query, state, addFilter } = props;
+  const [current, choose] = useCardTab(card);
+  const { dimension, second } = current;
   const [rows] = useAnswer(
     () =>
-      query({ metrics: ['visitors', 'pageviews'], dimensions: [dimension], date_range: apiRange(state), limit: 10 }),
+      query({
+        metrics: ['visitors', second.metric],
+        dimensions: [dimension],
+        date_range: apiRange(state),
+        limit: 10,
+      }),
     [JSON.stringify([dimension, state.range, state.filters, state.timezone])],
   );
+  const id = (t: ListTab) => `tab-${t.dimension}`;
+  const onKey = (e: KeyboardEvent) => {
+    const at = card.tabs.indexOf(current);
+    const step = e.key === 'ArrowRight' ? 1 : e.key === 'ArrowLeft' ? -1 : 0;
+    const to = e.key === 'Home' ? 0 : e.key === 'End' ? card.tabs.length - 1 : at + step;
+    if (to === at && step === 0 && e.key !== 'Home' && e.key !== 'End') return;
+    e.preventDefault();
+    const next = card.tabs[(to + card.tabs.length) % card.tabs.length]!;
+    choose(next);
+    document.getElementById(id(next))?.focus();
+  };
   return (
-    <section class="card list" aria-label={title}>
-      <h2>{title}</h2>
-      <Rows
-        answer={rows}
-        name={(r) => r.dimensions[dimension] ?? '(not set)'}
-        onPick={(value) => addFilter([field, 'is', value] as Filter)}
-      />
+    <section class="card list" aria-label={card.title}>
+      <div class="card-head">
+        <h2>{card.title}</h2>
+        <div role="tablist" aria-label={`${card.title} by`} class="tabs" onKeyDown={onKey}>
+          {card.tabs.map((t) => (
+            <button
+              key={t.dimension}
+              type="button"
+              role="tab"
+              id={id(t)}
+              aria-selected={t === current}
+              aria-controls={`${id(t)}-panel`}
+              tabIndex={t === current ? 0 : -1}
+              onClick={() => choose(t)}
+            >
+              {t.label}
+            </button>
+          ))}
+        </div>
+      </div>
+      <div role="tabpanel" id={`${id(current)}-panel`} aria-labelledby={id(current)} data-dimension={dimension}>
+        <Rows
+          answer={rows}
+          columns={[current.label, 'Visitors', second.label]}
+          second={second.metric}
+          name={(r) => r.dimensions[dimension] ?? '(not set)'}
+          onPick={(value) => addFilter([dimension, 'is', value] as Filter)}
+        />
+      </div>
     </section>
   );
 }
 
 function Rows({
   answer: rows,
+  columns,
+  second,
   name,
   onPick,
 }: {
   answer: Answer<{ data: QueryRow[] }>;
+  columns: [string, string, string];
+  second: 'pageviews' | 'visits';
   name: (row: QueryRow) => string;
   onPick: (value: string) => void;
 }) {
@@ -360,7 +452,7 @@ function Rows({
   const top = Math.max(...rows.data.data.map((r) => r.metrics.visitors ?? 0), 1);
   return (
     <table>
-      <Head columns={['Name', 'Visitors', 'Pageviews']} />
+      <Head columns={columns} />
       <tbody>
         {rows.data.data.map((row) => (
           <tr key={name(row)}>
@@ -376,7 +468,7 @@ function Rows({
               </button>
             </td>
             <td class="number">{formatCount(row.metrics.visitors ?? 0)}</td>
-            <td class="number">{formatCount(row.metrics.pageviews ?? 0)}</td>
+            <td class="number">{formatCount(row.metrics[second] ?? 0)}</td>
           </tr>
         ))}
       </tbody>

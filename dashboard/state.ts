@@ -1,5 +1,5 @@
 import type { Filter } from './api';
-import { eventFilterFields, filterSchema, rowFilterFields } from '../shared/requests/filters';
+import { eventFilterFields, filterSchema, rowFilterFields, sessionPageFields } from '../shared/requests/filters';
 import { isValidTimeZone, localDate, offsetSeconds } from '../shared/time/time-zone';
 
 // What the dashboard shows, kept in the page's URL (`#view=...&range=...`), so a view can be bookmarked, shared and
@@ -36,7 +36,7 @@ export function browserTimeZone(): string {
 }
 
 /** A filter as the API takes it ([field, operator, value], checked by the API's own schema). */
-const urlFilter = filterSchema([...rowFilterFields, ...eventFilterFields, 'exit_link']);
+const urlFilter = filterSchema([...rowFilterFields, ...eventFilterFields, 'exit_link', ...sessionPageFields]);
 const MAX_URL_FILTERS = 20;
 const MAX_VISITOR_ID_LENGTH = 256;
 

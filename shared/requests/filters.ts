@@ -21,11 +21,17 @@ export const rowFilterFields = [
   'utm_term',
 ] as const;
 export const eventFilterFields = ['event', 'event_property'] as const;
+/**
+ * Extensions of POST /v1/query (docs/API.md, "Extensions"): a session's first and last pageview's path, as
+ * dimensions and as filters that keep every row of the sessions whose page matches.
+ */
+export const sessionPageFields = ['entry_page', 'exit_page'] as const;
 export const filterOperators = ['is', 'is_not', 'contains', 'not_contains', 'starts_with'] as const;
 
 export type RowFilterField = (typeof rowFilterFields)[number];
 export type FilterOperator = (typeof filterOperators)[number];
-export type FilterField = RowFilterField | (typeof eventFilterFields)[number] | 'exit_link';
+export type SessionPageField = (typeof sessionPageFields)[number];
+export type FilterField = RowFilterField | SessionPageField | (typeof eventFilterFields)[number] | 'exit_link';
 
 export interface Filter {
   field: FilterField;
@@ -34,7 +40,7 @@ export interface Filter {
 }
 
 /** The label a missing value shows as, and stands for in an `is`/`is_not` value. */
-export function missingLabel(field: RowFilterField): string {
+export function missingLabel(field: RowFilterField | SessionPageField): string {
   return field === 'referrer' ? '(direct)' : '(not set)';
 }
 
@@ -79,6 +85,11 @@ export function filterSchema<F extends readonly [FilterField, ...FilterField[]]>
 
 export function isRowFilter(filter: Filter): filter is Filter & { field: RowFilterField } {
   return (rowFilterFields as readonly string[]).includes(filter.field);
+}
+
+/** A filter on a session's entry or exit page (an extension): keeps every row of the sessions whose page matches. */
+export function isSessionPageFilter(filter: Filter): filter is Filter & { field: SessionPageField } {
+  return (sessionPageFields as readonly string[]).includes(filter.field);
 }
 
 /** An `event_property` value split at its first `:`; other fields' values as they are. */

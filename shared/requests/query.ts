@@ -1,7 +1,14 @@
 import * as z from 'zod';
 import { dateRangeSchema, domainSchema, sortOrderSchema, timeZoneSchema } from './fields.js';
 import type { ResolvedRange } from '../time/date-range.js';
-import { filterSchema, FILTERS_FORM, rowFilterFields, type Filter } from './filters.js';
+import {
+  filterSchema,
+  FILTERS_FORM,
+  rowFilterFields,
+  sessionPageFields,
+  type Filter,
+  type RowFilterField,
+} from './filters.js';
 
 // POST /v1/query: the request schema and the normalised query every later step works from.
 
@@ -13,18 +20,33 @@ export const metrics = [
   'revenue',
   'conversions',
   'conversion_rate',
+  // Extension (docs/API.md, "Extensions"): sessions, as the session metrics count them.
+  'visits',
 ] as const;
 export const revenueMetrics = ['revenue', 'conversions', 'conversion_rate'] as const;
-export const sessionMetrics = ['bounce_rate', 'avg_session_duration'] as const;
-export const dimensions = [...rowFilterFields, 'date', 'hour', 'event'] as const;
-export const sortFields = ['visitors', 'pageviews', 'revenue', 'bounce_rate'] as const;
+export const sessionMetrics = ['bounce_rate', 'avg_session_duration', 'visits'] as const;
+export const dimensions = [...rowFilterFields, 'date', 'hour', 'event', ...sessionPageFields] as const;
+export const sortFields = ['visitors', 'pageviews', 'revenue', 'bounce_rate', 'visits'] as const;
 
 export type Metric = (typeof metrics)[number];
 export type Dimension = (typeof dimensions)[number];
 export type SortField = (typeof sortFields)[number];
+export type SessionPageDimension = (typeof sessionPageFields)[number];
+
+export const isSessionPage = (d: Dimension): d is SessionPageDimension =>
+  (sessionPageFields as readonly string[]).includes(d);
+/** A dimension that groups rows by one of their own columns (rowFieldColumns). */
+export const isRowFieldDimension = (d: Dimension): d is RowFilterField =>
+  (rowFilterFields as readonly string[]).includes(d);
 export type SortOrder = 'asc' | 'desc';
 
-export const queryFilterFields = [...rowFilterFields, 'event', 'event_property', 'exit_link'] as const;
+export const queryFilterFields = [
+  ...rowFilterFields,
+  'event',
+  'event_property',
+  'exit_link',
+  ...sessionPageFields,
+] as const;
 
 export const queryRequestSchema = z
   .strictObject({

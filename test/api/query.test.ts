@@ -158,6 +158,51 @@ describe('dimensions', () => {
     ]);
   });
 
+  it('exit_page and visits (extensions): every row of a session under its last pageview; rows of no session (not set)', async () => {
+    // Exit pages: s1 /pricing; s2 / (bounced); s3 and s4 /blog/b (s4 bounced, both v3, 3 pageviews); s5 /checkout.
+    // The three revenue rows have no session: (not set), 5000 - 1000 + 2500. Order: visits desc, then page asc.
+    const { data } = await query({
+      dimensions: ['exit_page'],
+      metrics: ['visits', 'visitors', 'pageviews', 'bounce_rate', 'revenue'],
+      include_revenue: true,
+    });
+    expect(table(data)).toEqual([
+      ['/blog/b', 2, 1, 3, 50, 0],
+      ['/', 1, 1, 1, 100, 0],
+      ['/checkout', 1, 1, 2, 0, 0],
+      ['/pricing', 1, 1, 2, 0, 0],
+      ['(not set)', 0, 0, 0, 0, 6500],
+    ]);
+  });
+
+  it('entry_page (extension) by page: each pageview under the first page of its session', async () => {
+    // Entries: s1 and s2 /, s3 /blog/a, s4 /blog/b, s5 /pricing. Order: pageviews desc, then both pages asc.
+    const { data } = await query({ dimensions: ['entry_page', 'page'], metrics: ['pageviews'] });
+    expect(table(data)).toEqual([
+      ['/', '/', 2],
+      ['/', '/pricing', 1],
+      ['/blog/a', '/blog/a', 1],
+      ['/blog/a', '/blog/b', 1],
+      ['/blog/b', '/blog/b', 1],
+      ['/pricing', '/checkout', 1],
+      ['/pricing', '/pricing', 1],
+    ]);
+  });
+
+  it('entry_page (extension) under a page filter: the kept sessions keep the entry page the filter did not keep', async () => {
+    // page is /pricing keeps rows of s1 (entered on /) and s5 (entered on /pricing), and v1's revenue row (no
+    // session, counted by no requested metric).
+    const { data } = await query({
+      dimensions: ['entry_page'],
+      metrics: ['visitors', 'visits'],
+      filters: [['page', 'is', '/pricing']],
+    });
+    expect(table(data)).toEqual([
+      ['/', 1, 1],
+      ['/pricing', 1, 1],
+    ]);
+  });
+
   it('referrer: the referrer domain, or (direct)', async () => {
     // google.com: v1 2 pv + payment 5000; news.ycombinator.com: v3 3 pv, s3 s4 (one bounce);
     // twitter.com: v4 2 pv + 2500; (direct): v2 1 pv (bounce) + the unattributed refund.

@@ -106,7 +106,7 @@ describe.skipIf(!browserPath)('the dashboard', () => {
     await page.locator('section[aria-label=Pages] .row-filter', { hasText: /^\/pricing$/ }).click();
     await page.locator('.chip', { hasText: '/pricing' }).waitFor();
     await expectTotals(await apiTotals({ date_range: '7d', filters: [['page', 'is', '/pricing']] }));
-    // Keyboard: focus the first device row and press Enter.
+    // Keyboard: focus the first browser row (the Devices card's first tab) and press Enter.
     const device = page.locator('section[aria-label=Devices] .row-filter').first();
     await device.waitFor();
     const name = (await device.textContent())!;
@@ -118,7 +118,7 @@ describe.skipIf(!browserPath)('the dashboard', () => {
         date_range: '7d',
         filters: [
           ['page', 'is', '/pricing'],
-          ['device', 'is', name],
+          ['browser', 'is', name],
         ],
       }),
     );
@@ -127,6 +127,87 @@ describe.skipIf(!browserPath)('the dashboard', () => {
     for (let i = 0; i < 2; i++) await page.locator('.chip button').first().click();
     await expect.poll(() => page.locator('.chip').count()).toBe(0);
     await expectTotals(await apiTotals({ date_range: '7d' }));
+  });
+
+  it("has Plausible's tabs on every card; entry and exit pages count entrances and exits as the API does, and filter", async () => {
+    const key = (await api.createKey({ domains: [DEMO_DOMAIN] })).token;
+    const view = await offlinePage(browser, api.url, { timezoneId: 'UTC' });
+    await view.goto(
+      `${api.url}/#${new URLSearchParams({ key, domain: DEMO_DOMAIN, range: '30d', tz: 'UTC' }).toString()}`,
+    );
+    const card = (title: string) => view.locator(`section[aria-label="${title}"]`);
+    const tabs = async (title: string) => card(title).getByRole('tab').allTextContents();
+    await card('Pages').locator('tbody tr').first().waitFor();
+    expect(await tabs('Sources')).toEqual(['Referrers', 'Source', 'Medium', 'Campaign', 'Content', 'Term']);
+    expect(await tabs('Pages')).toEqual(['Top pages', 'Entry pages', 'Exit pages']);
+    expect(await tabs('Locations')).toEqual(['Countries', 'Regions', 'Cities']);
+    expect(await tabs('Devices')).toEqual(['Browsers', 'OS', 'Size']);
+
+    /** The card's rows as shown, and the API's for the same dimension and metrics, formatted alike. */
+    const shown = async (title: string) =>
+      Promise.all(
+        (await card(title).locator('tbody tr').all()).map(async (row) => [
+          (await row.locator('.row-filter').textContent())!,
+          ...(await row.locator('td.number').allTextContents()),
+        ]),
+      );
+    const expected = async (dimension: string, second: string) => {
+      const res = await api.request('POST', '/v1/query', {
+        token: key,
+        body: {
+          domain: DEMO_DOMAIN,
+          date_range: '30d',
+          metrics: ['visitors', second],
+          dimensions: [dimension],
+          limit: 10,
+        },
+      });
+      expect(res.status).toBe(200);
+      return res.body.data.map((r: any) => [
+        r.dimensions[dimension],
+        formatCount(r.metrics.visitors),
+        formatCount(r.metrics[second]),
+      ]);
+    };
+
+    // The keyboard moves along the tabs (WAI-ARIA tabs): Entry pages, with entrances (sessions) as its column.
+    await card('Pages').getByRole('tab', { name: 'Top pages' }).focus();
+    await view.keyboard.press('ArrowRight');
+    await expect.poll(() => card('Pages').getByRole('tab', { selected: true }).textContent()).toBe('Entry pages');
+    const entries = await expected('entry_page', 'visits');
+    expect(entries.length).toBeGreaterThan(1);
+    // Entrances differ from pageviews on the same pages: a card showing top pages' numbers would not pass.
+    expect(entries).not.toEqual(await expected('page', 'pageviews'));
+    await expect.poll(() => shown('Pages')).toEqual(entries);
+    expect(await card('Pages').locator('thead th').allTextContents()).toEqual(['Entry pages', 'Visitors', 'Entrances']);
+    await card('Pages').getByRole('tab', { name: 'Exit pages' }).click();
+    await expect.poll(() => shown('Pages')).toEqual(await expected('exit_page', 'visits'));
+    expect(await card('Pages').locator('thead th').allTextContents()).toEqual(['Exit pages', 'Visitors', 'Exits']);
+    await card('Locations').getByRole('tab', { name: 'Regions' }).click();
+    await expect.poll(() => shown('Locations')).toEqual(await expected('region', 'pageviews'));
+    await card('Sources').getByRole('tab', { name: 'Source' }).click();
+    await expect.poll(() => shown('Sources')).toEqual(await expected('utm_source', 'pageviews'));
+
+    // A card keeps its tab in this browser, as Plausible's does.
+    await view.reload();
+    await expect.poll(() => card('Pages').getByRole('tab', { selected: true }).textContent()).toBe('Exit pages');
+
+    // Clicking an exit page filters the view by it (an extension of the query's filters): the totals are the API's.
+    const exit = card('Pages').locator('.row-filter').first();
+    await exit.waitFor();
+    const name = (await exit.textContent())!;
+    await exit.click();
+    await view.locator('.chip', { hasText: name }).waitFor();
+    expect(view.url()).toContain(encodeURIComponent(JSON.stringify([['exit_page', 'is', name]])));
+    const filtered = await apiTotals({ date_range: '30d', filters: [['exit_page', 'is', name]] }, key);
+    const viewTotals = async () => {
+      const got: Record<string, string> = {};
+      for (const m of totals) got[m] = (await view.locator(`.stat[data-metric=${m}] .value`).textContent())!;
+      return got;
+    };
+    await expect.poll(viewTotals, { timeout: 15_000 }).toEqual(filtered);
+    expect(filtered).not.toEqual(await apiTotals({ date_range: '30d' }, key));
+    await view.close();
   });
 
   it('adds an annotation on the chart and deletes it, through the API', async () => {

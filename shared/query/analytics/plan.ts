@@ -1,7 +1,14 @@
 import { offsetSegments, type OffsetSegment } from '../../time/time-zone.js';
-import type { AnalyticsQuery, Metric, SortOrder } from '../../requests/query.js';
+import {
+  isRowFieldDimension,
+  isSessionPage,
+  type AnalyticsQuery,
+  type Metric,
+  type SessionPageDimension,
+  type SortOrder,
+} from '../../requests/query.js';
 import type { EventScope } from '../scope/event-scope.js';
-import { isRowFilter, type Filter, type RowFilterField } from '../../requests/filters.js';
+import { isRowFilter, isSessionPageFilter, type Filter } from '../../requests/filters.js';
 import { filterColumns, rowFieldColumns } from '../scope/filters.js';
 import type { StoreCatalog } from '../sql/catalog.js';
 import {
@@ -33,7 +40,14 @@ export interface QueryPlan {
   segments?: OffsetSegment[];
   /** Event columns the statement reads. */
   columns: string[];
+  /**
+   * The session pages (entry_page, exit_page) the base rows carry, each row its session's: the dimensions group
+   * every row of a session under them.
+   */
+  sessionPages: SessionPageDimension[];
   rowFilters: Filter[];
+  /** Filters on a session's entry or exit page: keep the rows of the sessions whose page matches. */
+  sessionFilters: Filter[];
   /** Filters that pick visitors by what they did (event, event_property, exit_link). */
   visitorFilters: Filter[];
   dimensions: AnalyticsQuery['dimensions'];
@@ -94,6 +108,7 @@ const rowAggregatesOf: Record<Metric, RowAggregate[]> = {
   visitors: ['visitors'],
   bounce_rate: [],
   avg_session_duration: [],
+  visits: [],
   revenue: ['revenue'],
   conversions: ['conversions'],
   conversion_rate: ['conversions', 'visitors'],
@@ -115,7 +130,7 @@ function needsOf(query: AnalyticsQuery): {
     pageviews: rowAggregates.includes('pageviews'),
     visitors: rowAggregates.includes('visitors'),
     revenue: rowAggregates.includes('revenue') || rowAggregates.includes('conversions'),
-    sessions: metrics.includes('bounce_rate') || metrics.includes('avg_session_duration'),
+    sessions: metrics.some((m) => m === 'bounce_rate' || m === 'avg_session_duration' || m === 'visits'),
   };
   const localTime = query.dimensions.includes('date') || query.dimensions.includes('hour');
   const segments = localTime ? offsetSegments(query.timeZone, query.range.from, query.range.to) : undefined;
@@ -130,15 +145,23 @@ export function planAnalyticsQuery(query: AnalyticsQuery, catalog: StoreCatalog,
   for (const filter of query.filters) for (const c of filterColumns(filter)) columns.add(c);
   for (const d of query.dimensions) {
     if (d === 'event') columns.add('event_name');
-    else if (d !== 'date' && d !== 'hour') columns.add(rowFieldColumns[d as RowFilterField]);
+    else if (isRowFieldDimension(d)) columns.add(rowFieldColumns[d]);
+    else if (isSessionPage(d)) for (const c of ['session_id', 'url_path']) columns.add(c);
   }
   const sources = decideSources(query, needs, segments, catalog, options);
   return {
     scope: { domain: query.domain, isDev: false, range: query.range },
     ...(segments ? { segments } : {}),
     columns: [...columns],
+    sessionPages: [
+      ...new Set([
+        ...query.dimensions.filter(isSessionPage),
+        ...query.filters.filter(isSessionPageFilter).map((f) => f.field),
+      ]),
+    ],
     rowFilters: query.filters.filter(isRowFilter),
-    visitorFilters: query.filters.filter((f) => !isRowFilter(f)),
+    sessionFilters: query.filters.filter(isSessionPageFilter),
+    visitorFilters: query.filters.filter((f) => !isRowFilter(f) && !isSessionPageFilter(f)),
     dimensions: query.dimensions,
     rowAggregates,
     sources,

@@ -1,5 +1,11 @@
 import type { SqlQuery } from '../sql/sql.js';
-import type { Dimension, Metric } from '../../requests/query.js';
+import {
+  isRowFieldDimension,
+  isSessionPage,
+  type Dimension,
+  type Metric,
+  type SessionPageDimension,
+} from '../../requests/query.js';
 import type { Dialect } from '../sql/dialect.js';
 import type { SqlTarget } from '../sql/target.js';
 import { localSeconds, scopedEvents } from '../scope/event-scope.js';
@@ -33,12 +39,10 @@ export function printAnalyticsQuery(plan: QueryPlan, target: SqlTarget): SqlQuer
   const { rows, sessions } = plan.sources;
   const { events: readsEvents, bucketMatch } = plan.reads;
   const bySegment = plan.dimensions.includes('event');
-  const ctes: Sql[] = readsEvents
-    ? [sql`base AS (${scopedEvents(target, plan.scope, plan.columns, plan.segments, 'local_s')})`]
-    : [];
+  const ctes: Sql[] = readsEvents ? [sql`base AS (${baseRows(plan, target)})`] : [];
   ctes.push(...visitorFilterCtes(plan, target));
   const keptConditions = [
-    ...plan.rowFilters.map((f) => rowPredicate(f, dialect)),
+    ...[...plan.rowFilters, ...plan.sessionFilters].map((f) => rowPredicate(f, dialect)),
     ...plan.visitorFilters.map((_, i) => sql`visitor_id IN (SELECT visitor_id FROM filter_visitors_${integer(i)})`),
   ];
   const kept = keptConditions.length ? 'kept' : 'base';
@@ -76,6 +80,23 @@ export function printAnalyticsQuery(plan: QueryPlan, target: SqlTarget): SqlQuer
 SELECT ${join(select)}
 FROM ${from}${orderBy}
 OFFSET ${integer(plan.page.offset)} LIMIT ${integer(plan.page.limit + 1)}`);
+}
+
+/**
+ * `base`: the scope's rows, with their session's entry and exit pages where the plan groups by them, found by a
+ * window over the same read (a join with the sessions would read the rows twice on Trino, which inlines CTEs).
+ * Rows without a session (server-side revenue) have none.
+ */
+function baseRows(plan: QueryPlan, target: SqlTarget): Sql {
+  const scoped = scopedEvents(target, plan.scope, plan.columns, plan.segments, 'local_s');
+  if (plan.sessionPages.length === 0) return scoped;
+  const { dialect } = target;
+  const ofPageviews = (column: string) => sql`CASE WHEN type = 'pageview' THEN ${trusted(column)} END`;
+  const pages = plan.sessionPages.map((page) => {
+    const pick = page === 'entry_page' ? dialect.argMinKeepNull : dialect.argMaxKeepNull;
+    return sql`CASE WHEN session_id <> '' THEN ${pick(ofPageviews('url_path'), ofPageviews('ts'))} OVER (PARTITION BY session_id) END AS ${trusted(page)}`;
+  });
+  return sql`SELECT ${join([sql`*`, ...pages])} FROM (${scoped}) scoped`;
 }
 
 /** The rows a visitor filter or the event segments test: the custom-event buckets or the base rows (plan.sources). */
@@ -122,7 +143,7 @@ function sessionMetricsCte(
   const perSession = [sql`count(*) AS sessions`, sql`count(*) FILTER (WHERE pageviews = 1) AS bounces`];
   if (sessions.from === 'fragments' && sessions.counts) {
     const [dimension] = plan.dimensions;
-    const byAttribute = dimension !== undefined && !isTime(dimension) && dimension !== 'event' ? dimension : null;
+    const byAttribute = dimension !== undefined && isRowFieldDimension(dimension) ? dimension : null;
     const counted = byAttribute
       ? [sql`${labelled(trusted('value'), byAttribute)} AS d0`]
       : plan.dimensions.map(
@@ -179,9 +200,7 @@ function rowMetricsCte(
       FROM ${trusted(kept)}${segmentJoin}
       WHERE type IN (${join(types.map((t) => sql`${str(t)}`))})${groupBy})`;
   }
-  const attributes = plan.dimensions
-    .filter((d) => !isTime(d) && d !== 'event')
-    .map((d) => rowFieldColumns[d as RowFilterField]);
+  const attributes = plan.dimensions.filter(isRowFieldDimension).map((d) => rowFieldColumns[d]);
   const pageviewAggregates = plan.rowAggregates.filter((a) => !isRevenueAggregate(a));
   // Visitors are told apart by the column the sources chose (an integer key where the store has them, cheaper to
   // hash than text); visitor filters and event segments match them by the column their source gives.
@@ -255,6 +274,7 @@ const metricSql: Record<Metric, Sql> = {
   conversion_rate: sql`CASE WHEN coalesce(r.visitors, 0) = 0 THEN 0 ELSE round(100 * CAST(r.conversions AS DOUBLE) / r.visitors, 2) END`,
   bounce_rate: sql`CASE WHEN coalesce(s.sessions, 0) = 0 THEN 0 ELSE round(100 * CAST(s.bounces AS DOUBLE) / s.sessions, 2) END`,
   avg_session_duration: sql`coalesce(round(s.duration_ms / 1000, 2), 0)`,
+  visits: sql`coalesce(s.sessions, 0)`,
 };
 
 function fromClause(rows: boolean, sessions: boolean, dimensionCount: number): Sql {
@@ -302,6 +322,7 @@ function labelled(value: Sql, field: RowFilterField): Sql {
 function rowDimension(dimension: Dimension, dialect: Dialect): Sql {
   if (dimension === 'event') return sql`segment_event`;
   if (isTime(dimension)) return timeKey(dimension, trusted('local_s'), dialect);
+  if (isSessionPage(dimension)) return labelled(trusted(dimension), 'page');
   return labelled(trusted(rowFieldColumns[dimension]), dimension);
 }
 
@@ -325,9 +346,17 @@ function sessionsCte(plan: QueryPlan, source: SessionSource, target: SqlTarget, 
       ])}
       FROM base WHERE session_id <> ''${keptSessions ? sql` AND ${keptSessions}` : sql``} GROUP BY session_id)`;
   }
-  const attributes = dimensions.flatMap(({ d }): FragmentAttribute[] => (isTime(d) ? [] : [fragmentAttribute(d)]));
-  const merged = dimensions.map(({ d, slot }) => sql`${fragmentDimension(d, dialect, plan, false)} AS d${slot}`);
-  const own = dimensions.map(({ d, slot }) => sql`${fragmentDimension(d, dialect, plan, true)} AS d${slot}`);
+  const fragmentDimensions = dimensions.map(({ d, slot }) => {
+    if (isSessionPage(d)) throw new Error(`${d} groups sessions from rows (sources.ts)`);
+    return { d, slot };
+  });
+  const attributes = fragmentDimensions.flatMap(({ d }): FragmentAttribute[] =>
+    isTime(d) ? [] : [fragmentAttribute(d)],
+  );
+  const merged = fragmentDimensions.map(
+    ({ d, slot }) => sql`${fragmentDimension(d, dialect, plan, false)} AS d${slot}`,
+  );
+  const own = fragmentDimensions.map(({ d, slot }) => sql`${fragmentDimension(d, dialect, plan, true)} AS d${slot}`);
   const kept = keptSessions ? sql` WHERE ${keptSessions}` : sql``;
   // A whole fragment holds all its session's rows, so its own paths tell whether the session kept a row: no
   // join of a million fragments to the kept rows' session ids.
@@ -373,7 +402,7 @@ function sessionsCte(plan: QueryPlan, source: SessionSource, target: SqlTarget, 
 
 /** A session's dimension value from its pieces (or its whole fragment): the same "where it started" as sessionDimension. */
 function fragmentDimension(
-  dimension: Exclude<Dimension, 'event'>,
+  dimension: Exclude<Dimension, 'event' | SessionPageDimension>,
   dialect: Dialect,
   plan: QueryPlan,
   whole: boolean,
@@ -393,9 +422,13 @@ function fragmentAttribute(dimension: RowFilterField): FragmentAttribute {
   return dimension === 'page' ? 'entry_page' : (rowFieldColumns[dimension] as FragmentAttribute);
 }
 
-/** A session's value for a dimension: where it started (its first row; for `page`, its first pageview). */
+/**
+ * A session's value for a dimension: where it started (its first row; for `page`, its first pageview); its entry
+ * or exit page as every one of its rows carries it (baseRows).
+ */
 function sessionDimension(dimension: Exclude<Dimension, 'event'>, dialect: Dialect): Sql {
   const ts = trusted('ts');
+  if (isSessionPage(dimension)) return labelled(sql`min(${trusted(dimension)})`, 'page');
   if (isTime(dimension)) return timeKey(dimension, dialect.argMinKeepNull(trusted('local_s'), ts), dialect);
   const first = dialect.argMinKeepNull(trusted(rowFieldColumns[dimension]), ts);
   return labelled(dimension === 'page' ? sql`${first} FILTER (WHERE type = 'pageview')` : first, dimension);

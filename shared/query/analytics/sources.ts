@@ -1,11 +1,11 @@
 import { bucketRelationFor, areBucketsAligned, type BucketRelation } from '../derived/pageview-buckets.js';
 import { fullPartitions, type FragmentMarks, type FullPartitions } from '../derived/session-fragments.js';
 import { isBitmapCountCheaper, MAX_BITMAP_GROUPS, type StoreShape } from '../derived/visitor-bitmaps.js';
-import { isRowFilter, type RowFilterField } from '../../requests/filters.js';
+import { isRowFilter, isSessionPageFilter } from '../../requests/filters.js';
 import { canPathListsFilter, rowFieldColumns } from '../scope/filters.js';
 import type { StoreCatalog } from '../sql/catalog.js';
 import type { OffsetSegment } from '../../time/time-zone.js';
-import type { AnalyticsQuery, Dimension } from '../../requests/query.js';
+import { isRowFieldDimension, isSessionPage, type AnalyticsQuery, type Dimension } from '../../requests/query.js';
 
 // Which stored relations answer a /v1/query (docs/STORAGE.md): decided once here, from the query and the store's
 // catalog, and named in the plan as tagged variants, so the printer prints what was decided and decides nothing.
@@ -112,9 +112,16 @@ export function decideSources(
   options: SourceOptions = {},
 ): QuerySources {
   const rowMetrics = needs.pageviews || needs.visitors || needs.revenue;
+  // A session's entry and exit pages are known only from all its rows in the range: buckets keep no session and
+  // fragments no exit page, so grouping by them reads the raw rows.
+  const bySessionPages = query.dimensions.some(isSessionPage) || query.filters.some(isSessionPageFilter);
   return {
-    rows: rowMetrics ? rowSource(query, needs, segments, catalog, options) : null,
-    sessions: needs.sessions ? sessionSource(query, segments, catalog, options) : null,
+    rows: rowMetrics ? (bySessionPages ? { from: 'rows' } : rowSource(query, needs, segments, catalog, options)) : null,
+    sessions: needs.sessions
+      ? bySessionPages
+        ? { from: 'rows' }
+        : sessionSource(query, segments, catalog, options)
+      : null,
     eventVisitors: eventVisitorSource(query, catalog, options),
   };
 }
@@ -129,7 +136,8 @@ function eventVisitorSource(
   catalog: StoreCatalog,
   options: SourceOptions,
 ): EventVisitorSource | null {
-  if (!query.dimensions.includes('event') && query.filters.every(isRowFilter)) return null;
+  const visitorFilters = query.filters.filter((f) => !isRowFilter(f) && !isSessionPageFilter(f));
+  if (!query.dimensions.includes('event') && visitorFilters.length === 0) return null;
   if (options.customEventBuckets === false || !areBucketsAligned(query.range, undefined)) return { from: 'rows' };
   return { from: 'buckets', visitor: catalog.bucketVisitor };
 }
@@ -236,9 +244,7 @@ export function answerShapeQuestion(query: AnalyticsQuery, sources: QuerySources
 /** The bucket columns a query's dimensions group by (other than time and event). */
 export function bucketGrouping(dimensions: readonly Dimension[]): { columns: string[] } {
   return {
-    columns: dimensions
-      .filter((d) => d !== 'date' && d !== 'hour' && d !== 'event')
-      .map((d) => rowFieldColumns[d as RowFilterField]),
+    columns: dimensions.filter(isRowFieldDimension).map((d) => rowFieldColumns[d]),
   };
 }
 

@@ -1,5 +1,6 @@
 import {
   isRowFilter,
+  isSessionPageFilter,
   missingLabel,
   multiValues,
   propertyParts,
@@ -34,6 +35,8 @@ export const rowFieldColumns: Record<RowFilterField, string> = {
 /** Columns a filter reads. */
 export function filterColumns(filter: Filter): string[] {
   if (isRowFilter(filter)) return [rowFieldColumns[filter.field]];
+  // The page is each row's session's, found over the rows by the statement (analytics/print.ts, baseRows).
+  if (isSessionPageFilter(filter)) return ['session_id', 'type', 'url_path'];
   return filter.field === 'event' ? ['type', 'event_name'] : ['type', 'event_name', 'event_properties'];
 }
 
@@ -41,6 +44,9 @@ export function filterColumns(filter: Filter): string[] {
 export function rowPredicate(filter: Filter, dialect: Dialect): Sql {
   if (isRowFilter(filter)) {
     return match(trusted(rowFieldColumns[filter.field]), filter.operator, filter.value, missingLabel(filter.field));
+  }
+  if (isSessionPageFilter(filter)) {
+    return match(trusted(filter.field), filter.operator, filter.value, missingLabel(filter.field));
   }
   if (filter.field === 'event') {
     return sql`(type = 'event' AND ${match(trusted('event_name'), filter.operator, filter.value, null)})`;

@@ -15,6 +15,8 @@ export interface Dialect {
   readonly materialized: Sql;
   /** `x` of the row with the smallest `by`, keeping NULL when that row's `x` is NULL. */
   argMinKeepNull(x: Sql, by: Sql): Sql;
+  /** `x` of the row with the largest `by`, keeping NULL when that row's `x` is NULL. Both skip rows whose `by` is NULL. */
+  argMaxKeepNull(x: Sql, by: Sql): Sql;
   /** Whether some element of the list `list` satisfies `predicate`, in which `element` names the element. */
   anyElement(list: Sql, element: Sql, predicate: Sql): Sql;
   /** Whether the list `list` holds `value` (cheaper than anyElement where an equality is all it takes). */

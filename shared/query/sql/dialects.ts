@@ -6,6 +6,7 @@ export const duckdbDialect: Dialect = {
   cost: 'in-process',
   materialized: trusted('MATERIALIZED '),
   argMinKeepNull: (x, by) => sql`arg_min_null(${x}, ${by})`,
+  argMaxKeepNull: (x, by) => sql`arg_max_null(${x}, ${by})`,
   anyElement: (list, element, predicate) => sql`list_bool_or(list_transform(${list}, lambda ${element}: ${predicate}))`,
   listContains: (list, value) => sql`list_contains(${list}, ${value})`,
   // A JSON Pointer to the key (`~` and `/` escaped as RFC 6901 says) reads the one value without turning the whole
@@ -28,6 +29,7 @@ export const trinoDialect: Dialect = {
   // Trino takes no hint: it plans each reference of a CTE on its own.
   materialized: trusted(''),
   argMinKeepNull: (x, by) => sql`min_by(${x}, ${by})`,
+  argMaxKeepNull: (x, by) => sql`max_by(${x}, ${by})`,
   anyElement: (list, element, predicate) => sql`any_match(${list}, ${element} -> ${predicate})`,
   listContains: (list, value) => sql`contains(${list}, ${value})`,
   jsonProperty: (json, key) => sql`element_at(CAST(json_parse(${json}) AS MAP(VARCHAR, VARCHAR)), ${key})`,
