@@ -555,7 +555,7 @@ export interface components {
         /** @enum {string} */
         QueryFilterField: "page" | "country" | "region" | "city" | "browser" | "os" | "device" | "referrer" | "utm_source" | "utm_medium" | "utm_campaign" | "utm_content" | "utm_term" | "event" | "event_property" | "exit_link" | "entry_page" | "exit_page";
         /** @enum {string} */
-        SortField: "visitors" | "pageviews" | "revenue" | "bounce_rate" | "visits";
+        SortField: "visitors" | "pageviews" | "revenue" | "bounce_rate" | "visits" | "page" | "country" | "region" | "city" | "browser" | "os" | "device" | "referrer" | "utm_source" | "utm_medium" | "utm_campaign" | "utm_content" | "utm_term" | "date" | "hour" | "event" | "entry_page" | "exit_page";
     };
     responses: never;
     parameters: never;

@@ -1,10 +1,13 @@
 import { useMemo, useState } from 'preact/hooks';
-import { answer, type Annotation, type Api, type Dimension, type Filter, type QueryBody, type QueryRow } from './api';
+import { answer, type Annotation, type Api, type Filter, type QueryBody, type QueryRow } from './api';
 import { TrafficChart, type DailyPoint } from './chart';
 import { change, formatCount, formatMetric, metricLabels, type MetricName } from './format';
 import { apiRange, comparedPeriod, hourIn, todayIn, type ViewState } from './state';
 import { useAnswer, type Answer } from './use-answer';
 import { NotLoaded } from './problems';
+import { cards, type ListCard, type ListTab, type Query } from './lists';
+import { download, listBody, viewZip } from './export';
+import { FullList } from './full-list';
 
 // The overview: totals against the previous period, the daily chart with its annotations, and the top lists.
 // Every number is one answer of POST /v1/query for the range, time zone and filters of the view (an event's
@@ -43,8 +46,34 @@ export function Overview({ api, domain, state, addFilter }: Props) {
     return { range, now: now.data[0]!, before: before.data[0]!, future: now.meta.future_range === true };
   }, [key]);
 
+  const [exporting, setExporting] = useState('');
+  const exportView = async () => {
+    setExporting('Exporting…');
+    try {
+      const zip = await viewZip(query, {
+        domain,
+        filters: state.filters,
+        range: apiRange(state),
+        timezone: state.timezone,
+        hourly: state.range === 'today',
+      });
+      download(`${exportName(domain, state)}.zip`, zip, 'application/zip');
+      setExporting('');
+    } catch (error) {
+      setExporting(`Not exported: ${(error as Error).message}`);
+    }
+  };
+
   return (
     <main class="overview">
+      <div class="overview-actions">
+        <span class="muted" role="status">
+          {exporting}
+        </span>
+        <button type="button" onClick={exportView}>
+          Export CSVs (ZIP)
+        </button>
+      </div>
       <section class="stats" aria-label="Totals" aria-busy={current.state === 'loading'}>
         {totals.map((metric) => (
           <Stat key={metric} metric={metric} answer={current} compared={comparedLabel[state.compare]} />
@@ -55,7 +84,7 @@ export function Overview({ api, domain, state, addFilter }: Props) {
       )}
       <div class="lists">
         {cards.map((card) => (
-          <TabbedList key={card.title} card={card} query={query} state={state} addFilter={addFilter} />
+          <TabbedList key={card.title} card={card} domain={domain} query={query} state={state} addFilter={addFilter} />
         ))}
         {current.state === 'done' && (
           <CustomEvents
@@ -120,8 +149,6 @@ function deltaText(compared: boolean, delta: number | null): string {
   if (delta === null) return 'new';
   return `${delta >= 0 ? '▲' : '▼'} ${Math.abs(delta).toFixed(1)}%`;
 }
-
-type Query = (body: Omit<QueryBody, 'domain'>) => Promise<{ data: QueryRow[]; meta: { date_range: unknown } }>;
 
 function Traffic({
   api,
@@ -304,51 +331,6 @@ function fillPoints([start, end]: [string, string], rows: QueryRow[], hourly: bo
     .map((at) => ({ date: at, visitors: byAt.get(at)?.visitors ?? 0, pageviews: byAt.get(at)?.pageviews ?? 0 }));
 }
 
-/** One tab of a list card: the dimension it groups by (also the filter a row adds) and its number columns. */
-interface ListTab {
-  label: string;
-  dimension: Dimension;
-  /** The second number column after Visitors: pageviews, or sessions (`visits`) for entry and exit pages. */
-  second: { metric: 'pageviews' | 'visits'; label: string };
-}
-
-interface ListCard {
-  title: string;
-  tabs: ListTab[];
-}
-
-const pageviewsColumn = { metric: 'pageviews', label: 'Pageviews' } as const;
-const tab = (label: string, dimension: Dimension, second: ListTab['second'] = pageviewsColumn): ListTab => ({
-  label,
-  dimension,
-  second,
-});
-
-/** The cards and their tabs, as Plausible's dashboard has them (entry and exit pages are extensions of the API). */
-const cards: ListCard[] = [
-  {
-    title: 'Sources',
-    tabs: [
-      tab('Referrers', 'referrer'),
-      tab('Source', 'utm_source'),
-      tab('Medium', 'utm_medium'),
-      tab('Campaign', 'utm_campaign'),
-      tab('Content', 'utm_content'),
-      tab('Term', 'utm_term'),
-    ],
-  },
-  {
-    title: 'Pages',
-    tabs: [
-      tab('Top pages', 'page'),
-      tab('Entry pages', 'entry_page', { metric: 'visits', label: 'Entrances' }),
-      tab('Exit pages', 'exit_page', { metric: 'visits', label: 'Exits' }),
-    ],
-  },
-  { title: 'Locations', tabs: [tab('Countries', 'country'), tab('Regions', 'region'), tab('Cities', 'city')] },
-  { title: 'Devices', tabs: [tab('Browsers', 'browser'), tab('OS', 'os'), tab('Size', 'device')] },
-];
-
 /** The tab a card shows, kept per card in this browser as Plausible does. */
 function useCardTab(card: ListCard): [ListTab, (t: ListTab) => void] {
   const stored = `tab:${card.title}`;
@@ -374,18 +356,20 @@ function useCardTab(card: ListCard): [ListTab, (t: ListTab) => void] {
 }
 
 /** A list card with tabs (the WAI-ARIA tabs pattern: arrow keys move between tabs, the panel follows). */
-function TabbedList(props: { card: ListCard; query: Query; state: ViewState; addFilter: (f: Filter) => void }) {
-  const { card, query, state, addFilter } = props;
+function TabbedList(props: {
+  card: ListCard;
+  domain: string;
+  query: Query;
+  state: ViewState;
+  addFilter: (f: Filter) => void;
+}) {
+  const { card, domain, query, state, addFilter } = props;
   const [current, choose] = useCardTab(card);
+  const [details, setDetails] = useState(false);
   const { dimension, second } = current;
+  const view = { filters: state.filters, range: apiRange(state), fileName: exportName(domain, state) };
   const [rows] = useAnswer(
-    () =>
-      query({
-        metrics: ['visitors', second.metric],
-        dimensions: [dimension],
-        date_range: apiRange(state),
-        limit: 10,
-      }),
+    () => query({ ...listBody(current, view), limit: 10 }),
     [JSON.stringify([dimension, state.range, state.filters, state.timezone])],
   );
   const id = (t: ListTab) => `tab-${t.dimension}`;
@@ -429,6 +413,12 @@ function TabbedList(props: { card: ListCard; query: Query; state: ViewState; add
           onPick={(value) => addFilter([dimension, 'is', value] as Filter)}
         />
       </div>
+      <button type="button" class="link details" onClick={() => setDetails(true)}>
+        Details<span class="visually-hidden">: all {current.label.toLowerCase()}</span>
+      </button>
+      {details && (
+        <FullList tab={current} view={view} query={query} addFilter={addFilter} onClose={() => setDetails(false)} />
+      )}
     </section>
   );
 }
@@ -629,4 +619,10 @@ function Properties({
       )}
     </div>
   );
+}
+
+/** The name of the view's export files: the site and the range. */
+function exportName(domain: string, state: ViewState): string {
+  const range = Array.isArray(state.range) ? state.range.join('_') : state.range;
+  return `${domain}-${range}`;
 }

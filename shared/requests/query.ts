@@ -30,7 +30,12 @@ export const sortFields = ['visitors', 'pageviews', 'revenue', 'bounce_rate', 'v
 
 export type Metric = (typeof metrics)[number];
 export type Dimension = (typeof dimensions)[number];
-export type SortField = (typeof sortFields)[number];
+export type SortMetric = (typeof sortFields)[number];
+/** A sort metric, or (an extension) one of the requested dimensions: rows in the order of its values. */
+export type SortField = SortMetric | Dimension;
+export const isSortMetric = (field: SortField): field is SortMetric =>
+  (sortFields as readonly string[]).includes(field);
+const SORT_FIELD_RULE = `must be one of ${sortFields.join(', ')}, or one of the requested dimensions`;
 export type SessionPageDimension = (typeof sessionPageFields)[number];
 
 export const isSessionPage = (d: Dimension): d is SessionPageDimension =>
@@ -71,7 +76,7 @@ export const queryRequestSchema = z
       .optional(),
     sort: z
       .strictObject({
-        field: z.enum(sortFields, { error: `must be one of ${sortFields.join(', ')}` }).meta({ id: 'SortField' }),
+        field: z.enum([...sortFields, ...dimensions], { error: SORT_FIELD_RULE }).meta({ id: 'SortField' }),
         order: sortOrderSchema.optional(),
       })
       .optional(),
@@ -90,6 +95,9 @@ export const queryRequestSchema = z
         path: ['dimensions'],
         message: 'event cannot be combined with another dimension',
       });
+    }
+    if (q.sort && !isSortMetric(q.sort.field) && !dims.includes(q.sort.field)) {
+      ctx.addIssue({ code: 'custom', path: ['sort', 'field'], message: SORT_FIELD_RULE });
     }
     const ms = q.metrics ?? [];
     if (new Set(ms).size !== ms.length)

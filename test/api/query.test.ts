@@ -491,6 +491,37 @@ describe('sorting and pagination', () => {
     ]);
   });
 
+  it('sorts by a requested dimension (extension): its values in either order, then the other dimension', async () => {
+    const desc = await query({ dimensions: ['page'], metrics: ['pageviews'], sort: { field: 'page', order: 'desc' } });
+    expect(table(desc.data)).toEqual([
+      ['/pricing', 2],
+      ['/checkout', 1],
+      ['/blog/b', 2],
+      ['/blog/a', 1],
+      ['/', 2],
+    ]);
+    // Countries descending, each country's devices ascending.
+    const two = await query({
+      dimensions: ['device', 'country'],
+      metrics: ['visitors'],
+      sort: { field: 'country', order: 'desc' },
+    });
+    expect(table(two.data)).toEqual([
+      ['desktop', 'US', 1],
+      ['mobile', 'US', 1],
+      ['mobile', 'GB', 1],
+      ['desktop', 'DE', 1],
+    ]);
+    const refused = await api.request('POST', '/v1/query', {
+      token,
+      body: { date_range: SHOP_RANGE, dimensions: ['page'], sort: { field: 'country' } },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toBe(
+      'sort.field: must be one of visitors, pageviews, revenue, bounce_rate, visits, or one of the requested dimensions',
+    );
+  });
+
   it('sorts ascending', async () => {
     const { data } = await query({
       dimensions: ['country'],

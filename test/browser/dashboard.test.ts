@@ -7,6 +7,9 @@ import { formatCount, formatMetric, type MetricName } from '../../dashboard/form
 import { chromiumPath, offlinePage, screenshot } from '../support/browser-available.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
 import { axeViolations } from '../support/axe.js';
+import Papa from 'papaparse';
+import { unzipSync, strFromU8 } from 'fflate';
+import { readFileSync } from 'node:fs';
 
 // The dashboard at / in a real browser (Debian's Chromium through playwright-core) on `npm start`'s demo data, with no
 // network but the local server. Each step is what a person does (the demo key offered, a range picked, a row
@@ -207,6 +210,146 @@ describe.skipIf(!browserPath)('the dashboard', () => {
     };
     await expect.poll(viewTotals, { timeout: 15_000 }).toEqual(filtered);
     expect(filtered).not.toEqual(await apiTotals({ date_range: '30d' }, key));
+    await view.close();
+  });
+
+  it("opens a card's full list: search, sort by any column, pages of 100, as CSV; the whole view as a ZIP of CSVs", async () => {
+    // A site of 250 pages (page n has n % 7 + 1 visitors), one with a UTM source a spreadsheet would run as a formula.
+    const site = 'lists.test';
+    const at = new Date(Date.now() - 86_400_000).toISOString();
+    const events = Array.from({ length: 250 }, (_, n) =>
+      Array.from({ length: (n % 7) + 1 }, (_, v) => ({
+        domain: site,
+        timestamp: at,
+        type: 'pageview',
+        visitor_id: `v${n}-${v}`,
+        session_id: `s${n}-${v}`,
+        url_path: `/p/${String(n).padStart(3, '0')}`,
+        utm_source: n === 0 ? '=HYPERLINK("http://evil.example")' : 'news',
+      })),
+    ).flat();
+    expect((await api.importEvents(events)).rejected).toEqual([]);
+    const key = (await api.createKey({ domains: [site] })).token;
+    const view = await offlinePage(browser, api.url, { timezoneId: 'UTC' });
+    await view.goto(`${api.url}/#${new URLSearchParams({ key, domain: site, range: '7d', tz: 'UTC' }).toString()}`);
+    const ask = async (body: Record<string, unknown>) => {
+      const res = await api.request('POST', '/v1/query', {
+        token: key,
+        body: {
+          domain: site,
+          date_range: '7d',
+          timezone: 'UTC',
+          metrics: ['visitors', 'pageviews'],
+          dimensions: ['page'],
+          ...body,
+        },
+      });
+      expect(res.status).toBe(200);
+      return res.body as { data: any[]; pagination: { has_more: boolean } };
+    };
+    const asShown = (rows: any[]) =>
+      rows.map((r) => [r.dimensions.page, formatCount(r.metrics.visitors), formatCount(r.metrics.pageviews)]);
+
+    await view.locator('section[aria-label=Pages] tbody tr').first().waitFor();
+    await view.locator('section[aria-label=Pages] .details').click();
+    const dialog = view.getByRole('dialog', { name: 'Top pages' });
+    const shown = async () =>
+      Promise.all(
+        (await dialog.locator('tbody tr').all()).map(async (row) => [
+          (await row.locator('.row-filter').textContent())!,
+          ...(await row.locator('td.number').allTextContents()),
+        ]),
+      );
+    const first = await ask({ limit: 100, sort: { field: 'visitors', order: 'desc' } });
+    expect(first.pagination.has_more).toBe(true);
+    await expect.poll(shown).toEqual(asShown(first.data));
+    await screenshot(view, 'full-list.png');
+    await dialog.getByRole('button', { name: 'Next' }).click();
+    await expect
+      .poll(shown)
+      .toEqual(asShown((await ask({ limit: 100, offset: 100, sort: { field: 'visitors', order: 'desc' } })).data));
+
+    // Sorting by the name column (the sort-by-dimension extension), then the other way; back to the first page.
+    await dialog.getByRole('button', { name: 'Top pages' }).click();
+    await expect.poll(shown).toEqual(asShown((await ask({ limit: 100, sort: { field: 'page', order: 'asc' } })).data));
+    expect(await dialog.locator('th[aria-sort]').getAttribute('aria-sort')).toBe('ascending');
+    await dialog.getByRole('button', { name: 'Top pages' }).click();
+    const byName = await ask({ limit: 100, sort: { field: 'page', order: 'desc' } });
+    expect(byName.data[0].dimensions.page).toBe('/p/249');
+    await expect.poll(shown).toEqual(asShown(byName.data));
+    await dialog.getByRole('button', { name: 'Pageviews' }).click();
+    await expect
+      .poll(shown)
+      .toEqual(asShown((await ask({ limit: 100, sort: { field: 'pageviews', order: 'desc' } })).data));
+
+    // Search: the API's `contains` on the list's field, in the order chosen.
+    await dialog.getByRole('searchbox').fill('1');
+    const found = await ask({
+      limit: 100,
+      filters: [['page', 'contains', '1']],
+      sort: { field: 'pageviews', order: 'desc' },
+    });
+    expect(found.data.length).toBe(100);
+    await expect.poll(shown).toEqual(asShown(found.data));
+
+    // The CSV holds every matching row (more than one page), in the same order.
+    const [csvFile] = await Promise.all([
+      view.waitForEvent('download'),
+      dialog.getByRole('button', { name: 'Download CSV' }).click(),
+    ]);
+    expect(csvFile.suggestedFilename()).toBe(`${site}-7d-page.csv`);
+    const csv = Papa.parse<string[]>(readFileSync((await csvFile.path())!, 'utf8').trim()).data;
+    const every = await ask({
+      limit: 1000,
+      filters: [['page', 'contains', '1']],
+      sort: { field: 'pageviews', order: 'desc' },
+    });
+    expect(every.data.length).toBe(133);
+    expect(csv).toEqual([
+      ['page', 'visitors', 'pageviews'],
+      ...every.data.map((r: any) => [r.dimensions.page, String(r.metrics.visitors), String(r.metrics.pageviews)]),
+    ]);
+    await view.keyboard.press('Escape');
+    await expect.poll(() => dialog.count()).toBe(0);
+
+    // The view as a ZIP: the series, every tab of every card, custom events; cells run as formulas are defused.
+    const [zipFile] = await Promise.all([
+      view.waitForEvent('download'),
+      view.getByRole('button', { name: 'Export CSVs (ZIP)' }).click(),
+    ]);
+    const files = unzipSync(readFileSync((await zipFile.path())!));
+    expect(Object.keys(files).sort()).toEqual(
+      [
+        'README.txt',
+        'visitors.csv',
+        'custom_events.csv',
+        'sources.csv',
+        'utm_source.csv',
+        'utm_medium.csv',
+        'utm_campaign.csv',
+        'utm_content.csv',
+        'utm_term.csv',
+        'pages.csv',
+        'entry_pages.csv',
+        'exit_pages.csv',
+        'countries.csv',
+        'regions.csv',
+        'cities.csv',
+        'browsers.csv',
+        'operating_systems.csv',
+        'devices.csv',
+      ].sort(),
+    );
+    const pagesCsv = Papa.parse<string[]>(strFromU8(files['pages.csv']!).trim()).data;
+    expect(pagesCsv).toHaveLength(251);
+    const allPages = await ask({ limit: 1000 });
+    expect(pagesCsv.slice(1)).toEqual(
+      allPages.data.map((r: any) => [r.dimensions.page, String(r.metrics.visitors), String(r.metrics.pageviews)]),
+    );
+    expect(strFromU8(files['utm_source.csv']!)).toContain(`"'=HYPERLINK(""http://evil.example"")",1,1`);
+    const series = Papa.parse<string[]>(strFromU8(files['visitors.csv']!).trim()).data;
+    expect(series[0]).toEqual(['date', 'visitors', 'pageviews', 'visits', 'bounce_rate', 'visit_duration']);
+    expect(series.slice(1).reduce((sum, r) => sum + Number(r[2]), 0)).toBe(events.length);
     await view.close();
   });
 
@@ -600,6 +743,10 @@ describe.skipIf(!browserPath)('the dashboard', () => {
       await view.locator('.properties select').waitFor();
       await view.locator('.annotations summary').click();
       await check('overview');
+      await view.locator('section[aria-label=Pages] .details').click();
+      await view.getByRole('dialog').locator('tbody tr').first().waitFor();
+      await check('full list');
+      await view.keyboard.press('Escape');
       await view.getByRole('link', { name: 'Journeys' }).click();
       await view.locator('section[aria-label=Visitors] tbody tr').first().waitFor();
       await check('journeys');

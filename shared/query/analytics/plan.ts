@@ -2,6 +2,7 @@ import { offsetSegments, type OffsetSegment } from '../../time/time-zone.js';
 import {
   isRowFieldDimension,
   isSessionPage,
+  isSortMetric,
   type AnalyticsQuery,
   type Metric,
   type SessionPageDimension,
@@ -124,7 +125,8 @@ function needsOf(query: AnalyticsQuery): {
   segments?: OffsetSegment[];
 } {
   const metrics = [...query.metrics];
-  if (query.sort && !metrics.includes(query.sort.field)) metrics.push(query.sort.field);
+  const sorted = query.sort?.field;
+  if (sorted && isSortMetric(sorted) && !metrics.includes(sorted)) metrics.push(sorted);
   const rowAggregates = [...new Set(metrics.flatMap((m) => rowAggregatesOf[m]))];
   const needs: MetricNeeds = {
     pageviews: rowAggregates.includes('pageviews'),
@@ -192,12 +194,22 @@ export function planQuery(query: AnalyticsQuery, catalog: StoreCatalog, options:
   };
 }
 
-/** The order of docs/API.md: the sort metric, else time ascending, else the first metric descending; ties by dimensions. */
+/**
+ * The order of docs/API.md: the sort field (a metric, or a requested dimension's values), else time ascending, else
+ * the first metric descending; ties by dimensions.
+ */
 function orderOf(query: AnalyticsQuery, metrics: Metric[]): OrderTerm[] {
   const slots = query.dimensions.map((d, i) => ({ d, slot: `d${i}` as 'd0' | 'd1' }));
   const byDimensions = slots.map(({ slot }) => ({ column: slot, direction: 'asc' as const }));
   if (query.dimensions.length === 0) return [];
-  if (query.sort) return [{ column: query.sort.field, direction: query.sort.order }, ...byDimensions];
+  if (query.sort && isSortMetric(query.sort.field))
+    return [{ column: query.sort.field, direction: query.sort.order }, ...byDimensions];
+  const sorted = query.sort && slots.find(({ d }) => d === query.sort!.field);
+  if (query.sort && sorted)
+    return [
+      { column: sorted.slot, direction: query.sort.order },
+      ...byDimensions.filter((t) => t.column !== sorted.slot),
+    ];
   const time = slots.find(({ d }) => d === 'date' || d === 'hour');
   if (time) return [{ column: time.slot, direction: 'asc' }, ...byDimensions.filter((t) => t.column !== time.slot)];
   return [{ column: metrics[0]!, direction: 'desc' }, ...byDimensions];
