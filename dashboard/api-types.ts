@@ -493,6 +493,8 @@ export interface components {
                 event?: string;
                 entry_page?: string;
                 exit_page?: string;
+                week?: string;
+                month?: string;
             };
             /** @description each requested metric and its value */
             metrics: {
@@ -551,11 +553,11 @@ export interface components {
         /** @enum {string} */
         Metric: "pageviews" | "visitors" | "bounce_rate" | "avg_session_duration" | "revenue" | "conversions" | "conversion_rate" | "visits";
         /** @enum {string} */
-        Dimension: "page" | "country" | "region" | "city" | "browser" | "os" | "device" | "referrer" | "utm_source" | "utm_medium" | "utm_campaign" | "utm_content" | "utm_term" | "date" | "hour" | "event" | "entry_page" | "exit_page";
+        Dimension: "page" | "country" | "region" | "city" | "browser" | "os" | "device" | "referrer" | "utm_source" | "utm_medium" | "utm_campaign" | "utm_content" | "utm_term" | "date" | "hour" | "event" | "entry_page" | "exit_page" | "week" | "month";
         /** @enum {string} */
         QueryFilterField: "page" | "country" | "region" | "city" | "browser" | "os" | "device" | "referrer" | "utm_source" | "utm_medium" | "utm_campaign" | "utm_content" | "utm_term" | "event" | "event_property" | "exit_link" | "entry_page" | "exit_page";
         /** @enum {string} */
-        SortField: "visitors" | "pageviews" | "revenue" | "bounce_rate" | "visits" | "page" | "country" | "region" | "city" | "browser" | "os" | "device" | "referrer" | "utm_source" | "utm_medium" | "utm_campaign" | "utm_content" | "utm_term" | "date" | "hour" | "event" | "entry_page" | "exit_page";
+        SortField: "visitors" | "pageviews" | "revenue" | "bounce_rate" | "visits" | "page" | "country" | "region" | "city" | "browser" | "os" | "device" | "referrer" | "utm_source" | "utm_medium" | "utm_campaign" | "utm_content" | "utm_term" | "date" | "hour" | "event" | "entry_page" | "exit_page" | "week" | "month";
     };
     responses: never;
     parameters: never;

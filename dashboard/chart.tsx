@@ -53,19 +53,27 @@ export function placeLabels(
   return placed;
 }
 
+/** What one point of the chart is: an hour (of one day), a day, a week (from Monday) or a month. */
+export type Interval = 'hour' | 'day' | 'week' | 'month';
+const intervalWords: Record<Interval, { now: string; plural: string }> = {
+  hour: { now: 'this hour', plural: 'hours' },
+  day: { now: 'today', plural: 'days' },
+  week: { now: 'this week', plural: 'weeks' },
+  month: { now: 'this month', plural: 'months' },
+};
+
 export function TrafficChart({
   points,
   annotations,
   current,
-  hourly = false,
+  interval = 'day',
   compared,
 }: {
   points: DailyPoint[];
   annotations: Annotation[];
-  /** The day (or hour) now in the view's time zone: when the last point is it, it is drawn as not over yet. */
+  /** The point now in the view's time zone (the hour, day, week or month): a last point at it is not over yet. */
   current: string;
-  /** Points are the hours of one day. */
-  hourly?: boolean;
+  interval?: Interval;
   /** The compared period's visitors, by day of the period (the n-th against the n-th), drawn as a grey line. */
   compared?: { label: string; visitors: number[] };
 }) {
@@ -73,6 +81,8 @@ export function TrafficChart({
   useEffect(() => {
     const element = box.current;
     if (!element) return;
+    const hourly = interval === 'hour';
+    const words = intervalWords[interval];
     const marks = annotations.map((a) => ({ at: seconds(a.date), title: a.title }));
     const open = points.length > 1 && points[points.length - 1]!.date === current;
     const last = points.length - 1;
@@ -108,9 +118,9 @@ export function TrafficChart({
         ...(compared ? [{ label: compared.label, stroke: '#6b7280', width: 1.5, dash: [2, 3] }] : []),
         ...(open
           ? [
-              { label: `Visitors ${hourly ? 'this hour' : 'today'} so far`, stroke: '#4f46e5', width: 2, dash: [6, 5] },
+              { label: `Visitors ${words.now} so far`, stroke: '#4f46e5', width: 2, dash: [6, 5] },
               {
-                label: `Pageviews ${hourly ? 'this hour' : 'today'} so far`,
+                label: `Pageviews ${words.now} so far`,
                 stroke: '#0ea5e9',
                 width: 2,
                 dash: [6, 5],
@@ -172,13 +182,13 @@ export function TrafficChart({
       resize.disconnect();
       plot.destroy();
     };
-  }, [points, annotations, current, hourly, compared]);
+  }, [points, annotations, current, interval, compared]);
   return (
     <div
       class="chart"
       ref={box}
       role="img"
-      aria-label={`Visitors and pageviews per ${hourly ? 'hour' : 'day'}, ${points.length} ${hourly ? 'hours' : 'days'}`}
+      aria-label={`Visitors and pageviews per ${interval}, ${points.length} ${intervalWords[interval].plural}`}
     />
   );
 }

@@ -75,12 +75,18 @@ const tabFileNames: Partial<Record<ListTab['dimension'], string>> = {
 };
 
 /**
- * The view as a ZIP of CSVs: `visitors.csv` (the totals per day, or per hour for one day), one file per tab of
- * every card, and `custom_events.csv`; a `README.txt` names the view and any file cut at EXPORT_MAX_ROWS.
+ * The view as a ZIP of CSVs: `visitors.csv` (the totals per point of the chart: hour, day, week or month), one file
+ * per tab of every card, and `custom_events.csv`; a `README.txt` names the view and any file cut at EXPORT_MAX_ROWS.
  */
 export async function viewZip(
   query: Query,
-  view: { domain: string; filters: Filter[]; range: QueryBody['date_range']; timezone: string; hourly: boolean },
+  view: {
+    domain: string;
+    filters: Filter[];
+    range: QueryBody['date_range'];
+    timezone: string;
+    time: 'hour' | 'date' | 'week' | 'month';
+  },
 ): Promise<Uint8Array<ArrayBuffer>> {
   const files: Record<string, Uint8Array> = {};
   const cutFiles: string[] = [];
@@ -88,7 +94,7 @@ export async function viewZip(
     files[name] = strToU8(csv);
     if (cut) cutFiles.push(name);
   };
-  const time = view.hourly ? 'hour' : 'date';
+  const { time } = view;
   const series = await allRows(query, {
     metrics: ['visitors', 'pageviews', 'visits', 'bounce_rate', 'avg_session_duration'],
     dimensions: [time],

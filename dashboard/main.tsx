@@ -106,7 +106,7 @@ function App() {
           {/* A banner of its own per view and key: a problem of another view or key is not this one's. */}
           <ProblemBanner key={`${state.view} ${settings.key} ${settings.domain}`}>
             {state.view === 'overview' ? (
-              <Overview api={api} domain={settings.domain} state={state} addFilter={addFilter} />
+              <Overview api={api} domain={settings.domain} state={state} go={go} addFilter={addFilter} />
             ) : (
               <Journeys
                 api={api}

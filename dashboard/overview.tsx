@@ -1,8 +1,8 @@
 import { useMemo, useState } from 'preact/hooks';
 import { answer, type Annotation, type Api, type Filter, type QueryBody, type QueryRow } from './api';
-import { TrafficChart, type DailyPoint } from './chart';
+import { TrafficChart, type DailyPoint, type Interval } from './chart';
 import { change, formatCount, formatMetric, metricLabels, type MetricName } from './format';
-import { apiRange, comparedPeriod, hourIn, todayIn, type ViewState } from './state';
+import { apiRange, comparedPeriod, hourIn, todayIn, type ChartInterval, type ViewState } from './state';
 import { useAnswer, type Answer } from './use-answer';
 import { NotLoaded } from './problems';
 import { cards, type ListCard, type ListTab, type Query } from './lists';
@@ -18,6 +18,8 @@ interface Props {
   api: Api;
   domain: string;
   state: ViewState;
+  /** Moves the view to another state (the chart's interval). */
+  go: (state: ViewState) => void;
   addFilter: (filter: Filter) => void;
 }
 
@@ -30,7 +32,7 @@ const totals: MetricName[] = [
   'conversion_rate',
 ];
 
-export function Overview({ api, domain, state, addFilter }: Props) {
+export function Overview({ api, domain, state, go, addFilter }: Props) {
   const base = { domain, timezone: state.timezone, filters: state.filters };
   const query = (body: Omit<QueryBody, 'domain'>) => answer(api.POST('/v1/query', { body: { ...base, ...body } }));
   const key = JSON.stringify([domain, state.range, state.timezone, state.filters, state.compare]);
@@ -55,7 +57,11 @@ export function Overview({ api, domain, state, addFilter }: Props) {
         filters: state.filters,
         range: apiRange(state),
         timezone: state.timezone,
-        hourly: state.range === 'today',
+        // As the chart draws it: one day by the hour.
+        time:
+          current.state === 'done' && current.data.range[0] === current.data.range[1]
+            ? 'hour'
+            : intervalDimensions[state.interval],
       });
       download(`${exportName(domain, state)}.zip`, zip, 'application/zip');
       setExporting('');
@@ -80,7 +86,7 @@ export function Overview({ api, domain, state, addFilter }: Props) {
         ))}
       </section>
       {current.state === 'done' && (
-        <Traffic api={api} domain={domain} state={state} range={current.data.range} query={query} />
+        <Traffic api={api} domain={domain} state={state} go={go} range={current.data.range} query={query} />
       )}
       <div class="lists">
         {cards.map((card) => (
@@ -154,30 +160,34 @@ function Traffic({
   api,
   domain,
   state,
+  go,
   range,
   query,
 }: {
   api: Api;
   domain: string;
   state: ViewState;
+  go: (state: ViewState) => void;
   range: [string, string];
   query: Query;
 }) {
-  // One day is drawn by the hour, longer ranges by the day.
+  // One day is drawn by the hour; longer ranges by the day, week or month the view asks for. Visitors of a week or
+  // month are counted by the API (the week and month dimensions): a visitor of several days is one visitor.
   const hourly = range[0] === range[1];
-  const dimension = hourly ? 'hour' : 'date';
+  const interval: Interval = hourly ? 'hour' : state.interval;
+  const dimension = intervalDimensions[interval];
   const [daily] = useAnswer(
     () => query({ metrics: ['visitors', 'pageviews'], dimensions: [dimension], date_range: range, limit: 1000 }),
-    [JSON.stringify([range, state.filters, state.timezone])],
+    [JSON.stringify([range, state.filters, state.timezone, interval])],
   );
-  // The compared period's visitors, drawn as a second line point by point (the n-th day or hour against the n-th).
+  // The compared period's visitors, drawn as a second line point by point (the n-th point against the n-th).
   const before = comparedPeriod(range, state.compare);
   const [earlier] = useAnswer(
     () => query({ metrics: ['visitors'], dimensions: [dimension], date_range: before, limit: 1000 }),
-    [JSON.stringify([before, state.filters, state.timezone])],
+    [JSON.stringify([before, state.filters, state.timezone, interval])],
   );
-  // The period not over yet: today's date, or on one day its hour now (later hours are not drawn).
-  const current = hourly ? hourIn(state.timezone) : todayIn(state.timezone);
+  // The point not over yet: on one day the hour now (later hours are not drawn), else today's day, week or month.
+  const current = hourly ? hourIn(state.timezone) : periodStart(todayIn(state.timezone), interval);
   const [notes, reload] = useAnswer(
     () =>
       answer(
@@ -191,7 +201,7 @@ function Traffic({
   // Kept between renders (typing an annotation's title re-renders the card): the chart is drawn again only when
   // its data changes.
   const points = useMemo(
-    () => (daily.state === 'done' ? fillPoints(range, daily.data.data, hourly, current) : []),
+    () => (daily.state === 'done' ? fillPoints(range, daily.data.data, interval, current) : []),
     [daily],
   );
   const compared = useMemo(
@@ -199,7 +209,7 @@ function Traffic({
       earlier.state === 'done'
         ? {
             label: `Visitors, ${comparedLabel[state.compare]}`,
-            visitors: fillPoints(before, earlier.data.data, hourly).map((p) => p.visitors),
+            visitors: fillPoints(before, earlier.data.data, interval).map((p) => p.visitors),
           }
         : undefined,
     [earlier],
@@ -228,13 +238,29 @@ function Traffic({
 
   return (
     <section class="card traffic" aria-label="Traffic">
-      <h2>Visitors and pageviews</h2>
+      <div class="card-head">
+        <h2>Visitors and pageviews</h2>
+        {!hourly && (
+          <label>
+            Interval{' '}
+            <select
+              name="interval"
+              value={state.interval}
+              onChange={(e) => go({ ...state, interval: e.currentTarget.value as ChartInterval })}
+            >
+              <option value="day">Days</option>
+              <option value="week">Weeks</option>
+              <option value="month">Months</option>
+            </select>
+          </label>
+        )}
+      </div>
       {daily.state === 'done' ? (
         <TrafficChart
           points={points}
           annotations={annotations}
           current={current}
-          hourly={hourly}
+          interval={interval}
           {...(compared ? { compared } : {})}
         />
       ) : (
@@ -245,7 +271,9 @@ function Traffic({
           <summary>The chart as a table</summary>
           <div class="scroll">
             <table>
-              <Head columns={['Date', 'Visitors', 'Pageviews', ...(compared ? [compared.label] : [])]} />
+              <Head
+                columns={[intervalHeads[interval], 'Visitors', 'Pageviews', ...(compared ? [compared.label] : [])]}
+              />
               <tbody>
                 {points.map((p, i) => (
                   <tr key={p.date}>
@@ -313,21 +341,36 @@ function Traffic({
   );
 }
 
+const intervalDimensions = { hour: 'hour', day: 'date', week: 'week', month: 'month' } as const;
+const intervalHeads: Record<Interval, string> = { hour: 'Hour', day: 'Date', week: 'Week of', month: 'Month of' };
+
+/** The first day of the week (from Monday) or month holding `day`, as the API's week and month dimensions name it. */
+function periodStart(day: string, interval: Interval): string {
+  if (interval === 'month') return `${day.slice(0, 8)}01`;
+  if (interval !== 'week') return day;
+  const ms = Date.parse(`${day}T00:00:00Z`);
+  return new Date(ms - ((new Date(ms).getUTCDay() + 6) % 7) * 86_400_000).toISOString().slice(0, 10);
+}
+
 /**
- * One point per day of the range, or per hour of its one day (up to `upTo`, the hour now, where it is today): the API
- * returns no row for a day or hour without traffic.
+ * One point per hour of the range's one day (up to `upTo`, the hour now, where it is today), or per day, week or
+ * month of the range (a week or month the range starts inside is named by its first day, as the API names it): the
+ * API returns no row for a period without traffic.
  */
-function fillPoints([start, end]: [string, string], rows: QueryRow[], hourly: boolean, upTo?: string): DailyPoint[] {
-  const byAt = new Map(rows.map((r) => [hourly ? r.dimensions.hour : r.dimensions.date, r.metrics]));
+function fillPoints([start, end]: [string, string], rows: QueryRow[], interval: Interval, upTo?: string): DailyPoint[] {
+  const dimension = intervalDimensions[interval];
+  const byAt = new Map(rows.map((r) => [r.dimensions[dimension], r.metrics]));
   const ats: string[] = [];
-  if (hourly) {
+  if (interval === 'hour') {
     for (let h = 0; h < 24; h++) ats.push(`${start} ${String(h).padStart(2, '0')}:00:00`);
   } else {
-    for (let ms = Date.parse(`${start}T00:00:00Z`); ms <= Date.parse(`${end}T00:00:00Z`); ms += 86_400_000)
-      ats.push(new Date(ms).toISOString().slice(0, 10));
+    for (let ms = Date.parse(`${start}T00:00:00Z`); ms <= Date.parse(`${end}T00:00:00Z`); ms += 86_400_000) {
+      const at = periodStart(new Date(ms).toISOString().slice(0, 10), interval);
+      if (ats.at(-1) !== at) ats.push(at);
+    }
   }
   return ats
-    .filter((at) => !hourly || upTo === undefined || !upTo.startsWith(start) || at <= upTo)
+    .filter((at) => interval !== 'hour' || upTo === undefined || !upTo.startsWith(start) || at <= upTo)
     .map((at) => ({ date: at, visitors: byAt.get(at)?.visitors ?? 0, pageviews: byAt.get(at)?.pageviews ?? 0 }));
 }
 

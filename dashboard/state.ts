@@ -11,10 +11,14 @@ export type Range = Preset | [string, string];
 /** What the cards' deltas and the chart's second line compare the range with. */
 export type Comparison = 'previous' | 'year';
 
+/** The chart's points for a range longer than a day (one day is drawn by the hour). */
+export type ChartInterval = 'day' | 'week' | 'month';
+
 export interface ViewState {
   view: 'overview' | 'journeys';
   range: Range;
   compare: Comparison;
+  interval: ChartInterval;
   timezone: string;
   filters: Filter[];
   /** The visitor whose journey is open (journeys view). */
@@ -67,10 +71,15 @@ export function readState(hash: string): ViewState {
     view: params.get('view') === 'journeys' ? 'journeys' : 'overview',
     range: custom ? [custom[1]!, custom[2]!] : preset,
     compare: params.get('compare') === 'year' ? 'year' : 'previous',
+    interval: intervalOf(params.get('interval')),
     timezone: tz && isValidTimeZone(tz) ? tz : browserTimeZone(),
     filters,
     ...(visitor && visitor.length <= MAX_VISITOR_ID_LENGTH ? { visitor } : {}),
   };
+}
+
+function intervalOf(value: string | null): ChartInterval {
+  return value === 'week' || value === 'month' ? value : 'day';
 }
 
 export function writeState(state: ViewState): string {
@@ -80,6 +89,7 @@ export function writeState(state: ViewState): string {
     tz: state.timezone,
   });
   if (state.compare !== 'previous') params.set('compare', state.compare);
+  if (state.interval !== 'day') params.set('interval', state.interval);
   if (state.filters.length) params.set('filters', JSON.stringify(state.filters));
   if (state.visitor) params.set('visitor', state.visitor);
   return `#${params.toString()}`;

@@ -25,7 +25,16 @@ export const metrics = [
 ] as const;
 export const revenueMetrics = ['revenue', 'conversions', 'conversion_rate'] as const;
 export const sessionMetrics = ['bounce_rate', 'avg_session_duration', 'visits'] as const;
-export const dimensions = [...rowFilterFields, 'date', 'hour', 'event', ...sessionPageFields] as const;
+/** Extensions (docs/API.md, "Extensions"): local weeks (from Monday) and months, named by their first day. */
+export const periodDimensions = ['week', 'month'] as const;
+export const dimensions = [
+  ...rowFilterFields,
+  'date',
+  'hour',
+  'event',
+  ...sessionPageFields,
+  ...periodDimensions,
+] as const;
 export const sortFields = ['visitors', 'pageviews', 'revenue', 'bounce_rate', 'visits'] as const;
 
 export type Metric = (typeof metrics)[number];
@@ -38,6 +47,12 @@ export const isSortMetric = (field: SortField): field is SortMetric =>
 const SORT_FIELD_RULE = `must be one of ${sortFields.join(', ')}, or one of the requested dimensions`;
 export type SessionPageDimension = (typeof sessionPageFields)[number];
 
+export type TimeDimension = 'date' | 'hour' | (typeof periodDimensions)[number];
+/** A dimension that groups by local time (the request's zone): a date, an hour, a week or a month. */
+export const isTimeDimension = (d: Dimension): d is TimeDimension =>
+  d === 'date' || d === 'hour' || d === 'week' || d === 'month';
+/** A time dimension made of whole local days. */
+export const isDayBased = (d: Dimension): boolean => d === 'date' || d === 'week' || d === 'month';
 export const isSessionPage = (d: Dimension): d is SessionPageDimension =>
   (sessionPageFields as readonly string[]).includes(d);
 /** A dimension that groups rows by one of their own columns (rowFieldColumns). */

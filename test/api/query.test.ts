@@ -332,6 +332,25 @@ describe('dimensions', () => {
     ]);
   });
 
+  it('week and month (extensions): named by their first day, weeks from Monday, sessions where they start', async () => {
+    // 2026-03-01 is a Sunday: its week began on 02-23; 03-02 and 03-03 are in the week of 03-02. From 02-27, v1's
+    // s0 (02-27) falls in February. Visitors per week: v1 v2 | v3 v4 (pageviews 1 + 2 + 1 | 2 + 1 + 2).
+    const weeks = await query({ dimensions: ['week'], metrics: ['visitors', 'pageviews', 'visits'] });
+    expect(table(weeks.data)).toEqual([
+      ['2026-02-23', 2, 3, 2],
+      ['2026-03-02', 2, 5, 3],
+    ]);
+    const months = await query({
+      dimensions: ['month'],
+      metrics: ['visitors', 'pageviews', 'bounce_rate'],
+      date_range: ['2026-02-27', '2026-03-03'],
+    });
+    expect(table(months.data)).toEqual([
+      ['2026-02-01', 1, 1, 100],
+      ['2026-03-01', 4, 8, 40],
+    ]);
+  });
+
   it('hour in Asia/Kolkata: buckets on the local hour', async () => {
     const { data } = await query({ dimensions: ['hour'], metrics: ['pageviews'], timezone: 'Asia/Kolkata' });
     expect(table(data)).toEqual([

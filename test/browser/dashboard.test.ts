@@ -855,6 +855,63 @@ describe.skipIf(!browserPath)('the dashboard', () => {
     await view.close();
   });
 
+  it('draws weeks and months as the API counts them: a visitor of several days is one visitor of the week', async () => {
+    const key = (await api.createKey({ domains: [DEMO_DOMAIN] })).token;
+    const view = await offlinePage(browser, api.url, { timezoneId: 'UTC' });
+    await view.goto(
+      `${api.url}/#${new URLSearchParams({ key, domain: DEMO_DOMAIN, range: '90d', tz: 'UTC' }).toString()}`,
+    );
+    await view.locator('.chart canvas').waitFor();
+    const ask = async (dimension: string) => {
+      const res = await api.request('POST', '/v1/query', {
+        token: key,
+        body: {
+          domain: DEMO_DOMAIN,
+          date_range: '90d',
+          timezone: 'UTC',
+          metrics: ['visitors', 'pageviews'],
+          dimensions: [dimension],
+          limit: 1000,
+        },
+      });
+      expect(res.status).toBe(200);
+      return res.body.data.map((r: any) => [
+        r.dimensions[dimension],
+        formatCount(r.metrics.visitors),
+        formatCount(r.metrics.pageviews),
+      ]);
+    };
+    const table = async () => {
+      if (!(await view.locator('.chart-table').getAttribute('open')))
+        await view.locator('.chart-table summary').click();
+      return Promise.all(
+        (await view.locator('.chart-table tbody tr').all()).map(async (row) => [
+          (await row.locator('time').textContent())!,
+          ...(await row.locator('td.number').allTextContents()).slice(0, 2),
+        ]),
+      );
+    };
+    const days = await ask('date');
+    for (const [interval, dimension, word] of [
+      ['week', 'week', 'weeks'],
+      ['month', 'month', 'months'],
+    ] as const) {
+      await view.locator('select[name=interval]').selectOption(interval);
+      await expect.poll(() => view.url()).toContain(`interval=${interval}`);
+      const periods = await ask(dimension);
+      await expect.poll(table).toEqual(periods);
+      expect(await view.locator('.chart').getAttribute('aria-label')).toBe(
+        `Visitors and pageviews per ${interval}, ${periods.length} ${word}`,
+      );
+      // Visitors of a period are not the sum of its days' visitors (returning visitors), pageviews are.
+      const sum = (rows: string[][], column: number) =>
+        rows.reduce((n, r) => n + Number(r[column]!.replace(/,/g, '')), 0);
+      expect(sum(periods, 2)).toBe(sum(days, 2));
+      expect(sum(periods, 1)).toBeLessThan(sum(days, 1));
+    }
+    await view.close();
+  });
+
   it("asks for a key when none is offered, and shows the API's refusal of a wrong one", async () => {
     const fresh = await offlinePage(browser, api.url, { timezoneId: 'UTC' });
     await fresh.goto(`${api.url}/`);

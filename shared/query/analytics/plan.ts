@@ -3,6 +3,7 @@ import {
   isRowFieldDimension,
   isSessionPage,
   isSortMetric,
+  isTimeDimension,
   type AnalyticsQuery,
   type Metric,
   type SessionPageDimension,
@@ -134,7 +135,7 @@ function needsOf(query: AnalyticsQuery): {
     revenue: rowAggregates.includes('revenue') || rowAggregates.includes('conversions'),
     sessions: metrics.some((m) => m === 'bounce_rate' || m === 'avg_session_duration' || m === 'visits'),
   };
-  const localTime = query.dimensions.includes('date') || query.dimensions.includes('hour');
+  const localTime = query.dimensions.some(isTimeDimension);
   const segments = localTime ? offsetSegments(query.timeZone, query.range.from, query.range.to) : undefined;
   return { metrics, rowAggregates, needs, ...(segments ? { segments } : {}) };
 }
@@ -210,7 +211,7 @@ function orderOf(query: AnalyticsQuery, metrics: Metric[]): OrderTerm[] {
       { column: sorted.slot, direction: query.sort.order },
       ...byDimensions.filter((t) => t.column !== sorted.slot),
     ];
-  const time = slots.find(({ d }) => d === 'date' || d === 'hour');
+  const time = slots.find(({ d }) => isTimeDimension(d));
   if (time) return [{ column: time.slot, direction: 'asc' }, ...byDimensions.filter((t) => t.column !== time.slot)];
   return [{ column: metrics[0]!, direction: 'desc' }, ...byDimensions];
 }

@@ -2,7 +2,9 @@ import type { SqlQuery } from '../sql/sql.js';
 import {
   isRowFieldDimension,
   isSessionPage,
+  isTimeDimension,
   type Dimension,
+  type TimeDimension,
   type Metric,
   type SessionPageDimension,
 } from '../../requests/query.js';
@@ -147,7 +149,7 @@ function sessionMetricsCte(
     const counted = byAttribute
       ? [sql`${labelled(trusted('value'), byAttribute)} AS d0`]
       : plan.dimensions.map(
-          (d, i) => sql`${timeKey(d as 'date' | 'hour', trusted('local_s'), target.dialect)} AS d${integer(i)}`,
+          (d, i) => sql`${timeKey(d as TimeDimension, trusted('local_s'), target.dialect)} AS d${integer(i)}`,
         );
     const by = byAttribute ? { attribute: fragmentAttribute(byAttribute) } : { segments: plan.segments };
     return sql`session_metrics AS (
@@ -290,28 +292,29 @@ function dimensionOutput(dimension: Dimension, i: number, rows: boolean, session
   return sql`${isTime(dimension) ? timeLabel(dimension, value, dialect) : value} AS ${trusted(`d${i}`)}`;
 }
 
-// Time buckets group on an integer key, the local days or hours since KEY_EPOCH (localSeconds), and become text
-// only in the final select: formatting every row before grouping costs far more. KEY_EPOCH lies two days before 1970-01-01, so no local time of a range (floored at
-// 1970-01-01 UTC, offsets down to -12 h) is negative and integer division floors.
-const isTime = (dimension: Dimension): dimension is 'date' | 'hour' => dimension === 'date' || dimension === 'hour';
+// Time buckets group on an integer key, the local hours since KEY_EPOCH or the local day since KEY_EPOCH that
+// starts the day, week or month (localSeconds), and become text only in the final select: formatting every row
+// before grouping costs far more. KEY_EPOCH, a Tuesday, lies two days before 1970-01-01, so no local time of a
+// range (floored at 1970-01-01 UTC, offsets down to -12 h) is negative and integer division floors.
+const isTime = isTimeDimension;
 const KEY_EPOCH = sql`TIMESTAMP '1969-12-30 00:00:00'`;
 const KEY_EPOCH_SECONDS = 2 * 86_400;
-const timeUnits = {
-  date: { seconds: 86_400, interval: sql`INTERVAL '1' DAY` },
-  hour: { seconds: 3_600, interval: sql`INTERVAL '1' HOUR` },
-};
+const DAY = sql`INTERVAL '1' DAY`;
 
 /** The key of a local time given as integer seconds (localSeconds in event-scope.ts). */
-function timeKey(dimension: 'date' | 'hour', localSeconds: Sql, dialect: Dialect): Sql {
-  return dialect.integerDivide(
-    sql`${localSeconds} + ${integer(KEY_EPOCH_SECONDS)}`,
-    integer(timeUnits[dimension].seconds),
-  );
+function timeKey(dimension: TimeDimension, localSeconds: Sql, dialect: Dialect): Sql {
+  const since = sql`${localSeconds} + ${integer(KEY_EPOCH_SECONDS)}`;
+  if (dimension === 'hour') return dialect.integerDivide(since, integer(3_600));
+  const day = dialect.integerDivide(since, integer(86_400));
+  if (dimension === 'date') return day;
+  // Day 0 is a Tuesday: (day + 1) % 7 days have passed since the week's Monday.
+  if (dimension === 'week') return sql`(${day} - (${day} + 1) % 7)`;
+  return sql`(${day} - (day(${KEY_EPOCH} + ${day} * ${DAY}) - 1))`;
 }
 
-function timeLabel(dimension: 'date' | 'hour', key: Sql, dialect: Dialect): Sql {
-  const start = sql`${KEY_EPOCH} + ${key} * ${timeUnits[dimension].interval}`;
-  return dimension === 'date' ? sql`CAST(CAST(${start} AS DATE) AS VARCHAR)` : dialect.formatHour(start);
+function timeLabel(dimension: TimeDimension, key: Sql, dialect: Dialect): Sql {
+  if (dimension === 'hour') return dialect.formatHour(sql`${KEY_EPOCH} + ${key} * INTERVAL '1' HOUR`);
+  return sql`CAST(CAST(${KEY_EPOCH} + ${key} * ${DAY} AS DATE) AS VARCHAR)`;
 }
 
 function labelled(value: Sql, field: RowFilterField): Sql {

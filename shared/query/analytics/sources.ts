@@ -5,7 +5,14 @@ import { isRowFilter, isSessionPageFilter } from '../../requests/filters.js';
 import { canPathListsFilter, rowFieldColumns } from '../scope/filters.js';
 import type { StoreCatalog } from '../sql/catalog.js';
 import type { OffsetSegment } from '../../time/time-zone.js';
-import { isRowFieldDimension, isSessionPage, type AnalyticsQuery, type Dimension } from '../../requests/query.js';
+import {
+  isDayBased,
+  isRowFieldDimension,
+  isSessionPage,
+  isTimeDimension,
+  type AnalyticsQuery,
+  type Dimension,
+} from '../../requests/query.js';
 
 // Which stored relations answer a /v1/query (docs/STORAGE.md): decided once here, from the query and the store's
 // catalog, and named in the plan as tagged variants, so the printer prints what was decided and decides nothing.
@@ -207,7 +214,7 @@ function sessionSource(
 
 /** Dimensions the session counts group by: none, dates and hours, or one session attribute. */
 function countedDimensions(dimensions: readonly Dimension[]): boolean {
-  if (dimensions.every((d) => d === 'date' || d === 'hour')) return true;
+  if (dimensions.every(isTimeDimension)) return true;
   return dimensions.length === 1 && dimensions[0] !== 'event';
 }
 
@@ -265,9 +272,10 @@ function bitmapsFit(query: AnalyticsQuery, columns: string[], shape: StoreShape 
   const { dimensions } = query;
   const days = daysOf(query.range);
   if (dimensions.length === 0) return true;
-  if (dimensions.length === 1 && dimensions[0] === 'date' && days <= MAX_BITMAP_GROUPS) return true;
+  if (dimensions.length === 1 && isDayBased(dimensions[0]!) && days <= MAX_BITMAP_GROUPS) return true;
   if (!shape || !bitmapsMayFit(query)) return false;
-  const groups = columns.reduce((n, c) => n * (shape.distinct[c] ?? Infinity), dimensions.includes('date') ? days : 1);
+  // Weeks and months are at most as many groups as days.
+  const groups = columns.reduce((n, c) => n * (shape.distinct[c] ?? Infinity), dimensions.some(isDayBased) ? days : 1);
   return isBitmapCountCheaper(groups, days, shape);
 }
 
