@@ -495,6 +495,7 @@ export interface components {
                 exit_page?: string;
                 week?: string;
                 month?: string;
+                minute?: string;
             };
             /** @description each requested metric and its value */
             metrics: {
@@ -530,7 +531,7 @@ export interface components {
         QueryRequest: {
             domain?: string;
             metrics?: components["schemas"]["Metric"][];
-            date_range?: components["schemas"]["DatePreset"] | [
+            date_range?: "30m" | components["schemas"]["DatePreset"] | [
                 string,
                 string
             ];
@@ -553,11 +554,11 @@ export interface components {
         /** @enum {string} */
         Metric: "pageviews" | "visitors" | "bounce_rate" | "avg_session_duration" | "revenue" | "conversions" | "conversion_rate" | "visits";
         /** @enum {string} */
-        Dimension: "page" | "country" | "region" | "city" | "browser" | "os" | "device" | "referrer" | "utm_source" | "utm_medium" | "utm_campaign" | "utm_content" | "utm_term" | "date" | "hour" | "event" | "entry_page" | "exit_page" | "week" | "month";
+        Dimension: "page" | "country" | "region" | "city" | "browser" | "os" | "device" | "referrer" | "utm_source" | "utm_medium" | "utm_campaign" | "utm_content" | "utm_term" | "date" | "hour" | "event" | "entry_page" | "exit_page" | "week" | "month" | "minute";
         /** @enum {string} */
         QueryFilterField: "page" | "country" | "region" | "city" | "browser" | "os" | "device" | "referrer" | "utm_source" | "utm_medium" | "utm_campaign" | "utm_content" | "utm_term" | "event" | "event_property" | "exit_link" | "entry_page" | "exit_page";
         /** @enum {string} */
-        SortField: "visitors" | "pageviews" | "revenue" | "bounce_rate" | "visits" | "page" | "country" | "region" | "city" | "browser" | "os" | "device" | "referrer" | "utm_source" | "utm_medium" | "utm_campaign" | "utm_content" | "utm_term" | "date" | "hour" | "event" | "entry_page" | "exit_page" | "week" | "month";
+        SortField: "visitors" | "pageviews" | "revenue" | "bounce_rate" | "visits" | "page" | "country" | "region" | "city" | "browser" | "os" | "device" | "referrer" | "utm_source" | "utm_medium" | "utm_campaign" | "utm_content" | "utm_term" | "date" | "hour" | "event" | "entry_page" | "exit_page" | "week" | "month" | "minute";
     };
     responses: never;
     parameters: never;

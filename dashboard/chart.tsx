@@ -54,8 +54,9 @@ export function placeLabels(
 }
 
 /** What one point of the chart is: an hour (of one day), a day, a week (from Monday) or a month. */
-export type Interval = 'hour' | 'day' | 'week' | 'month';
+export type Interval = 'minute' | 'hour' | 'day' | 'week' | 'month';
 const intervalWords: Record<Interval, { now: string; plural: string }> = {
+  minute: { now: 'this minute', plural: 'minutes' },
   hour: { now: 'this hour', plural: 'hours' },
   day: { now: 'today', plural: 'days' },
   week: { now: 'this week', plural: 'weeks' },
@@ -81,7 +82,8 @@ export function TrafficChart({
   useEffect(() => {
     const element = box.current;
     if (!element) return;
-    const hourly = interval === 'hour';
+    // Times of day on the axis for minutes and hours, dates for longer points.
+    const hourly = interval === 'hour' || interval === 'minute';
     const words = intervalWords[interval];
     const marks = annotations.map((a) => ({ at: seconds(a.date), title: a.title }));
     const open = points.length > 1 && points[points.length - 1]!.date === current;
@@ -100,11 +102,16 @@ export function TrafficChart({
       // Days, weeks or months on the x axis (hours for one day): never finer than a point.
       axes: [
         {
-          incrs: hourly ? [3_600, 3 * 3_600, 6 * 3_600] : [86_400, 7 * 86_400, 30 * 86_400, 365 * 86_400],
+          incrs:
+            interval === 'minute'
+              ? [60, 5 * 60, 10 * 60]
+              : hourly
+                ? [3_600, 3 * 3_600, 6 * 3_600]
+                : [86_400, 7 * 86_400, 30 * 86_400, 365 * 86_400],
           values: (_plot, splits) =>
             splits.map((s) =>
               hourly
-                ? `${new Date(s * 1000).toISOString().slice(11, 13)}:00`
+                ? new Date(s * 1000).toISOString().slice(11, 16)
                 : new Date(s * 1000).toISOString().slice(5, 10).replace('-', '/'),
             ),
           space: 60,

@@ -85,7 +85,7 @@ export async function viewZip(
     filters: Filter[];
     range: QueryBody['date_range'];
     timezone: string;
-    time: 'hour' | 'date' | 'week' | 'month';
+    time: 'minute' | 'hour' | 'date' | 'week' | 'month';
   },
 ): Promise<Uint8Array<ArrayBuffer>> {
   const files: Record<string, Uint8Array> = {};

@@ -138,6 +138,9 @@ export function Journeys({ api, domain, state, openVisitor }: Props) {
           overview&rsquo;s Visitors counts those with a pageview, so a visitor with only a payment (a renewal, a
           server-side sale) is counted here and not there, and shows no pages.
         </p>
+        {state.range === 'realtime' && (
+          <p class="muted realtime-note">Realtime shows today here: the journeys list takes whole days.</p>
+        )}
         {ignored.length > 0 && (
           <p class="muted ignored-filters">
             Not applied here (the journeys list has no such filter): {ignored.map((f) => `${f[0]} ${f[2]}`).join(', ')}.

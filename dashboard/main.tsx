@@ -4,6 +4,7 @@ import { apiClient, type Filter } from './api';
 import { Journeys } from './journeys';
 import { Overview } from './overview';
 import { ProblemBanner } from './problems';
+import { Refresh } from './use-answer';
 import { browserTimeZone, presets, readState, writeState, type Comparison, type Range, type ViewState } from './state';
 import 'uplot/dist/uPlot.min.css';
 import './styles.css';
@@ -30,6 +31,9 @@ function takeOfferedKey(): { key: string; domain: string } | undefined {
   return { key, domain };
 }
 
+/** How often realtime asks again. */
+const REALTIME_REFRESH_MS = 60_000;
+
 const stored = (): Settings =>
   JSON.parse(localStorage.getItem('analytics-dashboard') ?? 'null') ?? { apiUrl: '', key: '', domain: '' };
 
@@ -37,6 +41,13 @@ function App() {
   const [settings, setSettings] = useState<Settings>(stored);
   const [state, setState] = useState<ViewState>(() => readState(location.hash));
   const [editing, setEditing] = useState(false);
+  // Realtime asks every answer again each minute (the store's latency: docs/DECISIONS.md, "Dashboard").
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    if (state.range !== 'realtime') return;
+    const timer = setInterval(() => setTick((t) => t + 1), REALTIME_REFRESH_MS);
+    return () => clearInterval(timer);
+  }, [state.range]);
 
   useEffect(() => {
     // A key offered by the link `npm start` prints (`#key=...&domain=...`): saved here, then taken out of the
@@ -104,18 +115,20 @@ function App() {
         <>
           <Controls state={state} go={go} />
           {/* A banner of its own per view and key: a problem of another view or key is not this one's. */}
-          <ProblemBanner key={`${state.view} ${settings.key} ${settings.domain}`}>
-            {state.view === 'overview' ? (
-              <Overview api={api} domain={settings.domain} state={state} go={go} addFilter={addFilter} />
-            ) : (
-              <Journeys
-                api={api}
-                domain={settings.domain}
-                state={state}
-                openVisitor={(visitor) => go({ ...state, visitor })}
-              />
-            )}
-          </ProblemBanner>
+          <Refresh.Provider value={tick}>
+            <ProblemBanner key={`${state.view} ${settings.key} ${settings.domain}`}>
+              {state.view === 'overview' ? (
+                <Overview api={api} domain={settings.domain} state={state} go={go} addFilter={addFilter} />
+              ) : (
+                <Journeys
+                  api={api}
+                  domain={settings.domain}
+                  state={state}
+                  openVisitor={(visitor) => go({ ...state, visitor })}
+                />
+              )}
+            </ProblemBanner>
+          </Refresh.Provider>
         </>
       )}
     </>

@@ -2,7 +2,7 @@ import { useMemo, useState } from 'preact/hooks';
 import { answer, type Annotation, type Api, type Filter, type QueryBody, type QueryRow } from './api';
 import { TrafficChart, type DailyPoint, type Interval } from './chart';
 import { change, formatCount, formatMetric, metricLabels, type MetricName } from './format';
-import { apiRange, comparedPeriod, hourIn, todayIn, type ChartInterval, type ViewState } from './state';
+import { comparedPeriod, hourIn, minuteIn, queryRange, todayIn, type ChartInterval, type ViewState } from './state';
 import { useAnswer, type Answer } from './use-answer';
 import { NotLoaded } from './problems';
 import { cards, type ListCard, type ListTab, type Query } from './lists';
@@ -38,14 +38,14 @@ export function Overview({ api, domain, state, go, addFilter }: Props) {
   const key = JSON.stringify([domain, state.range, state.timezone, state.filters, state.compare]);
 
   const [current] = useAnswer(async () => {
-    const now = await query({ metrics: totals, include_revenue: true, date_range: apiRange(state) });
+    const now = await query({ metrics: totals, include_revenue: true, date_range: queryRange(state) });
     const range = now.meta.date_range as [string, string];
-    const before = await query({
-      metrics: totals,
-      include_revenue: true,
-      date_range: comparedPeriod(range, state.compare),
-    });
-    return { range, now: now.data[0]!, before: before.data[0]!, future: now.meta.future_range === true };
+    // Realtime compares with nothing: the last 30 minutes have no "period before" a person would read.
+    const before =
+      state.range === 'realtime'
+        ? null
+        : await query({ metrics: totals, include_revenue: true, date_range: comparedPeriod(range, state.compare) });
+    return { range, now: now.data[0]!, before: before?.data[0] ?? null, future: now.meta.future_range === true };
   }, [key]);
 
   const [exporting, setExporting] = useState('');
@@ -55,13 +55,15 @@ export function Overview({ api, domain, state, go, addFilter }: Props) {
       const zip = await viewZip(query, {
         domain,
         filters: state.filters,
-        range: apiRange(state),
+        range: queryRange(state),
         timezone: state.timezone,
         // As the chart draws it: one day by the hour.
         time:
-          current.state === 'done' && current.data.range[0] === current.data.range[1]
-            ? 'hour'
-            : intervalDimensions[state.interval],
+          state.range === 'realtime'
+            ? 'minute'
+            : current.state === 'done' && current.data.range[0] === current.data.range[1]
+              ? 'hour'
+              : intervalDimensions[state.interval],
       });
       download(`${exportName(domain, state)}.zip`, zip, 'application/zip');
       setExporting('');
@@ -117,7 +119,7 @@ function Stat({
   compared: comparedName,
 }: {
   metric: MetricName;
-  answer: Answer<{ now: QueryRow; before: QueryRow; future: boolean }>;
+  answer: Answer<{ now: QueryRow; before: QueryRow | null; future: boolean }>;
   compared: string;
 }) {
   if (answer.state !== 'done') {
@@ -129,6 +131,15 @@ function Stat({
     );
   }
   const now = answer.data.now.metrics[metric] ?? 0;
+  if (answer.data.before === null) {
+    return (
+      <div class="stat" data-metric={metric}>
+        <span class="label">{metricLabels[metric]}</span>
+        <strong class="value">{formatMetric(metric, now)}</strong>
+        <span class="delta same">last 30 minutes</span>
+      </div>
+    );
+  }
   const before = answer.data.before.metrics[metric] ?? 0;
   const delta = change(now, before);
   // Fewer bounces is better: its arrow is coloured the other way round.
@@ -173,21 +184,38 @@ function Traffic({
 }) {
   // One day is drawn by the hour; longer ranges by the day, week or month the view asks for. Visitors of a week or
   // month are counted by the API (the week and month dimensions): a visitor of several days is one visitor.
+  // Realtime is drawn by the minute.
+  const realtime = state.range === 'realtime';
   const hourly = range[0] === range[1];
-  const interval: Interval = hourly ? 'hour' : state.interval;
+  const interval: Interval = realtime ? 'minute' : hourly ? 'hour' : state.interval;
   const dimension = intervalDimensions[interval];
   const [daily] = useAnswer(
-    () => query({ metrics: ['visitors', 'pageviews'], dimensions: [dimension], date_range: range, limit: 1000 }),
+    () =>
+      query({
+        metrics: ['visitors', 'pageviews'],
+        dimensions: [dimension],
+        date_range: realtime ? '30m' : range,
+        limit: 1000,
+      }),
     [JSON.stringify([range, state.filters, state.timezone, interval])],
   );
   // The compared period's visitors, drawn as a second line point by point (the n-th point against the n-th).
   const before = comparedPeriod(range, state.compare);
   const [earlier] = useAnswer(
-    () => query({ metrics: ['visitors'], dimensions: [dimension], date_range: before, limit: 1000 }),
+    () =>
+      realtime
+        ? Promise.resolve(null)
+        : query({ metrics: ['visitors'], dimensions: [dimension], date_range: before, limit: 1000 }),
     [JSON.stringify([before, state.filters, state.timezone, interval])],
   );
-  // The point not over yet: on one day the hour now (later hours are not drawn), else today's day, week or month.
-  const current = hourly ? hourIn(state.timezone) : periodStart(todayIn(state.timezone), interval);
+  // The point not over yet: the minute or hour now (later hours of today are not drawn), else today's day, week or
+  // month.
+  const current =
+    interval === 'minute'
+      ? minuteIn(state.timezone)
+      : hourly
+        ? hourIn(state.timezone)
+        : periodStart(todayIn(state.timezone), interval);
   const [notes, reload] = useAnswer(
     () =>
       answer(
@@ -206,7 +234,7 @@ function Traffic({
   );
   const compared = useMemo(
     () =>
-      earlier.state === 'done'
+      earlier.state === 'done' && earlier.data
         ? {
             label: `Visitors, ${comparedLabel[state.compare]}`,
             visitors: fillPoints(before, earlier.data.data, interval).map((p) => p.visitors),
@@ -215,6 +243,8 @@ function Traffic({
     [earlier],
   );
   const annotations: Annotation[] = useMemo(() => (notes.state === 'done' ? notes.data : []), [notes]);
+  // The last 30 minutes hold no annotation's day on their axis.
+  const shownNotes = realtime ? [] : annotations;
 
   const add = async (event: Event) => {
     event.preventDefault();
@@ -240,7 +270,7 @@ function Traffic({
     <section class="card traffic" aria-label="Traffic">
       <div class="card-head">
         <h2>Visitors and pageviews</h2>
-        {!hourly && (
+        {!hourly && !realtime && (
           <label>
             Interval{' '}
             <select
@@ -258,7 +288,7 @@ function Traffic({
       {daily.state === 'done' ? (
         <TrafficChart
           points={points}
-          annotations={annotations}
+          annotations={shownNotes}
           current={current}
           interval={interval}
           {...(compared ? { compared } : {})}
@@ -341,8 +371,14 @@ function Traffic({
   );
 }
 
-const intervalDimensions = { hour: 'hour', day: 'date', week: 'week', month: 'month' } as const;
-const intervalHeads: Record<Interval, string> = { hour: 'Hour', day: 'Date', week: 'Week of', month: 'Month of' };
+const intervalDimensions = { minute: 'minute', hour: 'hour', day: 'date', week: 'week', month: 'month' } as const;
+const intervalHeads: Record<Interval, string> = {
+  minute: 'Minute',
+  hour: 'Hour',
+  day: 'Date',
+  week: 'Week of',
+  month: 'Month of',
+};
 
 /** The first day of the week (from Monday) or month holding `day`, as the API's week and month dimensions name it. */
 function periodStart(day: string, interval: Interval): string {
@@ -361,7 +397,14 @@ function fillPoints([start, end]: [string, string], rows: QueryRow[], interval: 
   const dimension = intervalDimensions[interval];
   const byAt = new Map(rows.map((r) => [r.dimensions[dimension], r.metrics]));
   const ats: string[] = [];
-  if (interval === 'hour') {
+  if (interval === 'minute') {
+    // The 30 minutes up to `upTo`, the minute now.
+    const last = Date.parse(`${upTo!.replace(' ', 'T')}Z`);
+    for (let m = 29; m >= 0; m--) {
+      const at = new Date(last - m * 60_000).toISOString();
+      ats.push(`${at.slice(0, 10)} ${at.slice(11, 16)}:00`);
+    }
+  } else if (interval === 'hour') {
     for (let h = 0; h < 24; h++) ats.push(`${start} ${String(h).padStart(2, '0')}:00:00`);
   } else {
     for (let ms = Date.parse(`${start}T00:00:00Z`); ms <= Date.parse(`${end}T00:00:00Z`); ms += 86_400_000) {
@@ -410,7 +453,7 @@ function TabbedList(props: {
   const [current, choose] = useCardTab(card);
   const [details, setDetails] = useState(false);
   const { dimension, second } = current;
-  const view = { filters: state.filters, range: apiRange(state), fileName: exportName(domain, state) };
+  const view = { filters: state.filters, range: queryRange(state), fileName: exportName(domain, state) };
   const [rows] = useAnswer(
     () => query({ ...listBody(current, view), limit: 10 }),
     [JSON.stringify([dimension, state.range, state.filters, state.timezone])],
@@ -547,7 +590,7 @@ function CustomEvents({
   addFilter: (f: Filter) => void;
 }) {
   const [events] = useAnswer(
-    () => query({ metrics: ['visitors'], dimensions: ['event'], date_range: apiRange(state), limit: 10 }),
+    () => query({ metrics: ['visitors'], dimensions: ['event'], date_range: queryRange(state), limit: 10 }),
     [JSON.stringify([state.range, state.filters, state.timezone])],
   );
   const [open, setOpen] = useState<string | null>(null);

@@ -5,7 +5,7 @@ import { isValidTimeZone, localDate, offsetSeconds } from '../shared/time/time-z
 // What the dashboard shows, kept in the page's URL (`#view=...&range=...`), so a view can be bookmarked, shared and
 // reached with the back button. The key is not part of it: it stays in this browser's localStorage.
 
-export type Preset = 'today' | '7d' | '14d' | '30d' | '90d' | '12mo' | 'all';
+export type Preset = 'realtime' | 'today' | '7d' | '14d' | '30d' | '90d' | '12mo' | 'all';
 export type Range = Preset | [string, string];
 
 /** What the cards' deltas and the chart's second line compare the range with. */
@@ -26,6 +26,7 @@ export interface ViewState {
 }
 
 export const presets: { value: Preset; label: string }[] = [
+  { value: 'realtime', label: 'Realtime (30 minutes)' },
   { value: 'today', label: 'Today' },
   { value: '7d', label: 'Last 7 days' },
   { value: '14d', label: 'Last 14 days' },
@@ -117,15 +118,26 @@ export function hourIn(timeZone: string, now = new Date()): string {
 }
 
 /**
- * The range as the API takes it: `today` is the dashboard's own preset (the API's presets end today but start days
- * before), sent as today's date in the view's zone.
+ * The range as the journeys endpoints take it: `today` is the dashboard's own preset (the API's presets end today
+ * but start days before), sent as today's date in the view's zone; so is `realtime`, which they do not have.
  */
-export function apiRange(state: ViewState): Exclude<Preset, 'today'> | [string, string] {
-  if (state.range === 'today') {
+export function apiRange(state: ViewState): Exclude<Preset, 'today' | 'realtime'> | [string, string] {
+  if (state.range === 'today' || state.range === 'realtime') {
     const today = todayIn(state.timezone);
     return [today, today];
   }
   return state.range;
+}
+
+/** The range as POST /v1/query takes it: `realtime` is its `30m` extension, the last 30 minutes. */
+export function queryRange(state: ViewState): ReturnType<typeof apiRange> | '30m' {
+  return state.range === 'realtime' ? '30m' : apiRange(state);
+}
+
+/** The minute now in `timeZone`, as the API's `minute` dimension names it (`YYYY-MM-DD HH:MM:00`). */
+export function minuteIn(timeZone: string, now = new Date()): string {
+  const local = new Date(now.getTime() + offsetSeconds(timeZone, now.getTime()) * 1000).toISOString();
+  return `${local.slice(0, 10)} ${local.slice(11, 16)}:00`;
 }
 
 /** The same dates a year before (29 February becomes the 28th). */

@@ -1,5 +1,5 @@
 import { createContext } from 'preact';
-import { useContext, useEffect, useState } from 'preact/hooks';
+import { useContext, useEffect, useRef, useState } from 'preact/hooks';
 
 // One API answer for a component: loading until it comes, then its data or its error; asked again whenever a
 // dependency changes, and an answer to an older question is dropped. A failure is also reported to the view's
@@ -15,13 +15,24 @@ export interface ProblemChannel {
 
 export const Problems = createContext<ProblemChannel>({ attempt: 0, report: () => {} });
 
+/**
+ * Moves on every minute in realtime (main.tsx): every answer is asked again, and shows its last data until the new
+ * one comes instead of "Loading…".
+ */
+export const Refresh = createContext(0);
+
 export function useAnswer<T>(ask: () => Promise<T>, deps: unknown[]): [Answer<T>, () => void] {
   const [answer, setAnswer] = useState<Answer<T>>({ state: 'loading' });
   const [round, setRound] = useState(0);
   const { attempt, report } = useContext(Problems);
+  const refresh = useContext(Refresh);
+  const asked = useRef<string | null>(null);
   useEffect(() => {
     let current = true;
-    setAnswer({ state: 'loading' });
+    // A new question shows "Loading…"; the same question asked again by the clock keeps its last answer meanwhile.
+    const question = JSON.stringify([...deps, round, attempt]);
+    if (question !== asked.current) setAnswer({ state: 'loading' });
+    asked.current = question;
     ask().then(
       (data) => current && setAnswer({ state: 'done', data }),
       (error: Error) => {
@@ -33,6 +44,6 @@ export function useAnswer<T>(ask: () => Promise<T>, deps: unknown[]): [Answer<T>
     return () => {
       current = false;
     };
-  }, [...deps, round, attempt]);
+  }, [...deps, round, attempt, refresh]);
   return [answer, () => setRound((r) => r + 1)];
 }

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { dateRangeSchema, domainSchema, sortOrderSchema, timeZoneSchema } from './fields.js';
+import { presets } from '../time/date-range.js';
 import type { ResolvedRange } from '../time/date-range.js';
 import {
   filterSchema,
@@ -27,6 +28,8 @@ export const revenueMetrics = ['revenue', 'conversions', 'conversion_rate'] as c
 export const sessionMetrics = ['bounce_rate', 'avg_session_duration', 'visits'] as const;
 /** Extensions (docs/API.md, "Extensions"): local weeks (from Monday) and months, named by their first day. */
 export const periodDimensions = ['week', 'month'] as const;
+/** Extension: the last 30 minutes up to the minute now ("realtime"), a range of POST /v1/query only. */
+export const REALTIME_RANGE = '30m';
 export const dimensions = [
   ...rowFilterFields,
   'date',
@@ -34,6 +37,7 @@ export const dimensions = [
   'event',
   ...sessionPageFields,
   ...periodDimensions,
+  'minute',
 ] as const;
 export const sortFields = ['visitors', 'pageviews', 'revenue', 'bounce_rate', 'visits'] as const;
 
@@ -47,10 +51,10 @@ export const isSortMetric = (field: SortField): field is SortMetric =>
 const SORT_FIELD_RULE = `must be one of ${sortFields.join(', ')}, or one of the requested dimensions`;
 export type SessionPageDimension = (typeof sessionPageFields)[number];
 
-export type TimeDimension = 'date' | 'hour' | (typeof periodDimensions)[number];
-/** A dimension that groups by local time (the request's zone): a date, an hour, a week or a month. */
+export type TimeDimension = 'date' | 'hour' | 'minute' | (typeof periodDimensions)[number];
+/** A dimension that groups by local time (the request's zone): a date, an hour, a minute, a week or a month. */
 export const isTimeDimension = (d: Dimension): d is TimeDimension =>
-  d === 'date' || d === 'hour' || d === 'week' || d === 'month';
+  d === 'date' || d === 'hour' || d === 'minute' || d === 'week' || d === 'month';
 /** A time dimension made of whole local days. */
 export const isDayBased = (d: Dimension): boolean => d === 'date' || d === 'week' || d === 'month';
 export const isSessionPage = (d: Dimension): d is SessionPageDimension =>
@@ -77,7 +81,11 @@ export const queryRequestSchema = z
       .max(metrics.length, `at most ${metrics.length} metrics`)
       .meta({ uniqueItems: true })
       .optional(),
-    date_range: dateRangeSchema.optional(),
+    date_range: z
+      .union([z.literal(REALTIME_RANGE).meta({ description: 'extension: the last 30 minutes' }), dateRangeSchema], {
+        error: `must be one of ${[...presets, REALTIME_RANGE].join(', ')} or [start, end] dates`,
+      })
+      .optional(),
     dimensions: z
       .array(z.enum(dimensions, { error: `must be one of ${dimensions.join(', ')}` }).meta({ id: 'Dimension' }))
       .max(2, 'at most 2 dimensions')

@@ -1,6 +1,6 @@
-import { QUERY_DEFAULTS, type AnalyticsQuery, type QueryRequest } from '../requests/query.js';
+import { QUERY_DEFAULTS, REALTIME_RANGE, type AnalyticsQuery, type QueryRequest } from '../requests/query.js';
 import { printAnalyticsQuery } from '../query/analytics/print.js';
-import { futureRangeNote, resolveDateRange, type ResolvedRange } from '../time/date-range.js';
+import { futureRangeNote, lastMinutes, resolveDateRange, type ResolvedRange } from '../time/date-range.js';
 import { EngineRunner } from './engine-runner.js';
 import { planQuery } from '../query/analytics/plan.js';
 import { storeShapeFor } from './store-shape.js';
@@ -21,13 +21,24 @@ export function normaliseQueryRequest(request: QueryRequest, domain: string, ran
   };
 }
 
+/** The range a query names: a preset or dates (date-range.ts), or the last 30 minutes (the `30m` extension). */
+export async function queryRange(
+  request: QueryRequest,
+  now: Date,
+  firstEventAt: () => Promise<Date | null>,
+): Promise<ResolvedRange> {
+  const input = request.date_range ?? QUERY_DEFAULTS.dateRange;
+  const timeZone = request.timezone ?? 'UTC';
+  return input === REALTIME_RANGE
+    ? lastMinutes(30, timeZone, now)
+    : resolveDateRange(input, timeZone, now, firstEventAt);
+}
+
 /** POST /v1/query: normalise, plan (reading the store's shape where the plan asks for it), print, run, shape. */
 export async function runAnalyticsQuery(request: QueryRequest, domain: string, now = new Date()) {
   const runner = await EngineRunner.forDomain(domain);
   const timeZone = request.timezone ?? 'UTC';
-  const range = await resolveDateRange(request.date_range ?? QUERY_DEFAULTS.dateRange, timeZone, now, () =>
-    runner.firstEventAt(domain, false),
-  );
+  const range = await queryRange(request, now, () => runner.firstEventAt(domain, false));
   const query = normaliseQueryRequest(request, domain, range);
   const planning = planQuery(query, runner.target.catalog);
   const plan = planning.question

@@ -63,6 +63,25 @@ export async function resolveDateRange(
   return rangeOfDates(start, end, timeZone);
 }
 
+/**
+ * The last `minutes` whole minutes up to and including the minute now (an extension of POST /v1/query, `30m`):
+ * `start` and `end` are the local dates of its first and last instant.
+ */
+export function lastMinutes(minutes: number, timeZone: string, now: Date): ResolvedRange {
+  const minute = 60_000;
+  const to = new Date(Math.floor(now.getTime() / minute) * minute + minute);
+  const from = new Date(to.getTime() - minutes * minute);
+  return {
+    start: localDate(timeZone, from.getTime()),
+    end: localDate(timeZone, to.getTime() - 1),
+    timeZone,
+    from,
+    to,
+    dtFrom: from.toISOString().slice(0, 10),
+    dtTo: new Date(to.getTime() - 1).toISOString().slice(0, 10),
+  };
+}
+
 export function rangeOfDates(start: string, end: string, timeZone: string): ResolvedRange {
   const from = startOfLocalDay(timeZone, start);
   const to = startOfLocalDay(timeZone, addDays(end, 1));

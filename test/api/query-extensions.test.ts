@@ -262,3 +262,54 @@ describe('entry_page, exit_page, week, month and visits (extensions)', () => {
     }
   });
 });
+
+describe('30m and minute (extensions): realtime', () => {
+  it('30m is the last 30 minutes up to the minute now; minute groups them by the local minute', async () => {
+    const live = 'live.test';
+    const now = Date.now();
+    const ago = (minutes: number) => new Date(now - minutes * 60_000);
+    const pageview = (visitor: string, at: Date) => ({
+      domain: live,
+      timestamp: at.toISOString(),
+      type: 'pageview',
+      visitor_id: visitor,
+      session_id: `s-${visitor}`,
+      url_path: '/',
+    });
+    const report = await api.importEvents([
+      pageview('v1', ago(2)),
+      pageview('v1', ago(10)),
+      pageview('v2', ago(10)),
+      pageview('v3', ago(45)),
+    ]);
+    expect(report.rejected).toEqual([]);
+    const key = (await api.createKey({ domains: [live] })).token;
+    const ask = async (body: Record<string, unknown>) => {
+      const res = await api.request('POST', '/v1/query', {
+        token: key,
+        body: { domain: live, date_range: '30m', ...body },
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return res.body;
+    };
+    // v3's pageview, 45 minutes ago, is outside.
+    expect((await ask({ metrics: ['visitors', 'pageviews'] })).data).toEqual([
+      { dimensions: {}, metrics: { visitors: 2, pageviews: 3 } },
+    ]);
+    // In Asia/Kolkata (UTC+5:30) the minutes are local.
+    const local = (at: Date) => {
+      const shifted = new Date(Math.floor(at.getTime() / 60_000) * 60_000 + 5.5 * 3_600_000).toISOString();
+      return `${shifted.slice(0, 10)} ${shifted.slice(11, 16)}:00`;
+    };
+    const byMinute = await ask({
+      metrics: ['visitors', 'pageviews'],
+      dimensions: ['minute'],
+      timezone: 'Asia/Kolkata',
+    });
+    expect(byMinute.data).toEqual([
+      { dimensions: { minute: local(ago(10)) }, metrics: { visitors: 2, pageviews: 2 } },
+      { dimensions: { minute: local(ago(2)) }, metrics: { visitors: 1, pageviews: 1 } },
+    ]);
+    expect(byMinute.meta.date_range).toEqual([local(ago(29)).slice(0, 10), local(new Date(now)).slice(0, 10)]);
+  });
+});

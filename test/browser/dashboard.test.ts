@@ -912,6 +912,64 @@ describe.skipIf(!browserPath)('the dashboard', () => {
     await view.close();
   });
 
+  it('shows the last 30 minutes by the minute (realtime), and asks again every minute', async () => {
+    const site = 'live-dashboard.test';
+    const now = Date.now();
+    const pageview = (visitor: string, minutesAgo: number) => ({
+      domain: site,
+      timestamp: new Date(now - minutesAgo * 60_000).toISOString(),
+      type: 'pageview',
+      visitor_id: visitor,
+      session_id: `s-${visitor}`,
+      url_path: `/${visitor}`,
+    });
+    expect((await api.importEvents([pageview('v1', 3), pageview('v2', 12), pageview('v3', 50)])).rejected).toEqual([]);
+    const key = (await api.createKey({ domains: [site] })).token;
+    const view = await offlinePage(browser, api.url, { timezoneId: 'UTC' });
+    // The page's clock runs on, but its timers wait for fastForward: a minute passes when the test says so.
+    await view.clock.install({ time: new Date(now) });
+    await view.goto(
+      `${api.url}/#${new URLSearchParams({ key, domain: site, range: 'realtime', tz: 'UTC' }).toString()}`,
+    );
+    const value = (metric: string) => view.locator(`.stat[data-metric=${metric}] .value`).textContent();
+    await expect.poll(() => value('visitors')).toBe('2');
+    expect(await value('pageviews')).toBe('2');
+    expect(await view.locator('.stat[data-metric=visitors] .delta').textContent()).toBe('last 30 minutes');
+    await view.locator('.chart canvas').waitFor();
+    expect(await view.locator('.chart').getAttribute('aria-label')).toBe(
+      'Visitors and pageviews per minute, 30 minutes',
+    );
+    await view.locator('.chart-table summary').click();
+    const minute = (minutesAgo: number) => {
+      const at = new Date(now - minutesAgo * 60_000).toISOString();
+      return `${at.slice(0, 10)} ${at.slice(11, 16)}:00`;
+    };
+    const rows = await Promise.all(
+      (await view.locator('.chart-table tbody tr').all()).map(async (row) => [
+        (await row.locator('time').textContent())!,
+        (await row.locator('td.number').first().textContent())!,
+      ]),
+    );
+    expect(rows).toHaveLength(30);
+    expect(rows.at(-1)![0]).toBe(minute(0));
+    expect(rows.filter((r) => r[1] !== '0')).toEqual([
+      [minute(12), '1'],
+      [minute(3), '1'],
+    ]);
+    await expect
+      .poll(() => view.locator('section[aria-label=Pages] .row-filter').allTextContents())
+      .toEqual(['/v1', '/v2']);
+
+    // A visitor arrives; a minute later the view asks again and shows them.
+    expect((await api.importEvents([pageview('v4', 0)])).rejected).toEqual([]);
+    await view.clock.fastForward(60_000);
+    await expect.poll(() => value('visitors')).toBe('3');
+    await expect
+      .poll(() => view.locator('section[aria-label=Pages] .row-filter').allTextContents())
+      .toEqual(['/v1', '/v2', '/v4']);
+    await view.close();
+  });
+
   it("asks for a key when none is offered, and shows the API's refusal of a wrong one", async () => {
     const fresh = await offlinePage(browser, api.url, { timezoneId: 'UTC' });
     await fresh.goto(`${api.url}/`);

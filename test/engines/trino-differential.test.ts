@@ -87,7 +87,7 @@ describe.skipIf(!trino)('the Athena engine on Trino answers exactly as DuckDB do
     expect(bytesReported).toBeGreaterThan(0);
   });
 
-  it('entry and exit pages, weeks, months and visits (extensions), in several zones: as DuckDB answers', async () => {
+  it('entry and exit pages, weeks, months, minutes and visits (extensions), in several zones: as DuckDB answers', async () => {
     const token = await tokens[generatedDomain]!();
     const bodies: Record<string, unknown>[] = [
       { dimensions: ['entry_page'], metrics: ['visitors', 'visits', 'pageviews', 'bounce_rate'] },
@@ -113,6 +113,7 @@ describe.skipIf(!trino)('the Athena engine on Trino answers exactly as DuckDB do
       { dimensions: ['month', 'country'], metrics: ['visitors', 'visits'], timezone: 'Pacific/Chatham' },
       { dimensions: ['week', 'exit_page'], metrics: ['visits'], sort: { field: 'week', order: 'desc' } },
       { dimensions: ['month'], metrics: ['avg_session_duration'], date_range: '90d', timezone: 'Asia/Kolkata' },
+      { dimensions: ['minute'], metrics: ['visitors', 'visits'], date_range: '7d', timezone: 'Asia/Kolkata' },
     ];
     let rows = 0;
     for (const body of bodies) {

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findPlaceholders, inlineParameters, trinoLiteral } from '../../shared/engines/athena-literals.js';
 import type { SqlParam, SqlQuery } from '../../shared/query/sql/sql.js';
-import { QUERY_DEFAULTS, queryRequestSchema, type AnalyticsQuery } from '../../shared/requests/query.js';
+import { queryRequestSchema, type AnalyticsQuery } from '../../shared/requests/query.js';
 import { printEventList, printEventPropertyKeys, printEventPropertyValues } from '../../shared/query/events/print.js';
 import { athenaTarget, localTarget, type SqlTarget } from '../../shared/query/sql/target.js';
 import { printVisitorCount, printVisitorList } from '../../shared/query/journeys/print-list.js';
@@ -17,7 +17,7 @@ import {
 } from '../../shared/query/journeys/print-visitor.js';
 import { printAnalyticsQuery } from '../../shared/query/analytics/print.js';
 import { planAnalyticsQuery } from '../../shared/query/analytics/plan.js';
-import { normaliseQueryRequest } from '../../shared/services/query.js';
+import { normaliseQueryRequest, queryRange } from '../../shared/services/query.js';
 import { str } from '../../shared/query/sql/sql.js';
 import { rangeOfDates, resolveDateRange } from '../../shared/time/date-range.js';
 import { shopEvents } from '../fixtures/shop-events.js';
@@ -124,12 +124,7 @@ async function normalisedQuery(body: Record<string, unknown>): Promise<Analytics
   const parsed = queryRequestSchema.safeParse(body);
   expect(parsed.error?.issues ?? [], JSON.stringify(body)).toEqual([]);
   const request = parsed.data!;
-  const range = await resolveDateRange(
-    request.date_range ?? QUERY_DEFAULTS.dateRange,
-    request.timezone ?? 'UTC',
-    NOW,
-    async () => FIRST_EVENT,
-  );
+  const range = await queryRange(request, NOW, async () => FIRST_EVENT);
   return normaliseQueryRequest(request, 'shop.test', range);
 }
 

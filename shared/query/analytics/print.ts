@@ -305,6 +305,7 @@ const DAY = sql`INTERVAL '1' DAY`;
 function timeKey(dimension: TimeDimension, localSeconds: Sql, dialect: Dialect): Sql {
   const since = sql`${localSeconds} + ${integer(KEY_EPOCH_SECONDS)}`;
   if (dimension === 'hour') return dialect.integerDivide(since, integer(3_600));
+  if (dimension === 'minute') return dialect.integerDivide(since, integer(60));
   const day = dialect.integerDivide(since, integer(86_400));
   if (dimension === 'date') return day;
   // Day 0 is a Tuesday: (day + 1) % 7 days have passed since the week's Monday.
@@ -314,6 +315,7 @@ function timeKey(dimension: TimeDimension, localSeconds: Sql, dialect: Dialect):
 
 function timeLabel(dimension: TimeDimension, key: Sql, dialect: Dialect): Sql {
   if (dimension === 'hour') return dialect.formatHour(sql`${KEY_EPOCH} + ${key} * INTERVAL '1' HOUR`);
+  if (dimension === 'minute') return dialect.formatTimestamp(sql`${KEY_EPOCH} + ${key} * INTERVAL '1' MINUTE`);
   return sql`CAST(CAST(${KEY_EPOCH} + ${key} * ${DAY} AS DATE) AS VARCHAR)`;
 }
 

@@ -119,16 +119,16 @@ export function decideSources(
   options: SourceOptions = {},
 ): QuerySources {
   const rowMetrics = needs.pageviews || needs.visitors || needs.revenue;
-  // A session's entry and exit pages are known only from all its rows in the range: buckets keep no session and
-  // fragments no exit page, so grouping by them reads the raw rows.
-  const bySessionPages = query.dimensions.some(isSessionPage) || query.filters.some(isSessionPageFilter);
+  // A session's entry and exit pages are known only from all its rows in the range (buckets keep no session and
+  // fragments no exit page), and buckets and session counts hold quarter hours, not minutes: such queries read the
+  // raw rows.
+  const fromRows =
+    query.dimensions.some(isSessionPage) ||
+    query.filters.some(isSessionPageFilter) ||
+    query.dimensions.includes('minute');
   return {
-    rows: rowMetrics ? (bySessionPages ? { from: 'rows' } : rowSource(query, needs, segments, catalog, options)) : null,
-    sessions: needs.sessions
-      ? bySessionPages
-        ? { from: 'rows' }
-        : sessionSource(query, segments, catalog, options)
-      : null,
+    rows: rowMetrics ? (fromRows ? { from: 'rows' } : rowSource(query, needs, segments, catalog, options)) : null,
+    sessions: needs.sessions ? (fromRows ? { from: 'rows' } : sessionSource(query, segments, catalog, options)) : null,
     eventVisitors: eventVisitorSource(query, catalog, options),
   };
 }
