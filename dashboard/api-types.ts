@@ -125,6 +125,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/goals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A domain's goals (extension)
+         * @description Needs a key with scope `analytics:read`. With a personal token, `domain` is required.
+         */
+        get: operations["GoalsList"];
+        put?: never;
+        /**
+         * Add a goal: a custom event or a page (extension)
+         * @description Needs a key with scope `analytics:write`. With a personal token, `domain` is required.
+         */
+        post: operations["GoalsCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/goals/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a goal (extension)
+         * @description Needs a key with scope `analytics:write`. With a personal token, `domain` is required.
+         */
+        delete: operations["GoalsDelete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events": {
         parameters: {
             query?: never;
@@ -458,6 +502,31 @@ export interface components {
              */
             date: string;
             title: string;
+        };
+        Goal: {
+            id: string;
+            kind: components["schemas"]["GoalKind"];
+            /** @description the custom event, for kind event */
+            event_name?: string;
+            /** @description the path, for kind page; a trailing * matches every path it begins */
+            page_path?: string;
+            created_by: string;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /** @enum {string} */
+        GoalKind: "event" | "page";
+        /**
+         * @description A goal: give either event_name (a custom event) or page_path (a page, e.g. "/signup" or "/blog/*").
+         * @example {
+         *       "domain": "demo.example.com",
+         *       "event_name": "signup"
+         *     }
+         */
+        GoalCreateRequest: {
+            domain: string;
+            event_name?: string;
+            page_path?: string;
         };
         CustomEvent: {
             name: string;
@@ -1646,6 +1715,390 @@ export interface operations {
                 };
             };
             /** @description No annotation with this id in the domain (`not_found`) */
+            404: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per key and minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current minute ends, in epoch seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over 100 requests this minute, or too many of this key under way at once (`rate_limited`) */
+            429: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per key and minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current minute ends, in epoch seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service (`internal_error`); nothing about the request or the SQL is disclosed */
+            500: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    GoalsList: {
+        parameters: {
+            query: {
+                domain: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per key and minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current minute ends, in epoch seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Goal"][];
+                        meta: {
+                            domain: string;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: `details` names each bad field (`invalid_request`) */
+            400: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per key and minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current minute ends, in epoch seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key (`unauthorized`) */
+            401: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description `Bearer` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not read this domain, lacks the scope, or the domain used its monthly event limit (`forbidden`, `usage_limit_exceeded`) */
+            403: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per key and minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current minute ends, in epoch seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over 100 requests this minute, or too many of this key under way at once (`rate_limited`) */
+            429: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per key and minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current minute ends, in epoch seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service (`internal_error`); nothing about the request or the SQL is disclosed */
+            500: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    GoalsCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GoalCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per key and minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current minute ends, in epoch seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Goal"];
+                };
+            };
+            /** @description Invalid request: `details` names each bad field (`invalid_request`) */
+            400: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per key and minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current minute ends, in epoch seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key (`unauthorized`) */
+            401: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description `Bearer` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not read this domain, lacks the scope, or the domain used its monthly event limit (`forbidden`, `usage_limit_exceeded`) */
+            403: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per key and minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current minute ends, in epoch seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The domain already has this goal, or 100 goals (`conflict`) */
+            409: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per key and minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current minute ends, in epoch seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per key and minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current minute ends, in epoch seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over 100 requests this minute, or too many of this key under way at once (`rate_limited`) */
+            429: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per key and minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current minute ends, in epoch seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service (`internal_error`); nothing about the request or the SQL is disclosed */
+            500: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    GoalsDelete: {
+        parameters: {
+            query: {
+                domain: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per key and minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current minute ends, in epoch seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description Invalid request: `details` names each bad field (`invalid_request`) */
+            400: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per key and minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current minute ends, in epoch seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key (`unauthorized`) */
+            401: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description `Bearer` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not read this domain, lacks the scope, or the domain used its monthly event limit (`forbidden`, `usage_limit_exceeded`) */
+            403: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per key and minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current minute ends, in epoch seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No goal with this id in the domain (`not_found`) */
             404: {
                 headers: {
                     /** @description Identifies the request in the logs; quote it when reporting a problem */

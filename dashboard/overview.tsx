@@ -8,6 +8,7 @@ import { NotLoaded } from './problems';
 import { cards, type ListCard, type ListTab, type Query } from './lists';
 import { download, listBody, viewZip } from './export';
 import { FullList } from './full-list';
+import { Goals } from './goals';
 
 // The overview: totals against the previous period, the daily chart with its annotations, and the top lists.
 // Every number is one answer of POST /v1/query for the range, time zone and filters of the view (an event's
@@ -94,6 +95,16 @@ export function Overview({ api, domain, state, go, addFilter }: Props) {
         {cards.map((card) => (
           <TabbedList key={card.title} card={card} domain={domain} query={query} state={state} addFilter={addFilter} />
         ))}
+        {current.state === 'done' && (
+          <Goals
+            api={api}
+            domain={domain}
+            state={state}
+            visitors={current.data.now.metrics.visitors ?? 0}
+            query={query}
+            addFilter={addFilter}
+          />
+        )}
         {current.state === 'done' && (
           <CustomEvents
             api={api}

@@ -64,6 +64,12 @@ export class NotFoundError extends ApiError {
   }
 }
 
+export class ConflictError extends ApiError {
+  constructor(message: string) {
+    super(409, 'conflict', message);
+  }
+}
+
 export class MethodNotAllowedError extends ApiError {
   constructor(allowed: string[]) {
     super(405, 'method_not_allowed', `Method not allowed; use ${allowed.join(', ')}`, { allow: allowed.join(', ') });

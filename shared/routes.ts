@@ -13,7 +13,10 @@ export interface Route {
   readonly handler: string;
   /** `null` only for public documents (the OpenAPI description). */
   readonly scope: Scope | null;
-  /** Which backing services the function touches; the stack grants exactly these. */
+  /**
+   * Which backing services the function touches; the stack grants exactly these. `annotations` is the annotations
+   * table, which holds the goals too.
+   */
   readonly uses: readonly ('analytics' | 'annotations')[];
 }
 
@@ -74,6 +77,30 @@ export const routes = {
     method: 'DELETE',
     path: '/v1/annotations/{id}',
     handler: 'annotations-delete',
+    scope: write,
+    uses: ['annotations'],
+  },
+  goalsList: {
+    name: 'GoalsList',
+    method: 'GET',
+    path: '/v1/goals',
+    handler: 'goals-list',
+    scope: read,
+    uses: ['annotations'],
+  },
+  goalsCreate: {
+    name: 'GoalsCreate',
+    method: 'POST',
+    path: '/v1/goals',
+    handler: 'goals-create',
+    scope: write,
+    uses: ['annotations'],
+  },
+  goalsDelete: {
+    name: 'GoalsDelete',
+    method: 'DELETE',
+    path: '/v1/goals/{id}',
+    handler: 'goals-delete',
     scope: write,
     uses: ['annotations'],
   },

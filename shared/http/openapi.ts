@@ -19,6 +19,9 @@ const described: Record<RouteKey, { summary: string; tag: Tag }> = {
   annotationsList: { summary: 'Chart annotations of a domain, optionally in a date range', tag: 'Annotations' },
   annotationsCreate: { summary: 'Add a chart annotation', tag: 'Annotations' },
   annotationsDelete: { summary: 'Delete a chart annotation', tag: 'Annotations' },
+  goalsList: { summary: "A domain's goals (extension)", tag: 'Goals' },
+  goalsCreate: { summary: 'Add a goal: a custom event or a page (extension)', tag: 'Goals' },
+  goalsDelete: { summary: 'Delete a goal (extension)', tag: 'Goals' },
   eventsList: { summary: 'Custom events of a period with their counts', tag: 'Custom events' },
   eventProperties: { summary: 'Property keys seen on a custom event', tag: 'Custom events' },
   eventPropertyValues: {
@@ -27,7 +30,7 @@ const described: Record<RouteKey, { summary: string; tag: Tag }> = {
   },
 };
 
-type Tag = 'Query' | 'Journeys' | 'Annotations' | 'Custom events';
+type Tag = 'Query' | 'Journeys' | 'Annotations' | 'Goals' | 'Custom events';
 const tags: { name: Tag; description: string }[] = [
   {
     name: 'Query',
@@ -35,6 +38,11 @@ const tags: { name: Tag; description: string }[] = [
   },
   { name: 'Journeys', description: "Visitors and their paths: the list, one visitor's timeline, stats and activity." },
   { name: 'Annotations', description: 'Notes on a date, shown on charts.' },
+  {
+    name: 'Goals',
+    description:
+      'Extension: custom events and pages a site counts as conversions, stored beside its annotations; the dashboard reads their visitors through the query endpoint.',
+  },
   { name: 'Custom events', description: 'Rows of type `event`: names, property keys and values.' },
 ];
 
@@ -76,6 +84,12 @@ function errorResponses(key: RouteKey, route: Route): Record<string, ResponseCon
       : []),
     ...(key === 'annotationsDelete'
       ? [['404', 'No annotation with this id in the domain (`not_found`)', rateLimit] as [string, string, Headers]]
+      : []),
+    ...(key === 'goalsDelete'
+      ? [['404', 'No goal with this id in the domain (`not_found`)', rateLimit] as [string, string, Headers]]
+      : []),
+    ...(key === 'goalsCreate'
+      ? [['409', 'The domain already has this goal, or 100 goals (`conflict`)', rateLimit] as [string, string, Headers]]
       : []),
     ...(route.method === 'POST'
       ? [['413', 'The body is over 1 MiB (`payload_too_large`)', rateLimit] as [string, string, Headers]]

@@ -34,6 +34,17 @@ const annotation = z
   })
   .meta({ id: 'Annotation' });
 
+const goal = z
+  .object({
+    id: z.string(),
+    kind: z.enum(['event', 'page']).meta({ id: 'GoalKind' }),
+    event_name: z.string().optional().describe('the custom event, for kind event'),
+    page_path: z.string().optional().describe('the path, for kind page; a trailing * matches every path it begins'),
+    created_by: z.string(),
+    created_at: z.string().datetime(),
+  })
+  .meta({ id: 'Goal' });
+
 const visitor = z
   .object({
     visitor_id: z.string(),
@@ -177,6 +188,9 @@ export const responseSchemas: Record<RouteKey, z.ZodType> = {
   }),
   annotationsCreate: annotation,
   annotationsDelete: z.object({ success: z.literal(true) }),
+  goalsList: z.object({ data: z.array(goal), meta: z.object({ domain: z.string() }) }),
+  goalsCreate: goal,
+  goalsDelete: z.object({ success: z.literal(true) }),
   eventsList: z.object({
     data: z.array(
       z.object({ name: z.string(), count, visitors: count, has_properties: z.boolean() }).meta({ id: 'CustomEvent' }),

@@ -71,7 +71,8 @@ export async function deleteAnnotation(domain: string, id: string): Promise<bool
       new DeleteCommand({
         TableName: tableNames().annotations,
         Key: { domain, id },
-        ConditionExpression: 'attribute_exists(id)',
+        // Only an annotation: the domain's goals share the table (goals-repo.ts) and have no date_key.
+        ConditionExpression: 'attribute_exists(date_key)',
       }),
     );
     return true;

@@ -172,13 +172,21 @@ describe('real responses match the documented schemas', () => {
       { body: { domain: 'shop.test', date: '2026-03-01', title: 'Launch' } },
     ],
     ['annotationsList', 'GET', '/v1/annotations', { query: { domain: 'shop.test' } }],
+    ['goalsCreate', 'POST', '/v1/goals', { body: { domain: 'shop.test', page_path: '/pricing' } }],
+    ['goalsList', 'GET', '/v1/goals', { query: { domain: 'shop.test' } }],
   ];
 
   it.each(calls)('%s', async (key, method, path, options) => {
     const res = await api.request(method, path, { token, ...options });
-    expect(res.status).toBe(key === 'annotationsCreate' ? 201 : 200);
+    expect(res.status).toBe(key === 'annotationsCreate' || key === 'goalsCreate' ? 201 : 200);
     const parsed = responseSchemas[key].safeParse(res.body);
     expect(parsed.error?.issues ?? []).toEqual([]);
+  });
+
+  it('goalsDelete', async () => {
+    const created = await api.request('POST', '/v1/goals', { token, body: { domain: 'shop.test', event_name: 'x' } });
+    const res = await api.request('DELETE', `/v1/goals/${created.body.id}`, { token, query: { domain: 'shop.test' } });
+    expect(responseSchemas.goalsDelete.safeParse(res.body).success).toBe(true);
   });
 
   it('annotationsDelete', async () => {

@@ -353,6 +353,76 @@ describe.skipIf(!browserPath)('the dashboard', () => {
     await view.close();
   });
 
+  it('counts goals (events, pages, page prefixes) as the query endpoint does, adds and removes them, and filters', async () => {
+    const key = (await api.createKey({ domains: [DEMO_DOMAIN] })).token;
+    const view = await offlinePage(browser, api.url, { timezoneId: 'UTC' });
+    const filters = [['device', 'is', 'desktop']];
+    await view.goto(
+      `${api.url}/#${new URLSearchParams({ key, domain: DEMO_DOMAIN, range: '30d', tz: 'UTC', filters: JSON.stringify(filters) }).toString()}`,
+    );
+    const goals = view.locator('section[aria-label=Goals]');
+    await goals.getByText('No goals yet').waitFor();
+    const addGoal = async (kind: 'event' | 'page', value: string) => {
+      await goals.locator('select[name=goal-kind]').selectOption(kind);
+      await goals.locator('input[name=goal-value]').fill(value);
+      await goals.getByRole('button', { name: 'Add goal' }).click();
+      // Added once the form is empty again (a person waits for the row too).
+      await expect.poll(() => goals.locator('input[name=goal-value]').inputValue()).toBe('');
+    };
+    await addGoal('event', 'signup');
+    await addGoal('page', '/pricing');
+    await addGoal('page', '/blog*');
+    await addGoal('event', 'no-such-event');
+    const ask = async (body: Record<string, unknown>) => {
+      const res = await api.request('POST', '/v1/query', {
+        token: key,
+        body: { domain: DEMO_DOMAIN, date_range: '30d', timezone: 'UTC', metrics: ['visitors'], ...body },
+      });
+      expect(res.status).toBe(200);
+      return res.body.data as any[];
+    };
+    const visitors = (await ask({ filters }))[0].metrics.visitors as number;
+    const signup = (await ask({ dimensions: ['event'], filters })).find((r) => r.dimensions.event === 'signup')!.metrics
+      .visitors as number;
+    const pricing = (await ask({ filters: [...filters, ['page', 'is', '/pricing']] }))[0].metrics.visitors as number;
+    const blog = (await ask({ filters: [...filters, ['page', 'starts_with', '/blog']] }))[0].metrics.visitors as number;
+    expect(Math.min(signup, pricing, blog)).toBeGreaterThan(0);
+    const row = (uniques: number) => [
+      formatCount(uniques),
+      formatMetric('conversion_rate', (uniques / visitors) * 100),
+    ];
+    const shown = async () =>
+      Promise.all(
+        (await goals.locator('tbody tr').all()).map(async (r) => [
+          (await r.locator('.row-filter').textContent())!,
+          ...(await r.locator('td.number').allTextContents()),
+        ]),
+      );
+    await expect.poll(shown).toEqual([
+      ['signup', ...row(signup)],
+      ['Visit /pricing', ...row(pricing)],
+      ['Visit /blog*', ...row(blog)],
+      ['no-such-event', ...row(0)],
+    ]);
+    // The same goal twice: the API's 409, said in the card.
+    await goals.locator('select[name=goal-kind]').selectOption('event');
+    await goals.locator('input[name=goal-value]').fill('signup');
+    await goals.getByRole('button', { name: 'Add goal' }).click();
+    await expect.poll(() => goals.locator('[role=alert]').textContent()).toBe('The domain already has this goal');
+    // Removing one; it is gone from the API too.
+    await goals.getByRole('button', { name: 'Remove goal no-such-event' }).click();
+    await expect.poll(async () => (await shown()).length).toBe(3);
+    const stored = await api.request('GET', '/v1/goals', { token: key, query: { domain: DEMO_DOMAIN } });
+    expect(stored.body.data.map((g: any) => g.event_name ?? g.page_path)).toEqual(['signup', '/pricing', '/blog*']);
+    // A click on a prefix goal keeps its visitors.
+    await goals.locator('.row-filter', { hasText: 'Visit /blog*' }).click();
+    await view.locator('.chip', { hasText: '/blog' }).waitFor();
+    expect(view.url()).toContain(encodeURIComponent(JSON.stringify(['page', 'starts_with', '/blog'])));
+    for (const goal of stored.body.data)
+      await api.request('DELETE', `/v1/goals/${goal.id}`, { token: key, query: { domain: DEMO_DOMAIN } });
+    await view.close();
+  });
+
   it('adds an annotation on the chart and deletes it, through the API', async () => {
     await page.locator('.annotations summary').click();
     await page.getByLabel('Title').fill('Pricing page launched');

@@ -22,8 +22,13 @@ type Json = any;
 
 const projectModules = new URL('../../node_modules/', import.meta.url).pathname;
 const cdkContext = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')).context;
-/** Per bundle, for cold starts: the AWS SDK included but its credential chain cut to the environment. */
-const BUNDLE_LIMIT_BYTES = 400 * 1024;
+/**
+ * Per bundle, for cold starts: the AWS SDK included but its credential chain cut to the environment. The largest,
+ * the query function's (about 400 KB: the SDK's core, DynamoDB and Athena clients ~190 KB, zod ~93 KB, the planner
+ * and printers ~26 KB), stays under it with room for growth; the full credential chain (+90 KB) or a stray
+ * dependency does not.
+ */
+const BUNDLE_LIMIT_BYTES = 440 * 1024;
 
 let app: App;
 let stack: AnalyticsApiStack;

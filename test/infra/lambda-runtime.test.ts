@@ -94,6 +94,9 @@ const requests: Record<string, { method: string; path: string; body?: unknown }>
     body: { domain: 'journeys.test', date: '2026-05-05', title: 'Launch' },
   },
   AnnotationsDelete: { method: 'DELETE', path: '/v1/annotations/no-such-annotation?domain=journeys.test' },
+  GoalsList: { method: 'GET', path: '/v1/goals?domain=journeys.test' },
+  GoalsCreate: { method: 'POST', path: '/v1/goals', body: { domain: 'journeys.test', event_name: 'signup' } },
+  GoalsDelete: { method: 'DELETE', path: '/v1/goals/no-such-goal?domain=journeys.test' },
   EventsList: { method: 'GET', path: `/v1/events?domain=journeys.test&date_range=${JOURNEYS_RANGE.join(',')}` },
   EventProperties: {
     method: 'GET',
