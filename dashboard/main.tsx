@@ -1,6 +1,7 @@
 import { render } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { apiClient, type Filter } from './api';
+import { apiClient, type Api, type Filter } from './api';
+import { FilterEditor, Segments } from './filter-editor';
 import { Journeys } from './journeys';
 import { Overview } from './overview';
 import { ProblemBanner } from './problems';
@@ -113,7 +114,7 @@ function App() {
         <Connect settings={settings} onSave={(s) => (save(s), setEditing(false))} />
       ) : (
         <>
-          <Controls state={state} go={go} />
+          <Controls api={api} domain={settings.domain} state={state} go={go} />
           {/* A banner of its own per view and key: a problem of another view or key is not this one's. */}
           <Refresh.Provider value={tick}>
             <ProblemBanner key={`${state.view} ${settings.key} ${settings.domain}`}>
@@ -173,7 +174,17 @@ const zones = (() => {
   return [...new Set(['UTC', browserTimeZone(), ...all])];
 })();
 
-function Controls({ state, go }: { state: ViewState; go: (s: ViewState) => void }) {
+function Controls({
+  api,
+  domain,
+  state,
+  go,
+}: {
+  api: Api;
+  domain: string;
+  state: ViewState;
+  go: (s: ViewState) => void;
+}) {
   const custom = Array.isArray(state.range);
   const setRange = (range: Range) => go({ ...state, range });
   return (
@@ -265,8 +276,10 @@ function Controls({ state, go }: { state: ViewState; go: (s: ViewState) => void 
             </button>
           </li>
         ))}
-        {state.filters.length === 0 && <li class="muted">No filters: click a row to add one.</li>}
+        {state.filters.length === 0 && <li class="muted">No filters: click a row or add one.</li>}
       </ul>
+      <FilterEditor api={api} domain={domain} state={state} go={go} />
+      <Segments key={domain} domain={domain} state={state} go={go} />
     </section>
   );
 }

@@ -423,6 +423,70 @@ describe.skipIf(!browserPath)('the dashboard', () => {
     await view.close();
   });
 
+  it('adds a filter with the editor (values suggested from the data), and keeps filters as named segments', async () => {
+    const key = (await api.createKey({ domains: [DEMO_DOMAIN] })).token;
+    const view = await offlinePage(browser, api.url, { timezoneId: 'UTC' });
+    await view.goto(
+      `${api.url}/#${new URLSearchParams({ key, domain: DEMO_DOMAIN, range: '30d', tz: 'UTC' }).toString()}`,
+    );
+    await view.getByRole('button', { name: 'Add filter' }).click();
+    const editor = view.getByRole('dialog', { name: 'Add a filter' });
+    await editor.locator('select[name=filter-field]').selectOption('browser');
+    await editor.locator('input[name=filter-value]').fill('r');
+    // The suggestions are the API's browsers containing what is typed, in its order.
+    const browsers = await api.request('POST', '/v1/query', {
+      token: key,
+      body: {
+        domain: DEMO_DOMAIN,
+        date_range: '30d',
+        timezone: 'UTC',
+        metrics: ['visitors'],
+        dimensions: ['browser'],
+        filters: [['browser', 'contains', 'r']],
+        limit: 20,
+      },
+    });
+    const expected = browsers.body.data.map((r: any) => r.dimensions.browser);
+    expect(expected.length).toBeGreaterThan(1);
+    await expect
+      .poll(() =>
+        editor.locator('#filter-values option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value)),
+      )
+      .toEqual(expected);
+    await editor.locator('select[name=filter-operator]').selectOption('is_not');
+    await editor.locator('input[name=filter-value]').fill('Chrome');
+    await editor.getByRole('button', { name: 'Add filter' }).click();
+    await view.locator('.chip', { hasText: 'Chrome' }).waitFor();
+    const value = (metric: string) => view.locator(`.stat[data-metric=${metric}] .value`).textContent();
+    const notChrome = await apiTotals({ date_range: '30d', filters: [['browser', 'is_not', 'Chrome']] }, key);
+    await expect.poll(() => value('visitors')).toBe(notChrome.visitors);
+
+    // A value the API would refuse is said in the editor, and nothing is added.
+    await view.getByRole('button', { name: 'Add filter' }).click();
+    await editor.locator('select[name=filter-field]').selectOption('event_property');
+    await editor.locator('input[name=filter-value]').fill('no-key');
+    await editor.getByRole('button', { name: 'Add filter' }).click();
+    await expect.poll(() => editor.locator('[role=alert]').textContent()).toBe('Value must have the form key:value');
+    await editor.getByRole('button', { name: 'Cancel' }).click();
+    expect(await view.locator('.chip').count()).toBe(1);
+
+    // Saved as a segment, applied again after the filters were removed and the page reloaded.
+    await view.getByRole('button', { name: 'Save as segment' }).click();
+    await view.locator('input[name=segment-name]').fill('Not Chrome');
+    await view.getByRole('button', { name: 'Save segment' }).click();
+    await expect.poll(() => view.locator('select[name=segment]').inputValue()).toBe('Not Chrome');
+    await view.locator('.chip button').click();
+    await expect.poll(() => view.locator('.chip').count()).toBe(0);
+    await view.reload();
+    await view.locator('select[name=segment]').selectOption('Not Chrome');
+    await view.locator('.chip', { hasText: 'Chrome' }).waitFor();
+    expect(view.url()).toContain(encodeURIComponent(JSON.stringify([['browser', 'is_not', 'Chrome']])));
+    await expect.poll(() => value('visitors')).toBe(notChrome.visitors);
+    await view.getByRole('button', { name: 'Delete segment Not Chrome' }).click();
+    await expect.poll(() => view.locator('select[name=segment]').count()).toBe(0);
+    await view.close();
+  });
+
   it('adds an annotation on the chart and deletes it, through the API', async () => {
     await page.locator('.annotations summary').click();
     await page.getByLabel('Title').fill('Pricing page launched');
@@ -816,6 +880,10 @@ describe.skipIf(!browserPath)('the dashboard', () => {
       await view.locator('section[aria-label=Pages] .details').click();
       await view.getByRole('dialog').locator('tbody tr').first().waitFor();
       await check('full list');
+      await view.keyboard.press('Escape');
+      await view.getByRole('button', { name: 'Add filter' }).click();
+      await view.getByRole('dialog', { name: 'Add a filter' }).waitFor();
+      await check('filter editor');
       await view.keyboard.press('Escape');
       await view.getByRole('link', { name: 'Journeys' }).click();
       await view.locator('section[aria-label=Visitors] tbody tr').first().waitFor();
