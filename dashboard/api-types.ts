@@ -169,6 +169,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/shared-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A domain's shared links, without their keys (extension)
+         * @description Needs a key with scope `analytics:write`. With a personal token, `domain` is required.
+         */
+        get: operations["SharedLinksList"];
+        put?: never;
+        /**
+         * Make a read-only key for a shared link (extension)
+         * @description Needs a key with scope `analytics:write`. With a personal token, `domain` is required.
+         */
+        post: operations["SharedLinksCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/shared-links/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a shared link's key (extension)
+         * @description Needs a key with scope `analytics:write`. With a personal token, `domain` is required.
+         */
+        delete: operations["SharedLinksDelete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events": {
         parameters: {
             query?: never;
@@ -527,6 +571,37 @@ export interface components {
             domain: string;
             event_name?: string;
             page_path?: string;
+        };
+        SharedLink: {
+            id: string;
+            /** @description the link's own key, revoked with the link */
+            key_id: string;
+            name: string;
+            created_by: string;
+            /** Format: date-time */
+            created_at: string;
+        };
+        CreatedSharedLink: {
+            id: string;
+            /** @description the link's own key, revoked with the link */
+            key_id: string;
+            name: string;
+            created_by: string;
+            /** Format: date-time */
+            created_at: string;
+            /** @description the read-only key, shown once: put it in the link, never a key of yours */
+            token: string;
+        };
+        /**
+         * @description A read-only link: a new key that may only read the domain, named for its owner to find it.
+         * @example {
+         *       "domain": "demo.example.com",
+         *       "name": "Board meeting"
+         *     }
+         */
+        SharedLinkCreateRequest: {
+            domain: string;
+            name: string;
         };
         CustomEvent: {
             name: string;
@@ -2099,6 +2174,390 @@ export interface operations {
                 };
             };
             /** @description No goal with this id in the domain (`not_found`) */
+            404: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per key and minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current minute ends, in epoch seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over 100 requests this minute, or too many of this key under way at once (`rate_limited`) */
+            429: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per key and minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current minute ends, in epoch seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service (`internal_error`); nothing about the request or the SQL is disclosed */
+            500: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    SharedLinksList: {
+        parameters: {
+            query: {
+                domain: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per key and minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current minute ends, in epoch seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SharedLink"][];
+                        meta: {
+                            domain: string;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: `details` names each bad field (`invalid_request`) */
+            400: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per key and minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current minute ends, in epoch seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key (`unauthorized`) */
+            401: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description `Bearer` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not read this domain, lacks the scope, or the domain used its monthly event limit (`forbidden`, `usage_limit_exceeded`) */
+            403: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per key and minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current minute ends, in epoch seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over 100 requests this minute, or too many of this key under way at once (`rate_limited`) */
+            429: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per key and minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current minute ends, in epoch seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service (`internal_error`); nothing about the request or the SQL is disclosed */
+            500: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    SharedLinksCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SharedLinkCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per key and minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current minute ends, in epoch seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedSharedLink"];
+                };
+            };
+            /** @description Invalid request: `details` names each bad field (`invalid_request`) */
+            400: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per key and minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current minute ends, in epoch seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key (`unauthorized`) */
+            401: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description `Bearer` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not read this domain, lacks the scope, or the domain used its monthly event limit (`forbidden`, `usage_limit_exceeded`) */
+            403: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per key and minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current minute ends, in epoch seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The domain already has 50 shared links (`conflict`) */
+            409: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per key and minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current minute ends, in epoch seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per key and minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current minute ends, in epoch seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over 100 requests this minute, or too many of this key under way at once (`rate_limited`) */
+            429: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per key and minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current minute ends, in epoch seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service (`internal_error`); nothing about the request or the SQL is disclosed */
+            500: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    SharedLinksDelete: {
+        parameters: {
+            query: {
+                domain: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per key and minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current minute ends, in epoch seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description Invalid request: `details` names each bad field (`invalid_request`) */
+            400: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per key and minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current minute ends, in epoch seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key (`unauthorized`) */
+            401: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description `Bearer` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not read this domain, lacks the scope, or the domain used its monthly event limit (`forbidden`, `usage_limit_exceeded`) */
+            403: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per key and minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current minute ends, in epoch seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No shared link with this id in the domain (`not_found`) */
             404: {
                 headers: {
                     /** @description Identifies the request in the logs; quote it when reporting a problem */

@@ -1,4 +1,5 @@
-import { useState } from 'preact/hooks';
+import { useContext, useState } from 'preact/hooks';
+import { ReadOnly } from './share';
 import { answer, type Api, type Filter } from './api';
 import type { components } from './api-types';
 import { formatCount, formatMetric } from './format';
@@ -47,6 +48,7 @@ export function Goals({
     if (goals.state !== 'done') return null;
     return countGoals(goals.data, query, { range, filters: state.filters });
   }, [goals, JSON.stringify([range, state.filters, state.timezone])]);
+  const readOnly = useContext(ReadOnly);
   const [kind, setKind] = useState<'event' | 'page'>('event');
   const [value, setValue] = useState('');
   const [problem, setProblem] = useState('');
@@ -79,7 +81,7 @@ export function Goals({
       {(goals.state === 'failed' || counted.state === 'failed') && <NotLoaded />}
       {goals.state === 'loading' && <p class="muted">Loading…</p>}
       {goals.state === 'done' && goals.data.length === 0 && (
-        <p class="muted">No goals yet: add a custom event or a page below.</p>
+        <p class="muted">{readOnly ? 'No goals.' : 'No goals yet: add a custom event or a page below.'}</p>
       )}
       {goals.state === 'done' && goals.data.length > 0 && (
         <table>
@@ -108,14 +110,16 @@ export function Goals({
                     >
                       {nameOf(goal)}
                     </button>
-                    <button
-                      type="button"
-                      class="link"
-                      aria-label={`Remove goal ${nameOf(goal)}`}
-                      onClick={() => remove(goal)}
-                    >
-                      remove
-                    </button>
+                    {!readOnly && (
+                      <button
+                        type="button"
+                        class="link"
+                        aria-label={`Remove goal ${nameOf(goal)}`}
+                        onClick={() => remove(goal)}
+                      >
+                        remove
+                      </button>
+                    )}
                   </td>
                   <td class="number">{uniques === null ? '…' : formatCount(uniques)}</td>
                   <td class="number">
@@ -129,26 +133,28 @@ export function Goals({
           </tbody>
         </table>
       )}
-      <form onSubmit={add} class="inline goal-form">
-        <label>
-          Goal{' '}
-          <select name="goal-kind" value={kind} onChange={(e) => setKind(e.currentTarget.value as 'event' | 'page')}>
-            <option value="event">Custom event</option>
-            <option value="page">Page</option>
-          </select>
-        </label>
-        <label>
-          {kind === 'event' ? 'Event name' : 'Path'}{' '}
-          <input
-            name="goal-value"
-            required
-            value={value}
-            onInput={(e) => setValue(e.currentTarget.value)}
-            placeholder={kind === 'event' ? 'signup' : '/pricing or /blog/*'}
-          />
-        </label>
-        <button type="submit">Add goal</button>
-      </form>
+      {!readOnly && (
+        <form onSubmit={add} class="inline goal-form">
+          <label>
+            Goal{' '}
+            <select name="goal-kind" value={kind} onChange={(e) => setKind(e.currentTarget.value as 'event' | 'page')}>
+              <option value="event">Custom event</option>
+              <option value="page">Page</option>
+            </select>
+          </label>
+          <label>
+            {kind === 'event' ? 'Event name' : 'Path'}{' '}
+            <input
+              name="goal-value"
+              required
+              value={value}
+              onInput={(e) => setValue(e.currentTarget.value)}
+              placeholder={kind === 'event' ? 'signup' : '/pricing or /blog/*'}
+            />
+          </label>
+          <button type="submit">Add goal</button>
+        </form>
+      )}
       {problem && (
         <p class="error" role="alert">
           {problem}

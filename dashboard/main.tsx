@@ -2,6 +2,7 @@ import { render } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { apiClient, type Api, type Filter } from './api';
 import { FilterEditor, Segments } from './filter-editor';
+import { leaveSharedView, ReadOnly, Share, takeSharedView } from './share';
 import { Journeys } from './journeys';
 import { Overview } from './overview';
 import { ProblemBanner } from './problems';
@@ -39,7 +40,10 @@ const stored = (): Settings =>
   JSON.parse(localStorage.getItem('analytics-dashboard') ?? 'null') ?? { apiUrl: '', key: '', domain: '' };
 
 function App() {
-  const [settings, setSettings] = useState<Settings>(stored);
+  // A tab opened from a shared link reads with the link's key and writes nothing (share.tsx).
+  const [shared] = useState(takeSharedView);
+  const [own, setSettings] = useState<Settings>(stored);
+  const settings: Settings = shared ? { apiUrl: '', key: shared.key, domain: shared.domain } : own;
   const [state, setState] = useState<ViewState>(() => readState(location.hash));
   const [editing, setEditing] = useState(false);
   // Realtime asks every answer again each minute (the store's latency: docs/DECISIONS.md, "Dashboard").
@@ -104,7 +108,15 @@ function App() {
             Journeys
           </a>
         </nav>
-        {ready && (
+        {ready && shared && (
+          <span class="site">
+            {settings.domain}, shared read-only{' '}
+            <button type="button" class="link" onClick={leaveSharedView}>
+              Leave
+            </button>
+          </span>
+        )}
+        {ready && !shared && (
           <button type="button" class="link site" onClick={() => setEditing(true)} title="Change the site, key or API">
             {settings.domain}
           </button>
@@ -114,22 +126,24 @@ function App() {
         <Connect settings={settings} onSave={(s) => (save(s), setEditing(false))} />
       ) : (
         <>
-          <Controls api={api} domain={settings.domain} state={state} go={go} />
+          <Controls api={api} domain={settings.domain} state={state} go={go} readOnly={shared !== null} />
           {/* A banner of its own per view and key: a problem of another view or key is not this one's. */}
-          <Refresh.Provider value={tick}>
-            <ProblemBanner key={`${state.view} ${settings.key} ${settings.domain}`}>
-              {state.view === 'overview' ? (
-                <Overview api={api} domain={settings.domain} state={state} go={go} addFilter={addFilter} />
-              ) : (
-                <Journeys
-                  api={api}
-                  domain={settings.domain}
-                  state={state}
-                  openVisitor={(visitor) => go({ ...state, visitor })}
-                />
-              )}
-            </ProblemBanner>
-          </Refresh.Provider>
+          <ReadOnly.Provider value={shared !== null}>
+            <Refresh.Provider value={tick}>
+              <ProblemBanner key={`${state.view} ${settings.key} ${settings.domain}`}>
+                {state.view === 'overview' ? (
+                  <Overview api={api} domain={settings.domain} state={state} go={go} addFilter={addFilter} />
+                ) : (
+                  <Journeys
+                    api={api}
+                    domain={settings.domain}
+                    state={state}
+                    openVisitor={(visitor) => go({ ...state, visitor })}
+                  />
+                )}
+              </ProblemBanner>
+            </Refresh.Provider>
+          </ReadOnly.Provider>
         </>
       )}
     </>
@@ -179,11 +193,13 @@ function Controls({
   domain,
   state,
   go,
+  readOnly,
 }: {
   api: Api;
   domain: string;
   state: ViewState;
   go: (s: ViewState) => void;
+  readOnly: boolean;
 }) {
   const custom = Array.isArray(state.range);
   const setRange = (range: Range) => go({ ...state, range });
@@ -280,6 +296,7 @@ function Controls({
       </ul>
       <FilterEditor api={api} domain={domain} state={state} go={go} />
       <Segments key={domain} domain={domain} state={state} go={go} />
+      {!readOnly && <Share api={api} domain={domain} state={state} />}
     </section>
   );
 }

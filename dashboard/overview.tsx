@@ -1,4 +1,4 @@
-import { useMemo, useState } from 'preact/hooks';
+import { useContext, useMemo, useState } from 'preact/hooks';
 import { answer, type Annotation, type Api, type Filter, type QueryBody, type QueryRow } from './api';
 import { TrafficChart, type DailyPoint, type Interval } from './chart';
 import { change, formatCount, formatMetric, metricLabels, type MetricName } from './format';
@@ -9,6 +9,7 @@ import { cards, type ListCard, type ListTab, type Query } from './lists';
 import { download, listBody, viewZip } from './export';
 import { FullList } from './full-list';
 import { Goals } from './goals';
+import { ReadOnly } from './share';
 
 // The overview: totals against the previous period, the daily chart with its annotations, and the top lists.
 // Every number is one answer of POST /v1/query for the range, time zone and filters of the view (an event's
@@ -234,6 +235,7 @@ function Traffic({
       ).then((a) => a.data),
     [domain, range[0], range[1]],
   );
+  const readOnly = useContext(ReadOnly);
   const [title, setTitle] = useState('');
   const [date, setDate] = useState(range[1]);
   const [problem, setProblem] = useState('');
@@ -337,41 +339,45 @@ function Traffic({
           {annotations.map((a) => (
             <li key={a.id}>
               <time>{a.date}</time> {a.title}
-              <button
-                type="button"
-                class="link"
-                onClick={() => remove(a.id)}
-                aria-label={`Delete annotation ${a.title}`}
-              >
-                Delete
-              </button>
+              {!readOnly && (
+                <button
+                  type="button"
+                  class="link"
+                  onClick={() => remove(a.id)}
+                  aria-label={`Delete annotation ${a.title}`}
+                >
+                  Delete
+                </button>
+              )}
             </li>
           ))}
         </ul>
-        <form onSubmit={add} class="inline">
-          <label>
-            Date{' '}
-            <input
-              type="date"
-              required
-              value={date}
-              min={range[0]}
-              max={range[1]}
-              onInput={(e) => setDate(e.currentTarget.value)}
-            />
-          </label>
-          <label>
-            Title{' '}
-            <input
-              required
-              maxLength={250}
-              value={title}
-              onInput={(e) => setTitle(e.currentTarget.value)}
-              placeholder="Launched pricing page"
-            />
-          </label>
-          <button type="submit">Add annotation</button>
-        </form>
+        {!readOnly && (
+          <form onSubmit={add} class="inline">
+            <label>
+              Date{' '}
+              <input
+                type="date"
+                required
+                value={date}
+                min={range[0]}
+                max={range[1]}
+                onInput={(e) => setDate(e.currentTarget.value)}
+              />
+            </label>
+            <label>
+              Title{' '}
+              <input
+                required
+                maxLength={250}
+                value={title}
+                onInput={(e) => setTitle(e.currentTarget.value)}
+                placeholder="Launched pricing page"
+              />
+            </label>
+            <button type="submit">Add annotation</button>
+          </form>
+        )}
         {problem && (
           <p class="error" role="alert">
             {problem}

@@ -56,6 +56,16 @@ export class DataTables extends Construct {
     );
   }
 
+  /** Issuing and revoking keys (the shared links): a new key by PutItem, a revocation by UpdateItem. */
+  grantCredentialWriting(grantee: IGrantable): void {
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
+        resources: [this.credentials.tableArn],
+      }),
+    );
+  }
+
   /** What the store's writers do in the counters table: usage counted once per import, domain days, file states, the upkeep lease (all by UpdateItem). */
   grantStoreWriting(grantee: IGrantable): void {
     grantee.grantPrincipal.addToPrincipalPolicy(

@@ -92,6 +92,7 @@ export class RouteFunction extends Construct {
 
     tables.grantRequestAdmission(role);
     if (route.uses.includes('annotations')) tables.grantAnnotations(role);
+    if (route.uses.includes('credentials')) tables.grantCredentialWriting(role);
     if (analytics) lake.grantQuery(role);
   }
 }

@@ -15,9 +15,9 @@ export interface Route {
   readonly scope: Scope | null;
   /**
    * Which backing services the function touches; the stack grants exactly these. `annotations` is the annotations
-   * table, which holds the goals too.
+   * table, which holds the goals and the shared links too; `credentials` is writing keys (every function reads them).
    */
-  readonly uses: readonly ('analytics' | 'annotations')[];
+  readonly uses: readonly ('analytics' | 'annotations' | 'credentials')[];
 }
 
 const read: Scope = 'analytics:read';
@@ -103,6 +103,30 @@ export const routes = {
     handler: 'goals-delete',
     scope: write,
     uses: ['annotations'],
+  },
+  sharedLinksList: {
+    name: 'SharedLinksList',
+    method: 'GET',
+    path: '/v1/shared-links',
+    handler: 'shared-links-list',
+    scope: write,
+    uses: ['annotations'],
+  },
+  sharedLinksCreate: {
+    name: 'SharedLinksCreate',
+    method: 'POST',
+    path: '/v1/shared-links',
+    handler: 'shared-links-create',
+    scope: write,
+    uses: ['annotations', 'credentials'],
+  },
+  sharedLinksDelete: {
+    name: 'SharedLinksDelete',
+    method: 'DELETE',
+    path: '/v1/shared-links/{id}',
+    handler: 'shared-links-delete',
+    scope: write,
+    uses: ['annotations', 'credentials'],
   },
   eventsList: {
     name: 'EventsList',

@@ -43,6 +43,11 @@ export function requireScope(credential: Credential, scope: Scope): void {
   }
 }
 
+/** Drops this process's cached answer for a key just revoked here: no wait for CREDENTIAL_CACHE_MS in it. */
+export function forgetCredential(keyId: string): void {
+  for (const [token, entry] of cache) if (entry.credential?.keyId === keyId) cache.delete(token);
+}
+
 export function clearCredentialCache(): void {
   cache.clear();
 }

@@ -22,6 +22,9 @@ const described: Record<RouteKey, { summary: string; tag: Tag }> = {
   goalsList: { summary: "A domain's goals (extension)", tag: 'Goals' },
   goalsCreate: { summary: 'Add a goal: a custom event or a page (extension)', tag: 'Goals' },
   goalsDelete: { summary: 'Delete a goal (extension)', tag: 'Goals' },
+  sharedLinksList: { summary: "A domain's shared links, without their keys (extension)", tag: 'Shared links' },
+  sharedLinksCreate: { summary: 'Make a read-only key for a shared link (extension)', tag: 'Shared links' },
+  sharedLinksDelete: { summary: "Revoke a shared link's key (extension)", tag: 'Shared links' },
   eventsList: { summary: 'Custom events of a period with their counts', tag: 'Custom events' },
   eventProperties: { summary: 'Property keys seen on a custom event', tag: 'Custom events' },
   eventPropertyValues: {
@@ -30,7 +33,7 @@ const described: Record<RouteKey, { summary: string; tag: Tag }> = {
   },
 };
 
-type Tag = 'Query' | 'Journeys' | 'Annotations' | 'Goals' | 'Custom events';
+type Tag = 'Query' | 'Journeys' | 'Annotations' | 'Goals' | 'Shared links' | 'Custom events';
 const tags: { name: Tag; description: string }[] = [
   {
     name: 'Query',
@@ -42,6 +45,11 @@ const tags: { name: Tag; description: string }[] = [
     name: 'Goals',
     description:
       'Extension: custom events and pages a site counts as conversions, stored beside its annotations; the dashboard reads their visitors through the query endpoint.',
+  },
+  {
+    name: 'Shared links',
+    description:
+      'Extension: read-only keys made for links to a dashboard view, listed and revoked by the keys that may write.',
   },
   { name: 'Custom events', description: 'Rows of type `event`: names, property keys and values.' },
 ];
@@ -87,6 +95,12 @@ function errorResponses(key: RouteKey, route: Route): Record<string, ResponseCon
       : []),
     ...(key === 'goalsDelete'
       ? [['404', 'No goal with this id in the domain (`not_found`)', rateLimit] as [string, string, Headers]]
+      : []),
+    ...(key === 'sharedLinksDelete'
+      ? [['404', 'No shared link with this id in the domain (`not_found`)', rateLimit] as [string, string, Headers]]
+      : []),
+    ...(key === 'sharedLinksCreate'
+      ? [['409', 'The domain already has 50 shared links (`conflict`)', rateLimit] as [string, string, Headers]]
       : []),
     ...(key === 'goalsCreate'
       ? [['409', 'The domain already has this goal, or 100 goals (`conflict`)', rateLimit] as [string, string, Headers]]

@@ -45,6 +45,16 @@ const goal = z
   })
   .meta({ id: 'Goal' });
 
+const sharedLink = z
+  .object({
+    id: z.string(),
+    key_id: z.string().describe("the link's own key, revoked with the link"),
+    name: z.string(),
+    created_by: z.string(),
+    created_at: z.string().datetime(),
+  })
+  .meta({ id: 'SharedLink' });
+
 const visitor = z
   .object({
     visitor_id: z.string(),
@@ -191,6 +201,11 @@ export const responseSchemas: Record<RouteKey, z.ZodType> = {
   goalsList: z.object({ data: z.array(goal), meta: z.object({ domain: z.string() }) }),
   goalsCreate: goal,
   goalsDelete: z.object({ success: z.literal(true) }),
+  sharedLinksList: z.object({ data: z.array(sharedLink), meta: z.object({ domain: z.string() }) }),
+  sharedLinksCreate: sharedLink
+    .extend({ token: z.string().describe('the read-only key, shown once: put it in the link, never a key of yours') })
+    .meta({ id: 'CreatedSharedLink' }),
+  sharedLinksDelete: z.object({ success: z.literal(true) }),
   eventsList: z.object({
     data: z.array(
       z.object({ name: z.string(), count, visitors: count, has_properties: z.boolean() }).meta({ id: 'CustomEvent' }),

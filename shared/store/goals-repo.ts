@@ -58,14 +58,15 @@ export async function listGoals(domain: string): Promise<Goal[]> {
   return goals.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
 }
 
-/** Deletes one goal of the domain; false when there is none with that id (an annotation's id is none). */
+/** Deletes one goal of the domain; false when there is none with that id (an annotation's or a link's is none). */
 export async function deleteGoal(domain: string, id: string): Promise<boolean> {
   try {
     await documentClient().send(
       new DeleteCommand({
         TableName: tableNames().annotations,
         Key: { domain, id },
-        ConditionExpression: 'attribute_exists(kind)',
+        ConditionExpression: 'kind IN (:event, :page)',
+        ExpressionAttributeValues: { ':event': 'event', ':page': 'page' },
       }),
     );
     return true;

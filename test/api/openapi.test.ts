@@ -174,13 +174,24 @@ describe('real responses match the documented schemas', () => {
     ['annotationsList', 'GET', '/v1/annotations', { query: { domain: 'shop.test' } }],
     ['goalsCreate', 'POST', '/v1/goals', { body: { domain: 'shop.test', page_path: '/pricing' } }],
     ['goalsList', 'GET', '/v1/goals', { query: { domain: 'shop.test' } }],
+    ['sharedLinksCreate', 'POST', '/v1/shared-links', { body: { domain: 'shop.test', name: 'Board' } }],
+    ['sharedLinksList', 'GET', '/v1/shared-links', { query: { domain: 'shop.test' } }],
   ];
 
   it.each(calls)('%s', async (key, method, path, options) => {
     const res = await api.request(method, path, { token, ...options });
-    expect(res.status).toBe(key === 'annotationsCreate' || key === 'goalsCreate' ? 201 : 200);
+    expect(res.status).toBe(key.endsWith('Create') ? 201 : 200);
     const parsed = responseSchemas[key].safeParse(res.body);
     expect(parsed.error?.issues ?? []).toEqual([]);
+  });
+
+  it('sharedLinksDelete', async () => {
+    const made = await api.request('POST', '/v1/shared-links', { token, body: { domain: 'shop.test', name: 'x' } });
+    const res = await api.request('DELETE', `/v1/shared-links/${made.body.id}`, {
+      token,
+      query: { domain: 'shop.test' },
+    });
+    expect(responseSchemas.sharedLinksDelete.safeParse(res.body).success).toBe(true);
   });
 
   it('goalsDelete', async () => {

@@ -450,7 +450,9 @@ describe.skipIf(!browserPath)('the dashboard', () => {
     expect(expected.length).toBeGreaterThan(1);
     await expect
       .poll(() =>
-        editor.locator('#filter-values option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value)),
+        editor
+          .locator('#filter-values option')
+          .evaluateAll((os) => os.map((o) => (o as unknown as { value: string }).value)),
       )
       .toEqual(expected);
     await editor.locator('select[name=filter-operator]').selectOption('is_not');
@@ -485,6 +487,47 @@ describe.skipIf(!browserPath)('the dashboard', () => {
     await view.getByRole('button', { name: 'Delete segment Not Chrome' }).click();
     await expect.poll(() => view.locator('select[name=segment]').count()).toBe(0);
     await view.close();
+  });
+
+  it('shares a view read-only by a link with a key of its own, and stops it when revoked', async () => {
+    const key = (await api.createKey({ domains: [DEMO_DOMAIN] })).token;
+    const owner = await offlinePage(browser, api.url, { timezoneId: 'UTC' });
+    const filters = [['country', 'is', 'US']];
+    await owner.goto(
+      `${api.url}/#${new URLSearchParams({ key, domain: DEMO_DOMAIN, range: '7d', tz: 'UTC', filters: JSON.stringify(filters) }).toString()}`,
+    );
+    await owner.getByRole('button', { name: 'Share' }).click();
+    const dialog = owner.getByRole('dialog', { name: 'Share this view' });
+    await dialog.locator('input[name=link-name]').fill('Board');
+    await dialog.getByRole('button', { name: 'Create link' }).click();
+    const link = await dialog.locator('input[name=shared-link]').inputValue();
+    const shared = new URLSearchParams(new URL(link).hash.slice(1));
+    expect(shared.get('share')).toMatch(/\S+/);
+    expect(shared.get('share')).not.toBe(key);
+    expect(link).not.toContain(key);
+    expect(shared.get('range')).toBe('7d');
+    expect(shared.get('filters')).toBe(JSON.stringify(filters));
+    await dialog.locator('.links li', { hasText: 'Board' }).waitFor();
+
+    // Another browser opens it: the view, read-only, with the totals the API gives for it.
+    const viewer = await offlinePage(browser, api.url, { timezoneId: 'UTC' });
+    await viewer.goto(link);
+    await expect.poll(() => viewer.locator('.top .site').textContent()).toContain('shared read-only');
+    expect(viewer.url()).not.toContain('share=');
+    const expected = await apiTotals({ date_range: '7d', filters }, key);
+    await expect.poll(() => viewer.locator('.stat[data-metric=visitors] .value').textContent()).toBe(expected.visitors);
+    await viewer.locator('section[aria-label=Goals]').waitFor();
+    for (const writer of ['Share', 'Add annotation', 'Add goal']) {
+      expect(await viewer.getByRole('button', { name: writer }).count(), writer).toBe(0);
+    }
+
+    // Revoked by its owner: the link reads nothing any more.
+    await dialog.getByRole('button', { name: 'Revoke Board' }).click();
+    await expect.poll(() => dialog.locator('.links li').count()).toBe(0);
+    await viewer.reload();
+    await expect.poll(() => viewer.locator('[role=alert]').first().textContent()).toMatch(/revoked/i);
+    await viewer.close();
+    await owner.close();
   });
 
   it('adds an annotation on the chart and deletes it, through the API', async () => {
@@ -884,6 +927,10 @@ describe.skipIf(!browserPath)('the dashboard', () => {
       await view.getByRole('button', { name: 'Add filter' }).click();
       await view.getByRole('dialog', { name: 'Add a filter' }).waitFor();
       await check('filter editor');
+      await view.keyboard.press('Escape');
+      await view.getByRole('button', { name: 'Share' }).click();
+      await view.getByRole('dialog', { name: 'Share this view' }).locator('.muted').last().waitFor();
+      await check('share');
       await view.keyboard.press('Escape');
       await view.getByRole('link', { name: 'Journeys' }).click();
       await view.locator('section[aria-label=Visitors] tbody tr').first().waitFor();
