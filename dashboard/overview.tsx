@@ -10,6 +10,7 @@ import { download, listBody, viewZip } from './export';
 import { FullList } from './full-list';
 import { Goals } from './goals';
 import { ReadOnly } from './share';
+import { WorldMap } from './world-map';
 
 // The overview: totals against the previous period, the daily chart with its annotations, and the top lists.
 // Every number is one answer of POST /v1/query for the range, time zone and filters of the view (an event's
@@ -508,6 +509,13 @@ function TabbedList(props: {
         </div>
       </div>
       <div role="tabpanel" id={`${id(current)}-panel`} aria-labelledby={id(current)} data-dimension={dimension}>
+        {dimension === 'country' && (
+          <WorldMap
+            query={query}
+            body={{ ...listBody(current, view), timezone: state.timezone }}
+            onPick={(country) => addFilter(['country', 'is', country] as Filter)}
+          />
+        )}
         <Rows
           answer={rows}
           columns={[current.label, 'Visitors', second.label]}

@@ -6,6 +6,7 @@ import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { build } from 'esbuild';
 import type { ExtraRoutes } from './http-server.js';
 import type { LocalPaths } from '../store/paths.js';
+import { countryShapes } from './country-shapes.js';
 
 // The dashboard at `/` (dashboard/): built by esbuild from its sources on the first request (about a tenth of a
 // second) and kept in memory, so `npm start` needs no build step and serves the page with the API, no second server.
@@ -20,9 +21,11 @@ export interface DashboardFiles {
   'index.html': string;
   'dashboard/app.js': string;
   'dashboard/app.css': string;
+  /** The world map's country outlines (country-shapes.ts), fetched when the Countries tab is shown. */
+  'dashboard/countries.json': string;
 }
 
-/** Bundles the dashboard: minified ESM and one style sheet. */
+/** Bundles the dashboard: minified ESM, one style sheet, and the map's outlines. */
 export async function buildDashboard(): Promise<DashboardFiles> {
   const result = await build({
     entryPoints: { app: join(sourceDir, 'main.tsx') },
@@ -43,6 +46,7 @@ export async function buildDashboard(): Promise<DashboardFiles> {
     'index.html': await readFile(join(sourceDir, 'index.html'), 'utf8'),
     'dashboard/app.js': file('.js'),
     'dashboard/app.css': file('.css'),
+    'dashboard/countries.json': JSON.stringify(await countryShapes()),
   };
 }
 
@@ -69,6 +73,7 @@ export function dashboardRoutes(): ExtraRoutes {
     'GET /': serve('index.html', 'text/html; charset=utf-8'),
     'GET /dashboard/app.js': serve('dashboard/app.js', 'text/javascript; charset=utf-8'),
     'GET /dashboard/app.css': serve('dashboard/app.css', 'text/css; charset=utf-8'),
+    'GET /dashboard/countries.json': serve('dashboard/countries.json', 'application/json'),
   };
 }
 
