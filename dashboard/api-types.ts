@@ -1964,7 +1964,7 @@ export interface operations {
         };
         responses: {
             /** @description Success */
-            200: {
+            201: {
                 headers: {
                     /** @description Identifies the request in the logs; quote it when reporting a problem */
                     "X-Request-Id": string;
@@ -2348,7 +2348,7 @@ export interface operations {
         };
         responses: {
             /** @description Success */
-            200: {
+            201: {
                 headers: {
                     /** @description Identifies the request in the logs; quote it when reporting a problem */
                     "X-Request-Id": string;

@@ -1,4 +1,5 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
+import { useModal } from './modal';
 import { answer, type Api, type Filter } from './api';
 import { filterSchema, eventFilterFields, rowFilterFields, sessionPageFields } from '../shared/requests/filters';
 import { queryRange, type ViewState } from './state';
@@ -78,15 +79,12 @@ function FilterDialog({
   go: (s: ViewState) => void;
   onClose: () => void;
 }) {
-  const dialog = useRef<HTMLDialogElement>(null);
+  const dialog = useModal();
   const [field, setField] = useState<Filter[0]>('page');
   const [operator, setOperator] = useState<Filter[1]>('is');
   const [value, setValue] = useState('');
   const [typed, setTyped] = useState('');
   const [problem, setProblem] = useState('');
-  useEffect(() => {
-    dialog.current?.showModal();
-  }, []);
   useEffect(() => {
     const wait = setTimeout(() => setTyped(value.trim()), 250);
     return () => clearTimeout(wait);
@@ -212,7 +210,18 @@ function storedSegments(domain: string): Segment[] {
 }
 
 /** Named sets of filters for this site, kept in this browser's localStorage: choose one to apply its filters. */
-export function Segments({ domain, state, go }: { domain: string; state: ViewState; go: (s: ViewState) => void }) {
+export function Segments({
+  domain,
+  state,
+  go,
+  readOnly,
+}: {
+  domain: string;
+  state: ViewState;
+  go: (s: ViewState) => void;
+  /** A shared view chooses among this browser's segments but neither saves nor deletes one. */
+  readOnly: boolean;
+}) {
   const [segments, setSegments] = useState(() => storedSegments(domain));
   const [naming, setNaming] = useState(false);
   const [name, setName] = useState('');
@@ -244,7 +253,7 @@ export function Segments({ domain, state, go }: { domain: string; state: ViewSta
           </select>
         </label>
       )}
-      {current && (
+      {current && !readOnly && (
         <button
           type="button"
           class="link"
@@ -254,7 +263,7 @@ export function Segments({ domain, state, go }: { domain: string; state: ViewSta
           Delete segment
         </button>
       )}
-      {state.filters.length > 0 && !current && !naming && (
+      {state.filters.length > 0 && !current && !naming && !readOnly && (
         <button type="button" class="link" onClick={() => setNaming(true)}>
           Save as segment
         </button>

@@ -1,4 +1,5 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
+import { useModal } from './modal';
 import type { Filter, QueryBody } from './api';
 import { formatCount } from './format';
 import { allRows, download, listBody, listCsv } from './export';
@@ -27,15 +28,12 @@ export function FullList({
   addFilter: (f: Filter) => void;
   onClose: () => void;
 }) {
-  const dialog = useRef<HTMLDialogElement>(null);
+  const dialog = useModal();
   const [typed, setTyped] = useState('');
   const [search, setSearch] = useState('');
   const [sort, setSort] = useState<{ field: SortField; order: 'asc' | 'desc' }>({ field: 'visitors', order: 'desc' });
   const [offset, setOffset] = useState(0);
   const [exporting, setExporting] = useState('');
-  useEffect(() => {
-    dialog.current?.showModal();
-  }, []);
   // The search is sent once typing pauses, and starts again from the first page.
   useEffect(() => {
     const wait = setTimeout(() => {

@@ -4,7 +4,7 @@ import { answer, type Api, type Filter } from './api';
 import type { components } from './api-types';
 import { formatCount, formatMetric } from './format';
 import type { Query } from './lists';
-import { NotLoaded } from './problems';
+import { NotLoaded, useWrite, WriteProblem } from './problems';
 import { queryRange, type ViewState } from './state';
 import { useAnswer } from './use-answer';
 
@@ -51,29 +51,22 @@ export function Goals({
   const readOnly = useContext(ReadOnly);
   const [kind, setKind] = useState<'event' | 'page'>('event');
   const [value, setValue] = useState('');
-  const [problem, setProblem] = useState('');
+  const [problem, write] = useWrite();
 
-  const add = async (event: Event) => {
+  const add = (event: Event) => {
     event.preventDefault();
-    setProblem('');
-    try {
+    return write(async () => {
       const body = kind === 'event' ? { domain, event_name: value } : { domain, page_path: value };
       await answer(api.POST('/v1/goals', { body }));
       setValue('');
       reload();
-    } catch (error) {
-      setProblem((error as Error).message);
-    }
+    });
   };
-  const remove = async (goal: Goal) => {
-    setProblem('');
-    try {
+  const remove = (goal: Goal) =>
+    write(async () => {
       await answer(api.DELETE('/v1/goals/{id}', { params: { path: { id: goal.id }, query: { domain } } }));
       reload();
-    } catch (error) {
-      setProblem((error as Error).message);
-    }
-  };
+    });
 
   return (
     <section class="card list" aria-label="Goals">
@@ -155,11 +148,7 @@ export function Goals({
           <button type="submit">Add goal</button>
         </form>
       )}
-      {problem && (
-        <p class="error" role="alert">
-          {problem}
-        </p>
-      )}
+      <WriteProblem problem={problem} />
     </section>
   );
 }

@@ -43,7 +43,7 @@ function App() {
   // A tab opened from a shared link reads with the link's key and writes nothing (share.tsx).
   const [shared] = useState(takeSharedView);
   const [own, setSettings] = useState<Settings>(stored);
-  const settings: Settings = shared ? { apiUrl: '', key: shared.key, domain: shared.domain } : own;
+  const settings: Settings = shared ? { apiUrl: shared.apiUrl, key: shared.key, domain: shared.domain } : own;
   const [state, setState] = useState<ViewState>(() => readState(location.hash));
   const [editing, setEditing] = useState(false);
   // Realtime asks every answer again each minute (the store's latency: docs/DECISIONS.md, "Dashboard").
@@ -65,6 +65,11 @@ function App() {
       }
     };
     const onHash = () => {
+      // A shared link pasted into an open tab: the tab becomes that shared view (share.tsx), from a fresh start.
+      if (new URLSearchParams(location.hash.replace(/^#/, '')).has('share') && takeSharedView()) {
+        location.reload();
+        return;
+      }
       takeOffer();
       setState(readState(location.hash));
     };
@@ -126,7 +131,14 @@ function App() {
         <Connect settings={settings} onSave={(s) => (save(s), setEditing(false))} />
       ) : (
         <>
-          <Controls api={api} domain={settings.domain} state={state} go={go} readOnly={shared !== null} />
+          <Controls
+            api={api}
+            apiUrl={settings.apiUrl}
+            domain={settings.domain}
+            state={state}
+            go={go}
+            readOnly={shared !== null}
+          />
           {/* A banner of its own per view and key: a problem of another view or key is not this one's. */}
           <ReadOnly.Provider value={shared !== null}>
             <Refresh.Provider value={tick}>
@@ -190,12 +202,14 @@ const zones = (() => {
 
 function Controls({
   api,
+  apiUrl,
   domain,
   state,
   go,
   readOnly,
 }: {
   api: Api;
+  apiUrl: string;
   domain: string;
   state: ViewState;
   go: (s: ViewState) => void;
@@ -295,8 +309,8 @@ function Controls({
         {state.filters.length === 0 && <li class="muted">No filters: click a row or add one.</li>}
       </ul>
       <FilterEditor api={api} domain={domain} state={state} go={go} />
-      <Segments key={domain} domain={domain} state={state} go={go} />
-      {!readOnly && <Share api={api} domain={domain} state={state} />}
+      <Segments key={domain} domain={domain} state={state} go={go} readOnly={readOnly} />
+      {!readOnly && <Share api={api} apiUrl={apiUrl} domain={domain} state={state} />}
     </section>
   );
 }

@@ -4,7 +4,7 @@ import { TrafficChart, type DailyPoint, type Interval } from './chart';
 import { change, formatCount, formatMetric, metricLabels, type MetricName } from './format';
 import { comparedPeriod, hourIn, minuteIn, queryRange, todayIn, type ChartInterval, type ViewState } from './state';
 import { useAnswer, type Answer } from './use-answer';
-import { NotLoaded } from './problems';
+import { NotLoaded, useWrite, WriteProblem } from './problems';
 import { cards, type ListCard, type ListTab, type Query } from './lists';
 import { download, listBody, viewZip } from './export';
 import { FullList } from './full-list';
@@ -239,7 +239,7 @@ function Traffic({
   const readOnly = useContext(ReadOnly);
   const [title, setTitle] = useState('');
   const [date, setDate] = useState(range[1]);
-  const [problem, setProblem] = useState('');
+  const [problem, write] = useWrite();
   // Kept between renders (typing an annotation's title re-renders the card): the chart is drawn again only when
   // its data changes.
   const points = useMemo(
@@ -258,27 +258,21 @@ function Traffic({
   );
   const annotations: Annotation[] = useMemo(() => (notes.state === 'done' ? notes.data : []), [notes]);
   // The last 30 minutes hold no annotation's day on their axis.
-  const shownNotes = realtime ? [] : annotations;
+  const shownNotes = realtime ? NO_NOTES : annotations;
 
-  const add = async (event: Event) => {
+  const add = (event: Event) => {
     event.preventDefault();
-    setProblem('');
-    try {
+    return write(async () => {
       await answer(api.POST('/v1/annotations', { body: { domain, date, title } }));
       setTitle('');
       reload();
-    } catch (error) {
-      setProblem((error as Error).message);
-    }
+    });
   };
-  const remove = async (id: string) => {
-    try {
+  const remove = (id: string) =>
+    write(async () => {
       await answer(api.DELETE('/v1/annotations/{id}', { params: { path: { id }, query: { domain } } }));
       reload();
-    } catch (error) {
-      setProblem((error as Error).message);
-    }
-  };
+    });
 
   return (
     <section class="card traffic" aria-label="Traffic">
@@ -379,15 +373,14 @@ function Traffic({
             <button type="submit">Add annotation</button>
           </form>
         )}
-        {problem && (
-          <p class="error" role="alert">
-            {problem}
-          </p>
-        )}
+        <WriteProblem problem={problem} />
       </details>
     </section>
   );
 }
+
+/** One empty list for every render: a new one would draw the chart again (its effect depends on the list). */
+const NO_NOTES: Annotation[] = [];
 
 const intervalDimensions = { minute: 'minute', hour: 'hour', day: 'date', week: 'week', month: 'month' } as const;
 const intervalHeads: Record<Interval, string> = {

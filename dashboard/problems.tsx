@@ -38,3 +38,30 @@ export function ProblemBanner({ children }: { children: ComponentChildren }) {
 export function NotLoaded() {
   return <p class="muted">Not loaded.</p>;
 }
+
+/**
+ * A change a person asks for (add, delete, revoke): `run` clears the last refusal, runs it, and keeps the API's
+ * message of a refusal for `WriteProblem` beside the form, not in the view's banner (the view's answers still hold).
+ */
+export function useWrite(): [problem: string, run: (change: () => Promise<unknown>) => Promise<void>] {
+  const [problem, setProblem] = useState('');
+  const run = async (change: () => Promise<unknown>) => {
+    setProblem('');
+    try {
+      await change();
+    } catch (error) {
+      setProblem((error as Error).message);
+    }
+  };
+  return [problem, run];
+}
+
+/** The refusal of the last change, if any (useWrite). */
+export function WriteProblem({ problem }: { problem: string }) {
+  if (!problem) return null;
+  return (
+    <p class="error" role="alert">
+      {problem}
+    </p>
+  );
+}

@@ -1,5 +1,7 @@
 import { createContext } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
+import { useModal } from './modal';
+import { useWrite, WriteProblem } from './problems';
 import { answer, type Api } from './api';
 import { writeState, type ViewState } from './state';
 import { useAnswer } from './use-answer';
@@ -16,17 +18,22 @@ const SHARED = 'analytics-shared';
 export interface SharedView {
   key: string;
   domain: string;
+  /** The API's address when it is not this page's server (a dashboard hosted apart: docs/DEPLOY.md). */
+  apiUrl: string;
 }
 
 /** The shared key of this tab: taken out of the address (`#share=...&domain=...`) when offered, else kept. */
 export function takeSharedView(): SharedView | null {
   const params = new URLSearchParams(location.hash.replace(/^#/, ''));
   const key = params.get('share');
-  if (key) {
-    const view = { key, domain: params.get('domain') ?? '' };
+  const domain = params.get('domain');
+  // A link without its site is no shared view: the tab stays the browser's own (and never saves this key).
+  if (key && domain) {
+    const view = { key, domain, apiUrl: params.get('api') ?? '' };
     sessionStorage.setItem(SHARED, JSON.stringify(view));
     params.delete('share');
     params.delete('domain');
+    params.delete('api');
     history.replaceState(null, '', `${location.pathname}${location.search}#${params.toString()}`);
     return view;
   }
@@ -42,69 +49,62 @@ export function leaveSharedView(): void {
   location.reload();
 }
 
-/** The link for `state` with a shared key: the view's fragment plus the key and the site. */
-export function sharedLink(token: string, domain: string, state: ViewState): string {
+/** The link for `state` with a shared key: the view's fragment plus the key, the site and the API's address. */
+export function sharedLink(token: string, domain: string, apiUrl: string, state: ViewState): string {
   const params = new URLSearchParams(writeState({ ...state, visitor: undefined }).slice(1));
   params.set('share', token);
   params.set('domain', domain);
+  if (apiUrl) params.set('api', apiUrl);
   return `${location.origin}${location.pathname}#${params.toString()}`;
 }
 
 /** **Share**: makes a read-only link to the view, and lists and revokes the site's links. */
-export function Share({ api, domain, state }: { api: Api; domain: string; state: ViewState }) {
+export function Share({ api, apiUrl, domain, state }: { api: Api; apiUrl: string; domain: string; state: ViewState }) {
   const [open, setOpen] = useState(false);
   return (
     <>
       <button type="button" onClick={() => setOpen(true)}>
         Share
       </button>
-      {open && <ShareDialog api={api} domain={domain} state={state} onClose={() => setOpen(false)} />}
+      {open && <ShareDialog api={api} apiUrl={apiUrl} domain={domain} state={state} onClose={() => setOpen(false)} />}
     </>
   );
 }
 
 function ShareDialog({
   api,
+  apiUrl,
   domain,
   state,
   onClose,
 }: {
   api: Api;
+  apiUrl: string;
   domain: string;
   state: ViewState;
   onClose: () => void;
 }) {
-  const dialog = useRef<HTMLDialogElement>(null);
+  const dialog = useModal();
   const [name, setName] = useState('Shared view');
   const [made, setMade] = useState<string | null>(null);
-  const [problem, setProblem] = useState('');
+  const [problem, write] = useWrite();
   const [links, reload] = useAnswer(
     () => answer(api.GET('/v1/shared-links', { params: { query: { domain } } })).then((a) => a.data),
     [domain],
   );
-  useEffect(() => {
-    dialog.current?.showModal();
-  }, []);
-  const create = async (event: Event) => {
+  const create = (event: Event) => {
     event.preventDefault();
-    setProblem('');
-    try {
+    return write(async () => {
       const link = await answer(api.POST('/v1/shared-links', { body: { domain, name } }));
-      setMade(sharedLink(link.token, domain, state));
+      setMade(sharedLink(link.token, domain, apiUrl, state));
       reload();
-    } catch (error) {
-      setProblem((error as Error).message);
-    }
+    });
   };
-  const revoke = async (id: string) => {
-    setProblem('');
-    try {
+  const revoke = (id: string) =>
+    write(async () => {
       await answer(api.DELETE('/v1/shared-links/{id}', { params: { path: { id }, query: { domain } } }));
       reload();
-    } catch (error) {
-      setProblem((error as Error).message);
-    }
-  };
+    });
   return (
     <dialog ref={dialog} class="share" aria-labelledby="share-title" onClose={onClose}>
       <h2 id="share-title">Share this view</h2>
@@ -130,11 +130,7 @@ function ShareDialog({
           Link (shown once) <input name="shared-link" readOnly value={made} onFocus={(e) => e.currentTarget.select()} />
         </label>
       )}
-      {problem && (
-        <p class="error" role="alert">
-          {problem}
-        </p>
-      )}
+      <WriteProblem problem={problem} />
       <h3>Links of {domain}</h3>
       {links.state === 'failed' && <p class="error">{links.message}</p>}
       {links.state === 'done' && links.data.length === 0 && <p class="muted">None yet.</p>}

@@ -14,10 +14,16 @@ interface Shapes {
 
 let shapes: Promise<Shapes> | undefined;
 function loadShapes(): Promise<Shapes> {
-  shapes ??= fetch('dashboard/countries.json').then((r) => {
-    if (!r.ok) throw new Error(`The map's outlines did not load (${r.status})`);
-    return r.json() as Promise<Shapes>;
-  });
+  shapes ??= fetch('dashboard/countries.json')
+    .then((r) => {
+      if (!r.ok) throw new Error(`The map's outlines did not load (${r.status})`);
+      return r.json() as Promise<Shapes>;
+    })
+    .catch((error: unknown) => {
+      // Asked again on the next try (the banner's Retry), not failed for good.
+      shapes = undefined;
+      throw error;
+    });
   return shapes;
 }
 

@@ -20,6 +20,6 @@ export const handler = httpHandler(
   { body: createSharedLinkBody },
   async ({ body, credential, authorizeDomain }) => {
     const domain = await authorizeDomain(body.domain);
-    return { status: 201, body: await createSharedLink(domain, body, credential.owner) };
+    return { status: 201, body: await createSharedLink(domain, body, credential) };
   },
 );

@@ -164,7 +164,7 @@ export function buildOpenApiDocument(specs: RouteSpecs): object {
         ...(spec.path ? { params: spec.path as z.ZodObject } : {}),
       },
       responses: {
-        [route.name === 'AnnotationsCreate' ? '201' : '200']: {
+        [route.method === 'POST' && route.name.endsWith('Create') ? '201' : '200']: {
           description: 'Success',
           headers: { ...requestId, ...rateLimit },
           content: { 'application/json': { schema: responseSchemas[key] } },

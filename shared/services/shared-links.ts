@@ -1,6 +1,7 @@
 import { forgetCredential } from '../auth/authenticate.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { createCredential, revokeCredential } from './credentials.js';
+import type { Credential } from '../store/credentials-repo.js';
 import {
   deleteSharedLink,
   LINK_ID_PREFIX,
@@ -19,18 +20,22 @@ export const MAX_SHARED_LINKS = 50;
 export async function createSharedLink(
   domain: string,
   input: { name: string },
-  createdBy: string,
+  creator: Pick<Credential, 'owner' | 'eventLimit'>,
   now = new Date(),
 ): Promise<SharedLink & { token: string }> {
   if ((await listSharedLinks(domain)).length >= MAX_SHARED_LINKS) {
     throw new ConflictError(`The domain already has ${MAX_SHARED_LINKS} shared links; revoke one first`);
   }
-  const key = await createCredential({ domains: [domain], scopes: ['analytics:read'], owner: createdBy }, now);
+  // The creator's plan limit, not the default: a link never reads past the month's limit of the key that made it.
+  const key = await createCredential(
+    { domains: [domain], scopes: ['analytics:read'], owner: creator.owner, eventLimit: creator.eventLimit },
+    now,
+  );
   const link: SharedLink = {
     id: `${LINK_ID_PREFIX}${key.key_id}`,
     key_id: key.key_id,
     name: input.name,
-    created_by: createdBy,
+    created_by: creator.owner,
     created_at: now.toISOString(),
   };
   // Written after the key: a crash between the two leaves a key nobody holds the token of (it was never answered),

@@ -236,8 +236,21 @@ const inScope = (shopEvents as Row[]).filter(
     r.timestamp >= `${SHOP_RANGE[0]}T00:00:00Z` &&
     r.timestamp < '2026-03-04T00:00:00Z',
 );
+/** A row's session's first or last pageview path in the range (entry_page, exit_page); none without a session. */
+const sessionPageOf =
+  (last: boolean) =>
+  (r: Row): string | null => {
+    if (!r.session_id) return null;
+    const pageviews = inScope
+      .filter((x) => x.session_id === r.session_id && x.type === 'pageview')
+      .sort((a, b) => String(a.timestamp).localeCompare(String(b.timestamp)));
+    return ((last ? pageviews.at(-1) : pageviews[0])?.url_path as string | undefined) ?? null;
+  };
+
 const columnOf: Record<string, (r: Row) => string | null> = {
   page: (r) => (r.url_path as string) ?? null,
+  entry_page: sessionPageOf(false),
+  exit_page: sessionPageOf(true),
   referrer: (r) => referrerDomain((r.referrer as string | null) ?? undefined) || null,
   ...Object.fromEntries(
     [

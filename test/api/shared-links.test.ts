@@ -93,6 +93,17 @@ describe('shared links', () => {
     await revoke(made.id, DOMAIN);
   });
 
+  it('read within the plan limit of the key that made them, not past it', async () => {
+    const limited = 'limited-links.test';
+    const creator = (await api.createKey({ domains: [limited], eventLimit: 3 })).token;
+    const link = (await create({ domain: limited, name: 'small plan' }, creator)).body.token as string;
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) statuses.push((await query(link, limited)).status);
+    // API calls count toward the domain's month: the link's key is refused where its creator's would be.
+    expect(statuses).toContain(403);
+    expect(statuses.indexOf(403)).toBeLessThanOrEqual(3);
+  });
+
   it('are at most 50 a domain: the 51st is a 409 that says so', async () => {
     const many = 'many-links.test';
     for (let i = 0; i < 50; i++) expect((await create({ domain: many, name: `l${i}` })).status).toBe(201);

@@ -276,7 +276,7 @@ describe.skipIf(!browserPath)('the dashboard', () => {
       );
     const first = await ask({ limit: 100, sort: { field: 'visitors', order: 'desc' } });
     expect(first.pagination.has_more).toBe(true);
-    await expect.poll(shown).toEqual(asShown(first.data));
+    await expect.poll(shown, { timeout: 15_000 }).toEqual(asShown(first.data));
     await screenshot(view, 'full-list.png');
     await dialog.getByRole('button', { name: 'Next' }).click();
     await expect
@@ -285,12 +285,14 @@ describe.skipIf(!browserPath)('the dashboard', () => {
 
     // Sorting by the name column (the sort-by-dimension extension), then the other way; back to the first page.
     await dialog.getByRole('button', { name: 'Top pages' }).click();
-    await expect.poll(shown).toEqual(asShown((await ask({ limit: 100, sort: { field: 'page', order: 'asc' } })).data));
+    await expect
+      .poll(shown, { timeout: 15_000 })
+      .toEqual(asShown((await ask({ limit: 100, sort: { field: 'page', order: 'asc' } })).data));
     expect(await dialog.locator('th[aria-sort]').getAttribute('aria-sort')).toBe('ascending');
     await dialog.getByRole('button', { name: 'Top pages' }).click();
     const byName = await ask({ limit: 100, sort: { field: 'page', order: 'desc' } });
     expect(byName.data[0].dimensions.page).toBe('/p/249');
-    await expect.poll(shown).toEqual(asShown(byName.data));
+    await expect.poll(shown, { timeout: 15_000 }).toEqual(asShown(byName.data));
     await dialog.getByRole('button', { name: 'Pageviews' }).click();
     await expect
       .poll(shown)
@@ -304,7 +306,7 @@ describe.skipIf(!browserPath)('the dashboard', () => {
       sort: { field: 'pageviews', order: 'desc' },
     });
     expect(found.data.length).toBe(100);
-    await expect.poll(shown).toEqual(asShown(found.data));
+    await expect.poll(shown, { timeout: 15_000 }).toEqual(asShown(found.data));
 
     // The CSV holds every matching row (more than one page), in the same order.
     const [csvFile] = await Promise.all([
