@@ -56,8 +56,8 @@ describe("the README's examples of calling the API", () => {
     expect(block).toContain('BASE=http://127.0.0.1:3000');
     const script = [
       'set -euo pipefail',
-      // Fail on any HTTP error, and print what the API said.
-      'curl() { command curl -sS --fail-with-body "$@"; echo; }',
+      // Fail on any HTTP error, and say which request it was and what the API said.
+      'curl() { command curl -sS --fail-with-body "$@" || { s=$?; echo "failed: curl $*" >&2; return $s; }; echo; }',
       block.replace('BASE=http://127.0.0.1:3000', `BASE=${api.url}`),
       'echo "visitor=$VISITOR_ID annotation=$ANNOTATION_ID"',
     ].join('\n');
