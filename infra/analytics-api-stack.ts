@@ -7,6 +7,7 @@ import type { Construct } from 'constructs';
 import { routeList, type Route } from '../shared/routes.js';
 import { DataTables } from './data-tables.js';
 import { EVENTS_PREFIX, EventLake } from './event-lake.js';
+import { EventCollector } from './event-collector.js';
 import { RouteFunction } from './route-function.js';
 import { INCOMING_PREFIX, StoreWriters } from './store-writers.js';
 import type { StackSettings } from './settings.js';
@@ -33,6 +34,7 @@ export class AnalyticsApiStack extends Stack {
     const writers = (this.writers = new StoreWriters(this, 'StoreWriters', { lake, tables, settings }));
     // Athena's workgroup-wide data usage control: every query of the workgroup together, per hour, to the alarm topic.
     writers.notifyOn(lake.scanAlarm(settings.athenaHourlyBytesAlarm));
+    const collector = new EventCollector(this, 'Collector', lake);
 
     const api = new HttpApi(this, 'HttpApi', {
       apiName: id,
@@ -84,7 +86,7 @@ export class AnalyticsApiStack extends Stack {
     });
 
     for (const route of props.routes ?? routeList) {
-      const routeFunction = new RouteFunction(this, route.name, { route, tables, lake, settings });
+      const routeFunction = new RouteFunction(this, route.name, { route, tables, lake, collector, settings });
       this.functions.set(route.name, routeFunction);
       api.addRoutes({
         path: route.path,

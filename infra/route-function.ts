@@ -14,6 +14,7 @@ import {
 } from '../shared/events/derived-relations.js';
 import type { Route } from '../shared/routes.js';
 import type { DataTables } from './data-tables.js';
+import type { EventCollector } from './event-collector.js';
 import type { EventLake } from './event-lake.js';
 import { ANALYTICS_FUNCTION_TIMEOUT_SECONDS, type StackSettings } from './settings.js';
 import { lambdaCode, projectRoot } from './lambda-code.js';
@@ -29,13 +30,14 @@ export interface RouteFunctionProps {
   route: Route;
   tables: DataTables;
   lake: EventLake;
+  collector: EventCollector;
   settings: StackSettings;
 }
 
 export class RouteFunction extends Construct {
   readonly function: NodejsFunction;
 
-  constructor(scope: Construct, id: string, { route, tables, lake, settings }: RouteFunctionProps) {
+  constructor(scope: Construct, id: string, { route, tables, lake, collector, settings }: RouteFunctionProps) {
     super(scope, id);
     const entry = `${projectRoot}functions/${route.handler}.ts`;
     if (!existsSync(entry))
@@ -58,6 +60,8 @@ export class RouteFunction extends Construct {
       NODE_OPTIONS: '--enable-source-maps',
     };
     if (route.uses.includes('annotations')) environment.ANNOTATIONS_TABLE = tables.annotations.tableName;
+    const collects = route.uses.includes('events');
+    if (collects) environment.EVENTS_STREAM_NAME = collector.stream.deliveryStreamName;
     if (analytics) {
       Object.assign(environment, {
         ATHENA_WORKGROUP: lake.workGroupName,
@@ -87,12 +91,13 @@ export class RouteFunction extends Construct {
       role,
       logGroup,
       environment,
-      ...lambdaCode(),
+      ...lambdaCode({ withGeoDatabase: collects }),
     });
 
     tables.grantRequestAdmission(role);
     if (route.uses.includes('annotations')) tables.grantAnnotations(role);
     if (route.uses.includes('credentials')) tables.grantCredentialWriting(role);
     if (analytics) lake.grantQuery(role);
+    if (collects) collector.grantPut(role);
   }
 }

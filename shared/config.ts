@@ -36,6 +36,19 @@ export function rateLimitPerMinute(env: NodeJS.ProcessEnv = process.env): number
   return value;
 }
 
+/**
+ * Events per client address and minute that POST /api/event accepts: 600 by default (an office or a school behind
+ * one address sends many visitors' events). COLLECT_RATE_LIMIT_PER_MINUTE changes it, on the stack as locally.
+ */
+export function collectRateLimitPerMinute(env: NodeJS.ProcessEnv = process.env): number {
+  const text = env.COLLECT_RATE_LIMIT_PER_MINUTE;
+  if (text === undefined || text === '') return 600;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1 || value > 1_000_000)
+    throw new Error('COLLECT_RATE_LIMIT_PER_MINUTE must be a whole number from 1 to 1000000');
+  return value;
+}
+
 /** Default plan event limit for credentials created without `--event-limit`. */
 export const DEFAULT_EVENT_LIMIT = 1_000_000_000;
 

@@ -11,13 +11,14 @@ export interface Route {
   /** API Gateway route path; `{param}` segments are path parameters. */
   readonly path: string;
   readonly handler: string;
-  /** `null` only for public documents (the OpenAPI description). */
+  /** `null` for the public routes: the collector, which sites' visitors call without a key. */
   readonly scope: Scope | null;
   /**
    * Which backing services the function touches; the stack grants exactly these. `annotations` is the annotations
-   * table, which holds the goals and the shared links too; `credentials` is writing keys (every function reads them).
+   * table, which holds the goals and the shared links too; `credentials` is writing keys (every function reads them);
+   * `events` is writing collected events to the delivery stream.
    */
-  readonly uses: readonly ('analytics' | 'annotations' | 'credentials')[];
+  readonly uses: readonly ('analytics' | 'annotations' | 'credentials' | 'events')[];
 }
 
 const read: Scope = 'analytics:read';
@@ -128,6 +129,14 @@ export const routes = {
     scope: write,
     uses: ['annotations', 'credentials'],
   },
+  collectEvent: {
+    name: 'CollectEvent',
+    method: 'POST',
+    path: '/api/event',
+    handler: 'event-collect',
+    scope: null,
+    uses: ['events'],
+  },
   eventsList: {
     name: 'EventsList',
     method: 'GET',
@@ -156,5 +165,7 @@ export const routes = {
 } as const satisfies Record<string, Route>;
 
 export type RouteKey = keyof typeof routes;
+/** The routes a client calls with a key: every route but the public collector. */
+export type KeyedRouteKey = Exclude<RouteKey, 'collectEvent'>;
 
 export const routeList: readonly Route[] = Object.values(routes);

@@ -16,6 +16,8 @@ import { compactStore, upgradeStore, whenStoreFree } from '../store/backfill.js'
 import { localCodecs } from '../../writer/parquet-codec.js';
 import { localPaths, type LocalPaths } from '../store/paths.js';
 import { recordStoreDays, recordStoreLayout } from '../store/store-days.js';
+import { localBatchSink, type BatchSink } from '../collect/batch-sink.js';
+import { installEventSink } from '../../shared/collect/event-sink.js';
 
 export interface LocalApi {
   url: string;
@@ -27,6 +29,8 @@ export interface LocalApi {
   trino?: TrinoAthena;
   /** Compaction of the store, run once the server listens: settles with the partitions compacted (null if stopped). */
   compaction: Promise<number | null>;
+  /** Where POST /api/event's events wait for their import: `flush()` imports them now. */
+  collected: BatchSink;
   /** Stops serving; a compaction still running is aborted and publishes nothing. */
   close(): Promise<void>;
 }
@@ -92,6 +96,9 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
         })
       : undefined;
   installEngine(trino?.engine ?? engine);
+  // POST /api/event writes here: batches imported every few seconds (local/collect/batch-sink.ts).
+  const collected = localBatchSink(paths);
+  installEventSink(collected);
   let openApi: Promise<string> | undefined;
   const server = createLocalServer(
     {
@@ -124,10 +131,14 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     engine,
     ...(trino ? { trino } : {}),
     compaction: compaction.done,
+    collected,
     close: async () => {
       await Promise.all([upgrade.stop(), compaction.stop()]);
       server.closeAllConnections();
       await new Promise<void>((done) => server.close(() => done()));
+      // Events accepted before the close are imported before the store's services stop.
+      await collected.close();
+      installEventSink(undefined);
       engine.close();
       await trino?.close();
       await dynamo.close();

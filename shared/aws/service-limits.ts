@@ -25,6 +25,11 @@ export const S3_KEY_MAX_BYTES = 1024;
 /** SQS: one message (and one batch), 1 MiB since 2025; S3's notifications stay far below it. */
 export const SQS_MESSAGE_MAX_BYTES = 1024 * 1024;
 
+/** Kinesis Data Firehose: PutRecordBatch takes at most 500 records and 4 MiB; one record is at most 1,000 KiB. */
+export const FIREHOSE_BATCH_MAX_RECORDS = 500;
+export const FIREHOSE_BATCH_MAX_BYTES = 4 * 1024 * 1024;
+export const FIREHOSE_RECORD_MAX_BYTES = 1000 * 1024;
+
 export const utf8Bytes = (text: string): number => Buffer.byteLength(text, 'utf8');
 
 /**

@@ -25,6 +25,10 @@ const described: Record<RouteKey, { summary: string; tag: Tag }> = {
   sharedLinksList: { summary: "A domain's shared links, without their keys (extension)", tag: 'Shared links' },
   sharedLinksCreate: { summary: 'Make a read-only key for a shared link (extension)', tag: 'Shared links' },
   sharedLinksDelete: { summary: "Revoke a shared link's key (extension)", tag: 'Shared links' },
+  collectEvent: {
+    summary: "Record a pageview or a custom event from a site's visitor: Plausible's Events API, no key (extension)",
+    tag: 'Collecting',
+  },
   eventsList: { summary: 'Custom events of a period with their counts', tag: 'Custom events' },
   eventProperties: { summary: 'Property keys seen on a custom event', tag: 'Custom events' },
   eventPropertyValues: {
@@ -33,7 +37,7 @@ const described: Record<RouteKey, { summary: string; tag: Tag }> = {
   },
 };
 
-type Tag = 'Query' | 'Journeys' | 'Annotations' | 'Goals' | 'Shared links' | 'Custom events';
+type Tag = 'Query' | 'Journeys' | 'Annotations' | 'Goals' | 'Shared links' | 'Custom events' | 'Collecting';
 const tags: { name: Tag; description: string }[] = [
   {
     name: 'Query',
@@ -52,6 +56,11 @@ const tags: { name: Tag; description: string }[] = [
       'Extension: read-only keys made for links to a dashboard view, listed and revoked by the keys that may write.',
   },
   { name: 'Custom events', description: 'Rows of type `event`: names, property keys and values.' },
+  {
+    name: 'Collecting',
+    description:
+      "Extension: the write side sites call, without a key: Plausible's event body, so Plausible's script and this service's own (`/js/script.js`) both send to it.",
+  },
 ];
 
 type Headers = Record<string, { description: string; required?: boolean; schema: { type: 'string' | 'integer' } }>;
@@ -137,6 +146,43 @@ function errorResponses(key: RouteKey, route: Route): Record<string, ResponseCon
   );
 }
 
+/** The public collector: no key, Plausible's body as JSON or text/plain, 202 without a body. */
+function registerCollector(registry: OpenAPIRegistry, route: Route, spec: RouteSpecs[RouteKey]): void {
+  const error = (description: string, headers: Headers = {}) => ({
+    description,
+    headers: { ...requestId, ...headers },
+    content: { 'application/json': { schema: errorSchema } },
+  });
+  registry.registerPath({
+    method: 'post',
+    path: route.path,
+    operationId: route.name,
+    summary: described.collectEvent.summary,
+    tags: [described.collectEvent.tag],
+    security: [],
+    description:
+      'No key: sites call it from their visitors\' browsers. Answers carry `Access-Control-Allow-Origin: *`. The visitor ' +
+      'is counted by the User-Agent header and the address (the first of X-Forwarded-For, else the connection\'s).',
+    request: {
+      body: {
+        content: { 'application/json': { schema: spec.body! }, 'text/plain': { schema: spec.body! } },
+        required: true,
+      },
+    },
+    responses: {
+      '202': {
+        description: 'Accepted: recorded, or dropped without a word (a bot, an `engagement` event)',
+        headers: requestId,
+      },
+      '400': error('Not an event: `details` names the field and what it accepts (`invalid_request`)'),
+      '403': error('A named domain is not served by this deployment (`domain_not_served`)'),
+      '413': error('The body is over 128 KiB (`payload_too_large`)'),
+      '429': error('Over the events a client address may send this minute (`rate_limited`)', retryAfter),
+      '500': error('A fault of the service (`internal_error`)'),
+    },
+  });
+}
+
 export function buildOpenApiDocument(specs: RouteSpecs): object {
   const registry = new OpenAPIRegistry();
   registry.registerComponent('securitySchemes', 'bearerAuth', {
@@ -149,6 +195,10 @@ export function buildOpenApiDocument(specs: RouteSpecs): object {
 
   for (const [key, route] of Object.entries(routes) as [RouteKey, (typeof routes)[RouteKey]][]) {
     const spec = specs[key];
+    if (key === 'collectEvent') {
+      registerCollector(registry, route, spec);
+      continue;
+    }
     registry.registerPath({
       method: route.method.toLowerCase() as 'get' | 'post' | 'delete',
       path: route.path,

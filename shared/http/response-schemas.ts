@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import type { RouteKey } from '../routes.js';
+import type { KeyedRouteKey } from '../routes.js';
 import { dimensions, metrics } from '../requests/query.js';
 
 // The success bodies of every route, for the OpenAPI document and for tests that check real responses
@@ -160,7 +160,7 @@ const visitorMeta = z.object({
 });
 const eventsMeta = { domain: z.string(), date_range: pair(day), query_ms: queryMs, bytes_scanned: bytesScanned };
 
-export const responseSchemas: Record<RouteKey, z.ZodType> = {
+export const responseSchemas: Record<KeyedRouteKey, z.ZodType> = {
   journeysList: z.object({
     data: z.array(visitor),
     meta: z.object({

@@ -1,6 +1,7 @@
 import { DEFAULT_EVENT_LIMIT } from '../config.js';
 import { issueToken } from '../auth/tokens.js';
 import type { Scope } from '../routes.js';
+import { markSiteServed } from '../store/collector-repo.js';
 import { putCredential, revokeCredential, type Credential, type CredentialType } from '../store/credentials-repo.js';
 
 export interface NewCredential {
@@ -36,6 +37,8 @@ export async function createCredential(input: NewCredential, now = new Date()): 
     createdAt: now.toISOString(),
   };
   await putCredential(credential, issued.secretHash);
+  // A key for a domain is what makes this deployment collect its events (POST /api/event).
+  await Promise.all(credential.domains.map((domain) => markSiteServed(domain, now)));
   return {
     token: issued.token,
     key_id: credential.keyId,

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadRouteSpecs } from '../../shared/http/openapi.js';
 import { responseSchemas } from '../../shared/http/response-schemas.js';
-import { routes, type RouteKey } from '../../shared/routes.js';
+import { routes, type KeyedRouteKey, type RouteKey } from '../../shared/routes.js';
 import { openApiJson } from '../../local/server/openapi-document.js';
 import { openApiTypes } from '../../local/server/openapi-types.js';
 import { SHOP_RANGE, shopEvents } from '../fixtures/shop-events.js';
@@ -141,7 +141,7 @@ describe('the OpenAPI document', () => {
 
 describe('real responses match the documented schemas', () => {
   const range = { date_range: SHOP_RANGE };
-  const calls: [RouteKey, string, string, { body?: unknown; query?: Record<string, string> }][] = [
+  const calls: [KeyedRouteKey, string, string, { body?: unknown; query?: Record<string, string> }][] = [
     [
       'query',
       'POST',

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { responseSchemas } from '../../shared/http/response-schemas.js';
 import { queryFilterFields } from '../../shared/requests/query.js';
 import { journeyFilterFields } from '../../shared/requests/journeys.js';
-import type { RouteKey } from '../../shared/routes.js';
+import type { KeyedRouteKey } from '../../shared/routes.js';
 import { shopEvents } from '../fixtures/shop-events.js';
 import { expectErrorResponse } from '../support/http-assertions.js';
 import {
@@ -44,7 +44,7 @@ afterAll(() => api?.close());
 
 interface Endpoint {
   path: string;
-  route: RouteKey;
+  route: KeyedRouteKey;
   fields: readonly string[];
   valid: fc.Arbitrary<Record<string, unknown>>;
   filterFields?: readonly string[];

@@ -1,0 +1,12 @@
+import { collectorHandler } from '../shared/http/collector-handler.js';
+import { routes } from '../shared/routes.js';
+import { collectEvent } from '../shared/services/collect.js';
+
+export const handler = collectorHandler(routes.collectEvent, ({ body, headers, sourceIp }) =>
+  collectEvent({
+    body,
+    userAgent: headers['user-agent'],
+    connectedFrom: sourceIp,
+    forwardedFor: headers['x-forwarded-for'],
+  }),
+);
