@@ -23,6 +23,8 @@ export interface DashboardFiles {
   'dashboard/app.css': string;
   /** The world map's country outlines (country-shapes.ts), fetched when the Countries tab is shown. */
   'dashboard/countries.json': string;
+  /** The tracker script sites embed (tracker/script.ts), served beside the dashboard. */
+  'js/script.js': string;
 }
 
 /** Bundles the dashboard: minified ESM, one style sheet, and the map's outlines. */
@@ -47,7 +49,25 @@ export async function buildDashboard(): Promise<DashboardFiles> {
     'dashboard/app.js': file('.js'),
     'dashboard/app.css': file('.css'),
     'dashboard/countries.json': JSON.stringify(await countryShapes()),
+    'js/script.js': await buildTracker(),
   };
+}
+
+const trackerSource = fileURLToPath(new URL('../../tracker/script.ts', import.meta.url));
+
+/** The tracker script, minified for the browsers of 2017 on (sendBeacon, URL, closest). */
+export async function buildTracker(): Promise<string> {
+  const result = await build({
+    entryPoints: [trackerSource],
+    bundle: true,
+    minify: true,
+    format: 'iife',
+    target: 'es2017',
+    write: false,
+    legalComments: 'none',
+    logLevel: 'silent',
+  });
+  return new TextDecoder().decode(result.outputFiles[0]!.contents);
 }
 
 /** Where `npm start` keeps the demo key it created, for the link it prints at each start (mode 0600). */
@@ -65,6 +85,7 @@ export function dashboardLink(paths: LocalPaths, apiUrl: string): string {
 
 export function dashboardRoutes(): ExtraRoutes {
   let files: Promise<DashboardFiles> | undefined;
+  let tracker: Promise<string> | undefined;
   const serve = (name: keyof DashboardFiles, type: string) => async () => {
     files ??= buildDashboard();
     return text(200, (await files)[name], type);
@@ -74,6 +95,8 @@ export function dashboardRoutes(): ExtraRoutes {
     'GET /dashboard/app.js': serve('dashboard/app.js', 'text/javascript; charset=utf-8'),
     'GET /dashboard/app.css': serve('dashboard/app.css', 'text/css; charset=utf-8'),
     'GET /dashboard/countries.json': serve('dashboard/countries.json', 'application/json'),
+    // Built by itself: a site's visitors load it, never the dashboard.
+    'GET /js/script.js': async () => text(200, await (tracker ??= buildTracker()), 'text/javascript; charset=utf-8'),
   };
 }
 

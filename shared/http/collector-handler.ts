@@ -3,7 +3,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { ApiError, internalError } from '../errors.js';
 import { logger } from '../log.js';
 import type { Route } from '../routes.js';
-import { MAX_COLLECT_BODY_BYTES, collectBodySchema } from '../collect/event-body.js';
+import type { z } from 'zod';
 import { jsonResponse } from './response.js';
 
 // The public collector's envelope (POST /api/event): no key, a 202 with no body for every accepted event, and for
@@ -22,7 +22,13 @@ export interface CollectorInput {
 
 const corsHeaders = { 'access-control-allow-origin': '*' };
 
-export function collectorHandler(route: Route, run: (input: CollectorInput) => Promise<string>) {
+export interface CollectorSpec {
+  /** The body's schema, for the OpenAPI document (the run parses the body itself: it is JSON in any content type). */
+  body: z.ZodType;
+  maxBodyBytes: number;
+}
+
+export function collectorHandler(route: Route, spec: CollectorSpec, run: (input: CollectorInput) => Promise<string>) {
   const base = async (event: Event, context: Context): Promise<Result> => {
     const requestId = event.requestContext?.requestId ?? context.awsRequestId;
     const log = logger.createChild({ persistentKeys: { request_id: requestId, route: route.name } });
@@ -32,12 +38,8 @@ export function collectorHandler(route: Route, run: (input: CollectorInput) => P
     try {
       const body =
         event.isBase64Encoded && event.body ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
-      if (body !== undefined && Buffer.byteLength(body) > MAX_COLLECT_BODY_BYTES)
-        throw new ApiError(
-          413,
-          'payload_too_large',
-          `An event's body may be at most ${MAX_COLLECT_BODY_BYTES / 1024} KiB`,
-        );
+      if (body !== undefined && Buffer.byteLength(body) > spec.maxBodyBytes)
+        throw new ApiError(413, 'payload_too_large', `The body may be at most ${spec.maxBodyBytes / 1024} KiB`);
       outcome = await run({ body, headers: event.headers ?? {}, sourceIp: event.requestContext.http.sourceIp });
     } catch (thrown) {
       const error = thrown instanceof ApiError ? thrown : internalError();
@@ -51,5 +53,5 @@ export function collectorHandler(route: Route, run: (input: CollectorInput) => P
   };
   const handler = middy<Event, Result, unknown, Context>(base);
   // The route and the body's schema ride along for the OpenAPI document, as on every other route.
-  return Object.assign(handler, { route, spec: { body: collectBodySchema } });
+  return Object.assign(handler, { route, spec: { body: spec.body } });
 }

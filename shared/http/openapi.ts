@@ -161,8 +161,8 @@ function registerCollector(registry: OpenAPIRegistry, route: Route, spec: RouteS
     tags: [described.collectEvent.tag],
     security: [],
     description:
-      'No key: sites call it from their visitors\' browsers. Answers carry `Access-Control-Allow-Origin: *`. The visitor ' +
-      'is counted by the User-Agent header and the address (the first of X-Forwarded-For, else the connection\'s).',
+      "No key: sites call it from their visitors' browsers. Answers carry `Access-Control-Allow-Origin: *`. The visitor " +
+      "is counted by the User-Agent header and the address (the first of X-Forwarded-For, else the connection's).",
     request: {
       body: {
         content: { 'application/json': { schema: spec.body! }, 'text/plain': { schema: spec.body! } },

@@ -49,7 +49,7 @@ async function send(
   return { status: res.status, text: await res.text(), headers: res.headers };
 }
 
-async function query(body: Record<string, unknown>) {
+async function query(body: Record<string, unknown>): Promise<Record<string, unknown>[]> {
   const res = await api.request('POST', '/v1/query', {
     token,
     body: { domain: SITE, date_range: '7d', ...body },

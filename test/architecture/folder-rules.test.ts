@@ -16,6 +16,7 @@ const SOURCES = [
   'local',
   'cli',
   'dashboard',
+  'tracker',
   'test',
   'bench',
   'scripts',
