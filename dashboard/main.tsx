@@ -4,6 +4,7 @@ import { apiClient, type Api, type Filter } from './api';
 import { FilterEditor, Segments } from './filter-editor';
 import { leaveSharedView, ReadOnly, Share, takeSharedView } from './share';
 import { Journeys } from './journeys';
+import { Install } from './install';
 import { Overview } from './overview';
 import { ProblemBanner } from './problems';
 import { Refresh } from './use-answer';
@@ -112,6 +113,14 @@ function App() {
           >
             Journeys
           </a>
+          {!shared && (
+            <a
+              href={writeState({ ...state, view: 'install', visitor: undefined })}
+              aria-current={state.view === 'install' ? 'page' : undefined}
+            >
+              Add your site
+            </a>
+          )}
         </nav>
         {ready && shared && (
           <span class="site">
@@ -131,19 +140,23 @@ function App() {
         <Connect settings={settings} onSave={(s) => (save(s), setEditing(false))} />
       ) : (
         <>
-          <Controls
-            api={api}
-            apiUrl={settings.apiUrl}
-            domain={settings.domain}
-            state={state}
-            go={go}
-            readOnly={shared !== null}
-          />
+          {state.view !== 'install' && (
+            <Controls
+              api={api}
+              apiUrl={settings.apiUrl}
+              domain={settings.domain}
+              state={state}
+              go={go}
+              readOnly={shared !== null}
+            />
+          )}
           {/* A banner of its own per view and key: a problem of another view or key is not this one's. */}
           <ReadOnly.Provider value={shared !== null}>
             <Refresh.Provider value={tick}>
               <ProblemBanner key={`${state.view} ${settings.key} ${settings.domain}`}>
-                {state.view === 'overview' ? (
+                {state.view === 'install' && !shared ? (
+                  <Install api={api} apiUrl={settings.apiUrl} domain={settings.domain} />
+                ) : state.view === 'overview' || state.view === 'install' ? (
                   <Overview api={api} domain={settings.domain} state={state} go={go} addFilter={addFilter} />
                 ) : (
                   <Journeys

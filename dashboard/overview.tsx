@@ -520,6 +520,12 @@ function TabbedList(props: {
       <button type="button" class="link details" onClick={() => setDetails(true)}>
         Details<span class="visually-hidden">: all {current.label.toLowerCase()}</span>
       </button>
+      {card.title === 'Locations' && (
+        // DB-IP's licence (CC BY 4.0) asks pages that show its results to link back.
+        <p class="muted attribution">
+          Collected events are placed by <a href="https://db-ip.com">IP Geolocation by DB-IP</a>.
+        </p>
+      )}
       {details && (
         <FullList tab={current} view={view} query={query} addFilter={addFilter} onClose={() => setDetails(false)} />
       )}

@@ -15,7 +15,7 @@ export type Comparison = 'previous' | 'year';
 export type ChartInterval = 'day' | 'week' | 'month';
 
 export interface ViewState {
-  view: 'overview' | 'journeys';
+  view: 'overview' | 'journeys' | 'install';
   range: Range;
   compare: Comparison;
   interval: ChartInterval;
@@ -49,6 +49,8 @@ const MAX_VISITOR_ID_LENGTH = 256;
  * The view a URL fragment names. A link is anyone's to craft: whatever does not hold is left out (a filter the API
  * would refuse, a repeated one, an unknown time zone), so any link opens a working dashboard.
  */
+const views = ['overview', 'journeys', 'install'] as const;
+
 export function readState(hash: string): ViewState {
   const params = new URLSearchParams(hash.replace(/^#/, ''));
   const range = params.get('range') ?? '30d';
@@ -69,7 +71,7 @@ export function readState(hash: string): ViewState {
   const visitor = params.get('visitor');
   const preset: Preset = presets.some((p) => p.value === range) ? (range as Preset) : '30d';
   return {
-    view: params.get('view') === 'journeys' ? 'journeys' : 'overview',
+    view: views.find((v) => v === params.get('view')) ?? 'overview',
     range: custom ? [custom[1]!, custom[2]!] : preset,
     compare: params.get('compare') === 'year' ? 'year' : 'previous',
     interval: intervalOf(params.get('interval')),
