@@ -2,7 +2,7 @@
 // not the other. `handler` is the module under functions/ that exports `handler`.
 
 export type Scope = 'analytics:read' | 'analytics:write';
-export type HttpMethod = 'GET' | 'POST' | 'DELETE';
+export type HttpMethod = 'GET' | 'POST' | 'DELETE' | 'OPTIONS';
 
 export interface Route {
   /** Stable name: the Lambda's logical id and the log's `route` key. */
@@ -137,6 +137,14 @@ export const routes = {
     scope: null,
     uses: ['events'],
   },
+  collectEventPreflight: {
+    name: 'CollectEventPreflight',
+    method: 'OPTIONS',
+    path: '/api/event',
+    handler: 'event-collect-preflight',
+    scope: null,
+    uses: [],
+  },
   eventsList: {
     name: 'EventsList',
     method: 'GET',
@@ -166,6 +174,6 @@ export const routes = {
 
 export type RouteKey = keyof typeof routes;
 /** The routes a client calls with a key: every route but the public collector. */
-export type KeyedRouteKey = Exclude<RouteKey, 'collectEvent'>;
+export type KeyedRouteKey = Exclude<RouteKey, 'collectEvent' | 'collectEventPreflight'>;
 
 export const routeList: readonly Route[] = Object.values(routes);

@@ -12,10 +12,12 @@ export function findChromium(env: NodeJS.ProcessEnv = process.env): { path: stri
     : { missing: `no Chromium at ${path} (apt-get install chromium, or set CHROMIUM_PATH)` };
 }
 
-export async function launchChromium(path: string): Promise<Browser> {
+/** `extraArgs`: more command-line switches (a test maps a site's host name to loopback with them). */
+export async function launchChromium(path: string, extraArgs: string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: path,
     args: [
+      ...extraArgs,
       '--no-sandbox',
       '--disable-gpu',
       '--disable-quic',

@@ -55,3 +55,24 @@ export function collectorHandler(route: Route, spec: CollectorSpec, run: (input:
   // The route and the body's schema ride along for the OpenAPI document, as on every other route.
   return Object.assign(handler, { route, spec: { body: spec.body } });
 }
+
+/**
+ * The answer to a CORS preflight of POST /api/event (a page sending JSON as application/json, or extra headers):
+ * any origin, POST, the headers asked for. Plausible's script and ours send simple requests and never ask.
+ */
+export function collectorPreflightHandler(route: Route) {
+  const handler = middy<Event, Result, unknown, Context>(async (event: Event): Promise<Result> => {
+    const asked = event.headers?.['access-control-request-headers'] ?? '';
+    return {
+      statusCode: 204,
+      headers: {
+        ...corsHeaders,
+        'access-control-allow-methods': 'POST',
+        // The names a browser asks for, when they are header names: echoed, at most 1,000 characters of them.
+        ...(/^[\w\-, ]{1,1000}$/.test(asked) ? { 'access-control-allow-headers': asked } : {}),
+        'access-control-max-age': '86400',
+      },
+    };
+  });
+  return Object.assign(handler, { route, spec: {} });
+}

@@ -25,6 +25,7 @@ const described: Record<RouteKey, { summary: string; tag: Tag }> = {
   sharedLinksList: { summary: "A domain's shared links, without their keys (extension)", tag: 'Shared links' },
   sharedLinksCreate: { summary: 'Make a read-only key for a shared link (extension)', tag: 'Shared links' },
   sharedLinksDelete: { summary: "Revoke a shared link's key (extension)", tag: 'Shared links' },
+  collectEventPreflight: { summary: 'CORS preflight of POST /api/event', tag: 'Collecting' },
   collectEvent: {
     summary: "Record a pageview or a custom event from a site's visitor: Plausible's Events API, no key (extension)",
     tag: 'Collecting',
@@ -199,6 +200,8 @@ export function buildOpenApiDocument(specs: RouteSpecs): object {
       registerCollector(registry, route, spec);
       continue;
     }
+    // A CORS preflight is the browser's, not a client's operation: the collector's description says it is answered.
+    if (key === 'collectEventPreflight') continue;
     registry.registerPath({
       method: route.method.toLowerCase() as 'get' | 'post' | 'delete',
       path: route.path,
