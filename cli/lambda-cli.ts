@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { App } from 'aws-cdk-lib';
 import { AnalyticsApiStack } from '../infra/analytics-api-stack.js';
 import { settingsFromContext } from '../infra/settings.js';
+import { createCollectorStream } from '../local/lambda-runtime/collector-stream.js';
 import { localStackFunctions, serveStackApi } from '../local/lambda-runtime/stack-api.js';
 import { startLocalApi } from '../local/server/local-api.js';
 import { tableNames } from '../shared/config.js';
@@ -12,8 +13,8 @@ import { routeList } from '../shared/routes.js';
 // functions as Lambda runs them (AWS's Runtime Interface Emulator, aws-lambda-ric on Node.js 22), what SAM's
 // `sam local invoke` and `start-api` do, without Docker. The stack is synthesized into cdk.out first, as
 // `npx cdk synth` does; the functions reach the local services of the data folder (dynalite, and the Athena emulator
-// over Trino, as `ANALYTICS_ENGINE=trino npm start` runs them), and, for the store writers, an S3-compatible server
-// named with --s3-endpoint and --bucket.
+// over Trino, as `ANALYTICS_ENGINE=trino npm start` runs them), and, for the store writers and the collector, an
+// S3-compatible server named with --s3-endpoint and --bucket (the collector's delivery stream is made there).
 
 const usage = `usage:
   npm run lambda -- invoke <function> [--event FILE] [--s3-endpoint URL --bucket NAME]
@@ -48,12 +49,28 @@ app.synth();
 
 const analytics = command === 'serve' || routeList.some((r) => r.name === name && r.uses.includes('analytics'));
 const local = await startLocalApi({ engine: analytics ? 'trino' : 'duckdb' });
+// With an S3-compatible server, the collector writes to a delivery stream made there (when it models Firehose, as
+// moto does), so its records land under the bucket's incoming/collected/ as on the stack.
+const firehose = values['s3-endpoint']
+  ? {
+      endpoint: values['s3-endpoint'],
+      stream: await createCollectorStream(
+        {
+          endpoint: values['s3-endpoint'],
+          region: process.env.AWS_REGION ?? 'us-east-1',
+          credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+        },
+        values.bucket!,
+      ),
+    }
+  : undefined;
 const stack = localStackFunctions(cdkOut, {
   dynamodb: local.dynamo.endpoint,
   // The data folder's DynamoDB takes only its own credentials; moto and the Athena emulator take any.
   credentials: local.dynamo.credentials,
   tables: tableNames(),
   ...(values['s3-endpoint'] ? { s3: { endpoint: values['s3-endpoint'], bucket: values.bucket! } } : {}),
+  ...(firehose ? { firehose } : {}),
   ...(local.trino ? { athena: { endpoint: local.trino.endpoint, location: local.trino.location } } : {}),
 });
 const stop = async () => {

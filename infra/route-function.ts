@@ -61,7 +61,7 @@ export class RouteFunction extends Construct {
     };
     if (route.uses.includes('annotations')) environment.ANNOTATIONS_TABLE = tables.annotations.tableName;
     const collects = route.uses.includes('events');
-    if (collects) environment.EVENTS_STREAM_NAME = collector.stream.deliveryStreamName;
+    if (collects) environment.EVENTS_STREAM_NAME = collector.streamName;
     if (analytics) {
       Object.assign(environment, {
         ATHENA_WORKGROUP: lake.workGroupName,

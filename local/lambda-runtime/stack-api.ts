@@ -16,6 +16,8 @@ export interface LocalServices {
   tables: TableNames;
   /** An S3-compatible server (moto) and the bucket standing for the events bucket: for the store writers. */
   s3?: { endpoint: string; bucket: string };
+  /** A Firehose delivery stream on an AWS-compatible server (moto's), for the collector (collector-stream.ts). */
+  firehose?: { endpoint: string; stream: string };
   /** The Athena emulator's URL (over Trino) and the bucket its tables read (`local://…` or `s3://…`): for the analytics routes. */
   athena?: { endpoint: string; location: string };
   /**
@@ -31,6 +33,7 @@ const fromResource: Record<string, (s: LocalServices) => string | undefined> = {
   COUNTERS_TABLE: (s) => s.tables.counters,
   EVENTS_BUCKET: (s) => s.s3?.bucket,
   ATHENA_EVENTS_LOCATION: (s) => s.athena?.location,
+  EVENTS_STREAM_NAME: (s) => s.firehose?.stream,
 };
 
 /** The function's environment with the local services in place of the stack's resources. */
@@ -53,6 +56,7 @@ export function localEnvironment(fn: StackFunction, services: LocalServices): Re
     AWS_ENDPOINT_URL_DYNAMODB: services.dynamodb,
     ...(services.s3 ? { AWS_ENDPOINT_URL_S3: services.s3.endpoint, AWS_S3_FORCE_PATH_STYLE: 'true' } : {}),
     ...(services.athena ? { AWS_ENDPOINT_URL_ATHENA: services.athena.endpoint } : {}),
+    ...(services.firehose ? { AWS_ENDPOINT_URL_FIREHOSE: services.firehose.endpoint } : {}),
     POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? env.LOG_LEVEL ?? 'INFO',
   };
 }

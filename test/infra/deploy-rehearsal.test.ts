@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ApiGatewayV2Client, GetApisCommand, GetRoutesCommand } from '@aws-sdk/client-apigatewayv2';
+import { DescribeDeliveryStreamCommand, FirehoseClient } from '@aws-sdk/client-firehose';
 import {
   CloudFormationClient,
   DescribeStacksCommand,
@@ -295,6 +296,30 @@ describe('deploy rehearsal: `cdk bootstrap` and `cdk deploy` into moto', () => {
       ).toEqual(literal.sort());
       expect(Object.keys(Table?.Parameters ?? {}).sort(), id).toEqual(Object.keys(input.Parameters as Json).sort());
     }
+  });
+
+  it("the collector's delivery stream writes gzip NDJSON under incoming/collected/ with the template's role and buffering", async () => {
+    const [stream] = resourcesOf('AWS::KinesisFirehose::DeliveryStream');
+    const { DeliveryStreamDescription: described } = await new FirehoseClient(clientOptions()).send(
+      new DescribeDeliveryStreamCommand({ DeliveryStreamName: stream!.physicalId }),
+    );
+    const wanted = stream!.properties.ExtendedS3DestinationConfiguration;
+    const destination = described!.Destinations![0]!.ExtendedS3DestinationDescription!;
+    expect({
+      bucket: destination.BucketARN,
+      role: destination.RoleARN,
+      prefix: destination.Prefix,
+      errors: destination.ErrorOutputPrefix,
+      buffering: destination.BufferingHints,
+      compression: destination.CompressionFormat,
+    }).toEqual({
+      bucket: `arn:aws:s3:::${physicalIdOf(wanted.BucketARN)}`,
+      role: expect.stringContaining(physicalIdOf(wanted.RoleARN)),
+      prefix: 'incoming/collected/!{timestamp:yyyy/MM/dd/HH}/',
+      errors: wanted.ErrorOutputPrefix,
+      buffering: { IntervalInSeconds: 60, SizeInMBs: 5 },
+      compression: 'GZIP',
+    });
   });
 
   it('the upkeep schedule, the alarms on their topic and its key, and every route of the HTTP API', async () => {

