@@ -213,6 +213,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/event": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record a pageview or a custom event from a site's visitor: Plausible's Events API, no key (extension)
+         * @description No key: sites call it from their visitors' browsers. Answers carry `Access-Control-Allow-Origin: *`. The visitor is counted by the User-Agent header and the address (the first of X-Forwarded-For, else the connection's).
+         */
+        post: operations["CollectEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events": {
         parameters: {
             query?: never;
@@ -602,6 +622,58 @@ export interface components {
         SharedLinkCreateRequest: {
             domain: string;
             name: string;
+        };
+        /**
+         * @description Plausible's event body: `name` (`n`) and `url` (`u`) are required; `domain` (`d`, one site or several separated by commas; default the URL's host), `referrer` (`r`), `props` (`p`, up to 30), `revenue` (`$`), `interactive` (`i`) and `hashMode` (`h`) are optional.
+         * @example {
+         *       "name": "pageview",
+         *       "url": "https://shop.example.com/pricing?utm_source=news",
+         *       "domain": "shop.example.com"
+         *     }
+         */
+        TrackedEvent: {
+            n?: string;
+            name?: string;
+            u?: string;
+            url?: string;
+            d?: string;
+            domain?: string;
+            r?: string | null;
+            referrer?: string | null;
+            p?: {
+                [key: string]: string | number | boolean | null | unknown[] | {
+                    [key: string]: unknown;
+                };
+            } | string | null;
+            props?: {
+                [key: string]: string | number | boolean | null | unknown[] | {
+                    [key: string]: unknown;
+                };
+            } | string | null;
+            m?: {
+                [key: string]: string | number | boolean | null | unknown[] | {
+                    [key: string]: unknown;
+                };
+            } | string | null;
+            meta?: {
+                [key: string]: string | number | boolean | null | unknown[] | {
+                    [key: string]: unknown;
+                };
+            } | string | null;
+            $?: {
+                amount: number | string;
+                currency: string;
+            } | null;
+            revenue?: {
+                amount: number | string;
+                currency: string;
+            } | null;
+            h?: number | boolean | null;
+            hashMode?: number | boolean | null;
+            i?: boolean | null;
+            interactive?: boolean | null;
+        } & {
+            [key: string]: unknown;
         };
         CustomEvent: {
             name: string;
@@ -2594,6 +2666,88 @@ export interface operations {
                 };
             };
             /** @description A fault of the service (`internal_error`); nothing about the request or the SQL is disclosed */
+            500: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    CollectEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TrackedEvent"];
+                "text/plain": components["schemas"]["TrackedEvent"];
+            };
+        };
+        responses: {
+            /** @description Accepted: recorded, or dropped without a word (a bot, an `engagement` event) */
+            202: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not an event: `details` names the field and what it accepts (`invalid_request`) */
+            400: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A named domain is not served by this deployment (`domain_not_served`) */
+            403: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over 128 KiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the events a client address may send this minute (`rate_limited`) */
+            429: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service (`internal_error`) */
             500: {
                 headers: {
                     /** @description Identifies the request in the logs; quote it when reporting a problem */

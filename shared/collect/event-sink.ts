@@ -1,5 +1,9 @@
 import { FirehoseClient, PutRecordBatchCommand } from '@aws-sdk/client-firehose';
-import { FIREHOSE_BATCH_MAX_RECORDS } from '../aws/service-limits.js';
+import {
+  FIREHOSE_BATCH_MAX_BYTES,
+  FIREHOSE_BATCH_MAX_RECORDS,
+  FIREHOSE_RECORD_MAX_BYTES,
+} from '../aws/service-limits.js';
 
 // Where collected events go, as lines of the import format (docs/EVENT-FORMAT.md): on the stack a Kinesis Data
 // Firehose delivery stream that writes them as NDJSON objects under `incoming/`, where the ingest function imports
@@ -30,11 +34,8 @@ const RECORD_ATTEMPTS = 3;
 export function firehoseSink(streamName: string, client = new FirehoseClient({ maxAttempts: 3 })): EventSink {
   return {
     async write(lines) {
-      for (let from = 0; from < lines.length; from += FIREHOSE_BATCH_MAX_RECORDS) {
-        let records = lines.slice(from, from + FIREHOSE_BATCH_MAX_RECORDS).map((line) => ({
-          // One line per record: Firehose concatenates records, so each ends its own line.
-          Data: new TextEncoder().encode(`${line}\n`),
-        }));
+      for (const batch of batches(lines)) {
+        let records = batch;
         for (let attempt = 1; records.length > 0; attempt++) {
           const answer = await client.send(
             new PutRecordBatchCommand({ DeliveryStreamName: streamName, Records: records }),
@@ -47,4 +48,23 @@ export function firehoseSink(streamName: string, client = new FirehoseClient({ m
       }
     },
   };
+}
+
+/** The lines as records (each ending its line: Firehose concatenates records) in batches PutRecordBatch accepts. */
+function* batches(lines: string[]): Generator<{ Data: Uint8Array }[]> {
+  let batch: { Data: Uint8Array }[] = [];
+  let bytes = 0;
+  for (const line of lines) {
+    const data = new TextEncoder().encode(`${line}\n`);
+    if (data.byteLength > FIREHOSE_RECORD_MAX_BYTES)
+      throw new Error(`a line of ${data.byteLength} bytes is over Firehose's record limit`);
+    if (batch.length === FIREHOSE_BATCH_MAX_RECORDS || bytes + data.byteLength > FIREHOSE_BATCH_MAX_BYTES) {
+      yield batch;
+      batch = [];
+      bytes = 0;
+    }
+    batch.push({ Data: data });
+    bytes += data.byteLength;
+  }
+  if (batch.length > 0) yield batch;
 }

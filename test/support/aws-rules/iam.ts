@@ -147,6 +147,16 @@ export function iamRequestsOf(stack: ResolvedStack, service: string, command: st
       }
     }
   }
+  if (service === 'firehose' && (command === 'PutRecordBatchCommand' || command === 'PutRecordCommand')) {
+    // Any stream a test names stands for the stack's one delivery stream, as any bucket stands for its bucket.
+    const [id] = Object.entries(stack.resources).find(([, r]) => r.Type === 'AWS::KinesisFirehose::DeliveryStream')!;
+    return [
+      {
+        action: `firehose:${command.replace(/Command$/, '')}`,
+        resource: `arn:aws:firehose:${REGION}:${ACCOUNT}:deliverystream/${id}`,
+      },
+    ];
+  }
   throw new Error(
     `IAM check: ${service} ${command} has no IAM mapping in test/support/aws-rules/iam.ts; add what AWS authorizes for it`,
   );

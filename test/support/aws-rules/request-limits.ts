@@ -6,6 +6,9 @@ import {
   DYNAMODB_EXPRESSION_MAX_BYTES,
   DYNAMODB_ITEM_MAX_BYTES,
   DYNAMODB_TRANSACT_MAX_ITEMS,
+  FIREHOSE_BATCH_MAX_BYTES,
+  FIREHOSE_BATCH_MAX_RECORDS,
+  FIREHOSE_RECORD_MAX_BYTES,
   S3_KEY_MAX_BYTES,
   SQS_MESSAGE_MAX_BYTES,
   dynamoItemBytes,
@@ -26,6 +29,19 @@ const EXPRESSIONS = [
 
 export function requestLimitViolations(service: string, command: string, input: Json): string[] {
   const problems: string[] = [];
+  if (service === 'firehose' && command === 'PutRecordBatchCommand') {
+    const records: { Data?: Uint8Array }[] = input.Records ?? [];
+    const sizes = records.map((r) => r.Data?.byteLength ?? 0);
+    if (records.length > FIREHOSE_BATCH_MAX_RECORDS)
+      problems.push(`PutRecordBatch has ${records.length} records; the limit is ${FIREHOSE_BATCH_MAX_RECORDS}`);
+    if (sizes.reduce((a, b) => a + b, 0) > FIREHOSE_BATCH_MAX_BYTES)
+      problems.push(
+        `PutRecordBatch carries ${sizes.reduce((a, b) => a + b, 0)} bytes; the limit is ${FIREHOSE_BATCH_MAX_BYTES}`,
+      );
+    const largest = Math.max(0, ...sizes);
+    if (largest > FIREHOSE_RECORD_MAX_BYTES)
+      problems.push(`a Firehose record of ${largest} bytes; the limit is ${FIREHOSE_RECORD_MAX_BYTES}`);
+  }
   if (service === 'dynamodb') {
     const checkOne = (request: Json, where: string) => {
       for (const name of EXPRESSIONS) {

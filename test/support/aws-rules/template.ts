@@ -149,6 +149,7 @@ class Resolver {
         'AWS::IAM::Role': `arn:aws:iam::${ACCOUNT}:role/${name}`,
         'AWS::CloudWatch::Alarm': `arn:aws:cloudwatch:${REGION}:${ACCOUNT}:alarm:${name}`,
         'AWS::Events::Rule': `arn:aws:events:${REGION}:${ACCOUNT}:rule/${name}`,
+        'AWS::KinesisFirehose::DeliveryStream': `arn:aws:firehose:${REGION}:${ACCOUNT}:deliverystream/${name}`,
       };
       if (type in arns) return arns[type]!;
     }
