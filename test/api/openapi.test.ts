@@ -86,6 +86,8 @@ describe('the OpenAPI document', () => {
   it('lists per operation the statuses it can answer, each with the error body and its headers', async () => {
     const doc = JSON.parse(await openApiJson());
     for (const route of Object.values(routes)) {
+      // The public collector: no key, so no 401 and no rate-limit headers; its preflight is no client operation.
+      if (route.scope === null) continue;
       const responses = doc.paths[route.path][route.method.toLowerCase()].responses;
       const expected = ['400', '401', '403', '429', '500'];
       if (route.method === 'POST') expected.push('413');
@@ -134,8 +136,19 @@ describe('the OpenAPI document', () => {
     expect(res.status).toBe(200);
     expect(res.body.openapi).toBe('3.1.0');
     for (const route of Object.values(routes)) {
+      if (route === routes.collectEventPreflight) continue;
       expect(res.body.paths[route.path][route.method.toLowerCase()].operationId).toBe(route.name);
     }
+  });
+
+  it('describes the collector as public, taking JSON or text/plain, answering 202 without a body', async () => {
+    const doc = JSON.parse(await openApiJson());
+    const operation = doc.paths['/api/event'].post;
+    expect(operation.security).toEqual([]);
+    expect(Object.keys(operation.requestBody.content).sort()).toEqual(['application/json', 'text/plain']);
+    expect(Object.keys(operation.responses).sort()).toEqual(['202', '400', '403', '413', '429', '500']);
+    expect(operation.responses['202'].content).toBeUndefined();
+    expect(doc.paths['/api/event'].options).toBeUndefined();
   });
 });
 
