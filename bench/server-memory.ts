@@ -2,12 +2,12 @@ import './env.js';
 import { DEFAULT_DUCKDB_MEMORY_LIMIT } from '../shared/engines/duckdb-engine.js';
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { ensureDataset, rowCount } from './dataset.js';
 import { dashboardMix } from './query-mix.js';
+import { freePort, listening } from './npm-start.js';
 
 // `npm run bench:memory`: the memory of `npm start` serving a bench data set. Starts the real command on the data
 // set's folder (with DUCKDB_MEMORY_LIMIT when given), waits for it to listen (its start-up upkeep included), asks
@@ -111,28 +111,4 @@ async function treeRssKiB(root: number): Promise<number> {
     for (const [pid, ppid] of procs) if (tree.has(ppid) && !tree.has(pid)) grew = tree.add(pid).size > 0;
   }
   return procs.filter(([pid]) => tree.has(pid)).reduce((sum, [, , rss]) => sum + rss, 0);
-}
-
-/** Resolves once the server answers on its port (its start-up upkeep done); fails if it stops first. */
-async function listening(child: ReturnType<typeof spawn>, port: number): Promise<void> {
-  let exited = false;
-  child.once('exit', () => (exited = true));
-  child.stdout!.resume();
-  for (;;) {
-    if (exited) throw new Error('npm start stopped before listening');
-    const up = await fetch(`http://127.0.0.1:${port}/`).then(
-      (res) => res.ok,
-      () => false,
-    );
-    if (up) return;
-    await new Promise((done) => setTimeout(done, 250));
-  }
-}
-
-async function freePort(): Promise<number> {
-  const probe = createServer().listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const { port } = probe.address() as { port: number };
-  probe.close();
-  return port;
 }

@@ -2,7 +2,7 @@
 // one. Every test file belongs to exactly one tier (test/architecture/test-tiers.test.ts).
 
 export const testTiers = {
-  /** Pure code: time, validation, SQL text and its golden snapshots, literals, bitmaps, the folder rules, the bundles' inputs, the bench's bill. No server. */
+  /** Pure code: time, validation, SQL text and its golden snapshots, literals, bitmaps, the folder rules, the bundles' inputs, the bench's bill, the collector's parsing and enrichment. No server. */
   unit: [
     'test/time/**/*.test.ts',
     'test/architecture/**/*.test.ts',
@@ -18,6 +18,7 @@ export const testTiers = {
     'test/local/timestamps.test.ts',
     'test/infra/bundle-inputs.test.ts',
     'test/bench/**/*.test.ts',
+    'test/collect/**/*.test.ts',
   ],
   /** The API through HTTP over DuckDB and dynalite, and the commands users type. */
   api: [
@@ -42,6 +43,7 @@ export const testTiers = {
     'test/local/start-compaction.test.ts',
     'test/local/store-lock.test.ts',
     'test/local/crash-loop.test.ts',
+    'test/local/collect-crash.test.ts',
     'test/query/derived-relations.test.ts',
   ],
   /** The cloud path: the stack (synth, cfn-lint, IAM, a deploy into moto, the Lambda runtime), Trino, moto's S3. */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, truncateSync } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EventSink } from '../../shared/collect/event-sink.js';
 import { logger } from '../../shared/log.js';
@@ -9,19 +9,22 @@ import { importNdjson } from '../store/local-destination.js';
 import type { LocalPaths } from '../store/paths.js';
 import { StoreBusyError } from '../store/store-lock.js';
 
-// The event sink of `npm start` (docs/COLLECTING.md, "Locally"): collected lines wait in memory for at most
-// FLUSH_MS, then are written as one NDJSON file under `<data dir>/collected/` (written under another name, synced,
-// then renamed: a batch file is whole or absent) and imported by the one importer, which publishes it whole or not
-// at all and records its digest, so importing the same file again adds nothing. The file is removed once imported.
-// A process killed at any moment therefore loses at most the lines still in memory; a batch file left behind is
-// imported at the next start. While another process holds the store lock, batches wait on disk and are tried again.
+// The event sink of `npm start` (docs/COLLECTING.md, "Locally"). Collected lines are appended to the open batch file
+// under `<data dir>/collected/` and synced to disk before `write` resolves, so an event is answered 202 only once it
+// is on disk; concurrent writes share one sync. Every FLUSH_MS the open file is closed and renamed into a ready batch,
+// which the one importer imports: it publishes the batch whole or not at all and records its digest, so importing the
+// same file again adds nothing; the file is removed once imported. A process killed at any moment thus loses no
+// answered event and writes no part of a batch: at the next start, an open file left behind is cut after its last
+// whole line (a line cut short was never answered) and imported with the other ready batches. While another process
+// holds the store lock, ready batches wait on disk and are tried again.
 
 export const FLUSH_MS = 2_000;
 /** The store's partitions are compacted after this many batch imports (each adds a file to today's partitions). */
 const COMPACT_EVERY_IMPORTS = 20;
+const OPEN_PREFIX = '.open-';
 
 export interface BatchSink extends EventSink {
-  /** Writes what is pending and imports every batch file; settles when done (or when the store was busy). */
+  /** Closes the open batch and imports every ready one; settles when done (or when the store was busy). */
   flush(): Promise<void>;
   /** Flushes, then stops the timer. */
   close(): Promise<void>;
@@ -30,86 +33,105 @@ export interface BatchSink extends EventSink {
 export function localBatchSink(paths: LocalPaths, flushMs = FLUSH_MS): BatchSink {
   const dir = join(paths.dataDir, 'collected');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  let pending: string[] = [];
+  const batchName = () => `${Date.now().toString().padStart(15, '0')}-${randomBytes(6).toString('hex')}.ndjson`;
+
+  // Batches a previous process left: an open one cut after its last whole line, then made ready.
+  for (const name of readdirSync(dir).filter((f) => f.startsWith(OPEN_PREFIX))) {
+    const file = join(dir, name);
+    const text = readFileSync(file);
+    truncateSync(file, text.lastIndexOf(10) + 1);
+    renameSync(file, join(dir, name.slice(OPEN_PREFIX.length)));
+  }
+
+  let current: { handle: FileHandle; name: string } | undefined;
+  let queued: { lines: string[]; done: () => void; failed: (error: unknown) => void }[] = [];
+  let files: Promise<unknown> = Promise.resolve();
+  let imports: Promise<void> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
-  let chain: Promise<void> = Promise.resolve();
-  let imports = 0;
+  let imported = 0;
   let closed = false;
 
-  const schedule = (ms: number) => {
+  /** Appends every queued write to the open file with one sync, then answers each. */
+  const append = async () => {
+    const batch = queued;
+    queued = [];
+    if (batch.length === 0) return;
+    try {
+      if (!current) {
+        const name = batchName();
+        current = { handle: await open(join(dir, `${OPEN_PREFIX}${name}`), 'wx', 0o600), name };
+        schedule();
+      }
+      const text = batch.flatMap((w) => w.lines.map((l) => `${l}\n`)).join('');
+      await current.handle.appendFile(text);
+      await current.handle.sync();
+      for (const w of batch) w.done();
+    } catch (error) {
+      for (const w of batch) w.failed(error);
+    }
+  };
+
+  /** Closes the open file into a ready batch. */
+  const rotate = async () => {
+    if (!current) return;
+    const { handle, name } = current;
+    current = undefined;
+    await handle.close();
+    renameSync(join(dir, `${OPEN_PREFIX}${name}`), join(dir, name));
+  };
+
+  /** Imports every ready batch in the order written; stops at a busy store (tried again at the next rotation). */
+  const importReady = async () => {
+    const ready = readdirSync(dir)
+      .filter((f) => f.endsWith('.ndjson') && !f.startsWith('.'))
+      .sort();
+    for (const name of ready) {
+      try {
+        const report = await importNdjson(join(dir, name), paths);
+        if (report.rejected.length > 0)
+          logger.error('collected lines rejected at import', { file: name, rejected: report.rejected.slice(0, 5) });
+      } catch (error) {
+        if (error instanceof StoreBusyError) return schedule();
+        logger.error('collected events could not be imported yet; retrying', { error: error as Error });
+        return schedule(flushMs * 5);
+      }
+      rmSync(join(dir, name));
+      imported++;
+    }
+    if (imported >= COMPACT_EVERY_IMPORTS) {
+      imported = 0;
+      await compactStore(paths).catch((error: unknown) => {
+        if (!(error instanceof StoreBusyError)) logger.error('compaction after collecting failed', { error });
+      });
+    }
+  };
+
+  const flush = async (): Promise<void> => {
+    files = files.then(rotate);
+    await files;
+    imports = imports.then(importReady);
+    await imports;
+  };
+
+  function schedule(ms = flushMs) {
     if (timer || closed) return;
     timer = setTimeout(() => {
       timer = undefined;
       void flush();
     }, ms);
     timer.unref();
-  };
+  }
 
-  const writeBatch = async (lines: string[]) => {
-    const name = `${Date.now().toString().padStart(15, '0')}-${randomBytes(6).toString('hex')}.ndjson`;
-    const partial = join(dir, `.${name}.partial`);
-    const file = await open(partial, 'wx', 0o600);
-    try {
-      await file.writeFile(lines.map((l) => `${l}\n`).join(''));
-      await file.sync();
-    } finally {
-      await file.close();
-    }
-    renameSync(partial, join(dir, name));
-  };
-
-  /** Imports every batch file in the order written; false when the store was busy (the rest then waits). */
-  const importBatches = async (): Promise<boolean> => {
-    const files = readdirSync(dir)
-      .filter((f) => f.endsWith('.ndjson') && !f.startsWith('.'))
-      .sort();
-    for (const name of files) {
-      try {
-        const report = await importNdjson(join(dir, name), paths);
-        if (report.rejected.length > 0)
-          logger.error('collected lines rejected at import', { file: name, rejected: report.rejected.slice(0, 5) });
-      } catch (error) {
-        if (error instanceof StoreBusyError) return false;
-        throw error;
-      }
-      rmSync(join(dir, name));
-      imports++;
-    }
-    return true;
-  };
-
-  const flush = (): Promise<void> => {
-    const lines = pending;
-    pending = [];
-    const step = chain.then(async () => {
-      try {
-        if (lines.length > 0) await writeBatch(lines);
-        const done = await importBatches();
-        if (!done) return schedule(flushMs);
-        if (imports >= COMPACT_EVERY_IMPORTS) {
-          imports = 0;
-          await compactStore(paths).catch((error: unknown) => {
-            if (!(error instanceof StoreBusyError)) throw error;
-          });
-        }
-      } catch (error) {
-        logger.error('collected events could not be imported yet; retrying', { error: error as Error });
-        schedule(flushMs * 5);
-      }
-    });
-    chain = step;
-    return step;
-  };
-
-  // Batches a previous process wrote and did not import (it stopped or was killed): imported now.
-  for (const leftover of readdirSync(dir).filter((f) => f.startsWith('.') && f.endsWith('.partial')))
-    rmSync(join(dir, leftover));
   if (readdirSync(dir).some((f) => f.endsWith('.ndjson'))) void flush();
 
   return {
-    async write(lines) {
-      pending.push(...lines);
-      schedule(flushMs);
+    write(lines) {
+      return new Promise<void>((done, failed) => {
+        if (closed) return failed(new Error('the collector is closed'));
+        queued.push({ lines, done, failed });
+        // Writes arriving while one sync runs are appended together after it: one sync per group.
+        if (queued.length === 1) files = files.then(append);
+      });
     },
     flush,
     async close() {

@@ -34,7 +34,8 @@ describe.skipIf(!browserPath)('the API reference page', () => {
   it('renders every operation of the document, offline', async () => {
     await page.goto(`${api.url}/docs`);
     await page.locator('.opblock').first().waitFor();
-    expect(await page.locator('.opblock').count()).toBe(Object.keys(routes).length);
+    // Every route but the collector's CORS preflight, which is the browser's, not an operation a client calls.
+    expect(await page.locator('.opblock').count()).toBe(Object.keys(routes).length - 1);
     for (const route of Object.values(routes)) {
       await expect(page.locator(`.opblock-summary-path[data-path="${route.path}"]`).first().isVisible()).resolves.toBe(
         true,
