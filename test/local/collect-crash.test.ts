@@ -68,18 +68,22 @@ describe('collected events under SIGKILL', () => {
       const clients = Array.from({ length: 8 }, send);
       // Long enough for batches to be closed and imported (every 2 s), killed at a random moment of one.
       await new Promise((done) => setTimeout(done, 2_500 + Math.random() * 2_500));
-      if (round < ROUNDS) server.kill('SIGKILL');
-      else stop = true;
-      stop = true;
-      await Promise.all(clients);
       if (round < ROUNDS) {
-        await new Promise((done) => server!.once('exit', done));
+        const exited = new Promise((done) => server!.once('exit', done));
+        server.kill('SIGKILL');
+        stop = true;
+        await Promise.all(clients);
+        await exited;
         server = await startServer();
+      } else {
+        stop = true;
+        await Promise.all(clients);
       }
     }
     // A clean stop imports the open batch before the process ends.
+    const exited = new Promise((done) => server!.once('exit', done));
     server.kill('SIGTERM');
-    await new Promise((done) => server!.once('exit', done));
+    await exited;
     server = undefined;
     expect(
       readdirSync(join(dataDir, 'collected')).filter((f) => f.endsWith('.ndjson') || f.startsWith('.open-')),
