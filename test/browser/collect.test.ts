@@ -5,6 +5,7 @@ import { build } from 'esbuild';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../../local/tools/chromium.js';
+import { axeViolations } from '../support/axe.js';
 import { chromiumPath } from '../support/browser-available.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
 
@@ -152,6 +153,7 @@ describe.skipIf(!browserPath)('collecting from a site', () => {
 
     await page.getByRole('link', { name: 'Add your site' }).click();
     const tag = await page.getByLabel('Script tag').inputValue();
+    expect(await axeViolations(page)).toEqual([]);
     expect(tag).toBe(
       `<script defer data-domain="${SITE}" data-api="${api.url}/api/event" src="${api.url}/js/script.js"></script>`,
     );
