@@ -42,6 +42,12 @@ const propertyValue = z.union([
   z.record(z.string(), z.unknown()),
 ]);
 
+/** Properties: an object, or the JSON text of one (Plausible's older scripts send `m` as text). */
+const propsSchema = z
+  .union([z.record(z.string(), propertyValue), z.string()])
+  .nullable()
+  .optional();
+
 const revenueSchema = z.strictObject({
   amount: z.union([z.number(), z.string().regex(/^-?\d{1,16}(\.\d+)?$/, 'must be a decimal number, e.g. "10.29"')]),
   currency: z.string().regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code in upper case, e.g. "EUR"'),
@@ -57,22 +63,10 @@ const bodySchema = z
     domain: text(MAX_URL_LENGTH).optional(),
     r: text(MAX_URL_LENGTH).nullable().optional(),
     referrer: text(MAX_URL_LENGTH).nullable().optional(),
-    p: z
-      .union([z.record(z.string(), propertyValue), z.string()])
-      .nullable()
-      .optional(),
-    props: z
-      .union([z.record(z.string(), propertyValue), z.string()])
-      .nullable()
-      .optional(),
-    m: z
-      .union([z.record(z.string(), propertyValue), z.string()])
-      .nullable()
-      .optional(),
-    meta: z
-      .union([z.record(z.string(), propertyValue), z.string()])
-      .nullable()
-      .optional(),
+    p: propsSchema,
+    props: propsSchema,
+    m: propsSchema,
+    meta: propsSchema,
     $: revenueSchema.nullable().optional(),
     revenue: revenueSchema.nullable().optional(),
     h: z.union([z.number(), z.boolean()]).nullable().optional(),
