@@ -158,7 +158,8 @@ function properties(input: Record<string, unknown> | string | undefined): Record
     if (typeof object !== 'object' || object === null || Array.isArray(object))
       throw invalid('props', 'must be an object, or the JSON text of one');
   }
-  const kept: Record<string, string> = {};
+  // Without a prototype, a key such as `constructor` is an own property like any other (the importer's rules refuse it).
+  const kept: Record<string, string> = Object.create(null) as Record<string, string>;
   for (const [key, value] of Object.entries(object ?? {})) {
     if (value === null || value === '' || typeof value === 'object') continue;
     if (key.length > MAX_PROPERTY_KEY_LENGTH)
