@@ -47,6 +47,7 @@ if (firstStart && process.env.ANALYTICS_DEMO !== '0') {
   console.log(`Dashboard: ${dashboardLink(api.paths, api.url)}`);
   if (firstStart)
     console.log(
-      'No events yet: import some with `npm run import -- FILE.ndjson` and create a key with `npm run keys -- create --domain DOMAIN`.',
+      'No events yet: create a key with `npm run keys -- create --domain DOMAIN`, then add the script tag the ' +
+        "dashboard's Add your site view gives to your pages, or import events with `npm run import -- FILE.ndjson`.",
     );
 }
