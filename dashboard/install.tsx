@@ -43,7 +43,8 @@ export function Install({ api, apiUrl, domain }: { api: Api; apiUrl: string; dom
       setCheck(
         pageviews > 0
           ? `${formatCount(pageviews)} pageviews in the last 30 minutes: the script works.`
-          : 'No pageviews in the last 30 minutes yet. Open a page of the site and check again in a minute.',
+          : 'No pageviews in the last 30 minutes yet. Open a page of the site and check again in a minute ' +
+              '(pages on localhost are dev traffic, which the dashboard does not count).',
       );
     } catch (error) {
       setCheck(`The check failed: ${(error as Error).message}`);

@@ -67,12 +67,13 @@ export class AnalyticsApiStack extends Stack {
       stageName: '$default',
       autoDeploy: true,
       throttle: { rateLimit: settings.apiRateLimit, burstLimit: settings.apiBurstLimit },
+      // No client address: the collector's callers are sites' visitors, whose addresses are never kept
+      // (docs/COLLECTING.md, "Privacy"); the handlers' own logs name a keyed request's key.
       accessLogSettings: {
         destination: new LogGroupLogDestination(accessLogs),
         format: AccessLogFormat.custom(
           JSON.stringify({
             requestId: '$context.requestId',
-            ip: '$context.identity.sourceIp',
             requestTime: '$context.requestTime',
             routeKey: '$context.routeKey',
             path: '$context.path',

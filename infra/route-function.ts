@@ -61,7 +61,10 @@ export class RouteFunction extends Construct {
     };
     if (route.uses.includes('annotations')) environment.ANNOTATIONS_TABLE = tables.annotations.tableName;
     const collects = route.uses.includes('events');
-    if (collects) environment.EVENTS_STREAM_NAME = collector.streamName;
+    if (collects) {
+      environment.EVENTS_STREAM_NAME = collector.streamName;
+      environment.COLLECT_RATE_LIMIT_PER_MINUTE = String(settings.collectRateLimitPerMinute);
+    }
     if (analytics) {
       Object.assign(environment, {
         ATHENA_WORKGROUP: lake.workGroupName,

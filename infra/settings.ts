@@ -25,6 +25,8 @@ export interface StackSettings {
   /** API Gateway stage throttling, requests per second and burst, across all keys. */
   apiRateLimit: number;
   apiBurstLimit: number;
+  /** Events a client address may send to POST /api/event per minute (the collector's own limit, per address). */
+  collectRateLimitPerMinute: number;
   /**
    * Origins (`https://host[:port]`) whose pages may call the API from a browser: where the dashboard is hosted
    * (docs/DEPLOY.md, "Hosting the dashboard"). None by default: no CORS headers at all.
@@ -48,6 +50,7 @@ export const defaultSettings: StackSettings = {
   logLevel: 'INFO',
   apiRateLimit: 100,
   apiBurstLimit: 200,
+  collectRateLimitPerMinute: 600,
   dashboardOrigins: [],
 };
 
@@ -91,6 +94,7 @@ export function settingsFromContext(node: Node): StackSettings {
     logLevel: logLevel as StackSettings['logLevel'],
     apiRateLimit: number('apiRateLimit', 1, 10_000),
     apiBurstLimit: number('apiBurstLimit', 1, 5_000),
+    collectRateLimitPerMinute: number('collectRateLimitPerMinute', 1, 1_000_000),
     dashboardOrigins,
   };
 }

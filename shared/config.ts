@@ -38,7 +38,8 @@ export function rateLimitPerMinute(env: NodeJS.ProcessEnv = process.env): number
 
 /**
  * Events per client address and minute that POST /api/event accepts: 600 by default (an office or a school behind
- * one address sends many visitors' events). COLLECT_RATE_LIMIT_PER_MINUTE changes it, on the stack as locally.
+ * one address sends many visitors' events). COLLECT_RATE_LIMIT_PER_MINUTE changes it: set by the stack from its
+ * `collectRateLimitPerMinute` setting (infra/settings.ts), locally from the environment.
  */
 export function collectRateLimitPerMinute(env: NodeJS.ProcessEnv = process.env): number {
   const text = env.COLLECT_RATE_LIMIT_PER_MINUTE;

@@ -16,66 +16,82 @@ interface Options {
 }
 type Track = ((name: string, options?: Options) => void) & { q?: IArguments[] };
 
-const script = document.currentScript as HTMLScriptElement;
-const flag = (name: string) => script.hasAttribute(`data-${name}`);
-const domain = script.getAttribute('data-domain') || location.hostname.replace(/^www\./, '');
-const endpoint = script.getAttribute('data-api') || new URL('/api/event', script.src).href;
-const hashMode = flag('hash');
-const dnt =
-  (navigator as Navigator & { doNotTrack?: string }).doNotTrack === '1' ||
-  (window as { doNotTrack?: string }).doNotTrack === '1';
-const ignored =
-  (flag('respect-dnt') && dnt) ||
-  (!flag('local') &&
-    (/^(localhost|127(\.\d+){3}|\[::1\])$/.test(location.hostname) || location.protocol === 'file:')) ||
-  navigator.webdriver;
+// A second copy of the script on a page does nothing: the first already counts its pages.
+const loaded = (window as { plausible?: Track & { l?: boolean } }).plausible?.l;
+const script = (document.currentScript ??
+  document.querySelector('script[data-domain][src*="script.js"]')) as HTMLScriptElement | null;
+if (!loaded && script) start(script);
 
-const track: Track = (name, options = {}) => {
-  if (ignored) return options.callback?.();
-  const body: Record<string, unknown> = { n: name, u: location.href, d: domain, r: document.referrer || null };
-  if (options.props) body.p = options.props;
-  if (options.revenue) body.$ = options.revenue;
-  if (hashMode) body.h = 1;
-  const text = JSON.stringify(body);
-  if (!navigator.sendBeacon?.(endpoint, text))
-    void fetch(endpoint, { method: 'POST', body: text, keepalive: true, headers: { 'content-type': 'text/plain' } });
-  options.callback?.();
-};
+function start(script: HTMLScriptElement) {
+  const flag = (name: string) => script.hasAttribute(`data-${name}`);
+  const domain = script.getAttribute('data-domain') || location.hostname.replace(/^www\./, '');
+  const endpoint = script.getAttribute('data-api') || new URL('/api/event', script.src).href;
+  const hashMode = flag('hash');
+  const dnt =
+    (navigator as Navigator & { doNotTrack?: string }).doNotTrack === '1' ||
+    (window as { doNotTrack?: string }).doNotTrack === '1';
+  const ignored =
+    (flag('respect-dnt') && dnt) ||
+    (!flag('local') &&
+      (/^(localhost|.*\.localhost|127(\.\d+){3}|\[::1\])$/.test(location.hostname) || location.protocol === 'file:')) ||
+    navigator.webdriver;
 
-let lastPage: string | undefined;
-const pageview = () => {
-  const page = location.pathname + (hashMode ? location.hash : '');
-  if (page === lastPage) return;
-  lastPage = page;
-  track('pageview');
-};
+  const track: Track & { l?: boolean } = (name, given) => {
+    const options = given ?? {};
+    if (ignored) return options.callback?.();
+    const body: Record<string, unknown> = { n: name, u: location.href, d: domain, r: document.referrer || null };
+    if (options.props) body.p = options.props;
+    if (options.revenue) body.$ = options.revenue;
+    if (hashMode) body.h = 1;
+    const text = JSON.stringify(body);
+    if (!navigator.sendBeacon?.(endpoint, text))
+      fetch(endpoint, { method: 'POST', body: text, keepalive: true, headers: { 'content-type': 'text/plain' } }).catch(
+        () => {},
+      );
+    options.callback?.();
+  };
 
-// Calls queued by the page before the script loaded (Plausible's snippet) run now, in order.
-const queued = (window as { plausible?: Track }).plausible?.q ?? [];
-(window as { plausible?: Track }).plausible = track;
-for (const call of queued) track(...(call as unknown as [string, Options?]));
+  let lastPage: string | undefined;
+  const pageview = () => {
+    const page = location.pathname + (hashMode ? location.hash : '');
+    if (page === lastPage) return;
+    lastPage = page;
+    track('pageview');
+  };
 
-const pushState = history.pushState;
-history.pushState = function (...args: Parameters<History['pushState']>) {
-  pushState.apply(this, args);
-  pageview();
-};
-addEventListener('popstate', pageview);
-if (hashMode) addEventListener('hashchange', pageview);
+  // Calls queued by the page before the script loaded (Plausible's snippet) run now, in order.
+  const queued = (window as { plausible?: Track }).plausible?.q ?? [];
+  track.l = true;
+  (window as { plausible?: Track }).plausible = track;
+  for (const call of queued) track(...(call as unknown as [string, Options?]));
 
-const downloads =
-  /\.(pdf|xlsx?|docx?|txt|rtf|csv|exe|key|pps|pptx?|7z|pkg|rar|gz|zip|avi|mov|mp4|mpe?g|wmv|midi?|mp3|wav|wma|dmg)$/i;
-if (flag('outbound-links') || flag('file-downloads'))
-  document.addEventListener('click', (event) => {
-    const link = (event.target as Element | null)?.closest?.('a');
-    if (!link?.href) return;
-    const url = new URL(link.href, location.href);
-    if (flag('file-downloads') && downloads.test(url.pathname)) track('File Download', { props: { url: url.href } });
-    else if (flag('outbound-links') && /^https?:$/.test(url.protocol) && url.host !== location.host)
-      track('Outbound Link: Click', { props: { url: url.href } });
-  });
+  const pushState = history.pushState;
+  history.pushState = function (...args: Parameters<History['pushState']>) {
+    pushState.apply(this, args);
+    pageview();
+  };
+  addEventListener('popstate', pageview);
+  if (hashMode) addEventListener('hashchange', pageview);
 
-// A page the browser prerenders counts once it is shown.
-if ((document.visibilityState as string) === 'prerender')
-  document.addEventListener('visibilitychange', pageview, { once: true });
-else pageview();
+  const downloads =
+    /\.(pdf|xlsx?|docx?|txt|rtf|csv|exe|key|pps|pptx?|7z|pkg|rar|gz|zip|avi|mov|mp4|mpe?g|wmv|midi?|mp3|wav|wma|dmg)$/i;
+  if (flag('outbound-links') || flag('file-downloads'))
+    document.addEventListener('click', (event) => {
+      const link = (event.target as Element | null)?.closest?.('a');
+      if (!link?.href) return;
+      let url: URL;
+      try {
+        url = new URL(link.href, location.href);
+      } catch {
+        return; // a link no URL can hold: nothing to count
+      }
+      if (flag('file-downloads') && downloads.test(url.pathname)) track('File Download', { props: { url: url.href } });
+      else if (flag('outbound-links') && /^https?:$/.test(url.protocol) && url.host !== location.host)
+        track('Outbound Link: Click', { props: { url: url.href } });
+    });
+
+  // A page the browser prerenders counts once it is shown.
+  if ((document as Document & { prerendering?: boolean }).prerendering)
+    document.addEventListener('prerenderingchange', pageview, { once: true });
+  else pageview();
+}

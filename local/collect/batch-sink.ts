@@ -7,16 +7,17 @@ import { logger } from '../../shared/log.js';
 import { compactStore } from '../store/backfill.js';
 import { importNdjson } from '../store/local-destination.js';
 import type { LocalPaths } from '../store/paths.js';
-import { StoreBusyError } from '../store/store-lock.js';
+import { running, StoreBusyError, thisProcess, type Owner } from '../store/store-lock.js';
 
 // The event sink of `npm start` (docs/COLLECTING.md, "Locally"). Collected lines are appended to the open batch file
 // under `<data dir>/collected/` and synced to disk before `write` resolves, so an event is answered 202 only once it
 // is on disk; concurrent writes share one sync. Every FLUSH_MS the open file is closed and renamed into a ready batch,
 // which the one importer imports: it publishes the batch whole or not at all and records its digest, so importing the
 // same file again adds nothing; the file is removed once imported. A process killed at any moment thus loses no
-// answered event and writes no part of a batch: at the next start, an open file left behind is cut after its last
-// whole line (a line cut short was never answered) and imported with the other ready batches. While another process
-// holds the store lock, ready batches wait on disk and are tried again.
+// answered event and writes no part of a batch: an open file is named after its process, and once that process is
+// gone (the next start, or another process on the same folder) it is cut after its last whole line (a line cut short
+// was never answered) and imported with the ready batches. Two processes on one folder may both import a ready batch:
+// the import record makes the second a no-op. While another process holds the store lock, batches wait on disk.
 
 export const FLUSH_MS = 2_000;
 /** The store's partitions are compacted after this many batch imports (each adds a file to today's partitions). */
@@ -33,17 +34,27 @@ export interface BatchSink extends EventSink {
 export function localBatchSink(paths: LocalPaths, flushMs = FLUSH_MS): BatchSink {
   const dir = join(paths.dataDir, 'collected');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const owner = thisProcess();
   const batchName = () => `${Date.now().toString().padStart(15, '0')}-${randomBytes(6).toString('hex')}.ndjson`;
+  const openName = (name: string) => `${OPEN_PREFIX}${owner.pid}~${owner.start}~${name}`;
 
-  // Batches a previous process left: an open one cut after its last whole line, then made ready.
-  for (const name of readdirSync(dir).filter((f) => f.startsWith(OPEN_PREFIX))) {
-    const file = join(dir, name);
-    const text = readFileSync(file);
-    truncateSync(file, text.lastIndexOf(10) + 1);
-    renameSync(file, join(dir, name.slice(OPEN_PREFIX.length)));
-  }
+  /** Open batches of processes that are gone: each cut after its last whole line, then made ready. */
+  const recoverOrphans = () => {
+    for (const file of readdirSync(dir)) {
+      const parsed = /^\.open-(\d+)~(.*)~(\d{15}-[0-9a-f]{12}\.ndjson)$/.exec(file);
+      if (!parsed || running({ pid: Number(parsed[1]), start: parsed[2]! } satisfies Owner)) continue;
+      try {
+        const text = readFileSync(join(dir, file));
+        truncateSync(join(dir, file), text.lastIndexOf(10) + 1);
+        renameSync(join(dir, file), join(dir, parsed[3]!));
+      } catch {
+        // taken over by another process meanwhile
+      }
+    }
+  };
+  recoverOrphans();
 
-  let current: { handle: FileHandle; name: string } | undefined;
+  let current: { handle: FileHandle; name: string; size: number } | undefined;
   let queued: { lines: string[]; done: () => void; failed: (error: unknown) => void }[] = [];
   let files: Promise<unknown> = Promise.resolve();
   let imports: Promise<void> = Promise.resolve();
@@ -56,17 +67,20 @@ export function localBatchSink(paths: LocalPaths, flushMs = FLUSH_MS): BatchSink
     const batch = queued;
     queued = [];
     if (batch.length === 0) return;
+    const text = batch.flatMap((w) => w.lines.map((l) => `${l}\n`)).join('');
     try {
       if (!current) {
         const name = batchName();
-        current = { handle: await open(join(dir, `${OPEN_PREFIX}${name}`), 'wx', 0o600), name };
+        current = { handle: await open(join(dir, openName(name)), 'wx', 0o600), name, size: 0 };
         schedule();
       }
-      const text = batch.flatMap((w) => w.lines.map((l) => `${l}\n`)).join('');
       await current.handle.appendFile(text);
       await current.handle.sync();
+      current.size += Buffer.byteLength(text);
       for (const w of batch) w.done();
     } catch (error) {
+      // Nothing of a failed group may stay in the file: the next group's first line would run into it.
+      await current?.handle.truncate(current.size).catch(() => rotate());
       for (const w of batch) w.failed(error);
     }
   };
@@ -77,11 +91,12 @@ export function localBatchSink(paths: LocalPaths, flushMs = FLUSH_MS): BatchSink
     const { handle, name } = current;
     current = undefined;
     await handle.close();
-    renameSync(join(dir, `${OPEN_PREFIX}${name}`), join(dir, name));
+    renameSync(join(dir, openName(name)), join(dir, name));
   };
 
   /** Imports every ready batch in the order written; stops at a busy store (tried again at the next rotation). */
   const importReady = async () => {
+    recoverOrphans();
     const ready = readdirSync(dir)
       .filter((f) => f.endsWith('.ndjson') && !f.startsWith('.'))
       .sort();
@@ -92,24 +107,32 @@ export function localBatchSink(paths: LocalPaths, flushMs = FLUSH_MS): BatchSink
           logger.error('collected lines rejected at import', { file: name, rejected: report.rejected.slice(0, 5) });
       } catch (error) {
         if (error instanceof StoreBusyError) return schedule();
-        logger.error('collected events could not be imported yet; retrying', { error: error as Error });
-        return schedule(flushMs * 5);
+        // Another process on this folder imported and removed it meanwhile.
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+        throw error;
       }
-      rmSync(join(dir, name));
+      rmSync(join(dir, name), { force: true });
       imported++;
     }
     if (imported >= COMPACT_EVERY_IMPORTS) {
       imported = 0;
       await compactStore(paths).catch((error: unknown) => {
-        if (!(error instanceof StoreBusyError)) logger.error('compaction after collecting failed', { error });
+        if (!(error instanceof StoreBusyError)) throw error;
       });
     }
   };
 
+  /** A failed step is logged and tried again later; it never stops the steps after it. */
+  const retried = (step: () => Promise<void>) => () =>
+    step().catch((error: unknown) => {
+      logger.error('collected events could not be imported yet; retrying', { error: error as Error });
+      schedule(flushMs * 5);
+    });
+
   const flush = async (): Promise<void> => {
-    files = files.then(rotate);
+    files = files.then(retried(rotate));
     await files;
-    imports = imports.then(importReady);
+    imports = imports.then(retried(importReady));
     await imports;
   };
 

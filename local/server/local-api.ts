@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { DuckDbEngine } from '../../shared/engines/duckdb-engine.js';
 import { installEngine } from '../../shared/engines/registry.js';
 import type { TrinoAccess } from '../trino/trino-server.js';
-import { rateLimitPerMinute } from '../../shared/config.js';
+import { collectRateLimitPerMinute, rateLimitPerMinute } from '../../shared/config.js';
 import { jsonResponse } from '../../shared/http/response.js';
 import { logger } from '../../shared/log.js';
 import { createLocalServer, type ExtraRoutes, type RouteInvoker } from './http-server.js';
@@ -18,6 +18,7 @@ import { localPaths, type LocalPaths } from '../store/paths.js';
 import { recordStoreDays, recordStoreLayout } from '../store/store-days.js';
 import { localBatchSink, type BatchSink } from '../collect/batch-sink.js';
 import { installEventSink } from '../../shared/collect/event-sink.js';
+import { sweepExpiredCountersEveryHour } from './expired-items.js';
 
 export interface LocalApi {
   url: string;
@@ -69,6 +70,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
   mkdirSync(paths.dataDir, { recursive: true });
   localCodecs(); // a misspelt ANALYTICS_PARQUET_COMPRESSION stops the start, not a later import or backfill
   rateLimitPerMinute(); // likewise a bad ANALYTICS_RATE_LIMIT_PER_MINUTE: not a 500 on every request
+  collectRateLimitPerMinute(); // and a bad COLLECT_RATE_LIMIT_PER_MINUTE: not a 500 on every collected event
   // Queries read the derived relations: a store imported before they existed gets them before the first query,
   // or, while another process imports, as soon as it is done. Compaction changes no answer: it runs once the
   // server listens (below), and queries read the current snapshot until it publishes.
@@ -99,6 +101,8 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
   // POST /api/event writes here: batches imported every few seconds (local/collect/batch-sink.ts).
   const collected = localBatchSink(paths);
   installEventSink(collected);
+  // dynalite has no time to live: expired counters (salts, sessions, rate windows) are deleted here.
+  const sweeper = sweepExpiredCountersEveryHour();
   let openApi: Promise<string> | undefined;
   const server = createLocalServer(
     {
@@ -139,6 +143,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
       // Events accepted before the close are imported before the store's services stop.
       await collected.close();
       installEventSink(undefined);
+      await sweeper.stop();
       engine.close();
       await trino?.close();
       await dynamo.close();

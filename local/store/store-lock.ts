@@ -17,7 +17,7 @@ import type { LocalPaths } from './paths.js';
 
 export class StoreBusyError extends Error {}
 
-interface Owner {
+export interface Owner {
   pid: number;
   /** `<boot id>:<start time in clock ticks>`, or '' where /proc does not say. */
   start: string;
@@ -162,7 +162,7 @@ export function thisProcess(): Owner {
 }
 
 /** Whether `owner` still runs: its pid is alive and, where /proc tells, was started when the lock says. */
-function running(owner: Owner): boolean {
+export function running(owner: Owner): boolean {
   try {
     process.kill(owner.pid, 0);
   } catch (error) {

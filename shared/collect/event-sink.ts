@@ -43,7 +43,9 @@ export function firehoseSink(streamName: string, client = new FirehoseClient({ m
           if (!answer.FailedPutCount) break;
           if (attempt === RECORD_ATTEMPTS)
             throw new Error(`Firehose refused ${answer.FailedPutCount} records ${RECORD_ATTEMPTS} times`);
-          records = records.filter((_, i) => answer.RequestResponses?.[i]?.ErrorCode);
+          // The records answered with an error are sent again; an answer that lists none is taken as all failed.
+          const responses = answer.RequestResponses;
+          records = responses ? records.filter((_, i) => responses[i]?.ErrorCode) : records;
         }
       }
     },

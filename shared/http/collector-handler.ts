@@ -40,7 +40,7 @@ export function collectorHandler(route: Route, spec: CollectorSpec, run: (input:
         event.isBase64Encoded && event.body ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
       if (body !== undefined && Buffer.byteLength(body) > spec.maxBodyBytes)
         throw new ApiError(413, 'payload_too_large', `The body may be at most ${spec.maxBodyBytes / 1024} KiB`);
-      outcome = await run({ body, headers: event.headers ?? {}, sourceIp: event.requestContext.http.sourceIp });
+      outcome = await run({ body, headers: event.headers ?? {}, sourceIp: event.requestContext?.http?.sourceIp ?? '' });
     } catch (thrown) {
       const error = thrown instanceof ApiError ? thrown : internalError();
       if (!(thrown instanceof ApiError)) log.error('unhandled error', thrown as Error);

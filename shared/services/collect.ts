@@ -59,22 +59,36 @@ export async function collectEvent(request: CollectRequest): Promise<CollectOutc
     ...(isLocalPage(event.url) ? { is_dev: true } : {}),
   };
   const attribution = attributionOf(event);
+  // The rows are checked with this event's own attribution before any session is touched: a value the store cannot
+  // keep (a NUL in a UTM tag) is refused here, and never becomes the attribution every later event of the session
+  // carries. What a session stored was checked so when it began.
+  for (const stored of rowsOf(event, {
+    domain: event.domains[0],
+    visitor_id: '-',
+    session_id: '-',
+    ...attribution,
+    ...common,
+  }))
+    storable(stored);
   const lines: string[] = [];
   for (const domain of event.domains) {
     const visitorId = visitorHash(salt, domain, address, userAgent);
     const session = await sessionOf(domain, visitorId, nowMs, { ...attribution });
     const row = { domain, visitor_id: visitorId, session_id: session.sessionId, ...session.attribution, ...common };
-    for (const stored of rowsOf(event, row)) {
-      const checked = checkEvent(stored);
-      if (!checked.ok)
-        throw new ValidationError(`The event cannot be stored: ${checked.reason}`, [
-          { path: 'body', message: checked.reason },
-        ]);
-      lines.push(JSON.stringify(stored));
-    }
+    for (const stored of rowsOf(event, row)) lines.push(JSON.stringify(storable(stored)));
   }
   await eventSink().write(lines);
   return 'recorded';
+}
+
+/** The row, when the importer's rules accept it; else a 400 with the rule. */
+function storable(row: Record<string, unknown>): Record<string, unknown> {
+  const checked = checkEvent(row);
+  if (!checked.ok)
+    throw new ValidationError(`The event cannot be stored: ${checked.reason}`, [
+      { path: 'body', message: checked.reason },
+    ]);
+  return row;
 }
 
 /** The rows of one event for one site: a pageview, or a custom event and, with revenue, its payment. */
@@ -97,10 +111,15 @@ function rowsOf(event: TrackedEvent, row: Record<string, unknown>): Record<strin
   ];
 }
 
-/** The visitor's address: the first address of X-Forwarded-For when it is one, else the connection's. */
+/**
+ * The visitor's address: the first address of X-Forwarded-For when it is one, else the connection's; an IPv4
+ * address written in IPv6 form (`::ffff:1.2.3.4`, as a dual-stack socket reports it) as IPv4.
+ */
 function visitorAddress(request: CollectRequest): string {
   const first = request.forwardedFor?.split(',')[0]?.trim();
-  return first && isIP(first) ? first : request.connectedFrom;
+  const address = first && isIP(first) ? first : request.connectedFrom;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  return mapped ? mapped[1]! : address;
 }
 
 const WINDOW_SECONDS = 60;

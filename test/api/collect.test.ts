@@ -2,7 +2,11 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collectEvent, forgetServedDomains } from '../../shared/services/collect.js';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { daySalt } from '../../shared/collect/visitors.js';
+import { tableNames } from '../../shared/config.js';
+import { documentClient } from '../../shared/store/dynamo-client.js';
+import { sweepExpiredCounters } from '../../local/server/expired-items.js';
 import { expectNoInternals } from '../support/http-assertions.js';
 import { queryParquet, sqlPath } from '../support/parquet-rows.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
@@ -374,6 +378,17 @@ describe('privacy', () => {
     const salts = [await daySalt(day1), await daySalt(day2)];
     for (const file of filesUnder(api.paths.dataDir))
       for (const salt of salts) expect(readFileSync(file).includes(salt), file).toBe(false);
+  });
+
+  it('deletes a salt, a session and an address count once they expire (dynalite has no time to live)', async () => {
+    const day = '2026-11-20';
+    const item = (pk: string) =>
+      documentClient().send(new GetCommand({ TableName: tableNames().counters, Key: { pk }, ConsistentRead: true }));
+    expect((await item(`salt#${day}`)).Item).toBeDefined();
+    // The 20th's salt expired on the 22nd; today's items have not expired.
+    expect(await sweepExpiredCounters()).toBeGreaterThan(0);
+    expect((await item(`salt#${day}`)).Item).toBeUndefined();
+    expect((await item(`salt#${new Date().toISOString().slice(0, 10)}`)).Item).toBeDefined();
   });
 });
 
