@@ -32,9 +32,9 @@ const ATTRIBUTION_PREFIX = 'a_';
 
 /**
  * The session of `visitorKey` at `nowMs`: the current one, extended, when its last event is at most `idleMs` old;
- * else a new one with `fresh`'s id and attribution. Two conditional UpdateItems at most (three when another event of
- * the visitor starts the session in between): DynamoDB serialises writes to the item, so racing events of one
- * visitor agree on one session.
+ * else a new one with `fresh`'s id and attribution. One conditional UpdateItem for an event that continues a session,
+ * two for one that starts it, more only while other events of the visitor keep changing the item in between (three
+ * rounds at most): DynamoDB serialises writes to the item, so racing events of one visitor agree on one session.
  */
 export async function touchSession(
   visitorKey: string,
