@@ -18,6 +18,9 @@ import { startTestApi, type TestApi } from '../support/test-api.js';
 const browserPath = chromiumPath('Collector browser suite');
 const SITE = 'shop.test';
 const PLAUSIBLE_SITE = 'plausible-shop.test';
+const DNT_SITE = 'private-shop.test';
+/** A browser set to send Do Not Track, as its settings would. */
+const DO_NOT_TRACK = "Object.defineProperty(Navigator.prototype, 'doNotTrack', { get: () => '1' })";
 const UA =
   'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 /** DB-IP's lite database places this address in London, England. */
@@ -36,19 +39,19 @@ describe.skipIf(!browserPath)('collecting from a site', () => {
     // Each poll below asks seven questions with one key: more than the 100 a minute a key may ask.
     process.env.ANALYTICS_RATE_LIMIT_PER_MINUTE = '2000';
     api = await startTestApi();
-    token = (await api.createKey({ type: 'personal', domains: [SITE, PLAUSIBLE_SITE] })).token;
+    token = (await api.createKey({ type: 'personal', domains: [SITE, PLAUSIBLE_SITE, DNT_SITE] })).token;
     plausibleBundle = await bundlePlausibleTracker();
     site = createServer((req, res) => {
       const url = new URL(req.url ?? '/', 'http://x');
       res.writeHead(200, { 'content-type': url.pathname.endsWith('.js') ? 'text/javascript' : 'text/html' });
       if (url.pathname === '/plausible-bundle.js') return res.end(plausibleBundle);
-      res.end(url.pathname.startsWith('/plausible') ? plausiblePage() : ourPage());
+      res.end(url.pathname.startsWith('/plausible') ? plausiblePage() : ourPage(url.pathname === '/dnt'));
     });
     await new Promise<void>((done) => site.listen(0, '127.0.0.1', done));
     sitePort = (site.address() as AddressInfo).port;
     // Automation sets navigator.webdriver, which both scripts treat as a bot; a person's browser does not.
     browser = await launchChromium(browserPath!, [
-      `--host-resolver-rules=MAP ${SITE} 127.0.0.1, MAP ${PLAUSIBLE_SITE} 127.0.0.1`,
+      `--host-resolver-rules=MAP ${SITE} 127.0.0.1, MAP ${PLAUSIBLE_SITE} 127.0.0.1, MAP ${DNT_SITE} 127.0.0.1`,
       '--disable-blink-features=AutomationControlled',
     ]);
     context = await browser.newContext({ userAgent: UA, extraHTTPHeaders: { 'x-forwarded-for': LONDON } });
@@ -61,9 +64,12 @@ describe.skipIf(!browserPath)('collecting from a site', () => {
     await api?.close();
   });
 
-  const ourPage = () => `<!doctype html><html><head><title>Shop</title>
-<script defer data-domain="${SITE}" data-api="${api.url}/api/event" src="${api.url}/js/script.js"></script>
+  const ourPage = (dnt = false) => `<!doctype html><html><head><title>Shop</title>
+<script defer data-domain="${dnt ? DNT_SITE : SITE}" data-api="${api.url}/api/event" src="${api.url}/js/script.js"
+  data-outbound-links data-file-downloads ${dnt ? 'data-respect-dnt' : ''}></script>
 </head><body>
+<a id="out" href="https://elsewhere.example/deal" onclick="event.preventDefault()">Partner</a>
+<a id="file" href="/files/report.pdf" onclick="event.preventDefault()">Report</a>
 <button id="next" onclick="history.pushState({}, '', '/pricing')">Pricing</button>
 <button id="signup" onclick="plausible('Signup', { props: { plan: 'pro' } })">Sign up</button>
 <button id="buy" onclick="plausible('Purchase', { revenue: { amount: '19.99', currency: 'EUR' } })">Buy</button>
@@ -112,6 +118,8 @@ describe.skipIf(!browserPath)('collecting from a site', () => {
     expect(new URL(page.url()).pathname).toBe('/pricing');
     await page.click('#signup');
     await page.click('#buy');
+    await page.click('#out');
+    await page.click('#file');
 
     // Within 10 s of the last event, with nothing but the local sink's own schedule.
     await expect
@@ -128,11 +136,22 @@ describe.skipIf(!browserPath)('collecting from a site', () => {
       device: [{ device: 'desktop', referrer: 'news.example', visitors: 1 }],
       utm: [{ utm_source: 'newsletter', utm_campaign: 'autumn', visitors: 1 }],
       events: [
+        { event: 'File Download', visitors: 1 },
+        { event: 'Outbound Link: Click', visitors: 1 },
         { event: 'Purchase', visitors: 1 },
         { event: 'Signup', visitors: 1 },
       ],
       revenue: [{ revenue: 1999 }],
     });
+    const url = async (name: string) =>
+      (
+        await api.request('GET', `/v1/events/${encodeURIComponent(name)}/properties/url`, {
+          token,
+          query: { domain: SITE, period: '7d' },
+        })
+      ).body.data.map((v: { value: string }) => v.value);
+    expect(await url('Outbound Link: Click')).toEqual(['https://elsewhere.example/deal']);
+    expect(await url('File Download')).toEqual([`http://${SITE}:${sitePort}/files/report.pdf`]);
     const plan = await api.request('GET', '/v1/events/Signup/properties/plan', {
       token,
       query: { domain: SITE, period: '7d' },
@@ -164,6 +183,26 @@ describe.skipIf(!browserPath)('collecting from a site', () => {
       .poll(() => page.getByText(/pageviews in the last 30 minutes/).innerText(), { timeout: 15_000 })
       .toMatch(/^2 pageviews in the last 30 minutes/);
     await page.close();
+  });
+
+  it('sends nothing from a browser that asks not to be tracked, when the site says data-respect-dnt', async () => {
+    const page = await context.newPage();
+    await page.addInitScript(DO_NOT_TRACK);
+    await page.goto(`http://${DNT_SITE}:${sitePort}/dnt`);
+    await page.click('#signup');
+    // The same page without the attribute is counted (below): so nothing arriving here is the attribute's doing.
+    const counted = await context.newPage();
+    await counted.addInitScript(DO_NOT_TRACK);
+    await counted.goto(`http://${SITE}:${sitePort}/dnt-ignored`);
+    await expect
+      .poll(async () => (await query(SITE, { metrics: ['pageviews'], filters: [['page', 'is', '/dnt-ignored']] }))[0], {
+        timeout: 10_000,
+      })
+      .toEqual({ pageviews: 1 });
+    await api.collected.flush();
+    expect(await query(DNT_SITE, { metrics: ['pageviews'] })).toEqual([{ pageviews: 0 }]);
+    await page.close();
+    await counted.close();
   });
 
   it("takes Plausible's own published tracker unchanged", async () => {
