@@ -56,6 +56,16 @@ export class DataTables extends Construct {
     );
   }
 
+  /** The collector: no key to read; the day's salt, sessions, its address counts and served sites in counters. */
+  grantCollecting(grantee: IGrantable): void {
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+        resources: [this.counters.tableArn],
+      }),
+    );
+  }
+
   /** Issuing and revoking keys (the shared links): a new key by PutItem, a revocation by UpdateItem. */
   grantCredentialWriting(grantee: IGrantable): void {
     grantee.grantPrincipal.addToPrincipalPolicy(

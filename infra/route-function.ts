@@ -97,7 +97,9 @@ export class RouteFunction extends Construct {
       ...lambdaCode({ withGeoDatabase: collects }),
     });
 
-    tables.grantRequestAdmission(role);
+    // Keyed routes authenticate and count requests; the public collector reads no key, and its preflight nothing.
+    if (route.scope !== null) tables.grantRequestAdmission(role);
+    else if (collects) tables.grantCollecting(role);
     if (route.uses.includes('annotations')) tables.grantAnnotations(role);
     if (route.uses.includes('credentials')) tables.grantCredentialWriting(role);
     if (analytics) lake.grantQuery(role);
