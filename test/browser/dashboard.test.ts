@@ -465,10 +465,12 @@ describe.skipIf(!browserPath)('the dashboard', () => {
     const expected = browsers.body.data.map((r: any) => r.dimensions.browser);
     expect(expected.length).toBeGreaterThan(1);
     await expect
-      .poll(() =>
-        editor
-          .locator('#filter-values option')
-          .evaluateAll((os) => os.map((o) => (o as unknown as { value: string }).value)),
+      .poll(
+        () =>
+          editor
+            .locator('#filter-values option')
+            .evaluateAll((os) => os.map((o) => (o as unknown as { value: string }).value)),
+        { timeout: 15_000 },
       )
       .toEqual(expected);
     await editor.locator('select[name=filter-operator]').selectOption('is_not');
@@ -477,14 +479,16 @@ describe.skipIf(!browserPath)('the dashboard', () => {
     await view.locator('.chip', { hasText: 'Chrome' }).waitFor();
     const value = (metric: string) => view.locator(`.stat[data-metric=${metric}] .value`).textContent();
     const notChrome = await apiTotals({ date_range: '30d', filters: [['browser', 'is_not', 'Chrome']] }, key);
-    await expect.poll(() => value('visitors')).toBe(notChrome.visitors);
+    await expect.poll(() => value('visitors'), { timeout: 15_000 }).toBe(notChrome.visitors);
 
     // A value the API would refuse is said in the editor, and nothing is added.
     await view.getByRole('button', { name: 'Add filter' }).click();
     await editor.locator('select[name=filter-field]').selectOption('event_property');
     await editor.locator('input[name=filter-value]').fill('no-key');
     await editor.getByRole('button', { name: 'Add filter' }).click();
-    await expect.poll(() => editor.locator('[role=alert]').textContent()).toBe('Value must have the form key:value');
+    await expect
+      .poll(() => editor.locator('[role=alert]').textContent(), { timeout: 15_000 })
+      .toBe('Value must have the form key:value');
     await editor.getByRole('button', { name: 'Cancel' }).click();
     expect(await view.locator('.chip').count()).toBe(1);
 
@@ -492,14 +496,14 @@ describe.skipIf(!browserPath)('the dashboard', () => {
     await view.getByRole('button', { name: 'Save as segment' }).click();
     await view.locator('input[name=segment-name]').fill('Not Chrome');
     await view.getByRole('button', { name: 'Save segment' }).click();
-    await expect.poll(() => view.locator('select[name=segment]').inputValue()).toBe('Not Chrome');
+    await expect.poll(() => view.locator('select[name=segment]').inputValue(), { timeout: 15_000 }).toBe('Not Chrome');
     await view.locator('.chip button').click();
-    await expect.poll(() => view.locator('.chip').count()).toBe(0);
+    await expect.poll(() => view.locator('.chip').count(), { timeout: 15_000 }).toBe(0);
     await view.reload();
     await view.locator('select[name=segment]').selectOption('Not Chrome');
     await view.locator('.chip', { hasText: 'Chrome' }).waitFor();
     expect(view.url()).toContain(encodeURIComponent(JSON.stringify([['browser', 'is_not', 'Chrome']])));
-    await expect.poll(() => value('visitors')).toBe(notChrome.visitors);
+    await expect.poll(() => value('visitors'), { timeout: 15_000 }).toBe(notChrome.visitors);
     await view.getByRole('button', { name: 'Delete segment Not Chrome' }).click();
     await expect.poll(() => view.locator('select[name=segment]').count()).toBe(0);
     await view.close();
