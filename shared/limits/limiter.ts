@@ -16,20 +16,38 @@ export function usageKey(domain: string, now = new Date()): string {
   return `usage#${domain}#${now.toISOString().slice(0, 7)}`;
 }
 
-/** Counts the request against its credential's minute; returns the X-RateLimit-* headers or throws a 429. */
-export async function admitRequest(credential: Credential, nowMs = Date.now()): Promise<Record<string, string>> {
+/**
+ * Counts one request in the current fixed minute of the counter `name(windowStart)`, unless it already holds `limit`:
+ * whether it was admitted, the count, when the minute ends and, when refused, the seconds to wait.
+ */
+export async function countInMinute(
+  name: (windowStart: number) => string,
+  limit: number,
+  nowMs = Date.now(),
+): Promise<{ admitted: boolean; count: number; reset: number; retryAfter: number }> {
   const now = Math.floor(nowMs / 1000);
   const windowStart = now - (now % WINDOW_SECONDS);
   const reset = windowStart + WINDOW_SECONDS;
+  const result = await addBelowLimit(name(windowStart), 1, limit, reset + WINDOW_SECONDS);
+  return {
+    admitted: result.admitted,
+    count: result.admitted ? result.count : limit,
+    reset,
+    retryAfter: Math.max(1, reset - now),
+  };
+}
+
+/** Counts the request against its credential's minute; returns the X-RateLimit-* headers or throws a 429. */
+export async function admitRequest(credential: Credential, nowMs = Date.now()): Promise<Record<string, string>> {
   const limit = rateLimitPerMinute();
-  const result = await addBelowLimit(rateLimitKey(credential.keyId, windowStart), 1, limit, reset + WINDOW_SECONDS);
+  const result = await countInMinute((windowStart) => rateLimitKey(credential.keyId, windowStart), limit, nowMs);
   const headers = {
     'x-ratelimit-limit': String(limit),
     'x-ratelimit-remaining': String(result.admitted ? Math.max(0, limit - result.count) : 0),
-    'x-ratelimit-reset': String(reset),
+    'x-ratelimit-reset': String(result.reset),
   };
   if (!result.admitted) {
-    const error = new RateLimitedError(Math.max(1, reset - now));
+    const error = new RateLimitedError(result.retryAfter);
     Object.assign(error.headers, headers);
     throw error;
   }

@@ -8,7 +8,7 @@ import { attributionOf, isBotAgent, isLocalPage, pagePath, platformOf } from '..
 import { eventSink } from '../collect/event-sink.js';
 import { placeOf } from '../collect/geo.js';
 import { addressHash, daySalt, sessionOf, visitorHash } from '../collect/visitors.js';
-import { addBelowLimit } from '../store/counters-repo.js';
+import { countInMinute } from '../limits/limiter.js';
 import { isSiteServed } from '../store/collector-repo.js';
 
 // POST /api/event (docs/COLLECTING.md): one tracked event, checked, attributed to a visitor and a session, enriched,
@@ -122,14 +122,14 @@ function visitorAddress(request: CollectRequest): string {
   return mapped ? mapped[1]! : address;
 }
 
-const WINDOW_SECONDS = 60;
-
+/** One more event of the (hashed) client address this minute, or a 429: the keyed routes' minute counter. */
 async function admitAddress(address: string, nowMs: number): Promise<void> {
-  const now = Math.floor(nowMs / 1000);
-  const windowStart = now - (now % WINDOW_SECONDS);
-  const limit = collectRateLimitPerMinute();
-  const result = await addBelowLimit(`collect#${address}#${windowStart}`, 1, limit, windowStart + 2 * WINDOW_SECONDS);
-  if (!result.admitted) throw new RateLimitedError(Math.max(1, windowStart + WINDOW_SECONDS - now));
+  const result = await countInMinute(
+    (windowStart) => `collect#${address}#${windowStart}`,
+    collectRateLimitPerMinute(),
+    nowMs,
+  );
+  if (!result.admitted) throw new RateLimitedError(result.retryAfter);
 }
 
 /** Served domains for a while once seen (a key is rarely withdrawn), unserved ones briefly (a new key bites soon). */
