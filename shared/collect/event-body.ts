@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { MAX_EVENT_DOMAIN_LENGTH, MAX_PROPERTY_KEY_LENGTH } from '../events/event-validation.js';
+import { MAX_EVENT_DOMAIN_LENGTH, MAX_PROPERTY_KEY_LENGTH, siteOfHost } from '../events/event-validation.js';
 import { domainSchema } from '../requests/fields.js';
 import { ValidationError } from '../errors.js';
 import { parseInput } from '../http/validation.js';
@@ -138,14 +138,8 @@ export function parseTrackedEvent(body: string | undefined): TrackedEvent {
   };
 }
 
-/** A site as Plausible names it: the host in lower case, without a leading `www.` or the root's trailing dot. */
-export function siteName(host: string): string {
-  return host
-    .trim()
-    .toLowerCase()
-    .replace(/\.$/, '')
-    .replace(/^www\./, '');
-}
+/** A site as Plausible names it, and as a referrer's domain is named (event-validation.ts). */
+export const siteName = siteOfHost;
 
 function properties(input: Record<string, unknown> | string | undefined): Record<string, string> {
   let object = input;

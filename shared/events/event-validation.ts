@@ -500,11 +500,17 @@ export function referrerDomain(referrer: string | undefined): string {
 
 function hostOf(referrer: string): string {
   try {
-    return new URL(referrer).hostname
-      .toLowerCase()
-      .replace(/\.$/, '')
-      .replace(/^www\./, '');
+    return siteOfHost(new URL(referrer).hostname);
   } catch {
     return '';
   }
+}
+
+/** A host as a site: lower case, without the root's trailing dot or a leading `www.` (the collector's domains too). */
+export function siteOfHost(host: string): string {
+  return host
+    .trim()
+    .toLowerCase()
+    .replace(/\.$/, '')
+    .replace(/^www\./, '');
 }
