@@ -25,7 +25,7 @@ export interface StackSettings {
   /** API Gateway stage throttling, requests per second and burst, across all keys. */
   apiRateLimit: number;
   apiBurstLimit: number;
-  /** Events a client address may send to POST /api/event per minute (the collector's own limit, per address). */
+  /** Events one client (an IPv4 address, or an IPv6 /64) may send to POST /api/event per minute (the collector's own limit). */
   collectRateLimitPerMinute: number;
   /**
    * Origins (`https://host[:port]`) whose pages may call the API from a browser: where the dashboard is hosted

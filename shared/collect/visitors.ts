@@ -1,4 +1,5 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { isIP } from 'node:net';
 import { saltOfDay, touchSession, type StoredSession } from '../store/collector-repo.js';
 
 // Who a tracked request comes from, without keeping who it is (docs/COLLECTING.md, "Privacy"): the visitor id is a
@@ -34,9 +35,35 @@ export function visitorHash(salt: string, domain: string, address: string, userA
     .toString('base64url');
 }
 
-/** The client address hashed with the day's salt: how the collector's rate limit names an address. */
+/**
+ * The client hashed with the day's salt: how the collector's rate limit names a client. An IPv6 client is its /64
+ * network (addressNetwork), since one subscriber holds a whole /64 and may send from any address in it.
+ */
 export function addressHash(salt: string, address: string): string {
-  return createHash('sha256').update(`${salt}\naddress\n${address}`).digest().subarray(0, 12).toString('base64url');
+  const client = addressNetwork(address);
+  return createHash('sha256').update(`${salt}\naddress\n${client}`).digest().subarray(0, 12).toString('base64url');
+}
+
+/**
+ * The /64 network of an IPv6 address, spelled `<four groups>::/64` (`2001:db8:1:2::/64`); an IPv4 address, also one
+ * written in IPv6 form (`::ffff:1.2.3.4`), as itself in dotted form; anything else unchanged.
+ */
+export function addressNetwork(address: string): string {
+  const bare = address.split('%')[0]!; // a zone index (`fe80::1%eth0`) names the interface, not the client
+  if (isIP(bare) !== 6) return address;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare);
+  if (mapped) return mapped[1]!;
+  const [head = '', tail] = bare.split('::');
+  const groups = (part: string) => (part === '' ? [] : part.split(':'));
+  // A trailing dotted IPv4 part takes two groups' room; it lies in the last 32 bits, never in the network's 64.
+  const width = (part: string[]) => part.reduce((n, g) => n + (g.includes('.') ? 2 : 1), 0);
+  const first = groups(head);
+  const last = tail === undefined ? [] : groups(tail);
+  const all = [...first, ...Array<string>(8 - width(first) - width(last)).fill('0'), ...last];
+  return `${all
+    .slice(0, 4)
+    .map((g) => parseInt(g, 16).toString(16))
+    .join(':')}::/64`;
 }
 
 /** The visitor's session at `nowMs` (continued, or a new one carrying `attribution`). */

@@ -122,7 +122,7 @@ function visitorAddress(request: CollectRequest): string {
   return mapped ? mapped[1]! : address;
 }
 
-/** One more event of the (hashed) client address this minute, or a 429: the keyed routes' minute counter. */
+/** One more event of the (hashed) client this minute, or a 429: the keyed routes' minute counter (addressHash names the client). */
 async function admitAddress(address: string, nowMs: number): Promise<void> {
   const result = await countInMinute(
     (windowStart) => `collect#${address}#${windowStart}`,

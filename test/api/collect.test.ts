@@ -350,6 +350,32 @@ describe('POST /api/event', () => {
       delete process.env.COLLECT_RATE_LIMIT_PER_MINUTE;
     }
   });
+
+  it('counts an IPv6 client by its /64 network, as one subscriber holds a whole /64', async () => {
+    process.env.COLLECT_RATE_LIMIT_PER_MINUTE = '3';
+    try {
+      const nowMs = Date.parse('2026-11-25T12:00:30Z'); // one minute for every call below
+      const from = (connectedFrom: string) =>
+        collectEvent({
+          body: JSON.stringify({ n: 'pageview', u: `https://${SITE}/v6`, d: SITE }),
+          userAgent: CHROME_WINDOWS,
+          connectedFrom,
+          forwardedFor: undefined,
+          nowMs,
+        }).then(
+          () => 'admitted',
+          (error: Error) => error.constructor.name,
+        );
+      const sameNetwork = ['2001:db8:1:2::1', '2001:db8:1:2:ffff::2', '2001:0db8:0001:0002:aaaa:bbbb:cccc:dddd'];
+      for (const address of sameNetwork) expect(await from(address), address).toBe('admitted');
+      expect(await from('2001:db8:1:2::4')).toBe('RateLimitedError');
+      // The next /64 and an IPv4 client are other clients.
+      expect(await from('2001:db8:1:3::1')).toBe('admitted');
+      expect(await from('198.51.100.7')).toBe('admitted');
+    } finally {
+      delete process.env.COLLECT_RATE_LIMIT_PER_MINUTE;
+    }
+  });
 });
 
 describe('privacy', () => {
