@@ -132,7 +132,9 @@ export function parseTrackedEvent(body: string | undefined): TrackedEvent {
     url,
     domains,
     ...(referrer ? { referrer } : {}),
-    props: properties(raw.p ?? raw.props ?? raw.m ?? raw.meta ?? undefined),
+    // From the JSON as parsed (its values checked above): a schema's record output drops a `__proto__` key, which
+    // the importer's rules refuse as they refuse `constructor`.
+    props: properties(propsOf(json as Record<string, unknown>)),
     ...(revenue ? { revenue: { amountCents: toCents(revenue.amount), currency: revenue.currency } } : {}),
     hashMode: Boolean(raw.h ?? raw.hashMode),
   };
@@ -140,6 +142,11 @@ export function parseTrackedEvent(body: string | undefined): TrackedEvent {
 
 /** A site as Plausible names it, and as a referrer's domain is named (event-validation.ts). */
 export const siteName = siteOfHost;
+
+/** The first of the body's property fields given (`p`, `props`, `m`, `meta`), null counting as not given. */
+function propsOf(body: Record<string, unknown>): Record<string, unknown> | string | undefined {
+  return (body.p ?? body.props ?? body.m ?? body.meta ?? undefined) as Record<string, unknown> | string | undefined;
+}
 
 function properties(input: Record<string, unknown> | string | undefined): Record<string, string> {
   let object = input;

@@ -273,6 +273,18 @@ describe('POST /api/event', () => {
         'invalid_request',
       ],
       [
+        '__proto__ as a property key',
+        { raw: `{"n":"Signup","u":"https://${SITE}/","d":"${SITE}","p":{"__proto__":"v"}}` },
+        400,
+        'invalid_request',
+      ],
+      [
+        'constructor as a property key',
+        { raw: `{"n":"Signup","u":"https://${SITE}/","d":"${SITE}","props":{"constructor":"v"}}` },
+        400,
+        'invalid_request',
+      ],
+      [
         'revenue on a pageview',
         { body: { n: 'pageview', u: `https://${SITE}/`, d: SITE, $: { amount: 1, currency: 'USD' } } },
         400,
