@@ -6,6 +6,7 @@ import { formatMs } from './chart.js';
 import type { Cell, TimingOptions } from './measure.js';
 import { mixIds, type MixQuery } from './query-mix.js';
 import type { BenchEngine } from './results.js';
+import type { LoadAtOnce } from './api.js';
 
 // The markdown of docs/BENCHMARKS.md, from one run's figures. Every number in it was measured in that run.
 // The file is shared: other tools and people add their own `## ` sections (npm run load's `## Load`, ...), which
@@ -47,6 +48,8 @@ export interface BenchFigures {
   peerTables: Partial<Record<EngineName, number>>;
   queries: QueryFigures[];
   bundles: BundleFigures[] | string | null;
+  /** The Athena path: the mix sent at once, a few times (ApiEngine.runAtOnce). */
+  loadsAtOnce?: LoadAtOnce[];
 }
 
 /** The deployed path's goals for the whole mix (docs/DEPLOY.md, "Speed and cost"). */
@@ -471,11 +474,68 @@ function athenaSection(f: BenchFigures): string[] {
     `A first load starts ${statements} statements. On AWS each request runs in a Lambda of its own, so a load's ` +
       "statements run at once: the stack's query slots (`athenaMaxConcurrentQueries`, 20) keep the functions' statements " +
       "within Athena's active-query quota (25 by default) and queue the rest (shared/engines/athena-engine.ts). On this " +
-      "2-core machine one Trino runs them; a whole load sent at once here measures the machine's two cores, not Athena's " +
-      'capacity, so the table times the requests one after another.',
+      '2-core machine one Trino runs them, so the table above times the requests one after another, and the load sent ' +
+      "at once below measures the machine's two cores, not Athena's capacity.",
   );
+  out.push(...loadsAtOnceSection(f));
   return out;
 }
+
+/** The mix sent at once on the Athena path: each load's time, answers and bill, and each request's time within it. */
+function loadsAtOnceSection(f: BenchFigures): string[] {
+  const loads = f.loadsAtOnce ?? [];
+  if (!loads.length) return [];
+  const out = [
+    '',
+    '### A load sent at once',
+    '',
+    `The ${loads[0]!.requests.length} requests of the mix sent together, as the dashboard sends a load's cards (each ` +
+      `on a key of its own), ${loads.length} times after the runs above, with result reuse and the answer cache off; ` +
+      "each statement under the stack's deadline (25 s, `ATHENA_QUERY_TIMEOUT_MS`). Time is from the first request " +
+      "sent to the last answer; the bill counts the load's statements as above (Lambda: the requests' times added up).",
+    '',
+    '| load | time | answered 200 | other answers | statements | bytes read | S3 LIST / GET | $ per 1,000 loads |',
+    '|---|---:|---:|---|---:|---:|---:|---:|',
+  ];
+  loads.forEach((load, i) => {
+    const others = load.requests.filter((r) => r.status !== 200);
+    const bill = billOf(load.usage);
+    out.push(
+      `| ${[
+        i + 1,
+        formatMs(load.wallMs),
+        `${load.requests.length - others.length} of ${load.requests.length}`,
+        others.length ? others.map((r) => `${r.id} ${r.status}`).join(', ') : '–',
+        String(load.usage.statementBytes.length),
+        mib(load.usage.statementBytes.reduce((a, b) => a + b, 0)),
+        `${load.usage.s3Lists} / ${load.usage.s3Gets}`,
+        `$${(bill.total * 1000 + (load.requests.length - 1) * billOf(NO_USAGE).total * 1000).toFixed(3)}`,
+      ].join(' | ')} |`,
+    );
+  });
+  out.push('', "| query | alone p50 | in a load at once (median, from the load's start) |", '|---|---:|---:|');
+  for (const q of f.queries) {
+    const times = loads
+      .map((load) => load.requests.find((r) => r.id === q.query.id)?.ms)
+      .filter((ms): ms is number => ms !== undefined)
+      .sort((a, b) => a - b);
+    const median = times.length ? times[Math.floor((times.length - 1) / 2)]! : NaN;
+    out.push(`| ${q.query.id} | ${formatMs(q.cells.athena?.p50 ?? NaN)} | ${formatMs(median)} |`);
+  }
+  return out;
+}
+
+/** A request that used nothing: what every request costs in requests alone (HTTP API, Lambda invocation). */
+const NO_USAGE: RequestUsage = {
+  statementBytes: [],
+  s3Lists: 0,
+  s3Gets: 0,
+  resultPages: 0,
+  lambdaMs: 0,
+  lambdaMemoryMb: 0,
+  dynamoReadUnits: 0,
+  dynamoWriteUnits: 0,
+};
 
 function firstUsages(f: BenchFigures): RequestUsage[] {
   return f.queries.flatMap((q) => (q.cells.athena?.usage ? [q.cells.athena.usage] : []));
