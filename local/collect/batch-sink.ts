@@ -17,7 +17,8 @@ import { running, StoreBusyError, thisProcess, type Owner } from '../store/store
 // answered event and writes no part of a batch: an open file is named after its process, and once that process is
 // gone (the next start, or another process on the same folder) it is cut after its last whole line (a line cut short
 // was never answered) and imported with the ready batches. Two processes on one folder may both import a ready batch:
-// the import record makes the second a no-op. While another process holds the store lock, batches wait on disk.
+// the import record makes the second a no-op. While another process holds the store lock, batches wait on disk; a
+// batch whose import fails waits on disk too, tried again every few seconds, and holds back none of the others.
 
 export const FLUSH_MS = 2_000;
 /** The store's partitions are compacted after this many batch imports (each adds a file to today's partitions). */
@@ -94,12 +95,17 @@ export function localBatchSink(paths: LocalPaths, flushMs = FLUSH_MS): BatchSink
     renameSync(join(dir, openName(name)), join(dir, name));
   };
 
-  /** Imports every ready batch in the order written; stops at a busy store (tried again at the next rotation). */
+  /**
+   * Imports every ready batch in the order written; stops at a busy store (tried again at the next rotation). A batch
+   * that fails stays on disk and is tried again later, while the batches after it are imported: its events are rows
+   * of their own, so one batch's failure holds back no other.
+   */
   const importReady = async () => {
     recoverOrphans();
     const ready = readdirSync(dir)
       .filter((f) => f.endsWith('.ndjson') && !f.startsWith('.'))
       .sort();
+    let failure: unknown;
     for (const name of ready) {
       try {
         const report = await importNdjson(join(dir, name), paths);
@@ -109,7 +115,9 @@ export function localBatchSink(paths: LocalPaths, flushMs = FLUSH_MS): BatchSink
         if (error instanceof StoreBusyError) return schedule();
         // Another process on this folder imported and removed it meanwhile.
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
-        throw error;
+        logger.error('a batch of collected events could not be imported yet', { file: name, error: error as Error });
+        failure ??= error;
+        continue;
       }
       rmSync(join(dir, name), { force: true });
       imported++;
@@ -120,6 +128,7 @@ export function localBatchSink(paths: LocalPaths, flushMs = FLUSH_MS): BatchSink
         if (!(error instanceof StoreBusyError)) throw error;
       });
     }
+    if (failure !== undefined) throw failure;
   };
 
   /** A failed step is logged and tried again later; it never stops the steps after it. */

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collectEvent, forgetServedDomains } from '../../shared/services/collect.js';
@@ -360,6 +360,20 @@ describe('POST /api/event', () => {
       expect(statuses).toContain(429);
     } finally {
       delete process.env.COLLECT_RATE_LIMIT_PER_MINUTE;
+    }
+  });
+
+  it('imports the batches after one whose import fails, and keeps that one to try again', async () => {
+    // A folder where a batch file should be: its import fails every time it is tried.
+    const failing = join(api.paths.dataDir, 'collected', '000000000000001-aaaaaaaaaaaa.ndjson');
+    mkdirSync(failing);
+    try {
+      const path = '/after-a-failed-batch';
+      expect((await send({ n: 'pageview', u: `https://${SITE}${path}`, d: SITE })).status).toBe(202);
+      expect((await storedRows()).filter((r) => r.url_path === path)).toHaveLength(1);
+      expect(existsSync(failing)).toBe(true);
+    } finally {
+      rmSync(failing, { recursive: true });
     }
   });
 
