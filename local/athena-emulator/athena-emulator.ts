@@ -55,8 +55,8 @@ interface Execution {
   workGroup: string;
   state: State;
   reason?: string;
-  /** Athena's error category: 1 system, 2 user, 3 other. */
-  errorCategory?: number;
+  /** Athena's error of a failed statement (athenaErrorOf). */
+  error?: AthenaErrorCode;
   submitted: number;
   completed?: number;
   columns: { name: string; type: string }[];
@@ -165,7 +165,14 @@ export async function startAthenaEmulator(options: AthenaEmulatorOptions): Promi
             ...(e.completed ? { CompletionDateTime: e.completed / 1000 } : {}),
             ...(e.reason ? { StateChangeReason: e.reason } : {}),
             ...(e.state === 'FAILED'
-              ? { AthenaError: { ErrorCategory: e.errorCategory ?? 3, ErrorMessage: e.reason, Retryable: false } }
+              ? {
+                  AthenaError: {
+                    ErrorCategory: e.error?.category ?? 3,
+                    ...(e.error ? { ErrorType: e.error.type } : {}),
+                    ErrorMessage: e.reason,
+                    Retryable: false,
+                  },
+                }
               : {}),
           },
           Statistics: {
@@ -250,12 +257,12 @@ export async function startAthenaEmulator(options: AthenaEmulatorOptions): Promi
     return best;
   }
 
-  function finish(e: Execution, state: State, reason?: string, errorCategory?: number): void {
+  function finish(e: Execution, state: State, reason?: string, error?: AthenaErrorCode): void {
     if (e.state !== 'QUEUED' && e.state !== 'RUNNING') return;
     e.state = state;
     e.completed = Date.now();
     if (reason) e.reason = reason;
-    if (errorCategory) e.errorCategory = errorCategory;
+    if (error) e.error = error;
   }
 
   async function run(e: Execution, query: string): Promise<void> {
@@ -285,13 +292,12 @@ export async function startAthenaEmulator(options: AthenaEmulatorOptions): Promi
       }
       e.bytesScanned = last?.stats?.physicalInputBytes ?? 0;
       if (last?.error) {
-        // Trino's USER_ERROR is Athena's category 2 (user); resource and internal errors are category 1 (system).
-        finish(e, 'FAILED', last.error.message, last.error.errorType === 'USER_ERROR' ? 2 : 1);
+        finish(e, 'FAILED', last.error.message, athenaErrorOf(last.error.errorType));
       } else {
         finish(e, 'SUCCEEDED');
       }
     } catch (error) {
-      finish(e, 'FAILED', `Trino could not run the query: ${(error as Error).message}`, 1);
+      finish(e, 'FAILED', `Trino could not run the query: ${(error as Error).message}`, athenaErrorOf('EXTERNAL'));
     }
   }
 
@@ -343,4 +349,21 @@ function decodeToken(token: unknown, id: string): number {
   if (owner !== id || !Number.isInteger(value) || value < 0)
     throw new RequestError('InvalidRequestException', 'NextToken is not valid for this query');
   return value;
+}
+
+/** Athena's error category (1 system, 2 user, 3 other) and type (its error catalog) of a failed statement. */
+export interface AthenaErrorCode {
+  category: number;
+  type: number;
+}
+
+/**
+ * The Athena error of a statement Trino failed, by Trino's error type: a user error is Athena's user error (category
+ * 2, type 1000); a lack of memory or time is "Query exhausted resources at this scale factor" (category 1, a type of
+ * 0 to 8, all of which the catalog describes alike); anything else "Query engine had an internal error" (1, 200).
+ */
+export function athenaErrorOf(trinoErrorType: string | undefined): AthenaErrorCode {
+  if (trinoErrorType === 'USER_ERROR') return { category: 2, type: 1000 };
+  if (trinoErrorType === 'INSUFFICIENT_RESOURCES') return { category: 1, type: 0 };
+  return { category: 1, type: 200 };
 }

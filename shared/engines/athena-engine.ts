@@ -11,7 +11,7 @@ import {
 } from '@aws-sdk/client-athena';
 import { ATHENA_QUERY_MAX_BYTES, utf8Bytes } from '../aws/service-limits.js';
 import { releaseSlot, takeSlot } from '../store/slots-repo.js';
-import { EngineBusyError, EngineScanLimitError, EngineTimeoutError } from './engine-errors.js';
+import { EngineBusyError, EngineResourcesError, EngineScanLimitError, EngineTimeoutError } from './engine-errors.js';
 import { requestDeadline, requestLogger } from '../log.js';
 import type { DerivedTableNames } from '../query/sql/catalog.js';
 import { athenaTarget, type SqlTarget } from '../query/sql/target.js';
@@ -389,9 +389,10 @@ function failure(id: string, execution: QueryExecution): Error {
   }
   // Trino's Hive connector, on a file listed and then deleted: HIVE_CANNOT_OPEN_SPLIT (S3's NoSuchKey beneath).
   if (/HIVE_CANNOT_OPEN_SPLIT|NoSuchKey|FileNotFoundException/i.test(reason)) return new VanishedFileError(reason);
-  // Error types 0-8: "Query exhausted resources at this scale factor", i.e. Athena capacity, not our SQL.
+  // Error types 0-8: "Query exhausted resources at this scale factor" (Athena's error catalog): not our SQL.
   const type = status.AthenaError?.ErrorType;
-  if (status.AthenaError?.Retryable || (type !== undefined && type >= 0 && type <= 8)) return new EngineBusyError();
+  if (status.AthenaError?.Retryable) return new EngineBusyError();
+  if (type !== undefined && type >= 0 && type <= 8) return new EngineResourcesError();
   return new Error(`Athena query ${id} ${status.State?.toLowerCase()}`);
 }
 

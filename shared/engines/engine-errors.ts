@@ -16,6 +16,16 @@ export class EngineBusyError extends Error {
   }
 }
 
+/**
+ * The query needed more than the engine gives one query (Athena: "Query exhausted resources at this scale factor"):
+ * not the request's fault, and the same query may pass when the engine is less loaded or over a narrower range.
+ */
+export class EngineResourcesError extends Error {
+  constructor() {
+    super('query exhausted the engine resources');
+  }
+}
+
 /** The query would read more than the engine is allowed to scan for one query. */
 export class EngineScanLimitError extends Error {
   constructor() {

@@ -11,7 +11,9 @@ import { placeholderClauses, substituteParameters } from '../../local/athena-emu
 import { startAthenaEmulator, type AthenaEmulator } from '../../local/athena-emulator/athena-emulator.js';
 import { sharedTrino } from '../support/shared-trino.js';
 import { AthenaEngine } from '../../shared/engines/athena-engine.js';
-import { int, print, sql, str } from '../../shared/query/sql/sql.js';
+import { int, print, sql, str, trusted } from '../../shared/query/sql/sql.js';
+import { EngineResourcesError } from '../../shared/engines/engine-errors.js';
+import { apiErrorOfEngine } from '../../shared/http/engine-errors.js';
 import { trinoAvailable } from '../support/trino-available.js';
 import { sendingWhatAwsRefuses } from '../support/aws-rules/install.js';
 
@@ -151,6 +153,22 @@ describe.skipIf(!trinoAvailable('Athena emulator suite'))('the Athena emulator o
     await client.send(new StopQueryExecutionCommand({ QueryExecutionId: slow }));
     expect((await finished(slow)).Status!.State).toBe('CANCELLED');
   });
+
+  it('reports a statement that exhausts the engine`s memory as Athena does, which the API answers 503 saying what to do', async () => {
+    // A hundred million distinct keys: far past what the tests' Trino gives one query (trino-server.ts).
+    const hungry =
+      'SELECT count(*) AS n FROM (SELECT x FROM (SELECT a * 100000 + b AS x FROM UNNEST(sequence(1, 10000)) t(a) CROSS JOIN UNNEST(sequence(1, 10000)) u(b)) GROUP BY x)';
+    const failed = await finished(await start(hungry));
+    expect(failed.Status).toMatchObject({ State: 'FAILED', AthenaError: { ErrorCategory: 1, ErrorType: 0 } });
+    expect(failed.Status!.StateChangeReason).toMatch(/memory/i);
+    const engine = new AthenaEngine(
+      { workgroup: 'primary', database: 'default', table: 'events', resultReuseMinutes: 0, timeoutMs: 120_000 },
+      { client },
+    );
+    const error = await engine.run(print(sql`${trusted(hungry)}`)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(EngineResourcesError);
+    expect(apiErrorOfEngine(error)).toMatchObject({ status: 503, code: 'service_unavailable' });
+  }, 240_000);
 
   it('reuses a result for the same text alone, so statements differing only by a parameter value would share rows', async () => {
     const reuse = {

@@ -18,7 +18,12 @@ import {
   decodeValue,
   type AthenaSettings,
 } from '../../shared/engines/athena-engine.js';
-import { EngineBusyError, EngineScanLimitError, EngineTimeoutError } from '../../shared/engines/engine-errors.js';
+import {
+  EngineBusyError,
+  EngineResourcesError,
+  EngineScanLimitError,
+  EngineTimeoutError,
+} from '../../shared/engines/engine-errors.js';
 import { apiErrorOfEngine } from '../../shared/http/engine-errors.js';
 import { logger, withRequestLogger } from '../../shared/log.js';
 import { analyticsEngine, installEngine, registerEngineFactory } from '../../shared/engines/registry.js';
@@ -332,14 +337,20 @@ describe('AthenaEngine.run', () => {
     expect(String((error as Error).message)).not.toMatch(/secret_column|SELECT/);
   });
 
-  it('maps FAILED for lack of capacity to 503', async () => {
+  it('maps FAILED for lack of resources to a 503 that says what to do', async () => {
     athena.on(GetQueryExecutionCommand).resolves(
       execution('FAILED', {
         StateChangeReason: 'Query exhausted resources at this scale factor',
         AthenaError: { ErrorCategory: 1, ErrorType: 2, Retryable: false },
       }),
     );
-    await expect(engine().run(query)).rejects.toBeInstanceOf(EngineBusyError);
+    const error = await engine()
+      .run(query)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(EngineResourcesError);
+    const answer = apiErrorOfEngine(error)!;
+    expect(answer.status).toBe(503);
+    expect(answer.message).toMatch(/narrow the date range/);
   });
 
   it('maps a retryable FAILED to 503', async () => {
