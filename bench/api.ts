@@ -32,7 +32,7 @@ export class ApiEngine implements BenchEngine {
   ) {}
 
   /** The API on DuckDB and, with `trino`, the API on the Athena path; closing the first closes both. */
-  static async start(dataset: Dataset, options: { trino: boolean }): Promise<ApiEngine[]> {
+  static async start(dataset: Dataset, options: { trino: boolean; trinoHeapGiB?: number }): Promise<ApiEngine[]> {
     // Result reuse and the answer cache off (the server runs in this process): every run is timed and billed as a
     // first run would be (run.ts turns the cache on for the repeat loads).
     process.env.ANALYTICS_ANSWER_CACHE = 'off';
@@ -41,6 +41,7 @@ export class ApiEngine implements BenchEngine {
       dataDir: dataset.paths.dataDir,
       engine: options.trino ? 'trino' : 'duckdb',
       resultReuseMinutes: 0,
+      ...(options.trinoHeapGiB === undefined ? {} : { trinoHeapGiB: options.trinoHeapGiB }),
     });
     const engines = [new ApiEngine('api', api, api.engine, dataset.spec.domain)];
     if (api.trino) engines.push(new ApiEngine('athena', api, api.trino.engine, dataset.spec.domain));

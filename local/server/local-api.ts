@@ -49,6 +49,8 @@ export interface LocalApiOptions {
   engine?: LocalEngineName;
   /** With `engine: 'trino'`: how old a result Athena's reuse may serve, in minutes (0, as the stack sets: off). */
   resultReuseMinutes?: number;
+  /** With `engine: 'trino'` and no `trinoServer`: the heap of the Trino started, in GiB (2 by default; the bench's own). */
+  trinoHeapGiB?: number;
   /** With `engine: 'trino'`: a running Trino to add this store's catalog to, rather than start one (trino-athena.ts). */
   trinoServer?: TrinoAccess;
 }
@@ -95,6 +97,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
           credentials: dynamo.credentials,
           ...(options.resultReuseMinutes === undefined ? {} : { resultReuseMinutes: options.resultReuseMinutes }),
           ...(options.trinoServer ? { server: options.trinoServer } : {}),
+          ...(options.trinoHeapGiB === undefined ? {} : { heapGiB: options.trinoHeapGiB }),
         })
       : undefined;
   installEngine(trino?.engine ?? engine);

@@ -62,6 +62,8 @@ export interface TrinoAthenaOptions {
    * of their own, which close() drops, leaving the server running. Without it, a server is started for this store.
    */
   server?: TrinoAccess;
+  /** Without `server`: the heap of the Trino started for this store, in GiB (trino-server.ts; 2 by default). */
+  heapGiB?: number;
 }
 
 export async function startTrinoAthena(options: TrinoAthenaOptions): Promise<TrinoAthena> {
@@ -94,7 +96,11 @@ export async function startTrinoAthena(options: TrinoAthenaOptions): Promise<Tri
         shared.access,
         createCatalogStatement(shared.catalog, hiveCatalogProperties(metastoreDir, s3)),
       );
-    } else trino = await startTrino(install!, s3 ? { s3 } : {});
+    } else
+      trino = await startTrino(install!, {
+        ...(s3 ? { s3 } : {}),
+        ...(options.heapGiB === undefined ? {} : { heapGiB: options.heapGiB }),
+      });
     const access = shared?.access ?? trino!.access;
     const catalog = shared?.catalog ?? 'hive';
     const serverMs = step();

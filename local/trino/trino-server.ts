@@ -39,8 +39,8 @@ export interface TrinoServer {
 }
 
 export interface TrinoServerOptions {
-  /** The JVM's maximum heap (`-Xmx`); 2G by default. */
-  heap?: string;
+  /** The JVM's maximum heap in GiB (`-Xmx`); 2 by default. A query may take half of it (`query.max-memory`). */
+  heapGiB?: number;
   /** How long to wait for the server to accept queries. */
   startTimeoutMs?: number;
   /** An S3-compatible server the catalog also reads `s3://` locations from (path-style, as moto serves them). */
@@ -48,6 +48,8 @@ export interface TrinoServerOptions {
   /** Whether clients may add catalogs of their own (`CREATE CATALOG`): one server for many stores. */
   catalogsByStatement?: boolean;
 }
+
+const DEFAULT_HEAP_GIB = 2;
 
 export async function startTrino(install: TrinoInstall, options: TrinoServerOptions = {}): Promise<TrinoServer> {
   const port = await freePort();
@@ -118,7 +120,7 @@ export async function startTrino(install: TrinoInstall, options: TrinoServerOpti
       'node.id': `local-${process.pid}`,
       'node.bind-ip': '127.0.0.1',
       'node.internal-address': '127.0.0.1',
-      'query.max-memory': '1GB',
+      'query.max-memory': `${(options.heapGiB ?? DEFAULT_HEAP_GIB) * 512}MB`,
       // The file store reads `hive` from the catalog folder, as static management does, and keeps added ones there.
       ...(options.catalogsByStatement ? { 'catalog.management': 'dynamic', 'catalog.store': 'file' } : {}),
     }),
@@ -133,7 +135,7 @@ export async function startTrino(install: TrinoInstall, options: TrinoServerOpti
   const child = spawn(
     install.java,
     [
-      `-Xmx${options.heap ?? '2G'}`,
+      `-Xmx${(options.heapGiB ?? DEFAULT_HEAP_GIB) * 1024}m`,
       '-XX:+UseG1GC',
       '-XX:+ExitOnOutOfMemoryError',
       '-Djdk.attach.allowAttachSelf=true',
