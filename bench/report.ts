@@ -492,7 +492,9 @@ function loadsAtOnceSection(f: BenchFigures): string[] {
     `The ${loads[0]!.requests.length} requests of the mix sent together, as the dashboard sends a load's cards (each ` +
       `on a key of its own), ${loads.length} times after the runs above, with result reuse and the answer cache off; ` +
       "each statement under the stack's deadline (25 s, `ATHENA_QUERY_TIMEOUT_MS`). Time is from the first request " +
-      "sent to the last answer; the bill counts the load's statements as above (Lambda: the requests' times added up).",
+      "sent to the last answer; the bill counts the load's statements as above, those stopped at the deadline too " +
+      '(Athena bills what a cancelled statement scanned; one that failed on its own is not billed and is left out), and ' +
+      'the Lambda time of every request, added up.',
     '',
     '| load | time | answered 200 | other answers | statements | bytes read | S3 LIST / GET | $ per 1,000 loads |',
     '|---|---:|---:|---|---:|---:|---:|---:|',

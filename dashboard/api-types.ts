@@ -930,7 +930,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The query engine is busy or throttled; retry after Retry-After (`service_unavailable`) */
+            /** @description The query engine is busy or throttled, or the query needed more memory than the engine gives one query (the message says which); retry after Retry-After (`service_unavailable`) */
             503: {
                 headers: {
                     /** @description Identifies the request in the logs; quote it when reporting a problem */
@@ -1122,7 +1122,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The query engine is busy or throttled; retry after Retry-After (`service_unavailable`) */
+            /** @description The query engine is busy or throttled, or the query needed more memory than the engine gives one query (the message says which); retry after Retry-After (`service_unavailable`) */
             503: {
                 headers: {
                     /** @description Identifies the request in the logs; quote it when reporting a problem */
@@ -1311,7 +1311,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The query engine is busy or throttled; retry after Retry-After (`service_unavailable`) */
+            /** @description The query engine is busy or throttled, or the query needed more memory than the engine gives one query (the message says which); retry after Retry-After (`service_unavailable`) */
             503: {
                 headers: {
                     /** @description Identifies the request in the logs; quote it when reporting a problem */
@@ -1500,7 +1500,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The query engine is busy or throttled; retry after Retry-After (`service_unavailable`) */
+            /** @description The query engine is busy or throttled, or the query needed more memory than the engine gives one query (the message says which); retry after Retry-After (`service_unavailable`) */
             503: {
                 headers: {
                     /** @description Identifies the request in the logs; quote it when reporting a problem */
@@ -2734,7 +2734,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the events a client address may send this minute (`rate_limited`) */
+            /** @description Over the events one client (an IPv4 address or an IPv6 /64) may send this minute (`rate_limited`) */
             429: {
                 headers: {
                     /** @description Identifies the request in the logs; quote it when reporting a problem */
@@ -2881,7 +2881,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The query engine is busy or throttled; retry after Retry-After (`service_unavailable`) */
+            /** @description The query engine is busy or throttled, or the query needed more memory than the engine gives one query (the message says which); retry after Retry-After (`service_unavailable`) */
             503: {
                 headers: {
                     /** @description Identifies the request in the logs; quote it when reporting a problem */
@@ -3043,7 +3043,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The query engine is busy or throttled; retry after Retry-After (`service_unavailable`) */
+            /** @description The query engine is busy or throttled, or the query needed more memory than the engine gives one query (the message says which); retry after Retry-After (`service_unavailable`) */
             503: {
                 headers: {
                     /** @description Identifies the request in the logs; quote it when reporting a problem */
@@ -3208,7 +3208,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The query engine is busy or throttled; retry after Retry-After (`service_unavailable`) */
+            /** @description The query engine is busy or throttled, or the query needed more memory than the engine gives one query (the message says which); retry after Retry-After (`service_unavailable`) */
             503: {
                 headers: {
                     /** @description Identifies the request in the logs; quote it when reporting a problem */
@@ -3399,7 +3399,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The query engine is busy or throttled; retry after Retry-After (`service_unavailable`) */
+            /** @description The query engine is busy or throttled, or the query needed more memory than the engine gives one query (the message says which); retry after Retry-After (`service_unavailable`) */
             503: {
                 headers: {
                     /** @description Identifies the request in the logs; quote it when reporting a problem */

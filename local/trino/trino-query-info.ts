@@ -27,15 +27,27 @@ interface QueryInfo {
 interface BasicQueryInfo {
   queryId: string;
   state: string;
+  errorCode?: { name: string };
   session: { source?: string };
   queryStats: { createTime: string };
 }
 
-/** The statements from `source` that finished since `since` (oldest first). */
-export async function finishedStatements(access: TrinoAccess, source: string, since: Date): Promise<string[]> {
+/**
+ * The statements from `source` that finished since `since` (oldest first); with `cancelled`, also those stopped
+ * before the end (Trino's FAILED with USER_CANCELED), which Athena bills for what they scanned. Statements that failed
+ * on their own are left out: Athena does not bill them.
+ */
+export async function finishedStatements(
+  access: TrinoAccess,
+  source: string,
+  since: Date,
+  options: { cancelled?: boolean } = {},
+): Promise<string[]> {
   const all = (await getJson(`${access.server}/v1/query`, access)) as BasicQueryInfo[];
+  const billed = (q: BasicQueryInfo) =>
+    q.state === 'FINISHED' || (options.cancelled === true && q.errorCode?.name === 'USER_CANCELED');
   return all
-    .filter((q) => q.session.source === source && q.state === 'FINISHED' && new Date(q.queryStats.createTime) >= since)
+    .filter((q) => q.session.source === source && billed(q) && new Date(q.queryStats.createTime) >= since)
     .sort((a, b) => a.queryStats.createTime.localeCompare(b.queryStats.createTime))
     .map((q) => q.queryId);
 }

@@ -39,7 +39,10 @@ export interface TrinoServer {
 }
 
 export interface TrinoServerOptions {
-  /** The JVM's maximum heap in GiB (`-Xmx`); 2 by default. A query may take half of it (`query.max-memory`). */
+  /**
+   * The JVM's maximum heap in GiB (`-Xmx`); 2 by default. A query may take half of it in all (`query.max-memory`) and
+   * 30% of it on the node (Trino's default `query.max-memory-per-node`), the limit one node meets first.
+   */
   heapGiB?: number;
   /** How long to wait for the server to accept queries. */
   startTimeoutMs?: number;

@@ -46,24 +46,36 @@ export function addressHash(salt: string, address: string): string {
 
 /**
  * The /64 network of an IPv6 address, spelled `<four groups>::/64` (`2001:db8:1:2::/64`); an IPv4 address, also one
- * written in IPv6 form (`::ffff:1.2.3.4`), as itself in dotted form; anything else unchanged.
+ * written in IPv6 form (mapped, `::ffff:1.2.3.4` in any spelling, or compatible, `::1.2.3.4`), as itself in dotted
+ * form; anything else unchanged.
  */
 export function addressNetwork(address: string): string {
   const bare = address.split('%')[0]!; // a zone index (`fe80::1%eth0`) names the interface, not the client
   if (isIP(bare) !== 6) return address;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare);
-  if (mapped) return mapped[1]!;
-  const [head = '', tail] = bare.split('::');
-  const groups = (part: string) => (part === '' ? [] : part.split(':'));
-  // A trailing dotted IPv4 part takes two groups' room; it lies in the last 32 bits, never in the network's 64.
-  const width = (part: string[]) => part.reduce((n, g) => n + (g.includes('.') ? 2 : 1), 0);
-  const first = groups(head);
-  const last = tail === undefined ? [] : groups(tail);
-  const all = [...first, ...Array<string>(8 - width(first) - width(last)).fill('0'), ...last];
-  return `${all
+  const words = ipv6Words(bare);
+  const ipv4 = () => [words[6]! >> 8, words[6]! & 255, words[7]! >> 8, words[7]! & 255].join('.');
+  if (words.slice(0, 5).every((w) => w === 0) && words[5] === 0xffff) return ipv4();
+  if (words.slice(0, 6).every((w) => w === 0) && bare.includes('.')) return ipv4();
+  return `${words
     .slice(0, 4)
-    .map((g) => parseInt(g, 16).toString(16))
+    .map((w) => w.toString(16))
     .join(':')}::/64`;
+}
+
+/** The eight 16-bit words of a valid IPv6 address (without a zone index), a trailing dotted IPv4 part as two. */
+function ipv6Words(address: string): number[] {
+  const [head = '', tail] = address.split('::');
+  const words = (part: string) =>
+    part === ''
+      ? []
+      : part.split(':').flatMap((g) => {
+          if (!g.includes('.')) return [parseInt(g, 16)];
+          const [a, b, c, d] = g.split('.').map(Number) as [number, number, number, number];
+          return [(a << 8) | b, (c << 8) | d];
+        });
+  const first = words(head);
+  const last = tail === undefined ? [] : words(tail);
+  return [...first, ...Array<number>(8 - first.length - last.length).fill(0), ...last];
 }
 
 /** The visitor's session at `nowMs` (continued, or a new one carrying `attribution`). */

@@ -391,8 +391,8 @@ function failure(id: string, execution: QueryExecution): Error {
   if (/HIVE_CANNOT_OPEN_SPLIT|NoSuchKey|FileNotFoundException/i.test(reason)) return new VanishedFileError(reason);
   // Error types 0-8: "Query exhausted resources at this scale factor" (Athena's error catalog): not our SQL.
   const type = status.AthenaError?.ErrorType;
-  if (status.AthenaError?.Retryable) return new EngineBusyError();
   if (type !== undefined && type >= 0 && type <= 8) return new EngineResourcesError();
+  if (status.AthenaError?.Retryable) return new EngineBusyError();
   return new Error(`Athena query ${id} ${status.State?.toLowerCase()}`);
 }
 

@@ -128,7 +128,7 @@ function errorResponses(key: RouteKey, route: Route): Record<string, ResponseCon
       ? [
           [
             '503',
-            'The query engine is busy or throttled; retry after Retry-After (`service_unavailable`)',
+            'The query engine is busy or throttled, or the query needed more memory than the engine gives one query (the message says which); retry after Retry-After (`service_unavailable`)',
             { ...rateLimit, ...retryAfter },
           ] as [string, string, Headers],
           ['504', 'The query ran out of time; narrow the range or filters (`query_timeout`)', rateLimit] as [
@@ -178,7 +178,10 @@ function registerCollector(registry: OpenAPIRegistry, route: Route, spec: RouteS
       '400': error('Not an event: `details` names the field and what it accepts (`invalid_request`)'),
       '403': error('A named domain is not served by this deployment (`domain_not_served`)'),
       '413': error('The body is over 128 KiB (`payload_too_large`)'),
-      '429': error('Over the events a client address may send this minute (`rate_limited`)', retryAfter),
+      '429': error(
+        'Over the events one client (an IPv4 address or an IPv6 /64) may send this minute (`rate_limited`)',
+        retryAfter,
+      ),
       '500': error('A fault of the service (`internal_error`)'),
     },
   });
