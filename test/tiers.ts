@@ -8,6 +8,7 @@ export const testTiers = {
     'test/architecture/**/*.test.ts',
     'test/engines/athena-literals.test.ts',
     'test/engines/athena-engine.test.ts',
+    'test/engines/athena-deadline.test.ts',
     'test/engines/duckdb-statements.test.ts',
     'test/engines/duckdb-memory.test.ts',
     'test/query/visitor-bitmaps.test.ts',

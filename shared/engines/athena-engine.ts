@@ -72,6 +72,11 @@ const FIRST_START_RETRY_MS = 200;
 const MAX_START_RETRY_MS = 2_000;
 /** A start is retried only while this much time is left for the query to run. */
 const MIN_QUERY_MS = 2_000;
+/**
+ * How long a StopQueryExecution may take past the deadline. Every other call to Athena is cut off at the deadline
+ * itself (with its retries), so a request ends within this of its deadline however slowly Athena answers.
+ */
+const STOP_MS = 2_000;
 
 let sharedClient: AthenaClient | undefined;
 
@@ -202,7 +207,7 @@ export class AthenaEngine implements QueryEngine {
     let rows: SqlRow[];
     try {
       execution = await this.waitForEnd(id, deadline);
-      rows = await this.readRows(id);
+      rows = await this.readRows(id, deadline);
     } catch (error) {
       // A query that ended (FAILED, CANCELLED) needs no stop; one still running must not go on, billed, for nobody.
       if (!(error instanceof QueryEndedError)) await this.stop(id);
@@ -246,9 +251,11 @@ export class AthenaEngine implements QueryEngine {
                 },
               },
             }),
+            by(deadline, this.now()),
           );
           return out.QueryExecutionId!;
         } catch (error) {
+          if (isAbort(error)) throw new EngineTimeoutError();
           const name = (error as { name?: string }).name;
           if (name !== 'TooManyRequestsException' && name !== 'ThrottlingException') throw engineErrorOf(error);
           refused = error;
@@ -275,7 +282,7 @@ export class AthenaEngine implements QueryEngine {
       await this.sleep(wait);
       wait = Math.min(wait * 2, MAX_POLL_MS);
       const { QueryExecution: execution } = await this.call(() =>
-        this.client.send(new GetQueryExecutionCommand({ QueryExecutionId: id })),
+        this.client.send(new GetQueryExecutionCommand({ QueryExecutionId: id }), by(deadline, this.now())),
       );
       const state = execution?.Status?.State;
       if (state === 'SUCCEEDED') return execution!;
@@ -285,14 +292,16 @@ export class AthenaEngine implements QueryEngine {
 
   private async stop(id: string): Promise<void> {
     try {
-      await this.client.send(new StopQueryExecutionCommand({ QueryExecutionId: id }));
+      await this.client.send(new StopQueryExecutionCommand({ QueryExecutionId: id }), {
+        abortSignal: AbortSignal.timeout(STOP_MS),
+      });
     } catch (error) {
       // The client gets its 504 either way; a query we could not stop ends at the workgroup's limits.
       requestLogger().warn('could not stop athena query', { query_execution_id: id, error: error as Error });
     }
   }
 
-  private async readRows(id: string): Promise<SqlRow[]> {
+  private async readRows(id: string, deadline: number): Promise<SqlRow[]> {
     const rows: SqlRow[] = [];
     let columns: ColumnInfo[] = [];
     let nextToken: string | undefined;
@@ -301,6 +310,7 @@ export class AthenaEngine implements QueryEngine {
       const page = await this.call(() =>
         this.client.send(
           new GetQueryResultsCommand({ QueryExecutionId: id, MaxResults: PAGE_SIZE, NextToken: nextToken }),
+          by(deadline, this.now()),
         ),
       );
       if (firstPage) columns = page.ResultSet?.ResultSetMetadata?.ColumnInfo ?? [];
@@ -317,9 +327,26 @@ export class AthenaEngine implements QueryEngine {
     try {
       return await send();
     } catch (error) {
+      if (isAbort(error)) {
+        requestLogger().warn('athena did not answer by the deadline');
+        throw new EngineTimeoutError();
+      }
       throw engineErrorOf(error);
     }
   }
+}
+
+/**
+ * A call's options that cut it off, its retries included, at the deadline: a slow or overloaded Athena never holds
+ * a request past it (the SDK sets no timeout of its own).
+ */
+function by(deadline: number, now: number): { abortSignal: AbortSignal } {
+  return { abortSignal: AbortSignal.timeout(Math.max(1, Math.ceil(deadline - now))) };
+}
+
+/** The SDK's error for a call ended by its abort signal. */
+function isAbort(error: unknown): boolean {
+  return (error as { name?: string }).name === 'AbortError';
 }
 
 /** Throttling and Athena's own server errors are worth a retry by the client (503); anything else is ours. */
