@@ -1,6 +1,8 @@
 import { ROUTE_FUNCTION_MEMORY_MB } from '../infra/route-function.js';
 import { startLocalApi, type LocalApi } from '../local/server/local-api.js';
-import { finishedStatements, statementReads } from '../local/trino/trino-query-info.js';
+import { finishedStatements, statementReads, type StatementReads } from '../local/trino/trino-query-info.js';
+import type { TrinoAccess } from '../local/trino/trino-server.js';
+import { runStatement } from '../local/trino/trino-statements.js';
 import { installEngine } from '../shared/engines/registry.js';
 import type { QueryEngine } from '../shared/engines/engine.js';
 import { createCredential } from '../shared/services/credentials.js';
@@ -23,6 +25,8 @@ const REQUESTS_PER_KEY = 90;
 export class ApiEngine implements BenchEngine {
   private token = '';
   private used = REQUESTS_PER_KEY;
+  /** Per mix query, its statements' bytes when Trino reads column chunks only (columnChunkBytes). */
+  private readonly chunkBytes = new Map<string, number[]>();
 
   private constructor(
     readonly name: 'api' | 'athena',
@@ -54,16 +58,12 @@ export class ApiEngine implements BenchEngine {
     const since = new Date();
     takeUsage();
     const started = performance.now();
-    const res = await fetch(`${this.api.url}${query.path}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify(query.body),
-    });
+    const res = await this.post(query, token);
     const body = (await res.json()) as ApiAnswer;
     const ms = performance.now() - started;
     if (res.status !== 200) throw new Error(`${query.path} answered ${res.status}: ${JSON.stringify(body)}`);
     return {
-      ...(this.name === 'athena' ? { usage: await this.usageSince(since, ms) } : {}),
+      ...(this.name === 'athena' ? { usage: await this.usageSince(since, ms, { chunksOf: query.id }) } : {}),
       ms,
       engineMs: body.meta.query_ms,
       ...(body.meta.bytes_scanned === undefined ? {} : { bytesScanned: body.meta.bytes_scanned }),
@@ -88,11 +88,7 @@ export class ApiEngine implements BenchEngine {
     const started = performance.now();
     const requests = await Promise.all(
       queries.map(async (query, i) => {
-        const res = await fetch(`${this.api.url}${query.path}`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${tokens[i]}`, 'content-type': 'application/json' },
-          body: JSON.stringify(query.body),
-        });
+        const res = await this.post(query, tokens[i]!);
         await res.arrayBuffer();
         return { id: query.id, status: res.status, ms: performance.now() - started };
       }),
@@ -106,15 +102,35 @@ export class ApiEngine implements BenchEngine {
     return this.api.close();
   }
 
-  /** What the request that started at `since` and took `ms` used of the services AWS bills. */
-  private async usageSince(since: Date, ms: number, options: { cancelled?: boolean } = {}): Promise<RequestUsage> {
+  /** The bench's request for `query`, with a project key. */
+  private post(query: MixQuery, token: string): Promise<Response> {
+    return fetch(`${this.api.url}${query.path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(query.body),
+    });
+  }
+
+  /**
+   * What the request that started at `since` and took `ms` used of the services AWS bills. With `chunksOf`, its
+   * statements' column-chunk bytes too, measured at the query's first run and given with every run of it.
+   */
+  private async usageSince(
+    since: Date,
+    ms: number,
+    options: { cancelled?: boolean; chunksOf?: string } = {},
+  ): Promise<RequestUsage> {
     const counted = takeUsage();
     const trino = this.api.trino!.trino;
     const reads = await Promise.all(
       (await finishedStatements(trino, 'athena-emulator', since, options)).map((id) => statementReads(trino, id)),
     );
+    if (options.chunksOf !== undefined && !this.chunkBytes.has(options.chunksOf))
+      this.chunkBytes.set(options.chunksOf, await columnChunkBytes(trino, reads));
+    const chunks = options.chunksOf === undefined ? undefined : this.chunkBytes.get(options.chunksOf);
     return {
       statementBytes: reads.map((r) => r.physicalInputBytes),
+      ...(chunks ? { columnChunkBytes: chunks } : {}),
       s3Lists: reads.reduce((sum, r) => sum + r.partitionsListed, 0),
       s3Gets: reads.reduce((sum, r) => sum + r.splitsRead, 0),
       resultPages: counted.resultPages,
@@ -133,6 +149,23 @@ export class ApiEngine implements BenchEngine {
     this.used += 1;
     return this.token;
   }
+}
+
+/**
+ * The bytes each statement reads when Trino reads only the column chunks it needs: the statements run again, one by
+ * one, with the Hive connector's small-file threshold at 0 (by default Trino reads a Parquet file below 3 MB whole, in
+ * one GET, and counts all of it as read).
+ */
+async function columnChunkBytes(trino: TrinoAccess, reads: readonly StatementReads[]): Promise<number[]> {
+  const bytes: number[] = [];
+  for (const read of reads) {
+    const { queryId } = await runStatement(trino, read.query, {
+      session: { 'hive.parquet_small_file_threshold': '0B' },
+      ...(read.schema ? { schema: read.schema } : {}),
+    });
+    bytes.push((await statementReads(trino, queryId)).physicalInputBytes);
+  }
+  return bytes;
 }
 
 /** A load sent at once (ApiEngine.runAtOnce). */

@@ -24,6 +24,11 @@ export const AWS_PRICES = {
 export interface RequestUsage {
   /** Bytes each Athena statement read (empty: the request started none, e.g. an answer from the cache). */
   statementBytes: number[];
+  /**
+   * The same statements' bytes when Trino reads only the column chunks they need (bench/api.ts): what Athena bills
+   * if it does not read a small file whole as Trino does.
+   */
+  columnChunkBytes?: number[];
   /** S3 LIST requests Athena made: one per partition a statement lists. */
   s3Lists: number;
   /** S3 GET requests Athena made reading files: one per file a statement opens (Trino's reads of small files). */

@@ -13,10 +13,15 @@ export interface StatementReads {
   splitsRead: number;
   /** Bytes read from the files (what Athena bills as DataScannedInBytes). */
   physicalInputBytes: number;
+  /** The statement's text as Trino ran it, and the schema it ran in. */
+  query: string;
+  schema?: string;
 }
 
 interface QueryInfo {
   queryId: string;
+  query: string;
+  session: { schema?: string };
   inputs: { catalogName: string; schema: string; table: string; connectorInfo?: { partitionIds?: string[] } }[];
   queryStats: {
     physicalInputDataSize: string;
@@ -68,6 +73,8 @@ export async function statementReads(access: TrinoAccess, queryId: string): Prom
     partitionsListed: partitions.size,
     splitsRead,
     physicalInputBytes: dataSizeBytes(info.queryStats.physicalInputDataSize),
+    query: info.query,
+    ...(info.session.schema ? { schema: info.session.schema } : {}),
   };
 }
 
