@@ -95,7 +95,8 @@ export class ApiEngine implements BenchEngine {
     );
     const wallMs = performance.now() - started;
     const lambdaMs = requests.reduce((sum, r) => sum + r.ms, 0);
-    return { wallMs, requests, usage: await this.usageSince(since, lambdaMs, { cancelled: true }) };
+    const usage = await this.usageSince(since, lambdaMs, { cancelled: true });
+    return { wallMs, requests, usage: { ...usage, requests: queries.length } };
   }
 
   close(): Promise<void> {

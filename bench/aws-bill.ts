@@ -35,7 +35,9 @@ export interface RequestUsage {
   s3Gets: number;
   /** Pages of results read (GetQueryResults): each a GET of the result object Athena wrote with two PUTs. */
   resultPages: number;
-  /** The query function's duration (the request's time at the server) and its memory. */
+  /** API requests, each a function invocation: 1 unless the usage is a whole load's (bench/api.ts runAtOnce). */
+  requests?: number;
+  /** The query function's duration (the request's time at the server, added up over the requests) and its memory. */
   lambdaMs: number;
   lambdaMemoryMb: number;
   /** DynamoDB capacity the request consumed (keys, rate and usage counters, slots, the answer cache). */
@@ -64,9 +66,11 @@ export function billOf(usage: RequestUsage): Bill {
     (usage.s3Lists / 1000) * p.s3ListPer1000 +
     ((2 * statements) / 1000) * p.s3PutPer1000 +
     ((usage.s3Gets + usage.resultPages) / 1000) * p.s3GetPer1000;
+  const requests = usage.requests ?? 1;
   const lambda =
-    (usage.lambdaMs / 1000) * (usage.lambdaMemoryMb / 1024) * p.lambdaPerGbSecond + p.lambdaPerMillionRequests / 1e6;
-  const apiGateway = p.httpApiPerMillionRequests / 1e6;
+    (usage.lambdaMs / 1000) * (usage.lambdaMemoryMb / 1024) * p.lambdaPerGbSecond +
+    (requests * p.lambdaPerMillionRequests) / 1e6;
+  const apiGateway = (requests * p.httpApiPerMillionRequests) / 1e6;
   const dynamo =
     (usage.dynamoReadUnits / 1e6) * p.dynamoPerMillionReadUnits +
     (usage.dynamoWriteUnits / 1e6) * p.dynamoPerMillionWriteUnits;

@@ -521,7 +521,7 @@ function loadsAtOnceSection(f: BenchFigures): string[] {
         String(load.usage.statementBytes.length),
         mib(load.usage.statementBytes.reduce((a, b) => a + b, 0)),
         `${load.usage.s3Lists} / ${load.usage.s3Gets}`,
-        `$${(bill.total * 1000 + (load.requests.length - 1) * billOf(NO_USAGE).total * 1000).toFixed(3)}`,
+        `$${(bill.total * 1000).toFixed(3)}`,
       ].join(' | ')} |`,
     );
   });
@@ -536,18 +536,6 @@ function loadsAtOnceSection(f: BenchFigures): string[] {
   }
   return out;
 }
-
-/** A request that used nothing: what every request costs in requests alone (HTTP API, Lambda invocation). */
-const NO_USAGE: RequestUsage = {
-  statementBytes: [],
-  s3Lists: 0,
-  s3Gets: 0,
-  resultPages: 0,
-  lambdaMs: 0,
-  lambdaMemoryMb: 0,
-  dynamoReadUnits: 0,
-  dynamoWriteUnits: 0,
-};
 
 /** A load's bytes and bill with each statement's column-chunk bytes; undefined unless every request has them. */
 function columnChunkLoad(usages: readonly RequestUsage[]): { bytes: number; bill: Bill } | undefined {

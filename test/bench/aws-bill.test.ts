@@ -36,6 +36,13 @@ describe('the bill of a request', () => {
     expect(bill.total).toBeCloseTo(bill.lambda + bill.dynamo + bill.apiGateway, 15);
     expect(sumBills([bill, bill]).total).toBeCloseTo(2 * bill.total, 15);
   });
+
+  it("prices a whole load's usage by its requests: each an HTTP API request and an invocation", () => {
+    const one = billOf({ ...idle, lambdaMs: 100 });
+    const load = billOf({ ...idle, lambdaMs: 1300, requests: 13 });
+    expect(load.apiGateway).toBeCloseTo(13 * one.apiGateway, 15);
+    expect(load.lambda).toBeCloseTo(13 * one.lambda, 15);
+  });
 });
 
 describe("Trino's data sizes", () => {
