@@ -36,7 +36,8 @@ const usage = `usage: npm run bench -- [--rows N|--100m] [--peers] [--repeat N] 
                      [--only ID,ID] [--seed N] [--end-date YYYY-MM-DD] [--days N] [--codec CODEC] [--no-lambda] [--no-trino]
                      [--no-write] [--trino-heap GIB]
   --codec: every file of the data set in one Parquet codec (zstd: as the S3 writers write them); a data set of its own.
-  --trino-heap: the local Trino's heap in GiB (default 2, as npm start's); a query may take 30% of it.`;
+  --trino-heap: the local Trino's heap in GiB (default 2, as npm start's); a query may take 30% of it, and the
+  server runs two statements per GiB at once.`;
 
 const { values: flags } = parseArgs({
   options: {

@@ -59,6 +59,7 @@ export const testTiers = {
     'test/engines/athena-hidden-files.test.ts',
     'test/engines/trino-differential.test.ts',
     'test/local/start-trino.test.ts',
+    'test/local/trino-statement-bound.test.ts',
   ],
   /** Chromium: the dashboard, the reference page, the local services seen from a web page. */
   browser: ['test/browser/**/*.test.ts', 'test/local/local-services.test.ts'],

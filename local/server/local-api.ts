@@ -53,6 +53,8 @@ export interface LocalApiOptions {
   trinoHeapGiB?: number;
   /** With `engine: 'trino'`: a running Trino to add this store's catalog to, rather than start one (trino-athena.ts). */
   trinoServer?: TrinoAccess;
+  /** With `engine: 'trino'`: the most statements run at once (trino-athena.ts; by default two per GiB of its heap). */
+  trinoMaxConcurrentQueries?: number;
 }
 
 /** ANALYTICS_ENGINE, checked: `duckdb` (the default) or `trino`. */
@@ -98,6 +100,9 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
           ...(options.resultReuseMinutes === undefined ? {} : { resultReuseMinutes: options.resultReuseMinutes }),
           ...(options.trinoServer ? { server: options.trinoServer } : {}),
           ...(options.trinoHeapGiB === undefined ? {} : { heapGiB: options.trinoHeapGiB }),
+          ...(options.trinoMaxConcurrentQueries === undefined
+            ? {}
+            : { maxConcurrentQueries: options.trinoMaxConcurrentQueries }),
         })
       : undefined;
   installEngine(trino?.engine ?? engine);

@@ -24,7 +24,13 @@ import {
 } from './trino-catalog.js';
 import { provisionTrino } from '../tools/trino-install.js';
 import { runToCompletion } from './trino-statements.js';
-import { startTrino, type TrinoAccess, type TrinoServer, type TrinoServerOptions } from './trino-server.js';
+import {
+  DEFAULT_HEAP_GIB,
+  startTrino,
+  type TrinoAccess,
+  type TrinoServer,
+  type TrinoServerOptions,
+} from './trino-server.js';
 
 // The cloud query path on this machine: the Athena engine the Lambdas run, unchanged, with the real Athena SDK,
 // talking to the Athena emulator, which runs each statement on a real Trino over the store's current snapshot
@@ -43,6 +49,8 @@ export interface TrinoAthena {
   credentials: DoorCredentials;
   /** Trino itself, behind the emulator: HTTPS with this run's certificate and token (trino-server.ts). */
   trino: TrinoAccess;
+  /** The Trino catalog holding this store's tables (`hive` on a server of its own). */
+  catalog: string;
   close(): Promise<void>;
 }
 
@@ -64,7 +72,17 @@ export interface TrinoAthenaOptions {
   server?: TrinoAccess;
   /** Without `server`: the heap of the Trino started for this store, in GiB (trino-server.ts; 2 by default). */
   heapGiB?: number;
+  /**
+   * The most statements the engine runs at once, in the stack's query slots (AthenaSettings.maxConcurrentQueries;
+   * the local DynamoDB's counters table); 0 for no bound. By default, on a server of its own, two per GiB of heap:
+   * a 2 GiB Trino sent 13 statements at once ran out of memory and stopped (docs/BENCHMARKS.md), four at once it
+   * ran; on a shared server (the tests'), none.
+   */
+  maxConcurrentQueries?: number;
 }
+
+/** Statements at once on a Trino of its own, per GiB of its heap (TrinoAthenaOptions.maxConcurrentQueries). */
+const STATEMENTS_PER_HEAP_GIB = 2;
 
 export async function startTrinoAthena(options: TrinoAthenaOptions): Promise<TrinoAthena> {
   const started = performance.now();
@@ -127,6 +145,8 @@ export async function startTrinoAthena(options: TrinoAthenaOptions): Promise<Tri
       resultReuseMinutes: options.resultReuseMinutes ?? 0,
       timeoutMs: options.timeoutMs ?? 25_000,
       location: 'dir' in bucket ? `local://${bucket.dir}` : `s3://${bucket.s3.bucket}`,
+      maxConcurrentQueries:
+        options.maxConcurrentQueries ?? (trino ? STATEMENTS_PER_HEAP_GIB * (options.heapGiB ?? DEFAULT_HEAP_GIB) : 0),
     };
     // The client the Lambdas build, pointed at the emulator as AWS_ENDPOINT_URL would point it; nothing leaves the machine.
     const client = new AthenaClient({ endpoint: emulator.url, region: 'us-east-1', credentials, maxAttempts: 3 });
@@ -144,6 +164,7 @@ export async function startTrinoAthena(options: TrinoAthenaOptions): Promise<Tri
       location: settings.location!,
       credentials,
       trino: access,
+      catalog,
       report:
         `${how} in ${provisionedMs} ms, server up in ${serverMs - provisionedMs} ms, ` +
         `${tables.length} Glue tables created in ${tablesMs - serverMs} ms; Athena emulator on ${emulator.url}, ${where}`,

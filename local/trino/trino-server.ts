@@ -52,7 +52,7 @@ export interface TrinoServerOptions {
   catalogsByStatement?: boolean;
 }
 
-const DEFAULT_HEAP_GIB = 2;
+export const DEFAULT_HEAP_GIB = 2;
 
 export async function startTrino(install: TrinoInstall, options: TrinoServerOptions = {}): Promise<TrinoServer> {
   const port = await freePort();

@@ -33,7 +33,7 @@ export interface TestApi extends LocalApi {
  * with `ownTrino` a Trino server of its own, started and configured exactly as `npm start` does.
  */
 export async function startTestApi(
-  options: Pick<LocalApiOptions, 'engine' | 'dataDir'> & { ownTrino?: boolean } = {},
+  options: Pick<LocalApiOptions, 'engine' | 'dataDir' | 'trinoMaxConcurrentQueries'> & { ownTrino?: boolean } = {},
 ): Promise<TestApi> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'analytics-test-'));
   let api: LocalApi;
