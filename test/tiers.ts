@@ -45,6 +45,7 @@ export const testTiers = {
     'test/local/store-lock.test.ts',
     'test/local/crash-loop.test.ts',
     'test/local/collect-crash.test.ts',
+    'test/local/batch-sink.test.ts',
     'test/query/derived-relations.test.ts',
   ],
   /** The cloud path: the stack (synth, cfn-lint, IAM, a deploy into moto, the Lambda runtime), Trino, moto's S3. */

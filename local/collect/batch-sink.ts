@@ -18,12 +18,15 @@ import { running, StoreBusyError, thisProcess, type Owner } from '../store/store
 // gone (the next start, or another process on the same folder) it is cut after its last whole line (a line cut short
 // was never answered) and imported with the ready batches. Two processes on one folder may both import a ready batch:
 // the import record makes the second a no-op. While another process holds the store lock, batches wait on disk; a
-// batch whose import fails waits on disk too, tried again every few seconds, and holds back none of the others.
+// batch whose import fails waits on disk too, holding back none of the others, and is tried again after a pause that
+// doubles with each failure (10 s up to 10 minutes), each failure logged once with the next try's time.
 
 export const FLUSH_MS = 2_000;
 /** The store's partitions are compacted after this many batch imports (each adds a file to today's partitions). */
 const COMPACT_EVERY_IMPORTS = 20;
 const OPEN_PREFIX = '.open-';
+/** A failed batch's pause before its next try doubles from FLUSH_MS x 5 up to this. */
+const MAX_RETRY_MS = 10 * 60_000;
 
 export interface BatchSink extends EventSink {
   /** Closes the open batch and imports every ready one; settles when done (or when the store was busy). */
@@ -32,7 +35,7 @@ export interface BatchSink extends EventSink {
   close(): Promise<void>;
 }
 
-export function localBatchSink(paths: LocalPaths, flushMs = FLUSH_MS): BatchSink {
+export function localBatchSink(paths: LocalPaths, flushMs = FLUSH_MS, now: () => number = Date.now): BatchSink {
   const dir = join(paths.dataDir, 'collected');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const owner = thisProcess();
@@ -62,6 +65,8 @@ export function localBatchSink(paths: LocalPaths, flushMs = FLUSH_MS): BatchSink
   let timer: NodeJS.Timeout | undefined;
   let imported = 0;
   let closed = false;
+  /** Batches whose import failed: how often, and when each is tried next. */
+  const failed = new Map<string, { failures: number; nextTry: number }>();
 
   /** Appends every queued write to the open file with one sync, then answers each. */
   const append = async () => {
@@ -97,16 +102,18 @@ export function localBatchSink(paths: LocalPaths, flushMs = FLUSH_MS): BatchSink
 
   /**
    * Imports every ready batch in the order written; stops at a busy store (tried again at the next rotation). A batch
-   * that fails stays on disk and is tried again later, while the batches after it are imported: its events are rows
-   * of their own, so one batch's failure holds back no other.
+   * that fails stays on disk and waits for its next try (failed), while the batches after it are imported: its
+   * events are rows of their own, so one batch's failure holds back no other.
    */
   const importReady = async () => {
     recoverOrphans();
     const ready = readdirSync(dir)
       .filter((f) => f.endsWith('.ndjson') && !f.startsWith('.'))
       .sort();
-    let failure: unknown;
+    for (const name of failed.keys()) if (!ready.includes(name)) failed.delete(name);
     for (const name of ready) {
+      const before = failed.get(name);
+      if (before && before.nextTry > now()) continue;
       try {
         const report = await importNdjson(join(dir, name), paths);
         if (report.rejected.length > 0)
@@ -115,10 +122,18 @@ export function localBatchSink(paths: LocalPaths, flushMs = FLUSH_MS): BatchSink
         if (error instanceof StoreBusyError) return schedule();
         // Another process on this folder imported and removed it meanwhile.
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
-        logger.error('a batch of collected events could not be imported yet', { file: name, error: error as Error });
-        failure ??= error;
+        const failures = (before?.failures ?? 0) + 1;
+        const pause = Math.min(flushMs * 5 * 2 ** (failures - 1), MAX_RETRY_MS);
+        failed.set(name, { failures, nextTry: now() + pause });
+        logger.error('a batch of collected events could not be imported; it stays on disk', {
+          file: name,
+          failures,
+          next_try_in_s: Math.round(pause / 1000),
+          error: error as Error,
+        });
         continue;
       }
+      failed.delete(name);
       rmSync(join(dir, name), { force: true });
       imported++;
     }
@@ -128,7 +143,9 @@ export function localBatchSink(paths: LocalPaths, flushMs = FLUSH_MS): BatchSink
         if (!(error instanceof StoreBusyError)) throw error;
       });
     }
-    if (failure !== undefined) throw failure;
+    // A batch waiting for its next try needs a round then, even if nothing else is written.
+    const next = Math.min(...[...failed.values()].map((f) => f.nextTry));
+    if (Number.isFinite(next)) schedule(Math.max(next - now(), flushMs));
   };
 
   /** A failed step is logged and tried again later; it never stops the steps after it. */
