@@ -427,8 +427,8 @@ function athenaSection(f: BenchFigures): string[] {
       "all of it as read: with files of a day's rows below that size, its bytes are whole files'. Whether Athena does the " +
       'same is not documented; "column chunks" is what the same statements read with that threshold at 0 (run again on ' +
       'Trino once per query, session property `hive.parquet_small_file_threshold=0B`): the footers and the column chunks ' +
-      'of the row groups not skipped. The bill below counts whole files, an upper bound; the line under the table counts ' +
-      'column chunks.',
+      'of the row groups not skipped, for a few statements more than the whole files (a file then takes several reads). ' +
+      "The bill below counts Trino's bytes as it reads by default; the line under the table counts column chunks.",
     '',
     '| query | p50 | statements | bytes read | column chunks | S3 LIST / GET | DynamoDB RRU / WRU | Athena | S3 | Lambda | other | $ per 1,000 | repeat p50 | repeat $ per 1,000 |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',

@@ -63,6 +63,8 @@ export function localBatchSink(paths: LocalPaths, flushMs = FLUSH_MS, now: () =>
   let files: Promise<unknown> = Promise.resolve();
   let imports: Promise<void> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
+  /** When the pending timer fires (real time): a sooner round replaces it. */
+  let timerDue = Infinity;
   let imported = 0;
   let closed = false;
   /** Batches whose import failed: how often, and when each is tried next. */
@@ -110,7 +112,8 @@ export function localBatchSink(paths: LocalPaths, flushMs = FLUSH_MS, now: () =>
     const ready = readdirSync(dir)
       .filter((f) => f.endsWith('.ndjson') && !f.startsWith('.'))
       .sort();
-    for (const name of failed.keys()) if (!ready.includes(name)) failed.delete(name);
+    const present = new Set(ready);
+    for (const name of failed.keys()) if (!present.has(name)) failed.delete(name);
     for (const name of ready) {
       const before = failed.get(name);
       if (before && before.nextTry > now()) continue;
@@ -144,7 +147,8 @@ export function localBatchSink(paths: LocalPaths, flushMs = FLUSH_MS, now: () =>
       });
     }
     // A batch waiting for its next try needs a round then, even if nothing else is written.
-    const next = Math.min(...[...failed.values()].map((f) => f.nextTry));
+    let next = Infinity;
+    for (const { nextTry } of failed.values()) next = Math.min(next, nextTry);
     if (Number.isFinite(next)) schedule(Math.max(next - now(), flushMs));
   };
 
@@ -162,10 +166,18 @@ export function localBatchSink(paths: LocalPaths, flushMs = FLUSH_MS, now: () =>
     await imports;
   };
 
+  /** A round in `ms`, unless one is due sooner: a failed batch's long pause never delays newly written events. */
   function schedule(ms = flushMs) {
-    if (timer || closed) return;
+    if (closed) return;
+    const due = Date.now() + ms;
+    if (timer) {
+      if (timerDue <= due) return;
+      clearTimeout(timer);
+    }
+    timerDue = due;
     timer = setTimeout(() => {
       timer = undefined;
+      timerDue = Infinity;
       void flush();
     }, ms);
     timer.unref();
@@ -188,6 +200,9 @@ export function localBatchSink(paths: LocalPaths, flushMs = FLUSH_MS, now: () =>
       timer = undefined;
       await flush();
       closed = true;
+      // The last round may have scheduled a retry: nothing runs after close.
+      clearTimeout(timer);
+      timer = undefined;
     },
   };
 }

@@ -75,8 +75,8 @@ export interface TrinoAthenaOptions {
   /**
    * The most statements the engine runs at once, in the stack's query slots (AthenaSettings.maxConcurrentQueries;
    * the local DynamoDB's counters table); 0 for no bound. By default, on a server of its own, two per GiB of heap:
-   * a 2 GiB Trino sent 13 statements at once ran out of memory and stopped (docs/BENCHMARKS.md), four at once it
-   * ran; on a shared server (the tests'), none.
+   * at 10M events a 2 GiB Trino sent the dashboard mix's 13 statements at once ran out of memory and stopped, and
+   * answered all 13 run four at a time; an 8 GiB one answered all 13 at once. On a shared server (the tests'), none.
    */
   maxConcurrentQueries?: number;
 }

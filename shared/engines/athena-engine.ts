@@ -73,10 +73,15 @@ const MAX_START_RETRY_MS = 2_000;
 /** A start is retried only while this much time is left for the query to run. */
 const MIN_QUERY_MS = 2_000;
 /**
- * How long a StopQueryExecution may take past the deadline. Every other call to Athena is cut off at the deadline
- * itself (with its retries), so a request ends within this of its deadline however slowly Athena answers.
+ * Every call to Athena is cut off, its retries included, at the statement's deadline (the SDK's own socket timeout is
+ * 900 s), so a slow or overloaded Athena never holds a request past it. Two exceptions: the results of a statement
+ * that succeeded may be read up to RESULTS_GRACE_MS later (its scan is paid for), and a StopQueryExecution may take
+ * STOP_MS. Both stay within PAST_REQUEST_DEADLINE_MS of the request's deadline, less than the 1.5 s the handler keeps
+ * after it to answer (shared/http/handler.ts, RESPONSE_MARGIN_MS).
  */
+const RESULTS_GRACE_MS = 3_000;
 const STOP_MS = 2_000;
+const PAST_REQUEST_DEADLINE_MS = 1_000;
 
 let sharedClient: AthenaClient | undefined;
 
@@ -204,15 +209,15 @@ export class AthenaEngine implements QueryEngine {
     const id = await this.start(queryString, deadline);
 
     let execution: QueryExecution;
-    let rows: SqlRow[];
     try {
       execution = await this.waitForEnd(id, deadline);
-      rows = await this.readRows(id, deadline);
     } catch (error) {
       // A query that ended (FAILED, CANCELLED) needs no stop; one still running must not go on, billed, for nobody.
       if (!(error instanceof QueryEndedError)) await this.stop(id);
       throw error instanceof QueryEndedError ? error.cause : error;
     }
+    // It succeeded: nothing to stop, and its results (paid for) may be read a little past the deadline.
+    const rows = await this.readRows(id, this.lastMoment(deadline + RESULTS_GRACE_MS));
     const bytesScanned = execution.Statistics?.DataScannedInBytes;
     requestLogger().info('athena query', {
       query_execution_id: id,
@@ -231,31 +236,34 @@ export class AthenaEngine implements QueryEngine {
    */
   private async start(queryString: string, deadline: number): Promise<string> {
     let refused: unknown;
+    const token = randomUUID();
     const id = await this.retryWithin(
       deadline,
       async () => {
         try {
-          const out = await this.client.send(
-            new StartQueryExecutionCommand({
-              WorkGroup: this.settings.workgroup,
-              QueryString: queryString,
-              QueryExecutionContext: { Database: this.settings.database },
-              // A retried StartQueryExecution (the SDK retries throttling) must not start a second query.
-              ClientRequestToken: randomUUID(),
-              ResultReuseConfiguration: {
-                ResultReuseByAgeConfiguration: {
-                  Enabled: this.settings.resultReuseMinutes > 0,
-                  ...(this.settings.resultReuseMinutes > 0
-                    ? { MaxAgeInMinutes: this.settings.resultReuseMinutes }
-                    : {}),
+          const out = await this.bounded(deadline, token, (options) =>
+            this.client.send(
+              new StartQueryExecutionCommand({
+                WorkGroup: this.settings.workgroup,
+                QueryString: queryString,
+                QueryExecutionContext: { Database: this.settings.database },
+                // A retried StartQueryExecution (the SDK retries throttling) must not start a second query.
+                ClientRequestToken: token,
+                ResultReuseConfiguration: {
+                  ResultReuseByAgeConfiguration: {
+                    Enabled: this.settings.resultReuseMinutes > 0,
+                    ...(this.settings.resultReuseMinutes > 0
+                      ? { MaxAgeInMinutes: this.settings.resultReuseMinutes }
+                      : {}),
+                  },
                 },
-              },
-            }),
-            by(deadline, this.now()),
+              }),
+              options,
+            ),
           );
           return out.QueryExecutionId!;
         } catch (error) {
-          if (isAbort(error)) throw new EngineTimeoutError();
+          if (error instanceof EngineTimeoutError) throw error;
           const name = (error as { name?: string }).name;
           if (name !== 'TooManyRequestsException' && name !== 'ThrottlingException') throw engineErrorOf(error);
           refused = error;
@@ -282,7 +290,9 @@ export class AthenaEngine implements QueryEngine {
       await this.sleep(wait);
       wait = Math.min(wait * 2, MAX_POLL_MS);
       const { QueryExecution: execution } = await this.call(() =>
-        this.client.send(new GetQueryExecutionCommand({ QueryExecutionId: id }), by(deadline, this.now())),
+        this.bounded(deadline, id, (options) =>
+          this.client.send(new GetQueryExecutionCommand({ QueryExecutionId: id }), options),
+        ),
       );
       const state = execution?.Status?.State;
       if (state === 'SUCCEEDED') return execution!;
@@ -292,8 +302,9 @@ export class AthenaEngine implements QueryEngine {
 
   private async stop(id: string): Promise<void> {
     try {
+      const until = this.lastMoment(this.now() + STOP_MS);
       await this.client.send(new StopQueryExecutionCommand({ QueryExecutionId: id }), {
-        abortSignal: AbortSignal.timeout(STOP_MS),
+        abortSignal: AbortSignal.timeout(Math.max(1, Math.ceil(until - this.now()))),
       });
     } catch (error) {
       // The client gets its 504 either way; a query we could not stop ends at the workgroup's limits.
@@ -301,16 +312,18 @@ export class AthenaEngine implements QueryEngine {
     }
   }
 
-  private async readRows(id: string, deadline: number): Promise<SqlRow[]> {
+  private async readRows(id: string, until: number): Promise<SqlRow[]> {
     const rows: SqlRow[] = [];
     let columns: ColumnInfo[] = [];
     let nextToken: string | undefined;
     let firstPage = true;
     do {
       const page = await this.call(() =>
-        this.client.send(
-          new GetQueryResultsCommand({ QueryExecutionId: id, MaxResults: PAGE_SIZE, NextToken: nextToken }),
-          by(deadline, this.now()),
+        this.bounded(until, id, (options) =>
+          this.client.send(
+            new GetQueryResultsCommand({ QueryExecutionId: id, MaxResults: PAGE_SIZE, NextToken: nextToken }),
+            options,
+          ),
         ),
       );
       if (firstPage) columns = page.ResultSet?.ResultSetMetadata?.ColumnInfo ?? [];
@@ -327,26 +340,35 @@ export class AthenaEngine implements QueryEngine {
     try {
       return await send();
     } catch (error) {
-      if (isAbort(error)) {
-        requestLogger().warn('athena did not answer by the deadline');
-        throw new EngineTimeoutError();
-      }
+      if (error instanceof EngineTimeoutError) throw error;
       throw engineErrorOf(error);
     }
   }
-}
 
-/**
- * A call's options that cut it off, its retries included, at the deadline: a slow or overloaded Athena never holds
- * a request past it (the SDK sets no timeout of its own).
- */
-function by(deadline: number, now: number): { abortSignal: AbortSignal } {
-  return { abortSignal: AbortSignal.timeout(Math.max(1, Math.ceil(deadline - now))) };
-}
+  /**
+   * One call to Athena cut off at `until`, its retries included; a call its signal ended is an EngineTimeoutError
+   * (504), whatever error the SDK gave for it. `what` names the call in the log: the query's id, or the start's
+   * ClientRequestToken (a start cut off may have started the query, which then runs to the workgroup's limits).
+   */
+  private async bounded<T>(
+    until: number,
+    what: string,
+    send: (options: { abortSignal: AbortSignal }) => Promise<T>,
+  ): Promise<T> {
+    const abortSignal = AbortSignal.timeout(Math.max(1, Math.ceil(until - this.now())));
+    try {
+      return await send({ abortSignal });
+    } catch (error) {
+      if (!abortSignal.aborted) throw error;
+      requestLogger().warn('athena did not answer by the deadline', { call_of: what });
+      throw new EngineTimeoutError();
+    }
+  }
 
-/** The SDK's error for a call ended by its abort signal. */
-function isAbort(error: unknown): boolean {
-  return (error as { name?: string }).name === 'AbortError';
+  /** `moment`, or the latest the request's deadline allows past it (PAST_REQUEST_DEADLINE_MS), if earlier. */
+  private lastMoment(moment: number): number {
+    return Math.min(moment, (requestDeadline() ?? Infinity) + PAST_REQUEST_DEADLINE_MS);
+  }
 }
 
 /** Throttling and Athena's own server errors are worth a retry by the client (503); anything else is ours. */

@@ -80,4 +80,32 @@ describe('a collected batch that cannot be imported', () => {
       rmSync(failing, { recursive: true, force: true });
     }
   });
+
+  it("never delays newly written events behind a failed batch's long pause", async () => {
+    let clock = 1_000_000;
+    const flushMs = 100;
+    const sink = localBatchSink(paths, flushMs, () => clock);
+    vi.spyOn(logger, 'error');
+    const failing = join(dataDir, 'collected', '000000000000002-bbbbbbbbbbbb.ndjson');
+    mkdirSync(failing);
+    try {
+      // Six failures: its next try is 5 x 100 ms x 2^5 = 16 s away, in real time too.
+      for (let i = 0; i < 6; i++) {
+        await sink.flush();
+        clock += 60_000;
+      }
+      // The rounds the first failures scheduled (0.5 s and on) run and find nothing due: the long pause's round is
+      // the one left pending.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      const written = Date.now();
+      await sink.write([line('/while-waiting')]); // no flush by hand: the sink's own round imports it
+      while (!(await storedPaths()).includes('/while-waiting')) {
+        expect(Date.now() - written, 'imported by the next round, not after the pause').toBeLessThan(8_000);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    } finally {
+      await sink.close();
+      rmSync(failing, { recursive: true, force: true });
+    }
+  });
 });
