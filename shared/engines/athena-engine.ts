@@ -82,6 +82,8 @@ const MIN_QUERY_MS = 2_000;
 const RESULTS_GRACE_MS = 3_000;
 const STOP_MS = 2_000;
 const PAST_REQUEST_DEADLINE_MS = 1_000;
+/** The longest a slot's release is waited for (release). */
+const RELEASE_MS = 300;
 
 let sharedClient: AthenaClient | undefined;
 
@@ -162,7 +164,7 @@ export class AthenaEngine implements QueryEngine {
     try {
       return await this.startAndRead(queryString, deadline);
     } finally {
-      if (holder) await this.slots!.release(holder);
+      if (holder) await this.release(holder);
     }
   }
 
@@ -182,6 +184,29 @@ export class AthenaEngine implements QueryEngine {
       max_concurrent_queries: this.settings.maxConcurrentQueries,
     });
     throw new EngineBusyError();
+  }
+
+  /**
+   * Gives a slot back, waiting RELEASE_MS at most: a slow or failing counters table neither delays the answer past
+   * its deadline nor turns it into an error. A slot not given back stops counting at the end of its hold (the
+   * deadline), as a dead function's does.
+   */
+  private async release(holder: string): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), RELEASE_MS);
+      timer.unref();
+    });
+    const released = this.slots!.release(holder).then(
+      () => 'released' as const,
+      (error: unknown) => {
+        requestLogger().warn('could not give a query slot back; it ends with its hold', { error: error as Error });
+        return 'failed' as const;
+      },
+    );
+    const outcome = await Promise.race([released, late]);
+    clearTimeout(timer);
+    if (outcome === 'late') requestLogger().warn('giving a query slot back took too long; it ends with its hold');
   }
 
   /**

@@ -443,7 +443,7 @@ describe('AthenaEngine.run', () => {
       return {
         holders,
         take: async (holder: string) => holders.size < limit && !!holders.add(holder),
-        release: async (holder: string) => void holders.delete(holder),
+        release: async (holder: string): Promise<void> => void holders.delete(holder),
       };
     }
     const bounded = (clock: ReturnType<typeof fakeClock>, s: ReturnType<typeof slots>) =>
@@ -481,6 +481,18 @@ describe('AthenaEngine.run', () => {
       expect(apiErrorOfEngine(error)!.status).toBe(503);
       expect(athena.commandCalls(StartQueryExecutionCommand)).toHaveLength(0);
       expect([...s.holders]).toEqual(['another function']);
+    });
+
+    it('answers without waiting for a release that hangs or fails: the slot ends with its hold', async () => {
+      athena.on(StartQueryExecutionCommand).resolves({ QueryExecutionId: 'q-1' });
+      athena.on(GetQueryExecutionCommand).resolves(execution('SUCCEEDED'));
+      athena.on(GetQueryResultsCommand).resolves(page([column('n', 'bigint')], [row('1')], undefined, true));
+      const hanging = { ...slots(1), release: () => new Promise<void>(() => {}) };
+      const started = performance.now();
+      await expect(bounded(fakeClock(), hanging).run(query)).resolves.toMatchObject({ rows: [{ n: 1 }] });
+      expect(performance.now() - started).toBeLessThan(3_000);
+      const failing = { ...slots(1), release: () => Promise.reject(new Error('ProvisionedThroughputExceeded')) };
+      await expect(bounded(fakeClock(), failing).run(query)).resolves.toMatchObject({ rows: [{ n: 1 }] });
     });
 
     it('gives the slot back when the statement fails', async () => {
