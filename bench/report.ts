@@ -448,8 +448,8 @@ function athenaSection(f: BenchFigures): string[] {
         q.query.id,
         cell?.error ? 'error' : formatMs(cell?.p50 ?? NaN),
         usage ? String(usage.statementBytes.length) : '–',
-        usage ? mib(usage.statementBytes.reduce((a, b) => a + b, 0)) : '–',
-        usage?.columnChunkBytes ? mib(usage.columnChunkBytes.reduce((a, b) => a + b, 0)) : '–',
+        usage ? mib(sum(usage.statementBytes)) : '–',
+        usage?.columnChunkBytes ? mib(sum(usage.columnChunkBytes)) : '–',
         usage ? `${usage.s3Lists} / ${usage.s3Gets}` : '–',
         usage ? `${usage.dynamoReadUnits} / ${usage.dynamoWriteUnits}` : '–',
         per1000(bill?.athena),
@@ -519,7 +519,7 @@ function loadsAtOnceSection(f: BenchFigures): string[] {
         `${load.requests.length - others.length} of ${load.requests.length}`,
         others.length ? others.map((r) => `${r.id} ${r.status}`).join(', ') : '–',
         String(load.usage.statementBytes.length),
-        mib(load.usage.statementBytes.reduce((a, b) => a + b, 0)),
+        mib(sum(load.usage.statementBytes)),
         `${load.usage.s3Lists} / ${load.usage.s3Gets}`,
         `$${(bill.total * 1000).toFixed(3)}`,
       ].join(' | ')} |`,
@@ -542,7 +542,7 @@ function columnChunkLoad(usages: readonly RequestUsage[]): { bytes: number; bill
   if (!usages.length || usages.some((u) => !u.columnChunkBytes)) return undefined;
   const asChunks = usages.map((u) => ({ ...u, statementBytes: u.columnChunkBytes! }));
   return {
-    bytes: asChunks.reduce((total, u) => total + u.statementBytes.reduce((a, b) => a + b, 0), 0),
+    bytes: sum(asChunks.map((u) => sum(u.statementBytes))),
     bill: sumBills(asChunks.map(billOf)),
   };
 }
@@ -559,7 +559,7 @@ function athenaTargets(f: BenchFigures): string[] {
   const slowestP50 = slowest.cell?.p50 ?? NaN;
   const mixSum = cells.reduce((total, c) => total + (c.cell?.p50 ?? NaN), 0);
   const usages = cells.map((c) => c.cell?.usage);
-  const bytes = usages.reduce((total, u) => total + (u ? u.statementBytes.reduce((a, b) => a + b, 0) : NaN), 0);
+  const bytes = sum(usages.map((u) => (u ? sum(u.statementBytes) : NaN)));
   const dollars = sumBills(usages.map((u) => (u ? billOf(u) : { ...NO_BILL, total: NaN }))).total * 1000;
   const chunks = usages.every((u) => u) ? columnChunkLoad(usages as RequestUsage[]) : undefined;
   const slowRepeat = cells.reduce((a, b) => ((b.repeat?.p50 ?? Infinity) > (a.repeat?.p50 ?? Infinity) ? b : a));

@@ -29,12 +29,18 @@ interface QueryInfo {
   };
 }
 
-interface BasicQueryInfo {
+/** A statement as Trino's query list gives it (`GET /v1/query`): recent statements, finished or not. */
+export interface BasicQueryInfo {
   queryId: string;
   state: string;
   errorCode?: { name: string };
-  session: { source?: string };
-  queryStats: { createTime: string };
+  session: { source?: string; catalog?: string };
+  queryStats: { createTime: string; endTime?: string };
+}
+
+/** The statements Trino still holds in its query list. */
+export async function queryList(access: TrinoAccess): Promise<BasicQueryInfo[]> {
+  return (await getJson(`${access.server}/v1/query`, access)) as BasicQueryInfo[];
 }
 
 /**
@@ -48,7 +54,7 @@ export async function finishedStatements(
   since: Date,
   options: { cancelled?: boolean } = {},
 ): Promise<string[]> {
-  const all = (await getJson(`${access.server}/v1/query`, access)) as BasicQueryInfo[];
+  const all = await queryList(access);
   const billed = (q: BasicQueryInfo) =>
     q.state === 'FINISHED' || (options.cancelled === true && q.errorCode?.name === 'USER_CANCELED');
   return all

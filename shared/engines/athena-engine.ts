@@ -288,7 +288,6 @@ export class AthenaEngine implements QueryEngine {
           );
           return out.QueryExecutionId!;
         } catch (error) {
-          if (error instanceof EngineTimeoutError) throw error;
           const name = (error as { name?: string }).name;
           if (name !== 'TooManyRequestsException' && name !== 'ThrottlingException') throw engineErrorOf(error);
           refused = error;
@@ -329,7 +328,7 @@ export class AthenaEngine implements QueryEngine {
     try {
       const until = this.lastMoment(this.now() + STOP_MS);
       await this.client.send(new StopQueryExecutionCommand({ QueryExecutionId: id }), {
-        abortSignal: AbortSignal.timeout(Math.max(1, Math.ceil(until - this.now()))),
+        abortSignal: this.abortAt(until),
       });
     } catch (error) {
       // The client gets its 504 either way; a query we could not stop ends at the workgroup's limits.
@@ -365,7 +364,6 @@ export class AthenaEngine implements QueryEngine {
     try {
       return await send();
     } catch (error) {
-      if (error instanceof EngineTimeoutError) throw error;
       throw engineErrorOf(error);
     }
   }
@@ -380,7 +378,7 @@ export class AthenaEngine implements QueryEngine {
     what: string,
     send: (options: { abortSignal: AbortSignal }) => Promise<T>,
   ): Promise<T> {
-    const abortSignal = AbortSignal.timeout(Math.max(1, Math.ceil(until - this.now())));
+    const abortSignal = this.abortAt(until);
     try {
       return await send({ abortSignal });
     } catch (error) {
@@ -388,6 +386,11 @@ export class AthenaEngine implements QueryEngine {
       requestLogger().warn('athena did not answer by the deadline', { call_of: what });
       throw new EngineTimeoutError();
     }
+  }
+
+  /** A signal that aborts at `until` (on this engine's clock). */
+  private abortAt(until: number): AbortSignal {
+    return AbortSignal.timeout(Math.max(1, Math.ceil(until - this.now())));
   }
 
   /** `moment`, or the latest the request's deadline allows past it (PAST_REQUEST_DEADLINE_MS), if earlier. */

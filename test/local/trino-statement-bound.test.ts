@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getJson } from '../../local/trino/trino-server.js';
+import { queryList } from '../../local/trino/trino-query-info.js';
 import { JOURNEYS_RANGE, journeyEvents } from '../fixtures/journeys-events.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
 import { trinoAvailable } from '../support/trino-available.js';
@@ -22,12 +22,6 @@ beforeAll(async () => {
   for (let i = 0; i < 6; i++) tokens.push((await api.createKey({ domains: ['journeys.test'] })).token);
 }, 300_000);
 afterAll(async () => api?.close());
-
-interface BasicQueryInfo {
-  state: string;
-  session: { catalog?: string; source?: string };
-  queryStats: { createTime: string; endTime?: string };
-}
 
 /** The most of `intervals` that overlap at any instant. */
 function mostAtOnce(intervals: readonly [number, number][]): number {
@@ -58,8 +52,7 @@ runIf('the bound on statements at once (local Trino path)', () => {
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 200]);
 
     const trino = api.trino!;
-    const all = (await getJson(`${trino.trino.server}/v1/query`, trino.trino)) as BasicQueryInfo[];
-    const ran = all
+    const ran = (await queryList(trino.trino))
       .filter((q) => q.session.catalog === trino.catalog && q.session.source === 'athena-emulator')
       .filter((q) => Date.parse(q.queryStats.createTime) >= since - 1_000 && q.queryStats.endTime)
       .map((q): [number, number] => [Date.parse(q.queryStats.createTime), Date.parse(q.queryStats.endTime!)]);
