@@ -59,15 +59,17 @@ describe('exact SQL per dialect', () => {
     ['duckdb', localTarget],
     ['athena', athena],
     ['athena before the upgrade', athenaBeforeUpgrade],
-  ] as const)('%s: session metrics with page filters, whole fragments picked by their paths', (_, target) => {
+  ] as const)('%s: session metrics with page filters, sessions picked by their path lists', (_, target) => {
     const plan = planAnalyticsQuery(
       analyticsQuery({ metrics: ['bounce_rate'], filters: pagePathFilters }),
       target.catalog,
     );
-    // A domain not yet at the current layout may hold whole fragments without paths: picked by their rows.
+    // A domain not yet at the current layout may hold whole fragments without paths: picked by their rows, the
+    // others by their marks. At the layout, Athena merges every fragment in one read (marks `ignored`).
     expect(plan.sources.sessions).toMatchObject({
       from: 'fragments',
       pick: { by: 'paths', unlistedByRows: target === athenaBeforeUpgrade },
+      marks: { duckdb: 'exact', athena: 'ignored', 'athena before the upgrade': 'stale' }[_],
     });
     expect(printAnalyticsQuery(plan, target)).toMatchSnapshot();
   });

@@ -207,7 +207,7 @@ function sessionSource(
     partitions,
     pick: byPaths ? { by: 'paths', unlistedByRows: !catalog.fragmentsHavePaths } : { by: 'kept-rows' },
     // Finding the stale marks reads the fragments four more times; merging every fragment reads them once.
-    marks: catalog.wholeMarksExact ? 'exact' : byPaths ? 'stale' : 'ignored',
+    marks: catalog.wholeMarksExact ? 'exact' : byPaths && !catalog.fragmentsHavePaths ? 'stale' : 'ignored',
     counts,
   };
 }

@@ -95,7 +95,7 @@ export type FragmentAttribute = 'entry_page' | (typeof sessionAttributeColumns)[
  * fragment in any partition the range touches is merged with the other pieces instead: its mark predates that
  * fragment. A session never has two marked fragments, and every piece of the partial partitions comes from a
  * fragment there, so this finds every session whose mark no longer holds within the range. With marks `ignored`,
- * `whole` is null and every stored fragment is a merged piece (not with `byPaths`).
+ * `whole` is null and every stored fragment is a merged piece (with `byPaths`, only where every fragment has paths).
  *
  * With `byPaths`, `whole` keeps only the fragments whose path list `byPaths.match` (a predicate on `url_paths`)
  * accepts. Then either `byPaths.unlisted`: `unlisted` holds the whole fragments without paths, which the caller must
@@ -111,7 +111,7 @@ export function sessionPieces(
   attributes: FragmentAttribute[],
   byPaths: { match: Sql; rowMatch: Sql; unlisted: boolean } | null = null,
 ): { whole: Sql | null; unlisted: Sql | null; merged: Sql } {
-  if (marks === 'ignored' && byPaths) throw new Error('fragments picked by paths keep their marks');
+  if (marks === 'ignored' && byPaths?.unlisted) throw new Error('fragments without paths are picked by their marks');
   const staleMarks = marks === 'stale';
   const columns = [
     'session_id',
@@ -146,7 +146,7 @@ export function sessionPieces(
   const unmarkedTable = catalog.unmarkedFragments ?? catalog.tables.sessionFragments;
   const unmarked =
     marks === 'ignored'
-      ? stored(null)
+      ? stored(null, true)
       : staleMarks
         ? sql`${stored(notWhole, true)}
     UNION ALL
