@@ -1038,7 +1038,7 @@ describe('visitor days', () => {
             expect(b).toEqual(a);
             // Whether the visitors of the leading pieces fill the page, or every visitor had to be grouped.
             const needed = offset + limit + 1;
-            const leading = sql`SELECT visitor_id FROM (${visitorPieces(localCatalog, plan.scope, plan.ranking.partitions)}) pieces
+            const leading = sql`SELECT visitor_id FROM (${visitorPieces(localTarget, plan.scope, plan.ranking.partitions)}) pieces
               ORDER BY ${trusted(field === 'last_seen' ? 'last_ts DESC' : 'first_ts ASC')} LIMIT ${integer(needed * CUT_PIECES_PER_VISITOR)}`;
             const [{ n }] = (
               await api.engine.run(print(sql`SELECT count(DISTINCT visitor_id) AS n FROM (${leading}) l`))

@@ -1,6 +1,6 @@
 import { visitorDayColumns } from '../../events/event-columns.js';
-import type { StoreCatalog } from '../sql/catalog.js';
 import type { Dialect } from '../sql/dialect.js';
+import type { SqlTarget } from '../sql/target.js';
 import { scopeCondition, type EventScope } from '../scope/event-scope.js';
 import type { FullPartitions } from './session-fragments.js';
 import { bool, date, join, sql, str, trusted, type Sql } from '../sql/sql.js';
@@ -108,10 +108,9 @@ export const detailPieceColumns: readonly PieceColumn[] = pieceColumns;
 
 /**
  * Each piece column computed from one event row. A row that is a pageview is its own first pageview, at its
- * `first_ts`, so `first_pageview_ts` stays NULL as in a stored day whose first row is a pageview. The session list is
- * DuckDB's syntax: only DuckDB reads details from pieces (printListedDetails).
+ * `first_ts`, so `first_pageview_ts` stays NULL as in a stored day whose first row is a pageview.
  */
-const rowAsPiece: Record<PieceColumn, Sql> = {
+const rowAsPiece = (dialect: Dialect): Record<PieceColumn, Sql> => ({
   visitor_id: trusted('visitor_id'),
   first_ts: sql`ts AS first_ts`,
   last_ts: sql`ts AS last_ts`,
@@ -127,19 +126,18 @@ const rowAsPiece: Record<PieceColumn, Sql> = {
       sql`CASE WHEN ${pageview} THEN ${trusted(column)} END AS ${trusted(name)}`,
     ]),
   ) as Record<FirstPageviewAttribute, Sql>),
-  session_ids: sql`CASE WHEN session_id <> '' THEN [session_id] ELSE [] END AS session_ids`,
-};
+  session_ids: sql`${dialect.stringListOf(trusted('session_id'), sql`session_id <> ''`)} AS session_ids`,
+});
 
 /** The time of a piece's first pageview (its pageviews > 0). */
 const pieceFirstPageview = sql`coalesce(first_pageview_ts, first_ts)`;
 
 /**
  * `value` (of the pieces' first-pageview columns) at the visitor's first pageview over its pieces; NULL when it has
- * none. The pieces' counterpart of a first pageview over rows; DuckDB's `arg_min_null`, as only DuckDB reads
- * details from pieces.
+ * none. The pieces' counterpart of a first pageview over rows.
  */
-export const atFirstPageview = (value: Sql) =>
-  sql`arg_min_null(${value}, ${pieceFirstPageview}) FILTER (WHERE pageviews > 0)`;
+export const atFirstPageview = (dialect: Dialect, value: Sql) =>
+  sql`${dialect.argMinKeepNull(value, pieceFirstPageview)} FILTER (WHERE pageviews > 0)`;
 
 /**
  * The pieces of a range's visitors: the stored visitor days of its full partitions, plus every row of the
@@ -151,7 +149,7 @@ export const atFirstPageview = (value: Sql) =>
  * visitor of that partition's files.
  */
 export function visitorPieces(
-  catalog: StoreCatalog,
+  { catalog, dialect }: SqlTarget,
   scope: EventScope & { range: NonNullable<EventScope['range']> },
   partitions: FullPartitions,
   { columns = rankingPieceColumns, keys = false }: { columns?: readonly PieceColumn[]; keys?: boolean } = {},
@@ -161,7 +159,7 @@ export function visitorPieces(
   const { range } = scope;
   if (range.from >= partitions.from && range.to <= partitions.to) return stored;
   const partial = sql`(dt < ${date(partitions.dtFrom)} OR dt > ${date(partitions.dtTo)})`;
-  const rows = sql`SELECT ${join([...columns.map((c) => rowAsPiece[c]), trusted('dt')])} FROM ${catalog.tables.events}
+  const rows = sql`SELECT ${join([...columns.map((c) => rowAsPiece(dialect)[c]), trusted('dt')])} FROM ${catalog.tables.events}
     WHERE ${scopeCondition(scope)} AND ${partial}`;
   if (!keys) return sql`${stored}\n    UNION ALL\n    ${rows}`;
   return sql`${stored}

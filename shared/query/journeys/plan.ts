@@ -81,7 +81,7 @@ export interface CutSort {
 }
 
 export interface VisitorListPlanOptions {
-  /** Rank over stored visitor days where they are exact (default true); false plans the raw-row form. */
+  /** Rank over, and read details from, stored visitor days where they are exact (default true); false plans the raw-row form. */
   visitorDays?: boolean;
   /** Read a page with its details in one statement whatever the target (benchmarks compare the forms). */
   oneStatement?: boolean;
@@ -156,7 +156,8 @@ export function planVisitorList(
   const conditionsOnVisitors =
     query.filters.length > 0 || query.bounds.length > 0 || query.hasRevenue || query.firstPurchase;
   const cut = inProcess && partitions && !conditionsOnVisitors ? cutSort(order[0]!) : null;
-  const detailPartitions = target.catalog.visitorDayDetails ? fullPartitions(range) : null;
+  const detailPartitions =
+    (options.visitorDays ?? true) && target.catalog.visitorDayDetails ? fullPartitions(range) : null;
   return {
     // The domain's days bound the first-purchase check, which reads before the range.
     scope: { domain: query.domain, isDev: query.isDev, range, ...(query.days ? { days: query.days } : {}) },

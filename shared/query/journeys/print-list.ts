@@ -24,9 +24,10 @@ import { bitmapVisitorCounts } from '../derived/visitor-bitmaps.js';
 //                    first_seen first, without any condition, only the visitors ahead of a cut are grouped
 //                    (leadingVisitors)
 //   listed           the page: ordered, offset and limited, with the window `total` of every matching visitor
-//   details          the page joined to its visitors' rows: every aggregate and first-pageview attribute over
-//                    those rows only (a second, wider read of the range: cheaper than carrying every column
-//                    through the first pass)
+//   details          the page joined to its visitors' pieces: every aggregate and first-pageview attribute over
+//                    those pieces only (a second, wider read of the range: cheaper than carrying every column
+//                    through the first pass); the pieces are the visitor days of the range's whole partitions where
+//                    the store's visitor days carry details (plan.details), else the rows
 // and a final select that formats timestamps in the request's zone and keeps the page's order.
 // `count` mode prints the same filter answering only that total.
 // On DuckDB the details are a statement of their own (hasSeparateDetailsStatement, printListedDetails): the page statement ends
@@ -67,16 +68,16 @@ const listedAttributes = (dialect: Dialect): Sql[] => [
 
 /**
  * The same details (`aggregates` and listedAttributes, named alike) combined over visitor pieces of
- * detailPieceColumns (derived/visitor-days.ts). DuckDB only, like the pieces' session lists.
+ * detailPieceColumns (derived/visitor-days.ts).
  */
-const combinedVisitorDetails: Record<string, Sql> = {
-  ...combinedVisitorAggregates(duckdbDialect),
-  session_count: sql`length(list_distinct(flatten(list(session_ids))))`,
+const combinedVisitorDetails = (dialect: Dialect): Record<string, Sql> => ({
+  ...combinedVisitorAggregates(dialect),
+  session_count: dialect.distinctElementCount(trusted('session_ids')),
   event_count: sql`sum(events)`,
-  ...Object.fromEntries(shownAttributes.map((c) => [c, atFirstPageview(trusted(c))])),
-  first_referrer: atFirstPageview(referrerSource),
-  entry_page: atFirstPageview(trusted('entry_page')),
-};
+  ...Object.fromEntries(shownAttributes.map((c) => [c, atFirstPageview(dialect, trusted(c))])),
+  first_referrer: atFirstPageview(dialect, referrerSource),
+  entry_page: atFirstPageview(dialect, trusted('entry_page')),
+});
 
 type RankAggregate = VisitorColumn | 'revenue_event_count';
 
@@ -188,7 +189,9 @@ export function printListedDetails(
   const details =
     plan.details.from === 'visitor-days'
       ? combinedDetailsCte(
-          sql`(SELECT * FROM (${visitorPieces(target.catalog, plan.scope, plan.details.partitions, { columns: detailPieceColumns })}) pieces WHERE ${listed}) base`,
+          target.dialect,
+          key,
+          sql`(SELECT * FROM (${visitorPieces(target, plan.scope, plan.details.partitions, { columns: detailPieceColumns })}) pieces WHERE ${listed}) base`,
         )
       : detailsCte(
           plan,
@@ -202,12 +205,12 @@ SELECT ${join(detailsOutput(plan, target.dialect))}
 FROM details`);
 }
 
-/** `details` of the listed visitors combined over their visitor pieces (combinedVisitorDetails). */
-function combinedDetailsCte(from: Sql): Sql {
+/** `details`: per visitor, its details combined over its visitor pieces in `from` (combinedVisitorDetails), with `keys`. */
+function combinedDetailsCte(dialect: Dialect, keys: Sql[], from: Sql): Sql {
   return sql`details AS (
-    SELECT ${join([trusted('visitor_id'), ...Object.entries(combinedVisitorDetails).map(([name, value]) => sql`${value} AS ${trusted(name)}`)])}
+    SELECT ${join([...keys, ...Object.entries(combinedVisitorDetails(dialect)).map(([name, value]) => sql`${value} AS ${trusted(name)}`)])}
     FROM ${from}
-    GROUP BY visitor_id)`;
+    GROUP BY ${join(keys)})`;
 }
 
 /** The number of visitors the list's filters and bounds keep (`total`). */
@@ -223,7 +226,7 @@ function printList(plan: VisitorListPlan, target: SqlTarget, mode: 'page' | 'lis
   const keys = cut !== undefined && plan.cutCountsKeys;
   const ranked =
     plan.ranking.from === 'visitor-days'
-      ? visitorPieces(target.catalog, plan.scope, plan.ranking.partitions, { keys })
+      ? visitorPieces(target, plan.scope, plan.ranking.partitions, { keys })
       : scopedEvents(target, plan.scope, plan.rankColumns);
   const ctes: Sql[] = [sql`ranked_rows AS (${ranked})`];
   if (plan.firstPurchase) ctes.push(earlierBuyers(plan, target));
@@ -280,13 +283,19 @@ ORDER BY ${orderBy('')}`);
   // reference of a CTE on its own) does not run the first pass twice.
   const listedKeys = listedColumns.map((c) => trusted(`l.${c}`));
   ctes.push(
-    detailsCte(
-      plan,
-      dialect,
-      listedKeys,
-      sql`listed l JOIN (${scopedEvents(target, plan.scope, plan.columns)}) base ON base.visitor_id = l.visitor_id`,
-      listedKeys,
-    ),
+    plan.details.from === 'visitor-days'
+      ? combinedDetailsCte(
+          dialect,
+          listedKeys,
+          sql`listed l JOIN (${visitorPieces(target, plan.scope, plan.details.partitions, { columns: detailPieceColumns })}) base ON base.visitor_id = l.visitor_id`,
+        )
+      : detailsCte(
+          plan,
+          dialect,
+          listedKeys,
+          sql`listed l JOIN (${scopedEvents(target, plan.scope, plan.columns)}) base ON base.visitor_id = l.visitor_id`,
+          listedKeys,
+        ),
   );
   return print(sql`WITH ${join(ctes, ',\n')}
 SELECT ${join([...detailsOutput(plan, dialect), trusted('total')])}

@@ -19,6 +19,10 @@ export interface Dialect {
   argMaxKeepNull(x: Sql, by: Sql): Sql;
   /** Whether some element of the list `list` satisfies `predicate`, in which `element` names the element. */
   anyElement(list: Sql, element: Sql, predicate: Sql): Sql;
+  /** A list of the one string `value` where `keep` holds, else an empty list of strings. */
+  stringListOf(value: Sql, keep: Sql): Sql;
+  /** Aggregate: the number of distinct elements over the lists `lists` of a group's rows. */
+  distinctElementCount(lists: Sql): Sql;
   /** Whether the list `list` holds `value` (cheaper than anyElement where an equality is all it takes). */
   listContains(list: Sql, value: SqlLike): Sql;
   /** Value of key `key` in the JSON object text `json`, NULL when absent. */

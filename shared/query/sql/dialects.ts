@@ -8,6 +8,8 @@ export const duckdbDialect: Dialect = {
   argMinKeepNull: (x, by) => sql`arg_min_null(${x}, ${by})`,
   argMaxKeepNull: (x, by) => sql`arg_max_null(${x}, ${by})`,
   anyElement: (list, element, predicate) => sql`list_bool_or(list_transform(${list}, lambda ${element}: ${predicate}))`,
+  stringListOf: (value, keep) => sql`CASE WHEN ${keep} THEN [${value}] ELSE [] END`,
+  distinctElementCount: (lists) => sql`length(list_distinct(flatten(list(${lists}))))`,
   listContains: (list, value) => sql`list_contains(${list}, ${value})`,
   // A JSON Pointer to the key (`~` and `/` escaped as RFC 6901 says) reads the one value without turning the whole
   // object into a map first. The stored objects hold only strings (shared/events/event-validation.ts).
@@ -31,6 +33,8 @@ export const trinoDialect: Dialect = {
   argMinKeepNull: (x, by) => sql`min_by(${x}, ${by})`,
   argMaxKeepNull: (x, by) => sql`max_by(${x}, ${by})`,
   anyElement: (list, element, predicate) => sql`any_match(${list}, ${element} -> ${predicate})`,
+  stringListOf: (value, keep) => sql`CASE WHEN ${keep} THEN ARRAY[${value}] ELSE CAST(ARRAY[] AS ARRAY(VARCHAR)) END`,
+  distinctElementCount: (lists) => sql`cardinality(array_distinct(flatten(array_agg(${lists}))))`,
   listContains: (list, value) => sql`contains(${list}, ${value})`,
   jsonProperty: (json, key) => sql`element_at(CAST(json_parse(${json}) AS MAP(VARCHAR, VARCHAR)), ${key})`,
   jsonKeys: (json) => sql`map_keys(CAST(json_parse(${json}) AS MAP(VARCHAR, VARCHAR)))`,
