@@ -99,7 +99,10 @@ async function expectExactMarks(target: IngestBucket): Promise<void> {
   expect(marks.filter((m) => m.fragments > 1).length).toBeGreaterThan(5);
 }
 
-/** No session has two fragments marked whole: the rule that keeps Athena's merging of stale marks exact. */
+/**
+ * No session has two fragments marked whole: the rule that keeps Athena's merging of stale marks exact (page filters
+ * below the current layout).
+ */
 async function expectOneMarkAtMost(target: IngestBucket): Promise<{ stale: number }> {
   const marks = await visibleMarks(target.s3, target.bucket, work);
   expect(marks.filter((m) => m.marked > 1)).toEqual([]);

@@ -93,7 +93,7 @@ export interface SourceOptions {
   sessionFragments?: boolean;
   /** Use stored pageview or page buckets where they are exact (default true). */
   pageviewBuckets?: boolean;
-  /** Pick whole session fragments by their path lists where only page filters apply (default true). */
+  /** Pick sessions by their fragments' path lists where only page filters apply (default true). */
   pathLists?: boolean;
   /** Read the whole fragments' session counts where the store keeps them (default true). */
   sessionCounts?: boolean;

@@ -97,12 +97,12 @@ export type FragmentAttribute = 'entry_page' | (typeof sessionAttributeColumns)[
  * fragment there, so this finds every session whose mark no longer holds within the range. With marks `ignored`,
  * `whole` is null and every stored fragment is a merged piece (with `byPaths`, only where every fragment has paths).
  *
- * With `byPaths`, `whole` keeps only the fragments whose path list `byPaths.match` (a predicate on `url_paths`)
- * accepts. Then either `byPaths.unlisted`: `unlisted` holds the whole fragments without paths, which the caller must
- * pick by their sessions' rows like the merged pieces; or every fragment has paths, and each merged piece carries
- * `on_path`, whether it holds a path that passes (`byPaths.rowMatch` for a row of a partial partition, a predicate
- * on `url_path`): a session's pieces together hold all its rows of the range, so the caller keeps the sessions with
- * one such piece.
+ * With `byPaths`, `whole` (marks `exact` or `stale`) keeps only the fragments whose path list `byPaths.match` (a
+ * predicate on `url_paths`) accepts. Then either `byPaths.unlisted`: `unlisted` holds the whole fragments without
+ * paths, which the caller must pick by their sessions' rows like the merged pieces; or every fragment has paths, and
+ * each merged piece carries `on_path`, whether it holds a path that passes (`byPaths.rowMatch` for a row of a partial
+ * partition, a predicate on `url_path`): a session's pieces together hold all its rows of the range, so the caller
+ * keeps the sessions with one such piece.
  */
 export function sessionPieces(
   { catalog }: SqlTarget,

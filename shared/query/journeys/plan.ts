@@ -63,8 +63,9 @@ export interface VisitorListPlan {
   /** With the cut, the range's visitors are counted by bitmaps of their keys: every visitor day carries one. */
   cutCountsKeys: boolean;
   /**
-   * Where a page's details read apart come from: the visitor days of the range's full partitions where they carry
-   * the details (the catalog's visitorDayDetails), else the rows.
+   * Where a page's details come from, read apart or joined to the page: the visitor days of the range's full
+   * partitions (with the partial partitions' rows) where they carry the details (the catalog's visitorDayDetails),
+   * else the rows.
    */
   details: { from: 'rows' } | { from: 'visitor-days'; partitions: FullPartitions };
 }
