@@ -228,17 +228,23 @@ function rowMetricsCte(
     ...plan.visitorFilters.map((_, i) => sql`${match} IN (SELECT ${match} FROM filter_visitors_${integer(i)})`),
   ];
   const buckets = conditions.length ? sql`SELECT * FROM (${scoped}) scoped WHERE ${join(conditions, ' AND ')}` : scoped;
+  const visitorsAndPageviews = pageviewAggregates.length === 2 && visitorColumn !== null;
   const fromBuckets =
     visitors?.count === 'bitmaps'
       ? bitmapVisitorCounts(dims, buckets, pageviewAggregates.includes('pageviews'))
-      : sql`SELECT ${join([
-          ...dims,
-          ...pageviewAggregates.map((a) =>
-            a === 'visitors'
-              ? sql`count(DISTINCT ${trusted(visitorColumn!)}) AS visitors`
-              : sql`CAST(sum(pageviews) AS BIGINT) AS pageviews`,
-          ),
-        ])}
+      : visitorsAndPageviews && target.dialect.distinctBesideSum === 'pre-grouped'
+        ? // One row per group and visitor, then counted: the same visitors and pageviews.
+          sql`SELECT ${join([...plan.dimensions.map((_, i) => trusted(`d${i}`)), sql`count(*) AS visitors`, sql`CAST(sum(visitor_pageviews) AS BIGINT) AS pageviews`])}
+      FROM (SELECT ${join([...dims, trusted(visitorColumn!), sql`sum(pageviews) AS visitor_pageviews`])}
+        FROM (${buckets}) buckets${bucketSegmentJoin} GROUP BY ${join(Array.from({ length: dims.length + 1 }, (_, i) => integer(i + 1)))}) per_visitor${groupBy}`
+        : sql`SELECT ${join([
+            ...dims,
+            ...pageviewAggregates.map((a) =>
+              a === 'visitors'
+                ? sql`count(DISTINCT ${trusted(visitorColumn!)}) AS visitors`
+                : sql`CAST(sum(pageviews) AS BIGINT) AS pageviews`,
+            ),
+          ])}
       FROM (${buckets}) buckets${bucketSegmentJoin}${groupBy}`;
   const revenueAggregates = plan.rowAggregates.filter(isRevenueAggregate);
   if (revenueAggregates.length === 0) return sql`row_metrics AS (${fromBuckets})`;

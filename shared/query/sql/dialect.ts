@@ -11,6 +11,12 @@ export interface Dialect {
    * 'billed' (Athena: each statement waits in a queue and bills the bytes it reads, at least 10 MB).
    */
   readonly cost: 'in-process' | 'billed';
+  /**
+   * How a distinct count beside a sum is cheaper written: `inline` (`count(DISTINCT v), sum(x)` in one aggregation:
+   * DuckDB) or `pre-grouped` (grouped by `v` first, then counted: Trino, which otherwise marks the distinct rows in a
+   * pass of their own).
+   */
+  readonly distinctBesideSum: 'inline' | 'pre-grouped';
   /** Prefix of a CTE body read more than once that is cheaper computed once: `MATERIALIZED ` or nothing. */
   readonly materialized: Sql;
   /** `x` of the row with the smallest `by`, keeping NULL when that row's `x` is NULL. */

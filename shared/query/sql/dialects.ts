@@ -4,6 +4,7 @@ import { sql, trusted } from './sql.js';
 export const duckdbDialect: Dialect = {
   name: 'duckdb',
   cost: 'in-process',
+  distinctBesideSum: 'inline',
   materialized: trusted('MATERIALIZED '),
   argMinKeepNull: (x, by) => sql`arg_min_null(${x}, ${by})`,
   argMaxKeepNull: (x, by) => sql`arg_max_null(${x}, ${by})`,
@@ -28,6 +29,7 @@ export const duckdbDialect: Dialect = {
 export const trinoDialect: Dialect = {
   name: 'athena',
   cost: 'billed',
+  distinctBesideSum: 'pre-grouped',
   // Trino takes no hint: it plans each reference of a CTE on its own.
   materialized: trusted(''),
   argMinKeepNull: (x, by) => sql`min_by(${x}, ${by})`,
