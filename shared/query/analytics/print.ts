@@ -228,13 +228,15 @@ function rowMetricsCte(
     ...plan.visitorFilters.map((_, i) => sql`${match} IN (SELECT ${match} FROM filter_visitors_${integer(i)})`),
   ];
   const buckets = conditions.length ? sql`SELECT * FROM (${scoped}) scoped WHERE ${join(conditions, ' AND ')}` : scoped;
-  const visitorsAndPageviews = pageviewAggregates.length === 2 && visitorColumn !== null;
+  const slots = plan.dimensions.map((_, i) => `d${i}`);
+  const visitorsAndPageviews =
+    pageviewAggregates.includes('visitors') && pageviewAggregates.includes('pageviews') && visitorColumn !== null;
   const fromBuckets =
     visitors?.count === 'bitmaps'
       ? bitmapVisitorCounts(dims, buckets, pageviewAggregates.includes('pageviews'))
       : visitorsAndPageviews && target.dialect.distinctBesideSum === 'pre-grouped'
         ? // One row per group and visitor, then counted: the same visitors and pageviews.
-          sql`SELECT ${join([...plan.dimensions.map((_, i) => trusted(`d${i}`)), sql`count(*) AS visitors`, sql`CAST(sum(visitor_pageviews) AS BIGINT) AS pageviews`])}
+          sql`SELECT ${join([...slots.map((d) => trusted(d)), sql`count(*) AS visitors`, sql`CAST(sum(visitor_pageviews) AS BIGINT) AS pageviews`])}
       FROM (SELECT ${join([...dims, trusted(visitorColumn!), sql`sum(pageviews) AS visitor_pageviews`])}
         FROM (${buckets}) buckets${bucketSegmentJoin} GROUP BY ${join(Array.from({ length: dims.length + 1 }, (_, i) => integer(i + 1)))}) per_visitor${groupBy}`
         : sql`SELECT ${join([
@@ -250,7 +252,6 @@ function rowMetricsCte(
   if (revenueAggregates.length === 0) return sql`row_metrics AS (${fromBuckets})`;
   const fromRevenue = sql`SELECT ${join([...dims, ...revenueAggregates.map((a) => rowAggregateSql(a, false, target.dialect))])}
       FROM ${trusted(kept)}${segmentJoin} WHERE type = 'revenue'${groupBy}`;
-  const slots = plan.dimensions.map((_, i) => `d${i}`);
   const on = slots.map((d) => trusted(`p.${d} = v.${d}`));
   return sql`row_metrics AS (
       SELECT ${join([
