@@ -117,6 +117,7 @@ const versions: BenchFigures['versions'] = {};
 const peerTables: BenchFigures['peerTables'] = {};
 const queries: QueryFigures[] = [];
 const loadsAtOnce: LoadAtOnce[] = [];
+const batchedLoads: LoadAtOnce[] = [];
 /** How many times the Athena path's mix is sent at once. */
 const LOADS_AT_ONCE = 3;
 let storage: BenchFigures['storage'];
@@ -207,6 +208,20 @@ try {
     }
   }
 
+  // The mix batched on the Athena path, as the dashboard sends a load (dashboard/query-batches.ts): cache still off.
+  if (athenaPath && queries.length > 1) {
+    try {
+      for (let i = 0; i < LOADS_AT_ONCE; i++) {
+        const load = await athenaPath.runBatched(queries.map((q) => q.query));
+        batchedLoads.push(load);
+        const failed = load.requests.filter((r) => r.status !== 200).length;
+        log(`athena load batched ${i + 1}: ${formatMs(load.wallMs)}, ${failed} of ${load.requests.length} not 200`);
+      }
+    } catch (error) {
+      log(`athena loads batched: ${(error as Error).message}`);
+    }
+  }
+
   // Repeat loads on the Athena path: the answer cache on, a first load of the mix fills it, then each query again.
   if (athenaPath) {
     process.env.ANALYTICS_ANSWER_CACHE = 'on';
@@ -267,6 +282,7 @@ const figures: BenchFigures = {
   queries,
   bundles,
   ...(loadsAtOnce.length ? { loadsAtOnce } : {}),
+  ...(batchedLoads.length ? { batchedLoads } : {}),
 };
 
 // The raw figures too, for comparing runs (git-ignored, like all of .bench/).

@@ -313,6 +313,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/query/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Up to 20 queries of one domain in one request, run as one statement on Athena (extension)
+         * @description Needs a key with scope `analytics:read`. With a personal token, `domain` is required.
+         */
+        post: operations["QueryBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -688,6 +708,36 @@ export interface components {
             /** @description cents; with include_revenue=true */
             revenue?: number;
         };
+        QueryAnswer: {
+            data: components["schemas"]["QueryRow"][];
+            meta: {
+                domain: string;
+                date_range: string[];
+                timezone: string;
+                /** @description time spent in the query engine, measured */
+                query_ms: number;
+                /** @description bytes Athena scanned (AWS only) */
+                bytes_scanned?: number;
+                /**
+                 * @description extension: present when the whole range starts after now, so no stored event can be in it
+                 * @enum {boolean}
+                 */
+                future_range?: true;
+            };
+            pagination: components["schemas"]["Pagination"];
+            query: {
+                metrics: string[];
+                dimensions: string[];
+                date_range: string[];
+                filters: string[][];
+                sort: {
+                    field: string;
+                    /** @enum {string} */
+                    order: "asc" | "desc";
+                } | null;
+                timezone: string;
+            };
+        };
         QueryRow: {
             /** @description each requested dimension and its value */
             dimensions: {
@@ -775,6 +825,34 @@ export interface components {
         QueryFilterField: "page" | "country" | "region" | "city" | "browser" | "os" | "device" | "referrer" | "utm_source" | "utm_medium" | "utm_campaign" | "utm_content" | "utm_term" | "event" | "event_property" | "exit_link" | "entry_page" | "exit_page";
         /** @enum {string} */
         SortField: "visitors" | "pageviews" | "revenue" | "bounce_rate" | "visits" | "page" | "country" | "region" | "city" | "browser" | "os" | "device" | "referrer" | "utm_source" | "utm_medium" | "utm_campaign" | "utm_content" | "utm_term" | "date" | "hour" | "event" | "entry_page" | "exit_page" | "week" | "month" | "minute";
+        /**
+         * @example {
+         *       "queries": [
+         *         {
+         *           "domain": "demo.example.com",
+         *           "metrics": [
+         *             "visitors",
+         *             "pageviews"
+         *           ],
+         *           "date_range": "30d"
+         *         },
+         *         {
+         *           "domain": "demo.example.com",
+         *           "metrics": [
+         *             "visitors"
+         *           ],
+         *           "dimensions": [
+         *             "referrer"
+         *           ],
+         *           "date_range": "30d",
+         *           "limit": 10
+         *         }
+         *       ]
+         *     }
+         */
+        QueryBatchRequest: {
+            queries: components["schemas"]["QueryRequest"][];
+        };
     };
     responses: never;
     parameters: never;
@@ -3273,35 +3351,171 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["QueryAnswer"];
+                };
+            };
+            /** @description Invalid request: `details` names each bad field (`invalid_request`) */
+            400: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per key and minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current minute ends, in epoch seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key (`unauthorized`) */
+            401: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description `Bearer` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not read this domain, lacks the scope, or the domain used its monthly event limit (`forbidden`, `usage_limit_exceeded`) */
+            403: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per key and minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current minute ends, in epoch seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over 1 MiB (`payload_too_large`) */
+            413: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per key and minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current minute ends, in epoch seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over 100 requests this minute, or too many of this key under way at once (`rate_limited`) */
+            429: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per key and minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current minute ends, in epoch seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service (`internal_error`); nothing about the request or the SQL is disclosed */
+            500: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The query engine is busy or throttled, or the query needed more memory than the engine gives one query (the message says which); retry after Retry-After (`service_unavailable`) */
+            503: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per key and minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current minute ends, in epoch seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The query ran out of time; narrow the range or filters (`query_timeout`) */
+            504: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per key and minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current minute ends, in epoch seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    QueryBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QueryBatchRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description Identifies the request in the logs; quote it when reporting a problem */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per key and minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current minute ends, in epoch seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": {
-                        data: components["schemas"]["QueryRow"][];
-                        meta: {
-                            domain: string;
-                            date_range: string[];
-                            timezone: string;
-                            /** @description time spent in the query engine, measured */
-                            query_ms: number;
-                            /** @description bytes Athena scanned (AWS only) */
-                            bytes_scanned?: number;
-                            /**
-                             * @description extension: present when the whole range starts after now, so no stored event can be in it
-                             * @enum {boolean}
-                             */
-                            future_range?: true;
-                        };
-                        pagination: components["schemas"]["Pagination"];
-                        query: {
-                            metrics: string[];
-                            dimensions: string[];
-                            date_range: string[];
-                            filters: string[][];
-                            sort: {
-                                field: string;
-                                /** @enum {string} */
-                                order: "asc" | "desc";
-                            } | null;
-                            timezone: string;
-                        };
+                        /** @description one answer per query, in the order of the request */
+                        results: components["schemas"]["QueryAnswer"][];
                     };
                 };
             };

@@ -5,6 +5,7 @@ import { change, formatCount, formatMetric, metricLabels, type MetricName } from
 import { comparedPeriod, hourIn, minuteIn, queryRange, todayIn, type ChartInterval, type ViewState } from './state';
 import { useAnswer, type Answer } from './use-answer';
 import { NotLoaded, useWrite, WriteProblem } from './problems';
+import { batchedQueries } from './query-batches';
 import { cards, type ListCard, type ListTab, type Query } from './lists';
 import { download, listBody, viewZip } from './export';
 import { FullList } from './full-list';
@@ -37,7 +38,8 @@ const totals: MetricName[] = [
 
 export function Overview({ api, domain, state, go, addFilter }: Props) {
   const base = { domain, timezone: state.timezone, filters: state.filters };
-  const query = (body: Omit<QueryBody, 'domain'>) => answer(api.POST('/v1/query', { body: { ...base, ...body } }));
+  const batched = useMemo(() => batchedQueries(api), [api]);
+  const query = (body: Omit<QueryBody, 'domain'>) => batched({ ...base, ...body });
   const key = JSON.stringify([domain, state.range, state.timezone, state.filters, state.compare]);
 
   const [current] = useAnswer(async () => {

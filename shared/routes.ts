@@ -170,6 +170,14 @@ export const routes = {
     uses: ['analytics'],
   },
   query: { name: 'Query', method: 'POST', path: '/v1/query', handler: 'query', scope: read, uses: ['analytics'] },
+  queryBatch: {
+    name: 'QueryBatch',
+    method: 'POST',
+    path: '/v1/query/batch',
+    handler: 'query-batch',
+    scope: read,
+    uses: ['analytics'],
+  },
 } as const satisfies Record<string, Route>;
 
 export type RouteKey = keyof typeof routes;

@@ -11,7 +11,13 @@ import {
 } from '@aws-sdk/client-athena';
 import { ATHENA_QUERY_MAX_BYTES, utf8Bytes } from '../aws/service-limits.js';
 import { releaseSlot, takeSlot } from '../store/slots-repo.js';
-import { EngineBusyError, EngineResourcesError, EngineScanLimitError, EngineTimeoutError } from './engine-errors.js';
+import {
+  EngineBusyError,
+  EngineResourcesError,
+  EngineScanLimitError,
+  EngineStatementTooComplexError,
+  EngineTimeoutError,
+} from './engine-errors.js';
 import { requestDeadline, requestLogger } from '../log.js';
 import type { DerivedTableNames } from '../query/sql/catalog.js';
 import { athenaTarget, type SqlTarget } from '../query/sql/target.js';
@@ -136,7 +142,7 @@ export class AthenaEngine implements QueryEngine {
     const queryString = inlineParameters(query.sql, query.params);
     // Athena refuses a longer statement outright; only a domain whose hidden files piled up prints one, so the
     // client is told to come back (503) while the reason is logged for the operator.
-    if (utf8Bytes(queryString) > ATHENA_QUERY_MAX_BYTES) {
+    if (!fitsAthena(queryString)) {
       requestLogger().error("statement over Athena's query length limit", {
         bytes: utf8Bytes(queryString),
         limit: ATHENA_QUERY_MAX_BYTES,
@@ -155,6 +161,11 @@ export class AthenaEngine implements QueryEngine {
         throw again instanceof VanishedFileError ? new EngineBusyError() : again;
       });
     }
+  }
+
+  /** Whether Athena takes the statement: its text, values inlined, within the query length limit. */
+  takesStatement(query: SqlQuery): boolean {
+    return fitsAthena(inlineParameters(query.sql, query.params));
   }
 
   private async runOnce(queryString: string, deadline: number): Promise<{ rows: SqlRow[]; stats: QueryStats }> {
@@ -399,6 +410,10 @@ export class AthenaEngine implements QueryEngine {
   }
 }
 
+function fitsAthena(queryString: string): boolean {
+  return utf8Bytes(queryString) <= ATHENA_QUERY_MAX_BYTES;
+}
+
 /** Throttling and Athena's own server errors are worth a retry by the client (503); anything else is ours. */
 function engineErrorOf(error: unknown): unknown {
   const name = (error as { name?: string }).name;
@@ -464,6 +479,9 @@ function failure(id: string, execution: QueryExecution): Error {
   if (/bytes scanned limit was exceeded/i.test(reason)) {
     return new EngineScanLimitError();
   }
+  // Trino's planner, past query.max-stage-count: "Number of stages in the query (154) exceeds the allowed maximum (150)".
+  if (/Number of stages in the query \(\d+\) exceeds the allowed maximum/i.test(reason))
+    return new EngineStatementTooComplexError();
   // Trino's Hive connector, on a file listed and then deleted: HIVE_CANNOT_OPEN_SPLIT (S3's NoSuchKey beneath).
   if (/HIVE_CANNOT_OPEN_SPLIT|NoSuchKey|FileNotFoundException/i.test(reason)) return new VanishedFileError(reason);
   // Error types 0-8: "Query exhausted resources at this scale factor" (Athena's error catalog): not our SQL.

@@ -26,6 +26,17 @@ export class EngineResourcesError extends Error {
   }
 }
 
+/**
+ * The statement has more stages than the engine plans for one query (Trino's query.max-stage-count, 150 by
+ * default): only statements merged from several (shared/query/sql/statement-batch.ts) reach it, and they are run
+ * again apart.
+ */
+export class EngineStatementTooComplexError extends Error {
+  constructor() {
+    super('statement over the engine stage limit');
+  }
+}
+
 /** The query would read more than the engine is allowed to scan for one query. */
 export class EngineScanLimitError extends Error {
   constructor() {

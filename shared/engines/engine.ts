@@ -23,6 +23,12 @@ export interface QueryEngine {
   readonly billedPerStatement: boolean;
   run(query: SqlQuery): Promise<{ rows: SqlRow[]; stats: QueryStats }>;
   /**
+   * Present where merging statements pays (Athena bills each statement, with a 10 MB minimum, and lists each
+   * partition it reads once per statement): whether this engine takes `query` as one statement (its length).
+   * Absent: statements run one by one (shared/query/sql/statement-batch.ts).
+   */
+  takesStatement?(query: SqlQuery): boolean;
+  /**
    * A name for the data the engine reads now, where the engine can tell (the local store's current snapshot): part of
    * the data version that keys cached answers (shared/store/answer-cache-repo.ts). Undefined: the version comes from
    * the domain's file states alone (S3).

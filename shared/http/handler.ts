@@ -22,8 +22,11 @@ export interface RequestInput<B, Q, P> {
   path: P;
   credential: Credential;
   log: Logger;
-  /** The domain this request may act on (403/400 by the credential rules), charged to its monthly usage. */
-  authorizeDomain(requested: string | undefined): Promise<string>;
+  /**
+   * The domain this request may act on (403/400 by the credential rules), charged to its monthly usage: `calls` API
+   * calls (a batch's queries), one by default.
+   */
+  authorizeDomain(requested: string | undefined, calls?: number): Promise<string>;
 }
 
 export interface HandlerSpec<B extends z.ZodType, Q extends z.ZodType, P extends z.ZodType> {
@@ -88,10 +91,10 @@ export function httpHandler<
       path: (spec.path ? parseInput(spec.path, event.pathParameters ?? {}, 'path') : undefined) as z.output<P>,
       credential,
       log: state.log,
-      async authorizeDomain(requested) {
+      async authorizeDomain(requested, calls = 1) {
         const domain = resolveDomain(credential, requested);
         const early = workBeforeAdmission(route, spec);
-        const admitted = admitDomainRequest(state.admission!, credential, domain);
+        const admitted = admitDomainRequest(state.admission!, credential, domain, new Date(), calls);
         if (!early) await admitted;
         else {
           admitted.catch(() => undefined); // awaited after the work, or by onError

@@ -12,6 +12,10 @@ export type RouteSpecs = Record<RouteKey, HandlerSpec<z.ZodType, z.ZodType, z.Zo
 /** Per route: its one-line summary and its tag; a new route does not compile until it is described here. */
 const described: Record<RouteKey, { summary: string; tag: Tag }> = {
   query: { summary: 'Metrics by up to two dimensions, filtered, sorted and paged', tag: 'Query' },
+  queryBatch: {
+    summary: 'Up to 20 queries of one domain in one request, run as one statement on Athena (extension)',
+    tag: 'Query',
+  },
   journeysList: { summary: 'Visitors of a range, filtered and bounded, with their totals', tag: 'Journeys' },
   journeysTimeline: { summary: "One visitor's rows in a range, most recent first", tag: 'Journeys' },
   journeysStats: { summary: 'One visitor over all time: first and last seen, totals, attribution', tag: 'Journeys' },

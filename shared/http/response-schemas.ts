@@ -160,6 +160,43 @@ const visitorMeta = z.object({
 });
 const eventsMeta = { domain: z.string(), date_range: pair(day), query_ms: queryMs, bytes_scanned: bytesScanned };
 
+/** One answer of POST /v1/query; a batch's answers each have this form. */
+const queryAnswer = z
+  .object({
+    data: z.array(
+      z
+        .object({
+          // Named properties, each present exactly when requested: a generated client then knows every name
+          // (a misspelt metric does not compile), where an open map would take any.
+          dimensions: z
+            .strictObject(Object.fromEntries(dimensions.map((d) => [d, z.string().optional()])))
+            .describe('each requested dimension and its value'),
+          metrics: z
+            .strictObject(Object.fromEntries(metrics.map((m) => [m, z.number().optional()])))
+            .describe('each requested metric and its value'),
+        })
+        .meta({ id: 'QueryRow' }),
+    ),
+    meta: z.object({
+      domain: z.string(),
+      date_range: pair(day),
+      timezone: z.string(),
+      query_ms: queryMs,
+      bytes_scanned: bytesScanned,
+      future_range: futureRange,
+    }),
+    pagination: page,
+    query: z.object({
+      metrics: z.array(z.string()),
+      dimensions: z.array(z.string()),
+      date_range: pair(day),
+      filters: z.array(z.array(z.string()).length(3)),
+      sort: z.object({ field: z.string(), order: z.enum(['asc', 'desc']) }).nullable(),
+      timezone: z.string(),
+    }),
+  })
+  .meta({ id: 'QueryAnswer' });
+
 export const responseSchemas: Record<KeyedRouteKey, z.ZodType> = {
   journeysList: z.object({
     data: z.array(visitor),
@@ -226,38 +263,9 @@ export const responseSchemas: Record<KeyedRouteKey, z.ZodType> = {
     ),
     meta: z.object({ ...eventsMeta, event: z.string(), property: z.string() }),
   }),
-  query: z.object({
-    data: z.array(
-      z
-        .object({
-          // Named properties, each present exactly when requested: a generated client then knows every name
-          // (a misspelt metric does not compile), where an open map would take any.
-          dimensions: z
-            .strictObject(Object.fromEntries(dimensions.map((d) => [d, z.string().optional()])))
-            .describe('each requested dimension and its value'),
-          metrics: z
-            .strictObject(Object.fromEntries(metrics.map((m) => [m, z.number().optional()])))
-            .describe('each requested metric and its value'),
-        })
-        .meta({ id: 'QueryRow' }),
-    ),
-    meta: z.object({
-      domain: z.string(),
-      date_range: pair(day),
-      timezone: z.string(),
-      query_ms: queryMs,
-      bytes_scanned: bytesScanned,
-      future_range: futureRange,
-    }),
-    pagination: page,
-    query: z.object({
-      metrics: z.array(z.string()),
-      dimensions: z.array(z.string()),
-      date_range: pair(day),
-      filters: z.array(z.array(z.string()).length(3)),
-      sort: z.object({ field: z.string(), order: z.enum(['asc', 'desc']) }).nullable(),
-      timezone: z.string(),
-    }),
+  query: queryAnswer,
+  queryBatch: z.object({
+    results: z.array(queryAnswer).describe('one answer per query, in the order of the request'),
   }),
 };
 

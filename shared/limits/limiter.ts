@@ -55,27 +55,32 @@ export async function admitRequest(credential: Credential, nowMs = Date.now()): 
 }
 
 /**
- * Counts one API call against the domain's month while the rate-limit update (`admission`, already in flight)
- * completes: both updates travel at once, so the limits cost one DynamoDB round trip. A request refused by
- * the rate limit gives its usage back; one refused by the usage limit answers 403.
+ * Counts `calls` API calls (a batch's queries; one for any other request) against the domain's month while the
+ * rate-limit update (`admission`, already in flight) completes: both updates travel at once, so the limits cost one
+ * DynamoDB round trip. The calls are admitted together only where all fit below the limit. A request refused by the
+ * rate limit gives its usage back; one refused by the usage limit answers 403.
  */
 export async function admitDomainRequest(
   admission: Promise<unknown>,
   credential: Credential,
   domain: string,
   now = new Date(),
+  calls = 1,
 ): Promise<void> {
   const key = usageKey(domain, now);
-  const [rate, usage] = await Promise.allSettled([
-    admission,
-    addBelowLimit(key, 1, credential.eventLimit, monthExpiry(now)),
-  ]);
+  const limit = credential.eventLimit;
+  // `n < limit - calls + 1` is `n + calls <= limit`: the condition addBelowLimit writes is `n < limit`.
+  const usage =
+    calls > limit
+      ? Promise.resolve({ admitted: false })
+      : addBelowLimit(key, calls, limit - calls + 1, monthExpiry(now));
+  const [rate, counted] = await Promise.allSettled([admission, usage]);
   if (rate.status === 'rejected') {
-    if (usage.status === 'fulfilled' && usage.value.admitted) await add(key, -1, monthExpiry(now));
+    if (counted.status === 'fulfilled' && counted.value.admitted) await add(key, -calls, monthExpiry(now));
     throw rate.reason;
   }
-  if (usage.status === 'rejected') throw usage.reason;
-  if (!usage.value.admitted) throw new UsageLimitError(credential.eventLimit);
+  if (counted.status === 'rejected') throw counted.reason;
+  if (!counted.value.admitted) throw new UsageLimitError(limit);
 }
 
 /** Imported events count toward the month they are imported in. */

@@ -168,3 +168,43 @@ export interface AnalyticsQuery {
 }
 
 export const QUERY_DEFAULTS = { metrics: ['visitors', 'pageviews'] as Metric[], dateRange: '30d', limit: 100 } as const;
+
+/** The most queries one POST /v1/query/batch takes: a dashboard's first load asks 13. */
+export const QUERY_BATCH_MAX = 20;
+
+/** POST /v1/query/batch (extension): queries of one domain, each as POST /v1/query takes it. */
+export const queryBatchRequestSchema = z
+  .strictObject({
+    queries: z
+      .array(queryRequestSchema)
+      .min(1, 'must hold at least one query')
+      .max(QUERY_BATCH_MAX, `at most ${QUERY_BATCH_MAX} queries`),
+  })
+  .superRefine((batch, ctx) => {
+    const first = batch.queries[0]?.domain;
+    batch.queries.forEach((query, i) => {
+      if (query.domain !== first)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['queries', i, 'domain'],
+          message: 'every query of a batch names the same domain (or none, for a key of one domain)',
+        });
+    });
+  })
+  .meta({
+    id: 'QueryBatchRequest',
+    example: {
+      queries: [
+        { domain: 'demo.example.com', metrics: ['visitors', 'pageviews'], date_range: '30d' },
+        {
+          domain: 'demo.example.com',
+          metrics: ['visitors'],
+          dimensions: ['referrer'],
+          date_range: '30d',
+          limit: 10,
+        },
+      ],
+    },
+  });
+
+export type QueryBatchRequest = z.output<typeof queryBatchRequestSchema>;

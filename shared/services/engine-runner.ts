@@ -9,11 +9,27 @@ import { hiddenFiles } from '../store/file-states-repo.js';
 import { answerKey, readAnswer, writeAnswer } from '../store/answer-cache-repo.js';
 import { withExcludedFiles, withStoreLayout } from '../query/sql/catalog.js';
 import type { SqlTarget } from '../query/sql/target.js';
+import { printStatementBatch, type BatchedStatement } from '../query/sql/statement-batch.js';
+import {
+  EngineResourcesError,
+  EngineScanLimitError,
+  EngineStatementTooComplexError,
+} from '../engines/engine-errors.js';
 
 // Runs printed queries on the installed engine and keeps the figures `meta` reports: the time spent in the
 // engine (measured here, around the engine calls) and, on Athena, the bytes scanned. Where the domain's data has a
 // version, a statement's rows are kept in the answer cache (shared/store/answer-cache-repo.ts) and a repeat of the
 // same statement over the same version starts nothing on the engine.
+
+/**
+ * The most statements merged into one. Trino plans at most 150 stages to a query (query.max-stage-count; Athena
+ * states no figure of its own). The dashboard mix's statements plan 4 to 7 stages each on Trino 476 (EXPLAIN (TYPE
+ * DISTRIBUTED) over the 10M bench set), and each merged one adds its numbering: twelve stay well below the limit;
+ * a statement that does not is run again apart (rowsOfEach).
+ */
+export const MERGED_STATEMENTS_MAX = 12;
+/** What an engine answers a merged statement that one statement per query would not meet. */
+const tooLargeMerged = [EngineStatementTooComplexError, EngineResourcesError, EngineScanLimitError];
 
 export class EngineRunner {
   private elapsedMs = 0;
@@ -56,35 +72,103 @@ export class EngineRunner {
 
   /** Runs one query; logs one `query` line with its time, rows and (on Athena) bytes, never its values. */
   async rows(query: SqlQuery): Promise<SqlRow[]> {
+    const key = this.keyOf(query);
+    return (await this.cached(key)) ?? (await this.ran(query, [key]))[0]!;
+  }
+
+  /**
+   * Runs several queries, each answered as rows() would answer it: from the answer cache where it can be; the others
+   * merged where merging pays (QueryEngine.takesStatement), at most MERGED_STATEMENTS_MAX to a statement, else one
+   * by one. A merged statement the engine refuses for its size (stages, memory, the workgroup's scan cutoff) is run
+   * again as its own queries, each as POST /v1/query would run it.
+   */
+  async rowsOfEach(statements: readonly BatchedStatement[]): Promise<SqlRow[][]> {
+    const keys = statements.map(({ query }) => this.keyOf(query));
+    const answers = await Promise.all(keys.map((key) => this.cached(key)));
+    const missing = statements.flatMap((_, i) => (answers[i] ? [] : [i]));
+    await Promise.all(
+      this.mergedGroups(missing, statements).map(async (group) => {
+        const rows = await this.ran(
+          group.length === 1 ? statements[group[0]!]!.query : printStatementBatch(group.map((i) => statements[i]!)),
+          group.map((i) => keys[i]),
+        ).catch(async (error: unknown) => {
+          if (group.length === 1 || !tooLargeMerged.some((kind) => error instanceof kind)) throw error;
+          requestLogger().warn('the engine refused a merged statement; running its queries one by one', {
+            statements: group.length,
+            reason: (error as Error).message,
+          });
+          return (await Promise.all(group.map((i) => this.ran(statements[i]!.query, [keys[i]])))).flat();
+        });
+        group.forEach((i, n) => (answers[i] = rows[n]!));
+      }),
+    );
+    return answers.map((answer) => answer!);
+  }
+
+  /**
+   * The indexes of `statements` in groups the engine takes as one statement each, in order; a group of one each
+   * where it merges none.
+   */
+  private mergedGroups(indexes: number[], statements: readonly BatchedStatement[]): number[][] {
+    const takes = this.engine.takesStatement?.bind(this.engine);
+    if (!takes) return indexes.map((i) => [i]);
+    const groups: number[][] = [];
+    for (const i of indexes) {
+      const last = groups.at(-1);
+      const merged = last && [...last, i].map((n) => statements[n]!);
+      if (last && last.length < MERGED_STATEMENTS_MAX && takes(printStatementBatch(merged!).query)) last.push(i);
+      else groups.push([i]);
+    }
+    return groups;
+  }
+
+  private keyOf(query: SqlQuery): string | undefined {
+    return this.dataVersion === undefined ? undefined : answerKey(this.target.dialect.name, this.dataVersion, query);
+  }
+
+  /** A kept answer; logs the `query` line of a statement not started. */
+  private async cached(key: string | undefined): Promise<SqlRow[] | undefined> {
+    if (key === undefined) return undefined;
     const started = performance.now();
-    let outcome: { rows: number; bytes_scanned?: number; cached?: true } | undefined;
-    const key =
-      this.dataVersion === undefined ? undefined : answerKey(this.target.dialect.name, this.dataVersion, query);
+    const rows = await readAnswer(key);
+    if (!rows) return undefined;
+    // Nothing was scanned: on an engine that bills its statements the request's bytes say so.
+    if (this.engine.billedPerStatement) this.scanned = this.scanned ?? 0;
+    this.logQuery(started, { rows: rows.length, cached: true });
+    return rows;
+  }
+
+  /**
+   * Runs a statement, or a merged batch of them (split back into each one's rows), and keeps each answer under its
+   * key; one `query` line with its time, rows, statements merged and (on Athena) bytes, never its values.
+   */
+  private async ran(
+    run: SqlQuery | ReturnType<typeof printStatementBatch>,
+    keys: readonly (string | undefined)[],
+  ): Promise<SqlRow[][]> {
+    const started = performance.now();
+    let outcome: Record<string, unknown> = { failed: true };
     try {
-      const cached = key === undefined ? undefined : await readAnswer(key);
-      if (cached) {
-        // Nothing was scanned: on an engine that bills its statements the request's bytes say so.
-        if (this.engine.billedPerStatement) this.scanned = this.scanned ?? 0;
-        outcome = { rows: cached.length, cached: true };
-        return cached;
-      }
-      const { rows, stats } = await this.engine.run(query);
-      if (key !== undefined) await writeAnswer(key, rows);
+      const merged = 'split' in run;
+      const { rows, stats } = await this.engine.run(merged ? run.query : run);
+      const answers = merged ? run.split(rows) : [rows];
+      await Promise.all(answers.map((answer, n) => (keys[n] === undefined ? undefined : writeAnswer(keys[n], answer))));
       if (stats.bytesScanned !== undefined) this.scanned = (this.scanned ?? 0) + stats.bytesScanned;
       outcome = {
         rows: rows.length,
+        ...(merged ? { statements: answers.length } : {}),
         ...(stats.bytesScanned === undefined ? {} : { bytes_scanned: stats.bytesScanned }),
       };
-      return rows;
+      return answers;
     } finally {
-      const elapsed = performance.now() - started;
-      this.elapsedMs += elapsed;
-      requestLogger().info('query', {
-        engine: this.target.dialect.name,
-        query_ms: Math.round(elapsed),
-        ...(outcome ?? { failed: true }),
-      });
+      this.logQuery(started, outcome);
     }
+  }
+
+  private logQuery(started: number, outcome: Record<string, unknown>): void {
+    const elapsed = performance.now() - started;
+    this.elapsedMs += elapsed;
+    requestLogger().info('query', { engine: this.target.dialect.name, query_ms: Math.round(elapsed), ...outcome });
   }
 
   /** The domain's first event as a Date (UTC), or null when it has none; read within the domain's days. */

@@ -1,5 +1,7 @@
 import { QUERY_DEFAULTS, REALTIME_RANGE, type AnalyticsQuery, type QueryRequest } from '../requests/query.js';
-import { printAnalyticsQuery } from '../query/analytics/print.js';
+import { printAnalyticsStatement } from '../query/analytics/print.js';
+import type { BatchedStatement } from '../query/sql/statement-batch.js';
+import type { SqlRow } from '../engines/engine.js';
 import { futureRangeNote, lastMinutes, resolveDateRange, type ResolvedRange } from '../time/date-range.js';
 import { EngineRunner } from './engine-runner.js';
 import { planQuery } from '../query/analytics/plan.js';
@@ -37,14 +39,54 @@ export async function queryRange(
 /** POST /v1/query: normalise, plan (reading the store's shape where the plan asks for it), print, run, shape. */
 export async function runAnalyticsQuery(request: QueryRequest, domain: string, now = new Date()) {
   const runner = await EngineRunner.forDomain(domain);
-  const timeZone = request.timezone ?? 'UTC';
-  const range = await queryRange(request, now, () => runner.firstEventAt(domain, false));
+  const prepared = await prepareQuery(runner, request, domain, now, () => runner.firstEventAt(domain, false));
+  return answerOf(prepared, await runner.rows(prepared.statement.query), runner, now);
+}
+
+/**
+ * POST /v1/query/batch (extension): the queries of one domain, each answered as POST /v1/query answers it, their
+ * statements run together (EngineRunner.rowsOfEach: merged on Athena). `meta.query_ms` and `bytes_scanned` of each
+ * answer are the batch's: the queries shared their statements.
+ */
+export async function runAnalyticsQueryBatch(requests: readonly QueryRequest[], domain: string, now = new Date()) {
+  const runner = await EngineRunner.forDomain(domain);
+  // Ranges of all time need the domain's first event: read once for the batch.
+  let firstEvent: Promise<Date | null> | undefined;
+  const firstEventAt = () => (firstEvent ??= runner.firstEventAt(domain, false));
+  const prepared = await Promise.all(
+    requests.map((request) => prepareQuery(runner, request, domain, now, firstEventAt)),
+  );
+  const rows = await runner.rowsOfEach(prepared.map(({ statement }) => statement));
+  return { results: prepared.map((p, i) => answerOf(p, rows[i]!, runner, now)) };
+}
+
+interface PreparedQuery {
+  request: QueryRequest;
+  query: AnalyticsQuery;
+  statement: BatchedStatement;
+}
+
+/** The request normalised over its range, planned (with the store's shape where the plan asks) and printed. */
+async function prepareQuery(
+  runner: EngineRunner,
+  request: QueryRequest,
+  domain: string,
+  now: Date,
+  firstEventAt: () => Promise<Date | null>,
+): Promise<PreparedQuery> {
+  const range = await queryRange(request, now, firstEventAt);
   const query = normaliseQueryRequest(request, domain, range);
   const planning = planQuery(query, runner.target.catalog);
   const plan = planning.question
     ? planning.answered(await storeShapeFor(runner, domain, planning.question))
     : planning.plan;
-  const rows = await runner.rows(printAnalyticsQuery(plan, runner.target));
+  return { request, query, statement: printAnalyticsStatement(plan, runner.target) };
+}
+
+/** The reply to one query: its page of rows, the range and figures in `meta`, the query as understood. */
+function answerOf({ request, query }: PreparedQuery, rows: readonly SqlRow[], runner: EngineRunner, now: Date) {
+  const { range, domain } = query;
+  const timeZone = request.timezone ?? 'UTC';
   const page = rows.slice(0, query.limit);
   return {
     data: page.map((row) => ({

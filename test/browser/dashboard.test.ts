@@ -909,12 +909,46 @@ describe.skipIf(!browserPath)('the dashboard', () => {
     await view.close();
   });
 
+  it("asks a view's cards in a few batches (POST /v1/query/batch), and shows the API's numbers", async () => {
+    const key = (await api.createKey({ domains: [DEMO_DOMAIN] })).token;
+    const view = await offlinePage(browser, api.url, { timezoneId: 'UTC' });
+    const asked: { path: string; queries: number }[] = [];
+    view.on('request', (request) => {
+      const path = new URL(request.url()).pathname;
+      if (path !== '/v1/query' && path !== '/v1/query/batch') return;
+      const body = request.postDataJSON() as { queries?: unknown[] };
+      asked.push({ path, queries: body.queries?.length ?? 1 });
+    });
+    await view.goto(
+      `${api.url}/#${new URLSearchParams({ key, domain: DEMO_DOMAIN, range: '7d', tz: 'UTC' }).toString()}`,
+    );
+    const expected = await apiTotals({ date_range: '7d' }, key);
+    await expect
+      .poll(async () => {
+        const shown: Record<string, string> = {};
+        for (const m of totals) shown[m] = (await view.locator(`.stat[data-metric=${m}] .value`).textContent())!;
+        return shown;
+      })
+      .toEqual(expected);
+    // Every card has answered.
+    await expect.poll(() => view.locator('[aria-busy=true]').count()).toBe(0);
+    await expect.poll(() => view.locator('.lists').getByText('Loading…').count()).toBe(0);
+    const queries = asked.reduce((n, a) => n + a.queries, 0);
+    const batches = asked.filter((a) => a.path === '/v1/query/batch');
+    console.info(`dashboard load: ${queries} queries in ${asked.length} requests, ${batches.length} of them batches`);
+    expect(batches.length).toBeGreaterThan(0);
+    expect(queries).toBeGreaterThanOrEqual(asked.length * 2);
+    await view.close();
+  });
+
   it('says a refusal once for the whole view, with a retry that asks every card again', async () => {
     const key = (await api.createKey({ domains: [DEMO_DOMAIN] })).token;
     const view = await offlinePage(browser, api.url, { timezoneId: 'UTC' });
     // Every query refused as the rate limit refuses it, until the retry.
     const refusal = { error: 'rate_limited', message: 'Too many requests: at most 100 a minute per key' };
-    await view.route('**/v1/query', (route) =>
+    // Every query: asked alone or in a batch (dashboard/query-batches.ts).
+    const queries = /\/v1\/query(\/batch)?$/;
+    await view.route(queries, (route) =>
       route.fulfill({
         status: 429,
         contentType: 'application/json',
@@ -932,7 +966,7 @@ describe.skipIf(!browserPath)('the dashboard', () => {
     // Still one message once every card has failed.
     await expect.poll(() => view.locator('.lists').getByText('Not loaded.').count()).toBe(4);
     expect(await alerts.count()).toBe(1);
-    await view.unroute('**/v1/query');
+    await view.unroute(queries);
     await view.getByRole('button', { name: 'Retry' }).click();
     await expect.poll(() => alerts.count()).toBe(0);
     const expected = await apiTotals({ date_range: '7d' }, key);

@@ -1,13 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { installEngine } from '../../shared/engines/registry.js';
 import { domain as generatedDomain } from '../support/generated-sessions.js';
-import { engineCallEvents, engineCalls, sendCall, SHOP, type Call } from '../support/engine-calls.js';
+import { answer, engineCallEvents, engineCalls, sendCall, SHOP, type Call } from '../support/engine-calls.js';
+import { QUERY_BATCH_MAX } from '../../shared/requests/query.js';
 import { rotatingToken } from '../support/rotating-token.js';
 import { largePayments } from '../support/large-payments.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
 import { trinoAvailable } from '../support/trino-available.js';
 import { forgetLayout } from '../support/forget-layout.js';
-import { EngineRunner } from '../../shared/services/engine-runner.js';
+import { EngineRunner, MERGED_STATEMENTS_MAX } from '../../shared/services/engine-runner.js';
 
 // The cloud query path against the local one: every request below is answered twice by the same local API over
 // the same imported store, once by DuckDB and once by the Lambdas' Athena engine through the real Athena SDK, the
@@ -86,6 +87,60 @@ describe.skipIf(!trino)('the Athena engine on Trino answers exactly as DuckDB do
     expect(withRows).toBeGreaterThan(CALLS / 3);
     expect(bytesReported).toBeGreaterThan(0);
   });
+
+  it(
+    'the seeded queries sent as batches: one merged statement each on Trino, every answer as DuckDB gives it alone',
+    { timeout: 600_000 },
+    async () => {
+      // Without the answer cache, so every query of a batch reaches the merged statement.
+      process.env.ANALYTICS_ANSWER_CACHE = 'off';
+      const run = vi.spyOn(api.trino!.engine, 'run');
+      let batches = 0;
+      let answers = 0;
+      try {
+        for (const domain of [generatedDomain, SHOP]) {
+          const token = await tokens[domain]!();
+          const alone: { body: Record<string, unknown>; answer: unknown }[] = [];
+          installEngine(api.engine);
+          for (const call of calls.filter((c) => c.path === '/v1/query' && c.domain === domain)) {
+            const { status, body } = await sendCall(api, call, await tokens[domain]!());
+            if (status === 200) alone.push({ body: call.body!, answer: body });
+          }
+          installEngine(api.trino!.engine);
+          for (let start = 0; start < alone.length; start += QUERY_BATCH_MAX) {
+            const chunk = alone.slice(start, start + QUERY_BATCH_MAX);
+            run.mockClear();
+            const res = await api.request('POST', '/v1/query/batch', {
+              token,
+              body: { queries: chunk.map(({ body }) => body) },
+            });
+            const context = `batch ${start / QUERY_BATCH_MAX} of ${domain}`;
+            expect(res.status, `${context}: ${JSON.stringify(res.body).slice(0, 300)}`).toBe(200);
+            expect(res.body.results.map(answer), context).toEqual(chunk.map((c) => c.answer));
+            // Besides the reads a plan may ask first (the first event, the store's shape), the batch's statements:
+            // merged by MERGED_STATEMENTS_MAX, a group of one alone.
+            const merged = run.mock.calls.filter(([query]) => query.sql.includes('batch_statement'));
+            const full = Math.floor(chunk.length / MERGED_STATEMENTS_MAX);
+            const rest = chunk.length % MERGED_STATEMENTS_MAX;
+            expect(merged.length, context).toBe(full + (rest > 1 ? 1 : 0));
+            const branches = merged.map(([query]) => query.sql.split(' AS batch_statement,').length - 1);
+            expect(
+              branches.reduce((a, b) => a + b, 0),
+              context,
+            ).toBe(chunk.length - (rest === 1 ? 1 : 0));
+            batches += 1;
+            answers += chunk.length;
+          }
+        }
+      } finally {
+        run.mockRestore();
+        installEngine(api.engine);
+        delete process.env.ANALYTICS_ANSWER_CACHE;
+      }
+      console.info(`trino differential: ${answers} answers in ${batches} batches, as DuckDB answers each alone`);
+      expect(answers).toBeGreaterThan(CALLS / 3);
+    },
+  );
 
   it('entry and exit pages, weeks, months, minutes and visits (extensions), in several zones: as DuckDB answers', async () => {
     const token = await tokens[generatedDomain]!();

@@ -1,4 +1,5 @@
 import type { SqlQuery } from '../sql/sql.js';
+import type { BatchedStatement } from '../sql/statement-batch.js';
 import {
   isRowFieldDimension,
   isSessionPage,
@@ -82,6 +83,15 @@ export function printAnalyticsQuery(plan: QueryPlan, target: SqlTarget): SqlQuer
 SELECT ${join(select)}
 FROM ${from}${orderBy}
 OFFSET ${integer(plan.page.offset)} LIMIT ${integer(plan.page.limit + 1)}`);
+}
+
+/** The printed statement with its output columns and order, as a batch of statements merges it (statement-batch.ts). */
+export function printAnalyticsStatement(plan: QueryPlan, target: SqlTarget): BatchedStatement {
+  return {
+    query: printAnalyticsQuery(plan, target),
+    columns: [...plan.dimensions.map((_, i) => `d${i}`), ...plan.metrics],
+    order: plan.order,
+  };
 }
 
 /**
