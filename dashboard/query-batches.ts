@@ -1,11 +1,11 @@
-import { answer, type Api, type QueryBody } from './api';
+import { answer, ApiError, type Api, type QueryBody } from './api';
 import type { QueryAnswer } from './lists';
 
 // The view's queries asked in one moment (the cards a render shows, each asking in its effect) go to the API as one
 // POST /v1/query/batch (an extension): on Athena their statements then run as one, listing each day of the range
 // once and holding one of the account's active queries instead of a dozen. A query asked alone goes as POST
 // /v1/query. A batch the API refuses refuses each of its queries with the same error, which the view's problem
-// banner shows once.
+// banner shows once; a batch out of time (504) is asked again query by query.
 
 /** The most queries the API takes in one batch (QUERY_BATCH_MAX). */
 const BATCH_MAX = 20;
@@ -27,7 +27,11 @@ export function batchedQueries(api: Api): (body: QueryBody) => Promise<QueryAnsw
     }
     answer(api.POST('/v1/query/batch', { body: { queries: asked.map(({ body }) => body) } })).then(
       ({ results }) => asked.forEach(({ resolve }, i) => resolve(results[i]!)),
-      (error: unknown) => asked.forEach(({ reject }) => reject(error)),
+      (error: unknown) => {
+        // Out of time: the batch's queries shared one deadline, and each alone has a whole one.
+        if (error instanceof ApiError && error.status === 504) asked.forEach((a) => send([a]));
+        else asked.forEach(({ reject }) => reject(error));
+      },
     );
   };
   const flush = () => {

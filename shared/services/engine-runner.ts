@@ -115,8 +115,9 @@ export class EngineRunner {
     const groups: number[][] = [];
     for (const i of indexes) {
       const last = groups.at(-1);
-      const merged = last && [...last, i].map((n) => statements[n]!);
-      if (last && last.length < MERGED_STATEMENTS_MAX && takes(printStatementBatch(merged!).query)) last.push(i);
+      const fits = (group: number[]) =>
+        group.length <= MERGED_STATEMENTS_MAX && takes(printStatementBatch(group.map((n) => statements[n]!)).query);
+      if (last && fits([...last, i])) last.push(i);
       else groups.push([i]);
     }
     return groups;

@@ -941,6 +941,36 @@ describe.skipIf(!browserPath)('the dashboard', () => {
     await view.close();
   });
 
+  it('asks the queries of a batch out of time (504) again one by one, and shows their answers', async () => {
+    const key = (await api.createKey({ domains: [DEMO_DOMAIN] })).token;
+    const view = await offlinePage(browser, api.url, { timezoneId: 'UTC' });
+    let refused = 0;
+    await view.route('**/v1/query/batch', (route) => {
+      refused += 1;
+      return route.fulfill({
+        status: 504,
+        contentType: 'application/json',
+        body: JSON.stringify({ error: 'query_timeout', message: 'The query ran out of time' }),
+      });
+    });
+    await view.goto(
+      `${api.url}/#${new URLSearchParams({ key, domain: DEMO_DOMAIN, range: '7d', tz: 'UTC' }).toString()}`,
+    );
+    const expected = await apiTotals({ date_range: '7d' }, key);
+    await expect
+      .poll(async () => {
+        const shown: Record<string, string> = {};
+        for (const m of totals) shown[m] = (await view.locator(`.stat[data-metric=${m}] .value`).textContent())!;
+        return shown;
+      })
+      .toEqual(expected);
+    await expect.poll(() => view.locator('.lists').getByText('Loading…').count()).toBe(0);
+    expect(refused).toBeGreaterThan(0);
+    expect(await view.locator('.lists').getByText('Not loaded.').count()).toBe(0);
+    expect(await view.locator('[role=alert]').count()).toBe(0);
+    await view.close();
+  });
+
   it('says a refusal once for the whole view, with a retry that asks every card again', async () => {
     const key = (await api.createKey({ domains: [DEMO_DOMAIN] })).token;
     const view = await offlinePage(browser, api.url, { timezoneId: 'UTC' });
