@@ -3,7 +3,7 @@ import { JOURNEYS_RANGE, journeyEvents } from '../fixtures/journeys-events.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
 import { answer } from '../support/engine-calls.js';
 import { EngineRunner, MERGED_STATEMENTS_MAX } from '../../shared/services/engine-runner.js';
-import type { QueryEngine } from '../../shared/engines/engine.js';
+import type { QueryEngine, SqlRow } from '../../shared/engines/engine.js';
 import { EngineStatementTooComplexError } from '../../shared/engines/engine-errors.js';
 import { planQuery } from '../../shared/query/analytics/plan.js';
 import { printAnalyticsStatement } from '../../shared/query/analytics/print.js';
@@ -40,27 +40,34 @@ beforeAll(async () => {
 });
 afterAll(async () => api?.close());
 
+/** Runs `work` with the answer cache off, so every query reaches the engine. */
+async function withoutCache(work: () => Promise<void>): Promise<void> {
+  process.env.ANALYTICS_ANSWER_CACHE = 'off';
+  try {
+    await work();
+  } finally {
+    delete process.env.ANALYTICS_ANSWER_CACHE;
+  }
+}
+
 const batch = (queries: unknown[], key = token) =>
   api.request('POST', '/v1/query/batch', { token: key, body: { queries } });
 
 describe('POST /v1/query/batch', () => {
   it('answers each query as POST /v1/query answers it alone, in order', async () => {
-    const alone = [];
+    const alone: unknown[] = [];
     for (const body of bodies) {
       const res = await api.request('POST', '/v1/query', { token, body });
       expect(res.status, JSON.stringify(res.body)).toBe(200);
       alone.push(answer(res.body));
     }
     expect(alone.filter((a) => (a as { data: unknown[] }).data.length > 1).length).toBeGreaterThan(4);
-    process.env.ANALYTICS_ANSWER_CACHE = 'off';
-    try {
+    await withoutCache(async () => {
       const res = await batch(bodies);
       expect(res.status, JSON.stringify(res.body)).toBe(200);
       expect(res.body.results.map(answer)).toEqual(alone);
       for (const result of res.body.results) expect(result.meta.query_ms).toBeGreaterThanOrEqual(0);
-    } finally {
-      delete process.env.ANALYTICS_ANSWER_CACHE;
-    }
+    });
   });
 
   it('answers a repeat from the answer cache, starting no statement', async () => {
@@ -126,7 +133,7 @@ describe('the statement merge (shared/query/sql/statement-batch.ts) on DuckDB', 
         return printAnalyticsStatement(plan, runner.target);
       }),
     );
-    const alone = [];
+    const alone: SqlRow[][] = [];
     for (const { query } of statements) alone.push((await api.engine.run(query)).rows);
     const merged = printStatementBatch(statements);
     const split = merged.split((await api.engine.run(merged.query)).rows);
@@ -162,36 +169,30 @@ describe('EngineRunner.rowsOfEach where the engine merges statements (as Athena 
   });
 
   it('runs the misses as merged statements of at most MERGED_STATEMENTS_MAX, each answer as alone', async () => {
-    process.env.ANALYTICS_ANSWER_CACHE = 'off';
-    try {
+    await withoutCache(async () => {
       const engine = merging(false);
       const runner = await EngineRunner.forDomain(domain, engine);
       const statements = await statementsOf(runner);
       const many = [...statements, ...statements];
-      const alone = [];
+      const alone: unknown[] = [];
       for (const { query } of many) alone.push((await api.engine.run(query)).rows);
       const run = vi.spyOn(engine, 'run');
       expect(await runner.rowsOfEach(many)).toEqual(alone);
       expect(run).toHaveBeenCalledTimes(Math.ceil(many.length / MERGED_STATEMENTS_MAX));
-    } finally {
-      delete process.env.ANALYTICS_ANSWER_CACHE;
-    }
+    });
   });
 
   it('runs the queries of a merged statement the engine refuses one by one', async () => {
-    process.env.ANALYTICS_ANSWER_CACHE = 'off';
-    try {
+    await withoutCache(async () => {
       const engine = merging(true);
       const runner = await EngineRunner.forDomain(domain, engine);
       const statements = await statementsOf(runner);
-      const alone = [];
+      const alone: unknown[] = [];
       for (const { query } of statements) alone.push((await api.engine.run(query)).rows);
       const run = vi.spyOn(engine, 'run');
       expect(await runner.rowsOfEach(statements)).toEqual(alone);
       expect(run).toHaveBeenCalledTimes(1 + statements.length);
-    } finally {
-      delete process.env.ANALYTICS_ANSWER_CACHE;
-    }
+    });
   });
 
   it('starts no statement for the answers the cache holds, and merges the rest', async () => {

@@ -57,15 +57,15 @@ describe.skipIf(!browserPath)('the dashboard', () => {
     return Object.fromEntries(totals.map((m) => [m, formatMetric(m, metrics[m])]));
   }
 
-  async function shownTotals(): Promise<Record<string, string>> {
+  async function shownTotals(view: Page = page): Promise<Record<string, string>> {
     const shown: Record<string, string> = {};
-    for (const m of totals) shown[m] = (await page.locator(`.stat[data-metric=${m}] .value`).textContent())!;
+    for (const m of totals) shown[m] = (await view.locator(`.stat[data-metric=${m}] .value`).textContent())!;
     return shown;
   }
 
-  /** Waits until the page shows `expected` (its answers arrive after the click), failing after 15 s. */
-  async function expectTotals(expected: Record<string, string>) {
-    await expect.poll(shownTotals, { timeout: 15_000 }).toEqual(expected);
+  /** Waits until `view` shows `expected` (its answers arrive after the click), failing after 15 s. */
+  async function expectTotals(expected: Record<string, string>, view: Page = page) {
+    await expect.poll(() => shownTotals(view), { timeout: 15_000 }).toEqual(expected);
   }
 
   const shoot = (name: string) => screenshot(page, name, { fullPage: true });
@@ -923,13 +923,7 @@ describe.skipIf(!browserPath)('the dashboard', () => {
       `${api.url}/#${new URLSearchParams({ key, domain: DEMO_DOMAIN, range: '7d', tz: 'UTC' }).toString()}`,
     );
     const expected = await apiTotals({ date_range: '7d' }, key);
-    await expect
-      .poll(async () => {
-        const shown: Record<string, string> = {};
-        for (const m of totals) shown[m] = (await view.locator(`.stat[data-metric=${m}] .value`).textContent())!;
-        return shown;
-      })
-      .toEqual(expected);
+    await expectTotals(expected, view);
     // Every card has answered.
     await expect.poll(() => view.locator('[aria-busy=true]').count()).toBe(0);
     await expect.poll(() => view.locator('.lists').getByText('Loading…').count()).toBe(0);
@@ -957,13 +951,7 @@ describe.skipIf(!browserPath)('the dashboard', () => {
       `${api.url}/#${new URLSearchParams({ key, domain: DEMO_DOMAIN, range: '7d', tz: 'UTC' }).toString()}`,
     );
     const expected = await apiTotals({ date_range: '7d' }, key);
-    await expect
-      .poll(async () => {
-        const shown: Record<string, string> = {};
-        for (const m of totals) shown[m] = (await view.locator(`.stat[data-metric=${m}] .value`).textContent())!;
-        return shown;
-      })
-      .toEqual(expected);
+    await expectTotals(expected, view);
     await expect.poll(() => view.locator('.lists').getByText('Loading…').count()).toBe(0);
     expect(refused).toBeGreaterThan(0);
     expect(await view.locator('.lists').getByText('Not loaded.').count()).toBe(0);
@@ -1000,13 +988,7 @@ describe.skipIf(!browserPath)('the dashboard', () => {
     await view.getByRole('button', { name: 'Retry' }).click();
     await expect.poll(() => alerts.count()).toBe(0);
     const expected = await apiTotals({ date_range: '7d' }, key);
-    await expect
-      .poll(async () => {
-        const shown: Record<string, string> = {};
-        for (const m of totals) shown[m] = (await view.locator(`.stat[data-metric=${m}] .value`).textContent())!;
-        return shown;
-      })
-      .toEqual(expected);
+    await expectTotals(expected, view);
     await view.locator('section[aria-label=Pages] tbody tr').first().waitFor();
     await view.close();
   });
