@@ -30,6 +30,14 @@ import {
 export const MERGED_STATEMENTS_MAX = 12;
 /** What an engine answers a merged statement that one statement per query would not meet. */
 const tooLargeMerged = [EngineStatementTooComplexError, EngineResourcesError, EngineScanLimitError];
+/** Of those, the refusals that grow with the domain's data (the scan cutoff, memory) rather than with the SQL. */
+const tooMuchData = [EngineResourcesError, EngineScanLimitError];
+/**
+ * Domains whose merged statements were refused for their data, and until when (ms) this process runs their queries
+ * apart: a site past the scan cutoff pays the refused scan once per function instance and hour, not once per load.
+ */
+const mergingPaused = new Map<string, number>();
+const MERGING_PAUSE_MS = 60 * 60 * 1000;
 
 export class EngineRunner {
   private elapsedMs = 0;
@@ -37,6 +45,8 @@ export class EngineRunner {
 
   private constructor(
     private readonly engine: QueryEngine,
+    /** The domain whose data this runner's queries read. */
+    private readonly domain: string,
     /** What this runner's queries are printed for: the engine's target, less the files upkeep is replacing. */
     readonly target: SqlTarget,
     /** The version of the data this runner's queries read; undefined: nothing is cached. */
@@ -52,17 +62,17 @@ export class EngineRunner {
     const { target } = engine;
     const cache = isAnswerCacheOn();
     const engineVersion = cache ? engine.dataVersion?.() : undefined;
-    if (!target.catalog.filesReplacedInPlace) return new EngineRunner(engine, target, engineVersion);
+    if (!target.catalog.filesReplacedInPlace) return new EngineRunner(engine, domain, target, engineVersion);
     const hidden = await hiddenFiles(domain);
     const versions = [`files:${hidden.version}`, ...(engineVersion === undefined ? [] : [engineVersion])];
     const version = cache ? versions.join(' ') : undefined;
     const catalog = withExcludedFiles(withStoreLayout(target.catalog, hidden.layout), hidden, domain);
-    return new EngineRunner(engine, { ...target, catalog }, version);
+    return new EngineRunner(engine, domain, { ...target, catalog }, version);
   }
 
   /** A runner of its own on the same engine and files, for work that outlives the request: its time is not the request's. */
   fork(): EngineRunner {
-    return new EngineRunner(this.engine, this.target, this.dataVersion);
+    return new EngineRunner(this.engine, this.domain, this.target, this.dataVersion);
   }
 
   /** What caches of facts about the engine's store are kept per (services/store-shape.ts). */
@@ -80,7 +90,8 @@ export class EngineRunner {
    * Runs several queries, each answered as rows() would answer it: from the answer cache where it can be; the others
    * merged where merging pays (QueryEngine.takesStatement), at most MERGED_STATEMENTS_MAX to a statement, else one
    * by one. A merged statement the engine refuses for its size (stages, memory, the workgroup's scan cutoff) is run
-   * again as its own queries, each as POST /v1/query would run it.
+   * again as its own queries, each as POST /v1/query would run it; refused for the data's size, the domain's
+   * queries then run apart in this process for MERGING_PAUSE_MS.
    */
   async rowsOfEach(statements: readonly BatchedStatement[]): Promise<SqlRow[][]> {
     const keys = statements.map(({ query }) => this.keyOf(query));
@@ -93,9 +104,12 @@ export class EngineRunner {
           group.map((i) => keys[i]),
         ).catch(async (error: unknown) => {
           if (group.length === 1 || !tooLargeMerged.some((kind) => error instanceof kind)) throw error;
+          const paused = tooMuchData.some((kind) => error instanceof kind);
+          if (paused) pauseMerging(this.domain);
           requestLogger().warn('the engine refused a merged statement; running its queries one by one', {
             statements: group.length,
             reason: (error as Error).message,
+            ...(paused ? { merging_paused_minutes: MERGING_PAUSE_MS / 60_000 } : {}),
           });
           return (await Promise.all(group.map((i) => this.ran(statements[i]!.query, [keys[i]])))).flat();
         });
@@ -111,7 +125,7 @@ export class EngineRunner {
    */
   private mergedGroups(indexes: number[], statements: readonly BatchedStatement[]): number[][] {
     const takes = this.engine.takesStatement?.bind(this.engine);
-    if (!takes) return indexes.map((i) => [i]);
+    if (!takes || (mergingPaused.get(this.domain) ?? 0) > Date.now()) return indexes.map((i) => [i]);
     const groups: number[][] = [];
     for (const i of indexes) {
       const last = groups.at(-1);
@@ -186,4 +200,11 @@ export class EngineRunner {
   get bytesScanned(): number | undefined {
     return this.scanned;
   }
+}
+
+function pauseMerging(domain: string): void {
+  const now = Date.now();
+  // The ended pauses go before the map grows past a few thousand domains.
+  if (mergingPaused.size >= 4096) for (const [d, until] of mergingPaused) if (until <= now) mergingPaused.delete(d);
+  mergingPaused.set(domain, now + MERGING_PAUSE_MS);
 }

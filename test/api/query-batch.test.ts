@@ -4,7 +4,7 @@ import { startTestApi, type TestApi } from '../support/test-api.js';
 import { answer } from '../support/engine-calls.js';
 import { EngineRunner, MERGED_STATEMENTS_MAX } from '../../shared/services/engine-runner.js';
 import type { QueryEngine, SqlRow } from '../../shared/engines/engine.js';
-import { EngineStatementTooComplexError } from '../../shared/engines/engine-errors.js';
+import { EngineScanLimitError, EngineStatementTooComplexError } from '../../shared/engines/engine-errors.js';
 import { planQuery } from '../../shared/query/analytics/plan.js';
 import { printAnalyticsStatement } from '../../shared/query/analytics/print.js';
 import { printStatementBatch } from '../../shared/query/sql/statement-batch.js';
@@ -157,13 +157,14 @@ describe('EngineRunner.rowsOfEach where the engine merges statements (as Athena 
     );
   };
   /** DuckDB, taking merged statements as Athena takes them; `refuse`: failing every merged one as Trino past its stages. */
-  const merging = (refuse: boolean): QueryEngine => ({
+  const merging = (refuse: boolean | (() => Error)): QueryEngine => ({
     target: api.engine.target,
     billedPerStatement: true,
     dataVersion: () => api.engine.dataVersion?.(),
     takesStatement: () => true,
     run: async (query) => {
-      if (refuse && query.sql.includes('batch_statement')) throw new EngineStatementTooComplexError();
+      if (refuse && query.sql.includes('batch_statement'))
+        throw refuse === true ? new EngineStatementTooComplexError() : refuse();
       return api.engine.run(query);
     },
   });
@@ -192,6 +193,30 @@ describe('EngineRunner.rowsOfEach where the engine merges statements (as Athena 
       const run = vi.spyOn(engine, 'run');
       expect(await runner.rowsOfEach(statements)).toEqual(alone);
       expect(run).toHaveBeenCalledTimes(1 + statements.length);
+    });
+  });
+
+  it("stops merging a domain's queries for a while once a merged statement passed the scan cutoff", async () => {
+    await withoutCache(async () => {
+      const engine = merging(() => new EngineScanLimitError());
+      // The pause is the runner's domain's: another domain's runner over the same statements.
+      const runner = await EngineRunner.forDomain('other.test', engine);
+      const statements = await statementsOf(runner);
+      const run = vi.spyOn(engine, 'run');
+      const first = await runner.rowsOfEach(statements);
+      expect(run).toHaveBeenCalledTimes(1 + statements.length);
+      run.mockClear();
+      expect(await runner.rowsOfEach(statements)).toEqual(first);
+      expect(run).toHaveBeenCalledTimes(statements.length);
+      expect(run.mock.calls.some(([query]) => query.sql.includes('batch_statement'))).toBe(false);
+      // A merged statement over too many stages says nothing of the data: the domain goes on merging.
+      const complex = merging(true);
+      const other = await EngineRunner.forDomain('elsewhere.test', complex);
+      const tried = vi.spyOn(complex, 'run');
+      await other.rowsOfEach(statements);
+      tried.mockClear();
+      await other.rowsOfEach(statements);
+      expect(tried.mock.calls.filter(([query]) => query.sql.includes('batch_statement'))).toHaveLength(1);
     });
   });
 
