@@ -323,7 +323,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Up to 20 queries of one domain in one request, run as one statement on Athena (extension)
+         * Up to 20 queries of one domain in one request, merged into Athena statements (extension)
          * @description Needs a key with scope `analytics:read`. With a personal token, `domain` is required.
          */
         post: operations["QueryBatch"];

@@ -2,13 +2,16 @@ import { answer, ApiError, type Api, type QueryBody } from './api';
 import type { QueryAnswer } from './lists';
 
 // The view's queries asked in one moment (the cards a render shows, each asking in its effect) go to the API as one
-// POST /v1/query/batch (an extension): on Athena their statements then run as one, listing each day of the range
+// POST /v1/query/batch (an extension): on Athena their statements then run merged, listing each day of the range
 // once and holding one of the account's active queries instead of a dozen. A query asked alone goes as POST
 // /v1/query. A batch the API refuses refuses each of its queries with the same error, which the view's problem
-// banner shows once; a batch out of time (504) is asked again query by query.
+// banner shows once; a batch out of time (504) is asked again query by query, each with a whole deadline (and
+// counted again against the month's usage).
 
-/** The most queries the API takes in one batch (QUERY_BATCH_MAX). */
+/** What the API takes in one batch: QUERY_BATCH_MAX queries, QUERY_BATCH_ROWS_MAX rows (limits, 100 by default). */
 const BATCH_MAX = 20;
+const BATCH_ROWS_MAX = 1000;
+const rowsOf = (body: QueryBody) => body.limit ?? 100;
 
 interface Asked {
   body: QueryBody;
@@ -19,20 +22,20 @@ interface Asked {
 /** A query function for `api` that gathers the queries asked until the current task ends into batches. */
 export function batchedQueries(api: Api): (body: QueryBody) => Promise<QueryAnswer> {
   let waiting: Asked[] = [];
-  const send = (asked: Asked[]) => {
-    if (asked.length === 1) {
-      const [one] = asked;
-      answer(api.POST('/v1/query', { body: one!.body })).then(one!.resolve, one!.reject);
-      return;
+  const alone = ({ body, resolve, reject }: Asked) => answer(api.POST('/v1/query', { body })).then(resolve, reject);
+  const send = async (asked: Asked[]) => {
+    if (asked.length === 1) return alone(asked[0]!);
+    try {
+      const { results } = await answer(
+        api.POST('/v1/query/batch', { body: { queries: asked.map(({ body }) => body) } }),
+      );
+      asked.forEach(({ resolve, reject }, i) =>
+        results[i] ? resolve(results[i]) : reject(new Error('The batch answered fewer queries than it was asked')),
+      );
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 504) asked.forEach(alone);
+      else asked.forEach(({ reject }) => reject(error));
     }
-    answer(api.POST('/v1/query/batch', { body: { queries: asked.map(({ body }) => body) } })).then(
-      ({ results }) => asked.forEach(({ resolve }, i) => resolve(results[i]!)),
-      (error: unknown) => {
-        // Out of time: the batch's queries shared one deadline, and each alone has a whole one.
-        if (error instanceof ApiError && error.status === 504) asked.forEach((a) => send([a]));
-        else asked.forEach(({ reject }) => reject(error));
-      },
-    );
   };
   const flush = () => {
     const asked = waiting;
@@ -40,8 +43,18 @@ export function batchedQueries(api: Api): (body: QueryBody) => Promise<QueryAnsw
     // A batch names one domain: the view's queries share theirs.
     const byDomain = new Map<string | undefined, Asked[]>();
     for (const a of asked) byDomain.set(a.body.domain, [...(byDomain.get(a.body.domain) ?? []), a]);
-    for (const group of byDomain.values())
-      for (let start = 0; start < group.length; start += BATCH_MAX) send(group.slice(start, start + BATCH_MAX));
+    for (const group of byDomain.values()) {
+      let batch: Asked[] = [];
+      for (const a of group) {
+        const rows = batch.reduce((sum, b) => sum + rowsOf(b.body), rowsOf(a.body));
+        if (batch.length && (batch.length === BATCH_MAX || rows > BATCH_ROWS_MAX)) {
+          void send(batch);
+          batch = [];
+        }
+        batch.push(a);
+      }
+      if (batch.length) void send(batch);
+    }
   };
   return (body) =>
     new Promise<QueryAnswer>((resolve, reject) => {

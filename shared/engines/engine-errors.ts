@@ -28,8 +28,8 @@ export class EngineResourcesError extends Error {
 
 /**
  * The statement has more stages than the engine plans for one query (Trino's query.max-stage-count, 150 by
- * default): only statements merged from several (shared/query/sql/statement-batch.ts) reach it, and they are run
- * again apart.
+ * default). Statements merged from several (shared/query/sql/statement-batch.ts) are run again apart; one query
+ * alone that reaches it (many visitor filters) is the request's: a 400.
  */
 export class EngineStatementTooComplexError extends Error {
   constructor() {

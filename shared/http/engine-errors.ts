@@ -2,6 +2,7 @@ import {
   EngineBusyError,
   EngineResourcesError,
   EngineScanLimitError,
+  EngineStatementTooComplexError,
   EngineTimeoutError,
   EngineValueError,
 } from '../engines/engine-errors.js';
@@ -22,6 +23,10 @@ export function apiErrorOfEngine(error: unknown): ApiError | null {
   if (error instanceof EngineScanLimitError) {
     const message = 'the query would read too much data; narrow the date range or add filters';
     return new ValidationError(`date_range: ${message}`, [{ path: 'date_range', message }], 'query_too_large');
+  }
+  if (error instanceof EngineStatementTooComplexError) {
+    const message = 'the query needs more steps than the engine plans for one query; use fewer filters';
+    return new ValidationError(`filters: ${message}`, [{ path: 'filters', message }], 'query_too_large');
   }
   if (error instanceof EngineValueError)
     return new ValidationError(error.message, [{ path: 'request', message: error.message }]);

@@ -93,7 +93,8 @@ export function httpHandler<
       log: state.log,
       async authorizeDomain(requested, calls = 1) {
         const domain = resolveDomain(credential, requested);
-        const early = workBeforeAdmission(route, spec);
+        // A batch's work is many requests' work: it waits for the limits' verdict on any engine.
+        const early = workBeforeAdmission(route, spec) && calls === 1;
         const admitted = admitDomainRequest(state.admission!, credential, domain, new Date(), calls);
         if (!early) await admitted;
         else {

@@ -13,7 +13,7 @@ export type RouteSpecs = Record<RouteKey, HandlerSpec<z.ZodType, z.ZodType, z.Zo
 const described: Record<RouteKey, { summary: string; tag: Tag }> = {
   query: { summary: 'Metrics by up to two dimensions, filtered, sorted and paged', tag: 'Query' },
   queryBatch: {
-    summary: 'Up to 20 queries of one domain in one request, run as one statement on Athena (extension)',
+    summary: 'Up to 20 queries of one domain in one request, merged into Athena statements (extension)',
     tag: 'Query',
   },
   journeysList: { summary: 'Visitors of a range, filtered and bounded, with their totals', tag: 'Journeys' },

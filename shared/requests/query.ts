@@ -171,6 +171,11 @@ export const QUERY_DEFAULTS = { metrics: ['visitors', 'pageviews'] as Metric[], 
 
 /** The most queries one POST /v1/query/batch takes: a dashboard's first load asks 13. */
 export const QUERY_BATCH_MAX = 20;
+/**
+ * The most rows a batch's queries may ask for together (their `limit`s, 100 where none is given): one query's
+ * largest page, so a batch's answer is no larger than one query's can be (Lambda answers at most 6 MB).
+ */
+export const QUERY_BATCH_ROWS_MAX = 1000;
 
 /** POST /v1/query/batch (extension): queries of one domain, each as POST /v1/query takes it. */
 export const queryBatchRequestSchema = z
@@ -181,6 +186,13 @@ export const queryBatchRequestSchema = z
       .max(QUERY_BATCH_MAX, `at most ${QUERY_BATCH_MAX} queries`),
   })
   .superRefine((batch, ctx) => {
+    const rows = batch.queries.reduce((sum, q) => sum + (q.limit ?? QUERY_DEFAULTS.limit), 0);
+    if (rows > QUERY_BATCH_ROWS_MAX)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['queries'],
+        message: `the queries' limits (100 where none is given) add up to ${rows}; a batch takes at most ${QUERY_BATCH_ROWS_MAX} rows`,
+      });
     const first = batch.queries[0]?.domain;
     batch.queries.forEach((query, i) => {
       if (query.domain !== first)

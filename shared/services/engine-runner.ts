@@ -30,11 +30,10 @@ import {
 export const MERGED_STATEMENTS_MAX = 12;
 /** What an engine answers a merged statement that one statement per query would not meet. */
 const tooLargeMerged = [EngineStatementTooComplexError, EngineResourcesError, EngineScanLimitError];
-/** Of those, the refusals that grow with the domain's data (the scan cutoff, memory) rather than with the SQL. */
-const tooMuchData = [EngineResourcesError, EngineScanLimitError];
 /**
- * Domains whose merged statements were refused for their data, and until when (ms) this process runs their queries
- * apart: a site past the scan cutoff pays the refused scan once per function instance and hour, not once per load.
+ * Domains whose merged statements passed the scan cutoff, and until when (ms) this process runs their queries
+ * apart: a site past it pays the refused scan once per function instance and hour, not once per load. (A refusal
+ * for memory may pass on the next load, and one for stages says nothing of the data: neither pauses.)
  */
 const mergingPaused = new Map<string, number>();
 const MERGING_PAUSE_MS = 60 * 60 * 1000;
@@ -89,33 +88,34 @@ export class EngineRunner {
   /**
    * Runs several queries, each answered as rows() would answer it: from the answer cache where it can be; the others
    * merged where merging pays (QueryEngine.takesStatement), at most MERGED_STATEMENTS_MAX to a statement, else one
-   * by one. A merged statement the engine refuses for its size (stages, memory, the workgroup's scan cutoff) is run
-   * again as its own queries, each as POST /v1/query would run it; refused for the data's size, the domain's
-   * queries then run apart in this process for MERGING_PAUSE_MS.
+   * by one. One statement at a time: a batch holds one of the engine's slots, as one request does. A merged
+   * statement the engine refuses for its size (stages, memory, the workgroup's scan cutoff) is run again as its
+   * own queries, each as POST /v1/query would run it; refused for the scan cutoff, which grows with the data, the
+   * domain's queries then run apart in this process for MERGING_PAUSE_MS.
    */
   async rowsOfEach(statements: readonly BatchedStatement[]): Promise<SqlRow[][]> {
     const keys = statements.map(({ query }) => this.keyOf(query));
     const answers = await Promise.all(keys.map((key) => this.cached(key)));
     const missing = statements.flatMap((_, i) => (answers[i] ? [] : [i]));
-    await Promise.all(
-      this.mergedGroups(missing, statements).map(async (group) => {
-        const rows = await this.ran(
-          group.length === 1 ? statements[group[0]!]!.query : printStatementBatch(group.map((i) => statements[i]!)),
-          group.map((i) => keys[i]),
-        ).catch(async (error: unknown) => {
-          if (group.length === 1 || !tooLargeMerged.some((kind) => error instanceof kind)) throw error;
-          const paused = tooMuchData.some((kind) => error instanceof kind);
-          if (paused) pauseMerging(this.domain);
-          requestLogger().warn('the engine refused a merged statement; running its queries one by one', {
-            statements: group.length,
-            reason: (error as Error).message,
-            ...(paused ? { merging_paused_minutes: MERGING_PAUSE_MS / 60_000 } : {}),
-          });
-          return (await Promise.all(group.map((i) => this.ran(statements[i]!.query, [keys[i]])))).flat();
+    for (const group of this.mergedGroups(missing, statements)) {
+      const rows = await this.ran(
+        group.length === 1 ? statements[group[0]!]!.query : printStatementBatch(group.map((i) => statements[i]!)),
+        group.map((i) => keys[i]),
+      ).catch(async (error: unknown) => {
+        if (group.length === 1 || !tooLargeMerged.some((kind) => error instanceof kind)) throw error;
+        const paused = error instanceof EngineScanLimitError;
+        if (paused) pauseMerging(this.domain);
+        requestLogger().warn('the engine refused a merged statement; running its queries one by one', {
+          statements: group.length,
+          reason: (error as Error).message,
+          ...(paused ? { merging_paused_minutes: MERGING_PAUSE_MS / 60_000 } : {}),
         });
-        group.forEach((i, n) => (answers[i] = rows[n]!));
-      }),
-    );
+        const apart: SqlRow[][] = [];
+        for (const i of group) apart.push(...(await this.ran(statements[i]!.query, [keys[i]])));
+        return apart;
+      });
+      group.forEach((i, n) => (answers[i] = rows[n]!));
+    }
     return answers.map((answer) => answer!);
   }
 

@@ -89,6 +89,8 @@ describe('POST /v1/query/batch', () => {
       [[bodies[0], { ...bodies[1], metrics: ['nope'] }], /queries\.1\.metrics.*must be one of/],
       [[bodies[0], { ...bodies[1], domain: 'other.test' }], /queries\.1\.domain.*same domain/],
       [[bodies[0], { ...bodies[1], extra: 1 }], /queries\.1/],
+      // Eleven queries of the default 100 rows: 1,100 rows, past one query's largest page.
+      [Array.from({ length: 11 }, () => ({ ...bodies[0], limit: undefined })), /add up to 1100.*at most 1000 rows/],
     ];
     for (const [queries, message] of cases) {
       const res = await batch(queries as unknown[]);
@@ -111,7 +113,12 @@ describe('POST /v1/query/batch', () => {
     const { token: limited } = await api.createKey({ domains: [usageDomain], eventLimit: 5 });
     const query = { domain: usageDomain, metrics: ['visitors'], date_range: '7d' };
     expect((await batch([query, query, query], limited)).status).toBe(200); // 3 of 5
-    const over = await batch([query, query, query], limited); // 6 of 5: refused whole, nothing counted
+    const run = vi.spyOn(api.engine, 'run');
+    // 6 of 5: refused whole, nothing counted or run (queries not asked before, so none is in the answer cache).
+    const fresh = { ...query, dimensions: ['page'] };
+    const over = await batch([fresh, fresh, fresh], limited);
+    expect(run).not.toHaveBeenCalled();
+    run.mockRestore();
     expect(over.status).toBe(403);
     expect(over.body.error).toBe('usage_limit_exceeded');
     expect((await batch([query, query], limited)).status).toBe(200); // 5 of 5

