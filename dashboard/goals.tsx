@@ -193,7 +193,8 @@ async function countGoals(
         metrics: ['visitors'],
         dimensions: ['page'],
         date_range: view.range,
-        limit: 1000,
+        // One row per path the filter names at most (`is` splits its value at commas).
+        limit: Math.min(1000, paths.join(',').split(',').length),
         filters: [...view.filters, ['page', 'is', paths.join(',')] as Filter],
       }).then((a) => {
         const byPath = new Map(a.data.map((r) => [r.dimensions.page, r.metrics.visitors ?? 0]));

@@ -210,7 +210,7 @@ function Traffic({
         metrics: ['visitors', 'pageviews'],
         dimensions: [dimension],
         date_range: realtime ? '30m' : range,
-        limit: 1000,
+        limit: pointsAtMost(range, interval),
       }),
     [JSON.stringify([range, state.filters, state.timezone, interval])],
   );
@@ -220,7 +220,12 @@ function Traffic({
     () =>
       realtime
         ? Promise.resolve(null)
-        : query({ metrics: ['visitors'], dimensions: [dimension], date_range: before, limit: 1000 }),
+        : query({
+            metrics: ['visitors'],
+            dimensions: [dimension],
+            date_range: before,
+            limit: pointsAtMost(before, interval),
+          }),
     [JSON.stringify([before, state.filters, state.timezone, interval])],
   );
   // The point not over yet: the minute or hour now (later hours of today are not drawn), else today's day, week or
@@ -392,6 +397,17 @@ const intervalHeads: Record<Interval, string> = {
   week: 'Week of',
   month: 'Month of',
 };
+
+/**
+ * The most rows the chart's query can answer over `[start, end]` by `interval` (its limit): a query's rows fit a
+ * batch's 1,000 together (dashboard/query-batches.ts), so the chart's query rides in the cards' batch. An hour more
+ * than a day's 24 for the day clocks go back; the 30 minutes of realtime, whose range names one or two days.
+ */
+function pointsAtMost([start, end]: [string, string], interval: Interval): number {
+  const days = Math.round((Date.parse(`${end}T00:00:00Z`) - Date.parse(`${start}T00:00:00Z`)) / 86_400_000) + 1;
+  const points = { minute: 31, hour: 25, day: days, week: Math.floor(days / 7) + 2, month: Math.ceil(days / 28) + 1 };
+  return Math.min(1000, Math.max(1, points[interval]));
+}
 
 /** The first day of the week (from Monday) or month holding `day`, as the API's week and month dimensions name it. */
 function periodStart(day: string, interval: Interval): string {
