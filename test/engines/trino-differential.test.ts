@@ -89,7 +89,7 @@ describe.skipIf(!trino)('the Athena engine on Trino answers exactly as DuckDB do
   });
 
   it(
-    'the seeded queries sent as batches: one merged statement each on Trino, every answer as DuckDB gives it alone',
+    'the seeded queries sent as batches: merged statements on Trino, every answer as DuckDB gives it alone',
     { timeout: 600_000 },
     async () => {
       // Without the answer cache, so every query of a batch reaches the merged statement.
