@@ -53,9 +53,9 @@ export async function runAnalyticsQueryBatch(requests: readonly QueryRequest[], 
   // Ranges of all time need the domain's first event: read once for the batch.
   let firstEvent: Promise<Date | null> | undefined;
   const firstEventAt = () => (firstEvent ??= runner.firstEventAt(domain, false));
-  const prepared = await Promise.all(
-    requests.map((request) => prepareQuery(runner, request, domain, now, firstEventAt)),
-  );
+  // One after another: a plan may read the store's shape first, and a batch runs one statement at a time.
+  const prepared: PreparedQuery[] = [];
+  for (const request of requests) prepared.push(await prepareQuery(runner, request, domain, now, firstEventAt));
   const rows = await runner.rowsOfEach(prepared.map(({ statement }) => statement));
   return { results: prepared.map((p, i) => answerOf(p, rows[i]!, runner, now)) };
 }
