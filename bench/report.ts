@@ -502,7 +502,7 @@ function loadsAtOnceSection(f: BenchFigures): string[] {
     '',
     '### A load sent at once',
     '',
-    `The ${loads[0]!.requests.length} requests of the mix sent together, as the dashboard sends a load's cards (each ` +
+    `The ${loads[0]!.requests.length} requests of the mix sent together, as a client asking each card in a request of its own sends them (each ` +
       `on a key of its own), ${loads.length} times after the runs above, with result reuse and the answer cache off; ` +
       "each statement under the stack's deadline (25 s, `ATHENA_QUERY_TIMEOUT_MS`). Time is from the first request " +
       "sent to the last answer; the bill counts the load's statements as above, those stopped at the deadline too " +
