@@ -193,32 +193,26 @@ try {
   }
 
   const athenaPath = athena[0];
-  // The mix sent at once on the Athena path, as a dashboard load's cards are: the answer cache still off.
+  // The mix on the Athena path as whole loads, the answer cache still off: its requests sent at once, as a client
+  // asking each card in a request of its own sends them; and batched, as the dashboard sends a load
+  // (dashboard/query-batches.ts).
   if (athenaPath && queries.length > 1) {
-    // A failure here (Trino itself gone) leaves the loads measured so far, not the run's other figures.
-    try {
-      for (let i = 0; i < LOADS_AT_ONCE; i++) {
-        const load = await athenaPath.runAtOnce(queries.map((q) => q.query));
-        loadsAtOnce.push(load);
-        const failed = load.requests.filter((r) => r.status !== 200).length;
-        log(`athena load at once ${i + 1}: ${formatMs(load.wallMs)}, ${failed} of ${load.requests.length} not 200`);
+    const mixQueries = queries.map((q) => q.query);
+    for (const [how, loads, send] of [
+      ['at once', loadsAtOnce, () => athenaPath.runAtOnce(mixQueries)],
+      ['batched', batchedLoads, () => athenaPath.runBatched(mixQueries)],
+    ] as const) {
+      // A failure here (Trino itself gone) leaves the loads measured so far, not the run's other figures.
+      try {
+        for (let i = 0; i < LOADS_AT_ONCE; i++) {
+          const load = await send();
+          loads.push(load);
+          const failed = load.requests.filter((r) => r.status !== 200).length;
+          log(`athena load ${how} ${i + 1}: ${formatMs(load.wallMs)}, ${failed} of ${load.requests.length} not 200`);
+        }
+      } catch (error) {
+        log(`athena loads ${how}: ${(error as Error).message}`);
       }
-    } catch (error) {
-      log(`athena loads at once: ${(error as Error).message}`);
-    }
-  }
-
-  // The mix batched on the Athena path, as the dashboard sends a load (dashboard/query-batches.ts): cache still off.
-  if (athenaPath && queries.length > 1) {
-    try {
-      for (let i = 0; i < LOADS_AT_ONCE; i++) {
-        const load = await athenaPath.runBatched(queries.map((q) => q.query));
-        batchedLoads.push(load);
-        const failed = load.requests.filter((r) => r.status !== 200).length;
-        log(`athena load batched ${i + 1}: ${formatMs(load.wallMs)}, ${failed} of ${load.requests.length} not 200`);
-      }
-    } catch (error) {
-      log(`athena loads batched: ${(error as Error).message}`);
     }
   }
 
