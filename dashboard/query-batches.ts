@@ -1,5 +1,6 @@
 import { answer, ApiError, type Api, type QueryBody } from './api';
 import type { QueryAnswer } from './lists';
+import { QUERY_BATCH_MAX, QUERY_BATCH_ROWS_MAX, QUERY_DEFAULT_LIMIT } from '../shared/requests/query-batch-bounds';
 
 // The view's queries asked in one moment (the cards a render shows, each asking in its effect) go to the API as one
 // POST /v1/query/batch (an extension): on Athena their statements then run merged, listing each day of the range
@@ -8,10 +9,8 @@ import type { QueryAnswer } from './lists';
 // banner shows once; a batch out of time (504) is asked again query by query, each with a whole deadline (and
 // counted again against the month's usage).
 
-/** What the API takes in one batch: QUERY_BATCH_MAX queries, QUERY_BATCH_ROWS_MAX rows (limits, 100 by default). */
-const BATCH_MAX = 20;
-const BATCH_ROWS_MAX = 1000;
-const rowsOf = (body: QueryBody) => body.limit ?? 100;
+/** The rows a query asks for, as the API counts them against a batch's QUERY_BATCH_ROWS_MAX. */
+const rowsOf = (body: QueryBody) => body.limit ?? QUERY_DEFAULT_LIMIT;
 
 interface Asked {
   body: QueryBody;
@@ -47,7 +46,7 @@ export function batchedQueries(api: Api): (body: QueryBody) => Promise<QueryAnsw
       let batch: Asked[] = [];
       for (const a of group) {
         const rows = batch.reduce((sum, b) => sum + rowsOf(b.body), rowsOf(a.body));
-        if (batch.length && (batch.length === BATCH_MAX || rows > BATCH_ROWS_MAX)) {
+        if (batch.length && (batch.length === QUERY_BATCH_MAX || rows > QUERY_BATCH_ROWS_MAX)) {
           void send(batch);
           batch = [];
         }

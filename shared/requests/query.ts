@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { QUERY_BATCH_MAX, QUERY_BATCH_ROWS_MAX, QUERY_DEFAULT_LIMIT } from './query-batch-bounds.js';
 import { dateRangeSchema, domainSchema, sortOrderSchema, timeZoneSchema } from './fields.js';
 import { presets } from '../time/date-range.js';
 import type { ResolvedRange } from '../time/date-range.js';
@@ -167,15 +168,11 @@ export interface AnalyticsQuery {
   offset: number;
 }
 
-export const QUERY_DEFAULTS = { metrics: ['visitors', 'pageviews'] as Metric[], dateRange: '30d', limit: 100 } as const;
-
-/** The most queries one POST /v1/query/batch takes: a dashboard's first load asks 13. */
-export const QUERY_BATCH_MAX = 20;
-/**
- * The most rows a batch's queries may ask for together (their `limit`s, 100 where none is given): one query's
- * largest page, so a batch's answer is no larger than one query's can be (Lambda answers at most 6 MB).
- */
-export const QUERY_BATCH_ROWS_MAX = 1000;
+export const QUERY_DEFAULTS = {
+  metrics: ['visitors', 'pageviews'] as Metric[],
+  dateRange: '30d',
+  limit: QUERY_DEFAULT_LIMIT,
+} as const;
 
 /** POST /v1/query/batch (extension): queries of one domain, each as POST /v1/query takes it. */
 export const queryBatchRequestSchema = z

@@ -126,11 +126,11 @@ export class EngineRunner {
   private mergedGroups(indexes: number[], statements: readonly BatchedStatement[]): number[][] {
     const takes = this.engine.takesStatement?.bind(this.engine);
     if (!takes || (mergingPaused.get(this.domain) ?? 0) > Date.now()) return indexes.map((i) => [i]);
+    const fits = (group: number[]) =>
+      group.length <= MERGED_STATEMENTS_MAX && takes(printStatementBatch(group.map((n) => statements[n]!)).query);
     const groups: number[][] = [];
     for (const i of indexes) {
       const last = groups.at(-1);
-      const fits = (group: number[]) =>
-        group.length <= MERGED_STATEMENTS_MAX && takes(printStatementBatch(group.map((n) => statements[n]!)).query);
       if (last && fits([...last, i])) last.push(i);
       else groups.push([i]);
     }

@@ -9,7 +9,8 @@ import { planQuery } from '../../shared/query/analytics/plan.js';
 import { printAnalyticsStatement } from '../../shared/query/analytics/print.js';
 import { printStatementBatch } from '../../shared/query/sql/statement-batch.js';
 import { normaliseQueryRequest, queryRange } from '../../shared/services/query.js';
-import { queryRequestSchema, QUERY_BATCH_MAX } from '../../shared/requests/query.js';
+import { queryRequestSchema } from '../../shared/requests/query.js';
+import { QUERY_BATCH_MAX } from '../../shared/requests/query-batch-bounds.js';
 
 // POST /v1/query/batch (extension) over DuckDB through HTTP: each answer is the one POST /v1/query gives alone;
 // the batch is refused whole where any query would be, or where its queries name different domains; it counts

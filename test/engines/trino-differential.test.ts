@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { installEngine } from '../../shared/engines/registry.js';
 import { domain as generatedDomain } from '../support/generated-sessions.js';
 import { answer, engineCallEvents, engineCalls, sendCall, SHOP, type Call } from '../support/engine-calls.js';
-import { QUERY_BATCH_MAX } from '../../shared/requests/query.js';
+import { QUERY_BATCH_MAX } from '../../shared/requests/query-batch-bounds.js';
 import { rotatingToken } from '../support/rotating-token.js';
 import { largePayments } from '../support/large-payments.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
