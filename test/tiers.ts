@@ -47,6 +47,7 @@ export const testTiers = {
     'test/local/collect-crash.test.ts',
     'test/local/batch-sink.test.ts',
     'test/query/derived-relations.test.ts',
+    'test/query/shared-scan.test.ts',
   ],
   /** The cloud path: the stack (synth, cfn-lint, IAM, a deploy into moto, the Lambda runtime), Trino, moto's S3. */
   cloud: [

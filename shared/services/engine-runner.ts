@@ -82,57 +82,66 @@ export class EngineRunner {
   /** Runs one query; logs one `query` line with its time, rows and (on Athena) bytes, never its values. */
   async rows(query: SqlQuery): Promise<SqlRow[]> {
     const key = this.keyOf(query);
-    return (await this.cached(key)) ?? (await this.ran(query, [key]))[0]!;
+    return (await this.cached(key)) ?? (await this.ran(alone(query), [key]))[0]!;
   }
 
   /**
    * Runs several queries, each answered as rows() would answer it: from the answer cache where it can be; the others
    * merged where merging pays (QueryEngine.takesStatement), at most MERGED_STATEMENTS_MAX to a statement, else one
-   * by one. One statement at a time: a batch holds one of the engine's slots, as one request does. A merged
-   * statement the engine refuses for its size (stages, memory, the workgroup's scan cutoff) is run again as its
-   * own queries, each as POST /v1/query would run it; refused for the scan cutoff, which grows with the data, the
-   * domain's queries then run apart in this process for MERGING_PAUSE_MS.
+   * by one. Where merging pays, queries `sharing` groups are first answered by one statement of their own that reads
+   * their relations once (a shared scan), merged like any other. One statement at a time: a batch holds one of the
+   * engine's slots, as one request does. A merged statement the engine refuses for its size (stages, memory, the
+   * workgroup's scan cutoff) is run again as its own queries, each as POST /v1/query would run it; refused for the
+   * scan cutoff, which grows with the data, the domain's queries then run apart in this process for
+   * MERGING_PAUSE_MS.
    */
-  async rowsOfEach(statements: readonly BatchedStatement[]): Promise<SqlRow[][]> {
+  async rowsOfEach(statements: readonly BatchedStatement[], sharing?: StatementSharing): Promise<SqlRow[][]> {
     const keys = statements.map(({ query }) => this.keyOf(query));
     const answers = await Promise.all(keys.map((key) => this.cached(key)));
     const missing = statements.flatMap((_, i) => (answers[i] ? [] : [i]));
-    for (const group of this.mergedGroups(missing, statements)) {
+    const merging = this.merges();
+    const units: Unit[] = (merging && sharing ? sharing.groups(missing) : missing.map((i) => [i])).map((members) =>
+      members.length === 1
+        ? { members, statement: statements[members[0]!]!, split: (rows) => [[...rows]] }
+        : { members, ...sharing!.print(members) },
+    );
+    for (const group of merging ? this.mergedGroups(units) : units.map((unit) => [unit])) {
+      const members = group.flatMap((unit) => unit.members);
       const rows = await this.ran(
-        group.length === 1 ? statements[group[0]!]!.query : printStatementBatch(group.map((i) => statements[i]!)),
-        group.map((i) => keys[i]),
+        runOf(group),
+        members.map((i) => keys[i]),
       ).catch(async (error: unknown) => {
-        if (group.length === 1 || !tooLargeMerged.some((kind) => error instanceof kind)) throw error;
+        if (members.length === 1 || !tooLargeMerged.some((kind) => error instanceof kind)) throw error;
         const paused = error instanceof EngineScanLimitError;
         if (paused) pauseMerging(this.domain);
         requestLogger().warn('the engine refused a merged statement; running its queries one by one', {
-          statements: group.length,
+          statements: members.length,
           reason: (error as Error).message,
           ...(paused ? { merging_paused_minutes: MERGING_PAUSE_MS / 60_000 } : {}),
         });
         const apart: SqlRow[][] = [];
-        for (const i of group) apart.push(...(await this.ran(statements[i]!.query, [keys[i]])));
+        for (const i of members) apart.push(...(await this.ran(alone(statements[i]!.query), [keys[i]])));
         return apart;
       });
-      group.forEach((i, n) => (answers[i] = rows[n]!));
+      members.forEach((i, n) => (answers[i] = rows[n]!));
     }
     return answers.map((answer) => answer!);
   }
 
-  /**
-   * The indexes of `statements` in groups the engine takes as one statement each, in order; a group of one each
-   * where it merges none.
-   */
-  private mergedGroups(indexes: number[], statements: readonly BatchedStatement[]): number[][] {
-    const takes = this.engine.takesStatement?.bind(this.engine);
-    if (!takes || (mergingPaused.get(this.domain) ?? 0) > Date.now()) return indexes.map((i) => [i]);
-    const fits = (group: number[]) =>
-      group.length <= MERGED_STATEMENTS_MAX && takes(printStatementBatch(group.map((n) => statements[n]!)).query);
-    const groups: number[][] = [];
-    for (const i of indexes) {
+  /** Whether this runner's statements are merged: the engine says when merging pays, unless paused for the domain. */
+  private merges(): boolean {
+    return this.engine.takesStatement !== undefined && (mergingPaused.get(this.domain) ?? 0) <= Date.now();
+  }
+
+  /** `units` in groups the engine takes as one statement each, in order (merges()). */
+  private mergedGroups(units: readonly Unit[]): Unit[][] {
+    const fits = (group: Unit[]) =>
+      group.length <= MERGED_STATEMENTS_MAX && this.engine.takesStatement!(runOf(group).query);
+    const groups: Unit[][] = [];
+    for (const unit of units) {
       const last = groups.at(-1);
-      if (last && fits([...last, i])) last.push(i);
-      else groups.push([i]);
+      if (last && fits([...last, unit])) last.push(unit);
+      else groups.push([unit]);
     }
     return groups;
   }
@@ -154,24 +163,20 @@ export class EngineRunner {
   }
 
   /**
-   * Runs a statement, or a merged batch of them (split back into each one's rows), and keeps each answer under its
-   * key; one `query` line with its time, rows, statements merged and (on Athena) bytes, never its values.
+   * Runs a statement, split into the rows of each query it answers, and keeps each answer under its key; one `query`
+   * line with its time, rows, queries answered (where more than one) and (on Athena) bytes, never its values.
    */
-  private async ran(
-    run: SqlQuery | ReturnType<typeof printStatementBatch>,
-    keys: readonly (string | undefined)[],
-  ): Promise<SqlRow[][]> {
+  private async ran(run: Run, keys: readonly (string | undefined)[]): Promise<SqlRow[][]> {
     const started = performance.now();
     let outcome: Record<string, unknown> = { failed: true };
     try {
-      const merged = 'split' in run;
-      const { rows, stats } = await this.engine.run(merged ? run.query : run);
-      const answers = merged ? run.split(rows) : [rows];
+      const { rows, stats } = await this.engine.run(run.query);
+      const answers = run.split(rows);
       await Promise.all(answers.map((answer, n) => (keys[n] === undefined ? undefined : writeAnswer(keys[n], answer))));
       if (stats.bytesScanned !== undefined) this.scanned = (this.scanned ?? 0) + stats.bytesScanned;
       outcome = {
         rows: rows.length,
-        ...(merged ? { statements: answers.length } : {}),
+        ...(answers.length > 1 ? { statements: answers.length } : {}),
         ...(stats.bytesScanned === undefined ? {} : { bytes_scanned: stats.bytesScanned }),
       };
       return answers;
@@ -207,4 +212,39 @@ function pauseMerging(domain: string): void {
   // The ended pauses go before the map grows past a few thousand domains.
   if (mergingPaused.size >= 4096) for (const [d, until] of mergingPaused) if (until <= now) mergingPaused.delete(d);
   mergingPaused.set(domain, now + MERGING_PAUSE_MS);
+}
+
+/**
+ * Queries of a batch one statement can answer together (a shared scan, shared/query/analytics/shared-scan.ts): which
+ * of them, by their indexes, and the statement for a group of them.
+ */
+export interface StatementSharing {
+  /** `indexes` in groups, each answered by one statement; a group of one for a query answered alone. */
+  groups(indexes: readonly number[]): number[][];
+  print(members: readonly number[]): { statement: BatchedStatement; split(rows: readonly SqlRow[]): SqlRow[][] };
+}
+
+/** One statement of a batch and the queries (by index) its rows answer, split apart. */
+interface Unit {
+  members: readonly number[];
+  statement: BatchedStatement;
+  split(rows: readonly SqlRow[]): SqlRow[][];
+}
+
+/** A statement to run and how its rows split into the answers of its queries, in order. */
+interface Run {
+  query: SqlQuery;
+  split(rows: readonly SqlRow[]): SqlRow[][];
+}
+
+/** A statement answering one query. */
+function alone(query: SqlQuery): Run {
+  return { query, split: (rows) => [[...rows]] };
+}
+
+/** Units as one statement: a unit's own, or their merge (statement-batch.ts), each unit's rows split again. */
+function runOf(units: readonly Unit[]): Run {
+  if (units.length === 1) return { query: units[0]!.statement.query, split: (rows) => units[0]!.split(rows) };
+  const batch = printStatementBatch(units.map((unit) => unit.statement));
+  return { query: batch.query, split: (rows) => batch.split(rows).flatMap((own, n) => units[n]!.split(own)) };
 }

@@ -3,10 +3,13 @@ import { printAnalyticsStatement } from '../query/analytics/print.js';
 import type { BatchedStatement } from '../query/sql/statement-batch.js';
 import type { SqlRow } from '../engines/engine.js';
 import { futureRangeNote, lastMinutes, resolveDateRange, type ResolvedRange } from '../time/date-range.js';
-import { EngineRunner } from './engine-runner.js';
-import { planQuery } from '../query/analytics/plan.js';
+import { EngineRunner, type StatementSharing } from './engine-runner.js';
+import { planQuery, type QueryPlan } from '../query/analytics/plan.js';
+import { sharedScanGroups } from '../query/analytics/shared-scan.js';
+import { printSharedScan } from '../query/analytics/print-shared-scan.js';
 import { storeShapeFor } from './store-shape.js';
 import { withoutRepeats } from '../requests/fields.js';
+import type { SqlTarget } from '../query/sql/target.js';
 
 /** The request with every default filled in, over a resolved range: what the planner works from. */
 export function normaliseQueryRequest(request: QueryRequest, domain: string, range: ResolvedRange): AnalyticsQuery {
@@ -45,7 +48,8 @@ export async function runAnalyticsQuery(request: QueryRequest, domain: string, n
 
 /**
  * POST /v1/query/batch (extension): the queries of one domain, each answered as POST /v1/query answers it, their
- * statements run together (EngineRunner.rowsOfEach: merged on Athena). `meta.query_ms` and `bytes_scanned` of each
+ * statements run together (EngineRunner.rowsOfEach: merged on Athena, where queries of one scope share a statement
+ * that reads their relations once: shared-scan.ts). `meta.query_ms` and `bytes_scanned` of each
  * answer are the batch's: the queries shared their statements.
  */
 export async function runAnalyticsQueryBatch(requests: readonly QueryRequest[], domain: string, now = new Date()) {
@@ -56,13 +60,33 @@ export async function runAnalyticsQueryBatch(requests: readonly QueryRequest[], 
   // One after another: a plan may read the store's shape first, and a batch runs one statement at a time.
   const prepared: PreparedQuery[] = [];
   for (const request of requests) prepared.push(await prepareQuery(runner, request, domain, now, firstEventAt));
-  const rows = await runner.rowsOfEach(prepared.map(({ statement }) => statement));
+  const statements = prepared.map(({ statement }) => statement);
+  const rows = await runner.rowsOfEach(
+    statements,
+    sharedScans(
+      prepared.map(({ plan }) => plan),
+      runner.target,
+    ),
+  );
   return { results: prepared.map((p, i) => answerOf(p, rows[i]!, runner, now)) };
+}
+
+/** The queries of `plans` one statement may answer together, and that statement (shared-scan.ts). */
+export function sharedScans(plans: readonly QueryPlan[], target: SqlTarget): StatementSharing {
+  return {
+    groups: (indexes) => sharedScanGroups(indexes.map((i) => plans[i]!)).map((group) => group.map((n) => indexes[n]!)),
+    print: (members) =>
+      printSharedScan(
+        members.map((i) => plans[i]!),
+        target,
+      ),
+  };
 }
 
 interface PreparedQuery {
   request: QueryRequest;
   query: AnalyticsQuery;
+  plan: QueryPlan;
   statement: BatchedStatement;
 }
 
@@ -80,7 +104,7 @@ async function prepareQuery(
   const plan = planning.question
     ? planning.answered(await storeShapeFor(runner, domain, planning.question))
     : planning.plan;
-  return { request, query, statement: printAnalyticsStatement(plan, runner.target) };
+  return { request, query, plan, statement: printAnalyticsStatement(plan, runner.target) };
 }
 
 /** The reply to one query: its page of rows, the range and figures in `meta`, the query as understood. */

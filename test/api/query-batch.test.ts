@@ -8,7 +8,7 @@ import { EngineScanLimitError, EngineStatementTooComplexError } from '../../shar
 import { planQuery } from '../../shared/query/analytics/plan.js';
 import { printAnalyticsStatement } from '../../shared/query/analytics/print.js';
 import { printStatementBatch } from '../../shared/query/sql/statement-batch.js';
-import { normaliseQueryRequest, queryRange } from '../../shared/services/query.js';
+import { normaliseQueryRequest, queryRange, sharedScans } from '../../shared/services/query.js';
 import { queryRequestSchema } from '../../shared/requests/query.js';
 import { QUERY_BATCH_MAX } from '../../shared/requests/query-batch-bounds.js';
 
@@ -225,6 +225,50 @@ describe('EngineRunner.rowsOfEach where the engine merges statements (as Athena 
       tried.mockClear();
       await other.rowsOfEach(statements);
       expect(tried.mock.calls.filter(([query]) => query.sql.includes('batch_statement'))).toHaveLength(1);
+    });
+  });
+
+  it('answers the queries of one scope by a shared scan inside the merged statement; refused, each alone', async () => {
+    await withoutCache(async () => {
+      // The store's relations read as on S3 (marks inexact, no session counts, visitors by id), where cards share.
+      const catalog = {
+        ...api.engine.target.catalog,
+        profile: 'bucket' as const,
+        bucketVisitor: 'visitor_id' as const,
+        wholeMarksExact: false,
+        sessionCounts: null,
+        unmarkedFragments: null,
+      };
+      const cards = [
+        { metrics: ['visitors', 'pageviews', 'bounce_rate', 'avg_session_duration'] },
+        { metrics: ['visitors', 'bounce_rate'], dimensions: ['referrer'], limit: 3 },
+        { metrics: ['visitors'], dimensions: ['country'], sort: { field: 'country', order: 'desc' } },
+        { metrics: ['visitors', 'pageviews'], dimensions: ['date'] },
+        { metrics: ['pageviews', 'visits'], dimensions: ['browser', 'os'], limit: 2, offset: 1 },
+      ].map((body) => ({ domain, date_range: JOURNEYS_RANGE, ...body }));
+      for (const refuse of [false, true]) {
+        const engine = { ...merging(refuse), target: { ...api.engine.target, catalog } };
+        const runner = await EngineRunner.forDomain(domain, engine);
+        const now = new Date();
+        const plans = await Promise.all(
+          cards.map(async (body) => {
+            const request = queryRequestSchema.parse(body);
+            const range = await queryRange(request, now, () => runner.firstEventAt(domain, false));
+            return planQuery(normaliseQueryRequest(request, domain, range), catalog).plan;
+          }),
+        );
+        const statements = plans.map((plan) => printAnalyticsStatement(plan, runner.target));
+        const alone: SqlRow[][] = [];
+        for (const { query } of statements) alone.push((await api.engine.run(query)).rows);
+        const run = vi.spyOn(engine, 'run');
+        expect(await runner.rowsOfEach(statements, sharedScans(plans, runner.target))).toEqual(alone);
+        expect(alone.filter((rows) => rows.length > 1).length).toBeGreaterThan(2);
+        const [first] = run.mock.calls[0]!;
+        // The four cards by attributes or none in one shared scan, the daily one beside it: two branches.
+        expect(first.sql).toContain('GROUPING SETS');
+        expect(first.sql.split(' AS batch_statement,').length - 1).toBe(2);
+        expect(run).toHaveBeenCalledTimes(refuse ? 1 + cards.length : 1);
+      }
     });
   });
 

@@ -285,7 +285,7 @@ function rowAggregateSql(name: RowAggregate, filtered: boolean, dialect: Dialect
   return sql`${aggregate}${filtered ? sql` FILTER (WHERE type = ${trusted(`'${type}'`)})` : sql``} AS ${trusted(name)}`;
 }
 
-const metricSql: Record<Metric, Sql> = {
+export const metricSql: Record<Metric, Sql> = {
   pageviews: sql`coalesce(r.pageviews, 0)`,
   visitors: sql`coalesce(r.visitors, 0)`,
   revenue: sql`coalesce(r.revenue, 0)`,
@@ -341,7 +341,7 @@ function labelled(value: Sql, field: RowFilterField): Sql {
 }
 
 /** A row's own value for a dimension. */
-function rowDimension(dimension: Dimension, dialect: Dialect): Sql {
+export function rowDimension(dimension: Dimension, dialect: Dialect): Sql {
   if (dimension === 'event') return sql`segment_event`;
   if (isTime(dimension)) return timeKey(dimension, trusted('local_s'), dialect);
   if (isSessionPage(dimension)) return labelled(trusted(dimension), 'page');
@@ -353,7 +353,7 @@ function rowDimension(dimension: Dimension, dialect: Dialect): Sql {
  * from the raw rows, or from session pieces (fragments) when the sources say so. `filtered`: only sessions
  * that kept a row (row or visitor filters).
  */
-function sessionsCte(plan: QueryPlan, source: SessionSource, target: SqlTarget, filtered: boolean): Sql {
+export function sessionsCte(plan: QueryPlan, source: SessionSource, target: SqlTarget, filtered: boolean): Sql {
   const { dialect } = target;
   const keptSessions = filtered ? sql`session_id IN (SELECT session_id FROM kept)` : null;
   const dimensions = plan.dimensions.flatMap((d, i) => (d === 'event' ? [] : [{ d, slot: integer(i) }]));

@@ -1,0 +1,224 @@
+import type { SqlRow } from '../../engines/engine.js';
+import { isRowFieldDimension, type Dimension, type Metric } from '../../requests/query.js';
+import type { RowFilterField } from '../../requests/filters.js';
+import type { BatchedStatement } from '../sql/statement-batch.js';
+import type { SqlTarget } from '../sql/target.js';
+import { integer, join, print, sql, trusted, type Sql } from '../sql/sql.js';
+import { rowFieldColumns } from '../scope/filters.js';
+import { scopedBuckets } from '../derived/pageview-buckets.js';
+import { metricSql, rowDimension, sessionsCte } from './print.js';
+import type { OrderTerm, QueryPlan } from './plan.js';
+import type { RowSource, SessionSource } from './sources.js';
+
+// Prints plans of one shared scan (shared-scan.ts) as one statement that reads each relation once:
+//   row_metrics      visitors and pageviews from one read of the buckets, GROUP BY GROUPING SETS, a set per plan
+//                    asking for them
+//   sessions         every session of the range merged from its fragments once, with each dimension's value
+//   session_metrics  sessions, bounces and mean duration, GROUPING SETS, a set per plan asking for them
+// joined per grouping set (`gid`, grouping()'s bits) and values, each plan's rows numbered in its own order and
+// paged, then split back: each plan's rows as printAnalyticsQuery's statement alone gives them, the same values by
+// the same expressions (metricSql), grouped alike. Only attributes group (no time), so every grouped value is a
+// labelled, non-NULL string and NULL stands for "not grouped".
+
+export interface SharedScan {
+  /** One statement, as a batch of statements takes it (statement-batch.ts). */
+  statement: BatchedStatement;
+  /** The statement's rows as each plan's own, in the plans' order. */
+  split(rows: readonly SqlRow[]): SqlRow[][];
+}
+
+export function printSharedScan(plans: readonly QueryPlan[], target: SqlTarget): SharedScan {
+  const { dialect } = target;
+  // Every plan's dimensions, once each, as the union columns u0, u1, ...
+  const dimensions = [...new Set(plans.flatMap((p) => p.dimensions))];
+  const union = dimensions.filter(isRowFieldDimension);
+  if (union.length !== dimensions.length) throw new Error('a shared scan groups by attributes only');
+  const u = (d: Dimension) => trusted(`u${union.indexOf(d as RowFilterField)}`);
+  const member = new Map(plans.map((p, i) => [p, i]));
+  const rowPlans = plans.filter((p) => p.sources.rows !== null);
+  const sessionPlans = plans.filter((p) => p.sources.sessions !== null);
+  const ctes: Sql[] = [];
+  const rowDims = union.filter((d) => rowPlans.some((p) => p.dimensions.includes(d)));
+  const sessionDims = union.filter((d) => sessionPlans.some((p) => p.dimensions.includes(d)));
+
+  const rowSource = rowPlans[0]?.sources.rows as Extract<RowSource, { from: 'buckets' }> | undefined;
+  const aggregates = new Set(rowPlans.flatMap((p) => p.rowAggregates));
+  const preGrouped =
+    aggregates.has('visitors') && aggregates.has('pageviews') && dialect.distinctBesideSum === 'pre-grouped';
+  if (rowSource) {
+    const counted = rowPlans.map((p) => p.sources.rows).find((rows) => rows?.from === 'buckets' && rows.visitors);
+    const visitorColumn =
+      counted?.from === 'buckets' && counted.visitors?.count === 'distinct' ? counted.visitors.column : null;
+    if (aggregates.has('visitors') && !visitorColumn) throw new Error('a shared scan counts distinct visitors');
+    const scoped = scopedBuckets(
+      target,
+      rowSource.relation,
+      plans[0]!.scope,
+      visitorColumn ? [visitorColumn] : [],
+      rowDims.map((d) => rowFieldColumns[d]),
+    );
+    const buckets = sql`SELECT ${join([
+      ...rowDims.map((d) => sql`${rowDimension(d, dialect)} AS ${u(d)}`),
+      ...(visitorColumn ? [sql`${trusted(visitorColumn)} AS visitor`] : []),
+      trusted('pageviews'),
+    ])} FROM (${scoped}) scoped`;
+    const columns = rowDims.map(u);
+    const memberOf = memberColumn(rowPlans, rowDims);
+    if (preGrouped)
+      // One row per set, group and visitor, then counted: the same visitors and pageviews (print.ts, rowMetricsCte).
+      ctes.push(sql`row_metrics AS (
+      SELECT ${join([trusted('member'), ...columns, sql`count(*) AS visitors`, sql`CAST(sum(visitor_pageviews) AS BIGINT) AS pageviews`])}
+      FROM (SELECT ${join([sql`${memberOf} AS member`, ...columns, trusted('visitor'), sql`sum(pageviews) AS visitor_pageviews`])}
+        FROM (${buckets}) buckets GROUP BY GROUPING SETS (${join(rowPlans.map((p) => groupingSet(p.dimensions, [trusted('visitor')])))})) per_visitor
+      GROUP BY ${join([trusted('member'), ...columns])})`);
+    else
+      ctes.push(sql`row_metrics AS (
+      SELECT ${join([
+        sql`${memberOf} AS member`,
+        ...columns,
+        ...(aggregates.has('visitors') ? [sql`count(DISTINCT visitor) AS visitors`] : []),
+        ...(aggregates.has('pageviews') ? [sql`CAST(sum(pageviews) AS BIGINT) AS pageviews`] : []),
+      ])}
+      FROM (${buckets}) buckets GROUP BY GROUPING SETS (${join(rowPlans.map((p) => groupingSet(p.dimensions)))}))`);
+  }
+
+  const sessionSource = sessionPlans[0]?.sources.sessions as SessionSource | undefined;
+  if (sessionSource) {
+    for (const p of sessionPlans)
+      if (JSON.stringify(p.sources.sessions) !== JSON.stringify(sessionSource))
+        throw new Error('a shared scan reads one session source');
+    // The sessions of every plan at once: a plan grouped by all their dimensions, each in a slot d<i> in turn.
+    const all = { ...sessionPlans[0]!, dimensions: sessionDims } as QueryPlan;
+    ctes.push(sessionsCte(all, sessionSource, target, false));
+    ctes.push(sql`session_metrics AS (
+      SELECT ${join([
+        sql`${memberColumn(sessionPlans, sessionDims)} AS member`,
+        ...sessionDims.map(u),
+        sql`count(*) AS sessions`,
+        sql`count(*) FILTER (WHERE pageviews = 1) AS bounces`,
+        sql`avg(duration_ms) AS duration_ms`,
+      ])}
+      FROM (SELECT ${join([...sessionDims.map((d, i) => sql`${trusted(`d${i}`)} AS ${u(d)}`), trusted('pageviews'), trusted('duration_ms')])} FROM sessions) sessions_by_value
+      GROUP BY GROUPING SETS (${join(sessionPlans.map((p) => groupingSet(p.dimensions)))}))`);
+  }
+
+  // Row and session metrics meet per plan and group, as each plan's statement joins them (fromClause in print.ts):
+  // a plan's rows come from the side(s) it asks of, the other side holding no set of it. A plan without dimensions
+  // has its one row whatever was read: where the pre-grouped counts give none for an empty range, the anchor gives
+  // it (its metrics then 0, as the plan's own statement gives them).
+  const sides = [
+    ...(rowSource ? [{ alias: 'r', dims: rowDims }] : []),
+    ...(sessionSource ? [{ alias: 's', dims: sessionDims }] : []),
+  ];
+  const undimensioned = rowPlans.find((p) => p.dimensions.length === 0);
+  const anchor = preGrouped && undimensioned ? member.get(undimensioned)! : null;
+  const either = (column: string, having: typeof sides, extra: string[] = []) => {
+    const values = [...having.map(({ alias }) => `${alias}.${column}`), ...extra];
+    return trusted(values.length === 1 ? values[0]! : `coalesce(${values.join(', ')})`);
+  };
+  const both = sides.length === 2;
+  let from = both
+    ? sql`row_metrics r FULL OUTER JOIN session_metrics s ON ${join(
+        [
+          trusted('r.member = s.member'),
+          ...rowDims
+            .filter((d) => sessionDims.includes(d))
+            .map((d) => sql`coalesce(r.${u(d)}, '') = coalesce(s.${u(d)}, '')`),
+        ],
+        ' AND ',
+      )}`
+    : sql`${trusted(rowSource ? 'row_metrics r' : 'session_metrics s')}`;
+  if (anchor !== null)
+    from = sql`${from} FULL OUTER JOIN (VALUES (${integer(anchor)})) AS anchor(member) ON anchor.member = ${either('member', sides)}`;
+  const metrics = [...new Set(plans.flatMap((p) => p.metrics))];
+  const joined = sql`SELECT ${join([
+    sql`${either('member', sides, anchor === null ? [] : ['anchor.member'])} AS member`,
+    ...union.map(
+      (d) =>
+        sql`${either(
+          `u${union.indexOf(d)}`,
+          sides.filter((side) => side.dims.includes(d)),
+        )} AS ${u(d)}`,
+    ),
+    ...metrics.map((m) => sql`${metricSql[m]} AS ${trusted(m)}`),
+  ])}
+    FROM ${from}`;
+
+  // Each plan's order (plan.order) as keys of its own rows only: a numeric or text key per term and direction.
+  const keys = orderKeys();
+  const byMember = (value: (plan: QueryPlan) => number) =>
+    sql`CASE member ${join(
+      plans.map((p, i) => sql`WHEN ${integer(i)} THEN ${integer(value(p))}`),
+      ' ',
+    )} END`;
+  const outputs = [trusted('member'), ...union.map(u), ...metrics.map((m) => trusted(m))];
+  const statement = print(sql`WITH ${join(ctes, ',\n')}
+SELECT ${join([...outputs, trusted('rn')])} FROM (
+  SELECT ${join([...outputs, sql`row_number() OVER (PARTITION BY member${keys.length ? sql` ORDER BY ${join(keys)}` : sql``}) AS rn`])}
+  FROM (${joined}) joined) numbered
+WHERE rn > ${byMember((p) => p.page.offset)} AND rn <= ${byMember((p) => p.page.offset + p.page.limit + 1)}`);
+
+  return {
+    statement: {
+      query: statement,
+      columns: ['member', ...union.map((d) => `u${union.indexOf(d)}`), ...metrics, 'rn'],
+      order: [
+        { column: 'member', direction: 'asc' },
+        { column: 'rn', direction: 'asc' },
+      ],
+    },
+    split(rows) {
+      return plans.map((plan, i) =>
+        rows
+          .filter((row) => Number(row.member) === i)
+          .sort((a, b) => Number(a.rn) - Number(b.rn))
+          .map((row) =>
+            Object.fromEntries([
+              ...plan.dimensions.map((d, slot) => [`d${slot}`, row[`u${union.indexOf(d as RowFilterField)}`] ?? null]),
+              ...plan.metrics.map((m) => [m, row[m] ?? null]),
+            ]),
+          ),
+      );
+    },
+  };
+
+  /** `(u.., extra..)`: the grouping set of `dimensions`. */
+  function groupingSet(dimensions: readonly Dimension[], extra: Sql[] = []): Sql {
+    return sql`(${join([...dimensions.map(u), ...extra])})`;
+  }
+
+  /**
+   * Which plan a group of one side answers: grouping() of the side's columns (a bit per column, the first the
+   * highest, set where the column is not grouped) names its set, and each set is one plan's.
+   */
+  function memberColumn(sidePlans: readonly QueryPlan[], dims: readonly Dimension[]): Sql {
+    if (dims.length === 0) return integer(member.get(sidePlans[0]!)!);
+    const bits = (p: QueryPlan) =>
+      dims.reduce((set, d, i) => (p.dimensions.includes(d) ? set : set | (1 << (dims.length - 1 - i))), 0);
+    return sql`CASE grouping(${join(dims.map(u))}) ${join(
+      sidePlans.map((p) => sql`WHEN ${integer(bits(p))} THEN ${integer(member.get(p)!)}`),
+      ' ',
+    )} END`;
+  }
+
+  function orderKeys(): Sql[] {
+    const terms = Math.max(0, ...plans.map((p) => p.order.length));
+    const keys: Sql[] = [];
+    for (let t = 0; t < terms; t++)
+      for (const kind of ['number', 'text'] as const)
+        for (const direction of ['asc', 'desc'] as const) {
+          const cases = plans.flatMap((p, i) => {
+            const term: OrderTerm | undefined = p.order[t];
+            if (!term || term.direction !== direction) return [];
+            const slot = /^d(\d)$/.exec(term.column);
+            if ((slot !== null) !== (kind === 'text')) return [];
+            const value = slot
+              ? u(p.dimensions[Number(slot[1])]!)
+              : sql`CAST(${trusted(term.column as Metric)} AS DOUBLE)`;
+            return [sql`WHEN ${integer(i)} THEN ${value}`];
+          });
+          if (cases.length) keys.push(sql`CASE member ${join(cases, ' ')} END ${trusted(direction.toUpperCase())}`);
+        }
+    return keys;
+  }
+}

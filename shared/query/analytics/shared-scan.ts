@@ -1,0 +1,50 @@
+import { isRowFieldDimension } from '../../requests/query.js';
+import { isRevenueAggregate, type QueryPlan } from './plan.js';
+
+// Which queries of a batch one statement can answer while reading each relation once (print-shared-scan.ts). Trino,
+// and so Athena, reads a relation again at every reference, merged statements included (statement-batch.ts): a
+// dashboard's cards over one range read the same pageview buckets and session fragments once per card. Queries of
+// one shared scan are grouped by GROUPING SETS over one read of each relation, one set per query.
+
+/**
+ * The key of the queries `plan` may share a statement with, or null where it is printed alone: unfiltered plans over
+ * the same scope, grouped by row attributes only (no time, event or session page), their row metrics (visitors,
+ * pageviews) from the same bucket relation counted by distinct visitor, their session metrics from the session
+ * fragments merged per session (never the session counts). The session sources of one scope are equal: they derive
+ * from the range and the catalog alone. Plans of one key answer apart unless their sets of dimensions differ
+ * (sharedScanGroups).
+ */
+export function sharedScanKey(plan: QueryPlan): string | null {
+  const { rows, sessions, eventVisitors } = plan.sources;
+  const filtered = plan.rowFilters.length + plan.sessionFilters.length + plan.visitorFilters.length > 0;
+  if (filtered || eventVisitors !== null || plan.sessionPages.length > 0) return null;
+  if (!plan.dimensions.every(isRowFieldDimension) || plan.rowAggregates.some(isRevenueAggregate)) return null;
+  if (rows && (rows.from !== 'buckets' || rows.visitors?.count === 'bitmaps')) return null;
+  if (sessions && (sessions.from !== 'fragments' || sessions.pick.by !== 'kept-rows' || sessions.counts)) return null;
+  if (!rows && !sessions) return null;
+  return JSON.stringify({ scope: plan.scope, rows: rows?.relation ?? null });
+}
+
+/**
+ * The plans of `plans` to answer together, as lists of their indexes: those of one sharedScanKey, each set of
+ * dimensions once (one grouping set answers one query); a list of one for every other plan. In the order of the
+ * plans' first members.
+ */
+export function sharedScanGroups(plans: readonly QueryPlan[]): number[][] {
+  const groups: number[][] = [];
+  const open = new Map<string, { members: number[]; sets: Set<string> }>();
+  plans.forEach((plan, i) => {
+    const key = sharedScanKey(plan);
+    const set = [...plan.dimensions].sort().join(',');
+    const group = key === null ? undefined : open.get(key);
+    if (group && !group.sets.has(set)) {
+      group.members.push(i);
+      group.sets.add(set);
+      return;
+    }
+    const members = [i];
+    groups.push(members);
+    if (key !== null && !group) open.set(key, { members, sets: new Set([set]) });
+  });
+  return groups;
+}
