@@ -140,7 +140,7 @@ describe.skipIf(!trino)('the Athena engine on Trino answers exactly as DuckDB do
     },
   );
 
-  it("a dashboard's cards in one batch: the pageview buckets read once, every answer as DuckDB gives it alone", async () => {
+  it("a dashboard's cards in one batch: each relation read once, every answer as DuckDB gives it alone", async () => {
     process.env.ANALYTICS_ANSWER_CACHE = 'off';
     const run = vi.spyOn(api.trino!.engine, 'run');
     try {
@@ -160,7 +160,7 @@ describe.skipIf(!trino)('the Athena engine on Trino answers exactly as DuckDB do
           },
           { metrics: ['pageviews', 'visits'], dimensions: ['browser'], sort: { field: 'pageviews', order: 'asc' } },
           { metrics: ['visitors', 'pageviews', 'bounce_rate'], dimensions: ['page'], limit: 4 },
-          { metrics: ['visitors'], dimensions: ['page'], sort: { field: 'page', order: 'desc' }, limit: 3 },
+          { metrics: ['visitors'], dimensions: ['page', 'referrer'], sort: { field: 'page', order: 'desc' }, limit: 3 },
         ].map((body) => ({ domain, date_range: ranges[domain], ...body }));
         installEngine(api.engine);
         const alone: unknown[] = [];
@@ -175,10 +175,12 @@ describe.skipIf(!trino)('the Athena engine on Trino answers exactly as DuckDB do
         expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(200);
         expect(res.body.results.map(answer), domain).toEqual(alone);
         expect(alone.filter((a) => (a as { data: unknown[] }).data.length > 1).length, domain).toBeGreaterThan(3);
-        // Six cards group by attributes of the pageview buckets: one shared scan reads them once.
-        const statements = run.mock.calls.map(([query]) => query.sql);
-        expect(statements.filter((sql) => sql.includes('GROUPING SETS')).length, domain).toBeGreaterThan(0);
-        expect(statements.join('\n').split('pageview_buckets"').length - 1, domain).toBe(1);
+        // Six cards read the pageview buckets, two (one below the layout) the page buckets, five the sessions: one
+        // shared scan reads each once.
+        const statements = run.mock.calls.map(([query]) => query.sql).join('\n');
+        expect(statements, domain).toContain('GROUPING SETS');
+        for (const relation of ['pageview_buckets', 'page_buckets', 'session_fragments'])
+          expect(statements.split(`${relation}"`).length - 1, `${domain} ${relation}`).toBe(1);
       }
     } finally {
       run.mockRestore();

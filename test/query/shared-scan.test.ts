@@ -56,6 +56,7 @@ const queryShape = fc
       fc.constant<Dimension[]>([]),
       fc.subarray(attributes, { minLength: 1, maxLength: 2 }),
       fc.constant<Dimension[]>(['page']),
+      fc.constant<Dimension[]>(['page', 'referrer']),
     ),
     sortBy: fc.nat(6),
     order: fc.constantFrom<'asc' | 'desc'>('asc', 'desc'),
@@ -144,13 +145,15 @@ describe('a shared scan', () => {
       query(['visitors'], ['country']),
       query(['visitors', 'bounce_rate', 'avg_session_duration'], ['device']),
       query(['visitors'], ['country', 'device']),
+      query(['visitors', 'pageviews', 'bounce_rate'], ['page']),
     ];
     for (const dialect of [duckdbDialect, preGrouped]) {
       const target = { dialect, catalog: asOnS3 };
       const plans = queries.map((q) => planAnalyticsQuery(q, asOnS3));
-      expect(sharedScanGroups(plans)).toEqual([[0, 1, 2, 3, 4]]);
+      expect(sharedScanGroups(plans)).toEqual([[0, 1, 2, 3, 4, 5]]);
       const { sql } = printSharedScan(plans, target).statement.query;
       expect(sql.match(/pageview_buckets/g)).toHaveLength(1);
+      expect(sql.match(/page_buckets/g)).toHaveLength(1);
       expect(sql.match(/session_fragments/g)).toHaveLength(1);
       const answers = await answeredBoth(plans, target);
       expect(answers.together).toEqual(answers.alone);
@@ -189,7 +192,7 @@ describe('a shared scan', () => {
       );
     expect(keyOf({})).not.toBeNull();
     expect(keyOf({ dimensions: ['country'] })).toBe(keyOf({}));
-    expect(keyOf({ dimensions: ['page'] })).not.toBe(keyOf({}));
+    expect(keyOf({ dimensions: ['page'] })).toBe(keyOf({}));
     expect(keyOf({ dimensions: ['date'] })).toBeNull();
     expect(keyOf({ dimensions: ['entry_page'] })).toBeNull();
     expect(keyOf({ dimensions: ['event'] })).toBeNull();

@@ -41,45 +41,51 @@ export function printSharedScan(plans: readonly QueryPlan[], target: SqlTarget):
   const rowDims = union.filter((d) => rowPlans.some((p) => p.dimensions.includes(d)));
   const sessionDims = union.filter((d) => sessionPlans.some((p) => p.dimensions.includes(d)));
 
-  const rowSource = rowPlans[0]?.sources.rows as Extract<RowSource, { from: 'buckets' }> | undefined;
   const aggregates = new Set(rowPlans.flatMap((p) => p.rowAggregates));
   const preGrouped =
     aggregates.has('visitors') && aggregates.has('pageviews') && dialect.distinctBesideSum === 'pre-grouped';
-  if (rowSource) {
+  if (rowPlans.length) {
     const counted = rowPlans.map((p) => p.sources.rows).find((rows) => rows?.from === 'buckets' && rows.visitors);
     const visitorColumn =
       counted?.from === 'buckets' && counted.visitors?.count === 'distinct' ? counted.visitors.column : null;
     if (aggregates.has('visitors') && !visitorColumn) throw new Error('a shared scan counts distinct visitors');
-    const scoped = scopedBuckets(
-      target,
-      rowSource.relation,
-      plans[0]!.scope,
-      visitorColumn ? [visitorColumn] : [],
-      rowDims.map((d) => rowFieldColumns[d]),
-    );
-    const buckets = sql`SELECT ${join([
-      ...rowDims.map((d) => sql`${rowDimension(d, dialect)} AS ${u(d)}`),
-      ...(visitorColumn ? [sql`${trusted(visitorColumn)} AS visitor`] : []),
-      trusted('pageviews'),
-    ])} FROM (${scoped}) scoped`;
-    const columns = rowDims.map(u);
-    const memberOf = memberColumn(rowPlans, rowDims);
-    if (preGrouped)
-      // One row per set, group and visitor, then counted: the same visitors and pageviews (print.ts, rowMetricsCte).
-      ctes.push(sql`row_metrics AS (
-      SELECT ${join([trusted('member'), ...columns, sql`count(*) AS visitors`, sql`CAST(sum(visitor_pageviews) AS BIGINT) AS pageviews`])}
+    const relations = [...new Set(rowPlans.map((p) => bucketSource(p).relation))];
+    // Each bucket relation read once, its plans' groups with the same columns as every other's (NULL where not
+    // grouped), so the relations' metrics stack.
+    const perRelation = relations.map((relation) => {
+      const own = rowPlans.filter((p) => bucketSource(p).relation === relation);
+      const dims = rowDims.filter((d) => own.some((p) => p.dimensions.includes(d)));
+      const scoped = scopedBuckets(
+        target,
+        relation,
+        plans[0]!.scope,
+        visitorColumn ? [visitorColumn] : [],
+        dims.map((d) => rowFieldColumns[d]),
+      );
+      const buckets = sql`SELECT ${join([
+        ...dims.map((d) => sql`${rowDimension(d, dialect)} AS ${u(d)}`),
+        ...(visitorColumn ? [sql`${trusted(visitorColumn)} AS visitor`] : []),
+        trusted('pageviews'),
+      ])} FROM (${scoped}) scoped`;
+      const columns = dims.map(u);
+      const stacked = rowDims.map((d) => (dims.includes(d) ? u(d) : sql`CAST(NULL AS VARCHAR) AS ${u(d)}`));
+      const memberOf = memberColumn(own, dims);
+      if (preGrouped)
+        // One row per set, group and visitor, then counted: the same visitors and pageviews (print.ts, rowMetricsCte).
+        return sql`SELECT ${join([trusted('member'), ...stacked, sql`count(*) AS visitors`, sql`CAST(sum(visitor_pageviews) AS BIGINT) AS pageviews`])}
       FROM (SELECT ${join([sql`${memberOf} AS member`, ...columns, trusted('visitor'), sql`sum(pageviews) AS visitor_pageviews`])}
-        FROM (${buckets}) buckets GROUP BY GROUPING SETS (${join(rowPlans.map((p) => groupingSet(p.dimensions, [trusted('visitor')])))})) per_visitor
-      GROUP BY ${join([trusted('member'), ...columns])})`);
-    else
-      ctes.push(sql`row_metrics AS (
-      SELECT ${join([
+        FROM (${buckets}) buckets GROUP BY GROUPING SETS (${join(own.map((p) => groupingSet(p.dimensions, [trusted('visitor')])))})) per_visitor
+      GROUP BY ${join([trusted('member'), ...columns])}`;
+      return sql`SELECT ${join([trusted('member'), ...stacked, ...[...aggregates].sort().map((a) => trusted(a))])}
+      FROM (SELECT ${join([
         sql`${memberOf} AS member`,
         ...columns,
         ...(aggregates.has('visitors') ? [sql`count(DISTINCT visitor) AS visitors`] : []),
         ...(aggregates.has('pageviews') ? [sql`CAST(sum(pageviews) AS BIGINT) AS pageviews`] : []),
       ])}
-      FROM (${buckets}) buckets GROUP BY GROUPING SETS (${join(rowPlans.map((p) => groupingSet(p.dimensions)))}))`);
+      FROM (${buckets}) buckets GROUP BY GROUPING SETS (${join(own.map((p) => groupingSet(p.dimensions)))})) grouped`;
+    });
+    ctes.push(sql`row_metrics AS (${join(perRelation, '\n      UNION ALL\n      ')})`);
   }
 
   const sessionSource = sessionPlans[0]?.sources.sessions as SessionSource | undefined;
@@ -107,7 +113,7 @@ export function printSharedScan(plans: readonly QueryPlan[], target: SqlTarget):
   // has its one row whatever was read: where the pre-grouped counts give none for an empty range, the anchor gives
   // it (its metrics then 0, as the plan's own statement gives them).
   const sides = [
-    ...(rowSource ? [{ alias: 'r', dims: rowDims }] : []),
+    ...(rowPlans.length ? [{ alias: 'r', dims: rowDims }] : []),
     ...(sessionSource ? [{ alias: 's', dims: sessionDims }] : []),
   ];
   const undimensioned = rowPlans.find((p) => p.dimensions.length === 0);
@@ -127,7 +133,7 @@ export function printSharedScan(plans: readonly QueryPlan[], target: SqlTarget):
         ],
         ' AND ',
       )}`
-    : sql`${trusted(rowSource ? 'row_metrics r' : 'session_metrics s')}`;
+    : sql`${trusted(rowPlans.length ? 'row_metrics r' : 'session_metrics s')}`;
   if (anchor !== null)
     from = sql`${from} FULL OUTER JOIN (VALUES (${integer(anchor)})) AS anchor(member) ON anchor.member = ${either('member', sides)}`;
   const metrics = [...new Set(plans.flatMap((p) => p.metrics))];
@@ -221,4 +227,11 @@ WHERE rn > ${byMember((p) => p.page.offset)} AND rn <= ${byMember((p) => p.page.
         }
     return keys;
   }
+}
+
+/** The bucket source of a plan with row metrics (sharedScanKey takes no other). */
+function bucketSource(plan: QueryPlan): Extract<RowSource, { from: 'buckets' }> {
+  const rows = plan.sources.rows;
+  if (rows?.from !== 'buckets') throw new Error('a shared scan reads row metrics from buckets');
+  return rows;
 }

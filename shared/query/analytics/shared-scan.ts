@@ -9,8 +9,8 @@ import { isRevenueAggregate, type QueryPlan } from './plan.js';
 /**
  * The key of the queries `plan` may share a statement with, or null where it is printed alone: unfiltered plans over
  * the same scope, grouped by row attributes only (no time, event or session page), their row metrics (visitors,
- * pageviews) from the same bucket relation counted by distinct visitor, their session metrics from the session
- * fragments merged per session (never the session counts). The session sources of one scope are equal: they derive
+ * pageviews) from bucket relations counted by distinct visitor (each relation read once), their session metrics from
+ * the session fragments merged per session (never the session counts). The session sources of one scope are equal: they derive
  * from the range and the catalog alone. Plans of one key answer apart unless their sets of dimensions differ
  * (sharedScanGroups).
  */
@@ -22,7 +22,7 @@ export function sharedScanKey(plan: QueryPlan): string | null {
   if (rows && (rows.from !== 'buckets' || rows.visitors?.count === 'bitmaps')) return null;
   if (sessions && (sessions.from !== 'fragments' || sessions.pick.by !== 'kept-rows' || sessions.counts)) return null;
   if (!rows && !sessions) return null;
-  return JSON.stringify({ scope: plan.scope, rows: rows?.relation ?? null });
+  return JSON.stringify(plan.scope);
 }
 
 /**
