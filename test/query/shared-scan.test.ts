@@ -46,6 +46,20 @@ const asOnS3: StoreCatalog = {
 const exactMarks: StoreCatalog = { ...localCatalog, bucketVisitor: 'visitor_id', sessionCounts: null };
 const preGrouped = { ...duckdbDialect, distinctBesideSum: 'pre-grouped' as const };
 
+/** An unfiltered query of the generated domain over `range`, in UTC, with `q`'s fields. */
+const queryOver = (range: AnalyticsQuery['range'], q: Partial<AnalyticsQuery> = {}): AnalyticsQuery => ({
+  domain,
+  metrics: ['visitors'],
+  dimensions: [],
+  filters: [],
+  range,
+  timeZone: 'UTC',
+  sort: null,
+  limit: 10,
+  offset: 0,
+  ...q,
+});
+
 const sharedMetrics: Metric[] = ['pageviews', 'visitors', 'bounce_rate', 'avg_session_duration', 'visits'];
 const attributes = rowFilterFields.filter((f) => f !== 'page') as Dimension[];
 
@@ -128,17 +142,7 @@ describe('a shared scan', () => {
 
   it('reads each relation once, and answers a range without events as each query alone', async () => {
     const range = rangeOfDates('2026-01-01', '2026-01-31', 'UTC');
-    const query = (metrics: Metric[], dimensions: Dimension[]): AnalyticsQuery => ({
-      domain,
-      metrics,
-      dimensions,
-      filters: [],
-      range,
-      timeZone: 'UTC',
-      sort: null,
-      limit: 10,
-      offset: 0,
-    });
+    const query = (metrics: Metric[], dimensions: Dimension[]) => queryOver(range, { metrics, dimensions });
     const queries = [
       query(['visitors', 'pageviews', 'bounce_rate', 'avg_session_duration'], []),
       query(['visitors', 'bounce_rate'], ['referrer']),
@@ -172,24 +176,7 @@ describe('a shared scan', () => {
 
   it('takes only queries its statement answers as they are', () => {
     const range = rangeOfDates(days[2]!, days[5]!, 'UTC');
-    const keyOf = (q: Partial<AnalyticsQuery>) =>
-      sharedScanKey(
-        planAnalyticsQuery(
-          {
-            domain,
-            metrics: ['visitors'],
-            dimensions: [],
-            filters: [],
-            range,
-            timeZone: 'UTC',
-            sort: null,
-            limit: 10,
-            offset: 0,
-            ...q,
-          },
-          asOnS3,
-        ),
-      );
+    const keyOf = (q: Partial<AnalyticsQuery>) => sharedScanKey(planAnalyticsQuery(queryOver(range, q), asOnS3));
     expect(keyOf({})).not.toBeNull();
     expect(keyOf({ dimensions: ['country'] })).toBe(keyOf({}));
     expect(keyOf({ dimensions: ['page'] })).toBe(keyOf({}));
@@ -200,21 +187,7 @@ describe('a shared scan', () => {
     expect(keyOf({ metrics: ['revenue'] })).toBeNull();
     expect(keyOf({ range: rangeOfDates(days[2]!, days[6]!, 'UTC') })).not.toBe(keyOf({}));
     // One grouping set answers one query: the same dimensions twice are two statements.
-    const plan = (dimensions: Dimension[]) =>
-      planAnalyticsQuery(
-        {
-          domain,
-          metrics: ['visitors'],
-          dimensions,
-          filters: [],
-          range,
-          timeZone: 'UTC',
-          sort: null,
-          limit: 10,
-          offset: 0,
-        },
-        asOnS3,
-      );
+    const plan = (dimensions: Dimension[]) => planAnalyticsQuery(queryOver(range, { dimensions }), asOnS3);
     expect(
       sharedScanGroups([plan(['country']), plan(['device']), plan(['device', 'country']), plan(['country', 'device'])]),
     ).toEqual([[0, 1, 2], [3]]);
