@@ -561,7 +561,7 @@ function batchedLoadsSection(f: BenchFigures): string[] {
       `/v1/query/batch, merged into statements of up to 12 queries (docs/API.md), the other requests alone, all at ` +
       `once (${ids}); ${loads.length} times, result reuse and the answer cache off, billed as above. A merged ` +
       'statement lists each day partition it reads once and pays one 10 MB minimum, and the queries over one range ' +
-      'without filters, grouped by attributes or by nothing (here totals, top_pages, top_referrers, countries, ' +
+      'and filters, grouped by attributes or by nothing (here totals, top_pages, top_referrers, countries, ' +
       'devices and country_device), share one read of each relation (a shared scan, docs/API.md); on this 2-core ' +
       'machine its branches share the two cores, so its time is about the sum of theirs.',
     '',

@@ -8,16 +8,16 @@ import { printAnalyticsQuery } from '../../shared/query/analytics/print.js';
 import { planAnalyticsQuery, type QueryPlan } from '../../shared/query/analytics/plan.js';
 import { sharedScanGroups, sharedScanKey } from '../../shared/query/analytics/shared-scan.js';
 import { printSharedScan } from '../../shared/query/analytics/print-shared-scan.js';
-import { rowFilterFields } from '../../shared/requests/filters.js';
+import { isRowFilter, rowFilterFields, type Filter } from '../../shared/requests/filters.js';
 import type { AnalyticsQuery, Dimension, Metric, SortField } from '../../shared/requests/query.js';
 import { rangeOfDates } from '../../shared/time/date-range.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
-import { days, domain, filterPool, generatedEvents, zones } from '../support/generated-sessions.js';
+import { days, domain, filterPool, generatedEvents, pageFilterPool, zones } from '../support/generated-sessions.js';
 
 // A batch's queries over one scope, answered by one statement that reads each relation once
 // (shared/query/analytics/print-shared-scan.ts), must give each query the rows its own statement gives: on generated
 // data (sessions across midnight UTC, attribution changing inside a session, sessions without pageviews), random
-// batches of unfiltered queries by attributes, sorted and paged at random, over the store's relations read as on S3
+// batches of queries by attributes under the same filters, sorted and paged at random, over the store's relations read as on S3
 // (every fragment merged per session, visitors counted by id) and as the local store marks them, in both forms of
 // the visitor counts. The Trino differential suite sends batches the same way (test/engines/trino-differential.test.ts).
 
@@ -93,6 +93,12 @@ const queryShape = fc
 
 const batchArbitrary = fc.record({
   queries: fc.array(queryShape, { minLength: 2, maxLength: 8 }),
+  // A dashboard's view filters every card alike: row filters, page filters picking sessions by their path lists.
+  filters: fc.oneof(
+    fc.constant<Filter[]>([]),
+    fc.subarray(filterPool.filter(isRowFilter), { minLength: 1, maxLength: 2 }),
+    fc.subarray(pageFilterPool, { minLength: 1, maxLength: 1 }),
+  ),
   timeZone: fc.constantFrom(...zones),
   range: fc.tuple(fc.constantFrom(...days), fc.constantFrom(...days)).map(([a, b]) => (a <= b ? [a, b] : [b, a])),
   catalog: fc.constantFrom(asOnS3, exactMarks),
@@ -123,21 +129,24 @@ async function answeredBoth(plans: QueryPlan[], target: SqlTarget) {
 describe('a shared scan', () => {
   it('gives every query of a random batch the rows its own statement gives', async () => {
     let shared = 0;
+    let filtered = 0;
     await fc.assert(
       fc.asyncProperty(batchArbitrary, async (batch) => {
         const range = rangeOfDates(batch.range[0]!, batch.range[1]!, batch.timeZone);
         const target = { dialect: batch.dialect, catalog: batch.catalog };
         const plans = batch.queries.map((q) =>
-          planAnalyticsQuery({ ...q, range, timeZone: batch.timeZone }, batch.catalog),
+          planAnalyticsQuery({ ...q, range, timeZone: batch.timeZone, filters: batch.filters }, batch.catalog),
         );
         const answers = await answeredBoth(plans, target);
         shared += answers.shared;
+        if (batch.filters.length) filtered += answers.shared;
         expect(answers.together).toEqual(answers.alone);
       }),
       { numRuns: 60, seed: 42 },
     );
     // Most random batches hold queries of one key: the property was tested on shared statements, not only alone.
     expect(shared).toBeGreaterThan(100);
+    expect(filtered).toBeGreaterThan(30);
   }, 240_000);
 
   it('reads each relation once, and answers a range without events as each query alone', async () => {
@@ -183,7 +192,12 @@ describe('a shared scan', () => {
     expect(keyOf({ dimensions: ['date'] })).toBeNull();
     expect(keyOf({ dimensions: ['entry_page'] })).toBeNull();
     expect(keyOf({ dimensions: ['event'] })).toBeNull();
-    expect(keyOf({ filters: [filterPool[0]!] })).toBeNull();
+    expect(keyOf({ filters: [filterPool[3]!] })).not.toBe(keyOf({}));
+    expect(keyOf({ filters: [filterPool[3]!], dimensions: ['country'] })).toBe(keyOf({ filters: [filterPool[3]!] }));
+    // A page filter and a country: no bucket relation holds both, so the rows answer alone.
+    expect(keyOf({ filters: [filterPool[0]!], dimensions: ['country'] })).toBeNull();
+    expect(keyOf({ filters: [filterPool[5]!] })).toBeNull();
+    expect(keyOf({ filters: [{ field: 'entry_page', operator: 'is', value: '/' }] })).toBeNull();
     expect(keyOf({ metrics: ['revenue'] })).toBeNull();
     expect(keyOf({ range: rangeOfDates(days[2]!, days[6]!, 'UTC') })).not.toBe(keyOf({}));
     // One grouping set answers one query: the same dimensions twice are two statements.

@@ -4,16 +4,17 @@ import type { RowFilterField } from '../../requests/filters.js';
 import type { BatchedStatement } from '../sql/statement-batch.js';
 import type { SqlTarget } from '../sql/target.js';
 import { integer, join, print, sql, trusted, type Sql } from '../sql/sql.js';
-import { rowFieldColumns } from '../scope/filters.js';
+import { rowFieldColumns, rowPredicate } from '../scope/filters.js';
 import { scopedBuckets } from '../derived/pageview-buckets.js';
-import { metricSql, rowDimension, sessionsCte } from './print.js';
+import { baseRows, keptCte, metricSql, rowDimension, sessionsCte } from './print.js';
 import type { OrderTerm, QueryPlan } from './plan.js';
 import type { RowSource, SessionSource } from './sources.js';
 
 // Prints plans of one shared scan (shared-scan.ts) as one statement that reads each relation once:
-//   row_metrics      visitors and pageviews from one read of the buckets, GROUP BY GROUPING SETS, a set per plan
-//                    asking for them
-//   sessions         every session of the range merged from its fragments once, with each dimension's value
+//   row_metrics      visitors and pageviews from one read of each bucket relation (its rows the filters keep),
+//                    GROUP BY GROUPING SETS, a set per plan asking for them
+//   base, kept       with filters, the rows that pick the sessions (as print.ts prints them), where path lists do not
+//   sessions         every kept session of the range merged from its fragments once, with each dimension's value
 //   session_metrics  sessions, bounces and mean duration, GROUPING SETS, a set per plan asking for them
 // joined per grouping set (`gid`, grouping()'s bits) and values, each plan's rows numbered in its own order and
 // paged, then split back: each plan's rows as printAnalyticsQuery's statement alone gives them, the same values by
@@ -35,6 +36,9 @@ export function printSharedScan(plans: readonly QueryPlan[], target: SqlTarget):
   if (union.length !== dimensions.length) throw new Error('a shared scan groups by attributes only');
   const u = (d: Dimension) => trusted(`u${union.indexOf(d as RowFilterField)}`);
   const member = new Map(plans.map((p, i) => [p, i]));
+  // The plans' row filters, one list for all (sharedScanKey).
+  const filters = plans[0]!.rowFilters;
+  const conditions = filters.map((f) => rowPredicate(f, dialect));
   const rowPlans = plans.filter((p) => p.sources.rows !== null);
   const sessionPlans = plans.filter((p) => p.sources.sessions !== null);
   const ctes: Sql[] = [];
@@ -55,18 +59,17 @@ export function printSharedScan(plans: readonly QueryPlan[], target: SqlTarget):
     const perRelation = relations.map((relation) => {
       const own = rowPlans.filter((p) => bucketSource(p).relation === relation);
       const dims = rowDims.filter((d) => own.some((p) => p.dimensions.includes(d)));
-      const scoped = scopedBuckets(
-        target,
-        relation,
-        plans[0]!.scope,
-        visitorColumn ? [visitorColumn] : [],
-        dims.map((d) => rowFieldColumns[d]),
-      );
+      const scoped = scopedBuckets(target, relation, plans[0]!.scope, visitorColumn ? [visitorColumn] : [], [
+        ...dims.map((d) => rowFieldColumns[d]),
+        ...filters.map((f) => rowFieldColumns[f.field as RowFilterField]),
+      ]);
+      // A row filter keeps the bucket rows whose column passes, as it keeps their rows (print.ts, rowMetricsCte).
+      const kept = filters.length ? sql` WHERE ${join(conditions, ' AND ')}` : sql``;
       const buckets = sql`SELECT ${join([
         ...dims.map((d) => sql`${rowDimension(d, dialect)} AS ${u(d)}`),
         ...(visitorColumn ? [sql`${trusted(visitorColumn)} AS visitor`] : []),
         trusted('pageviews'),
-      ])} FROM (${scoped}) scoped`;
+      ])} FROM (${scoped}) scoped${kept}`;
       const columns = dims.map(u);
       const stacked = rowDims.map((d) => (dims.includes(d) ? u(d) : sql`CAST(NULL AS VARCHAR) AS ${u(d)}`));
       const memberOf = memberColumn(own, dims);
@@ -93,9 +96,16 @@ export function printSharedScan(plans: readonly QueryPlan[], target: SqlTarget):
     for (const p of sessionPlans)
       if (JSON.stringify(p.sources.sessions) !== JSON.stringify(sessionSource))
         throw new Error('a shared scan reads one session source');
-    // The sessions of every plan at once: a plan grouped by all their dimensions, each in a slot d<i> in turn.
-    const all = { ...sessionPlans[0]!, dimensions: sessionDims } as QueryPlan;
-    ctes.push(sessionsCte(all, sessionSource, target, false));
+    // The sessions of every plan at once: a plan grouped by all their dimensions, each in a slot d<i> in turn. With
+    // filters, the sessions picked by the kept rows read them as each plan does (`base`, `kept`; unread where the
+    // fragments' path lists pick them).
+    const all = {
+      ...sessionPlans[0]!,
+      dimensions: sessionDims,
+      columns: [...new Set(sessionPlans.flatMap((p) => p.columns))],
+    } as QueryPlan;
+    if (filters.length) ctes.push(sql`base AS (${baseRows(all, target)})`, keptCte(all, conditions, dialect));
+    ctes.push(sessionsCte(all, sessionSource, target, filters.length > 0));
     ctes.push(sql`session_metrics AS (
       SELECT ${join([
         sql`${memberColumn(sessionPlans, sessionDims)} AS member`,

@@ -99,7 +99,7 @@ export function printAnalyticsStatement(plan: QueryPlan, target: SqlTarget): Bat
  * window over the same read (a join with the sessions would read the rows twice on Trino, which inlines CTEs).
  * Rows without a session (server-side revenue) have none.
  */
-function baseRows(plan: QueryPlan, target: SqlTarget): Sql {
+export function baseRows(plan: QueryPlan, target: SqlTarget): Sql {
   const scoped = scopedEvents(target, plan.scope, plan.columns, plan.segments, 'local_s');
   if (plan.sessionPages.length === 0) return scoped;
   const { dialect } = target;
@@ -128,7 +128,7 @@ function visitorFilterCtes(plan: QueryPlan, target: SqlTarget): Sql[] {
 }
 
 /** `kept`: the base rows passing every row filter and visitor filter; computed once where it is read twice. */
-function keptCte(plan: QueryPlan, conditions: Sql[], dialect: Dialect): Sql {
+export function keptCte(plan: QueryPlan, conditions: Sql[], dialect: Dialect): Sql {
   const materialized = plan.reads.keptTwice ? dialect.materialized : sql``;
   return sql`kept AS ${materialized}(SELECT * FROM base WHERE ${join(conditions, ' AND ')})`;
 }

@@ -7,22 +7,24 @@ import { isRevenueAggregate, type QueryPlan } from './plan.js';
 // one shared scan are grouped by GROUPING SETS over one read of each relation, one set per query.
 
 /**
- * The key of the queries `plan` may share a statement with, or null where it is printed alone: unfiltered plans over
- * the same scope, grouped by row attributes only (no time, event or session page), their row metrics (visitors,
- * pageviews) from bucket relations counted by distinct visitor (each relation read once), their session metrics from
- * the session fragments merged per session (never the session counts). The session sources of one scope are equal: they derive
+ * The key of the queries `plan` may share a statement with, or null where it is printed alone: plans over the same
+ * scope and the same row filters (a dashboard's view filters every card alike; no filter on visitors or session
+ * pages), grouped by row attributes only (no time, event or session page), their row metrics (visitors, pageviews)
+ * from bucket relations counted by distinct visitor (each relation read once), their session metrics from the
+ * session fragments merged per session (never the session counts), picked by the kept rows or by their path lists. The session sources of one scope are equal: they derive
  * from the range and the catalog alone. Plans of one key answer apart unless their sets of dimensions differ
  * (sharedScanGroups).
  */
 export function sharedScanKey(plan: QueryPlan): string | null {
   const { rows, sessions, eventVisitors } = plan.sources;
-  const filtered = plan.rowFilters.length + plan.sessionFilters.length + plan.visitorFilters.length > 0;
-  if (filtered || eventVisitors !== null || plan.sessionPages.length > 0) return null;
+  const byVisitorOrSession = plan.sessionFilters.length + plan.visitorFilters.length > 0;
+  if (byVisitorOrSession || eventVisitors !== null || plan.sessionPages.length > 0) return null;
   if (!plan.dimensions.every(isRowFieldDimension) || plan.rowAggregates.some(isRevenueAggregate)) return null;
   if (rows && (rows.from !== 'buckets' || rows.visitors?.count === 'bitmaps')) return null;
-  if (sessions && (sessions.from !== 'fragments' || sessions.pick.by !== 'kept-rows' || sessions.counts)) return null;
+  if (sessions && (sessions.from !== 'fragments' || sessions.counts)) return null;
+  if (sessions?.from === 'fragments' && sessions.pick.by === 'paths' && sessions.pick.unlistedByRows) return null;
   if (!rows && !sessions) return null;
-  return JSON.stringify(plan.scope);
+  return JSON.stringify({ scope: plan.scope, filters: plan.rowFilters });
 }
 
 /**
