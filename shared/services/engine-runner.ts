@@ -88,44 +88,62 @@ export class EngineRunner {
   /**
    * Runs several queries, each answered as rows() would answer it: from the answer cache where it can be; the others
    * merged where merging pays (QueryEngine.takesStatement), at most MERGED_STATEMENTS_MAX to a statement, else one
-   * by one. Where merging pays, queries `sharing` groups are first answered by one statement of their own that reads
-   * their relations once (a shared scan), merged like any other. One statement at a time: a batch holds one of the
-   * engine's slots, as one request does. A merged statement the engine refuses for its size (stages, memory, the
-   * workgroup's scan cutoff) is run again as its own queries, each as POST /v1/query would run it; refused for the
-   * scan cutoff, which grows with the data, the domain's queries then run apart in this process for
-   * MERGING_PAUSE_MS.
+   * by one. Where merging pays, the queries `sharing` groups are first answered by one statement of their own that
+   * reads their relations once (a shared scan), merged like any other. One statement at a time: a batch holds one of
+   * the engine's slots, as one request does. A merged statement the engine refuses for its size (stages, memory, the
+   * workgroup's scan cutoff) runs again part by part, and a shared scan refused as its queries, each as POST
+   * /v1/query would run it; refused for the scan cutoff, which grows with the data, the queries run alone at once,
+   * and the domain's queries then run apart in this process for MERGING_PAUSE_MS.
    */
   async rowsOfEach(statements: readonly BatchedStatement[], sharing?: StatementSharing): Promise<SqlRow[][]> {
     const keys = statements.map(({ query }) => this.keyOf(query));
     const answers = await Promise.all(keys.map((key) => this.cached(key)));
     const missing = statements.flatMap((_, i) => (answers[i] ? [] : [i]));
     const merging = this.merges();
-    const units: Unit[] = (merging && sharing ? sharing.groups(missing) : missing.map((i) => [i])).map((members) =>
-      members.length === 1
-        ? { members, statement: statements[members[0]!]!, split: (rows) => [[...rows]] }
-        : { members, ...sharing!.print(members) },
-    );
+    const single = (i: number) => queryUnit(i, statements);
+    const units = (merging && sharing ? sharing.groups(missing) : missing.map((i) => [i])).flatMap((members) => {
+      if (members.length === 1) return [single(members[0]!)];
+      // A shared scan the engine would not take (Athena's length limit) is its queries alone.
+      const shared = { members, ...sharing!.print(members) };
+      return this.engine.takesStatement!(shared.statement.query) ? [shared] : members.map(single);
+    });
     for (const group of merging ? this.mergedGroups(units) : units.map((unit) => [unit])) {
-      const members = group.flatMap((unit) => unit.members);
-      const rows = await this.ran(
-        runOf(group),
-        members.map((i) => keys[i]),
-      ).catch(async (error: unknown) => {
-        if (members.length === 1 || !tooLargeMerged.some((kind) => error instanceof kind)) throw error;
-        const paused = error instanceof EngineScanLimitError;
-        if (paused) pauseMerging(this.domain);
-        requestLogger().warn('the engine refused a merged statement; running its queries one by one', {
-          statements: members.length,
-          reason: (error as Error).message,
-          ...(paused ? { merging_paused_minutes: MERGING_PAUSE_MS / 60_000 } : {}),
-        });
-        const apart: SqlRow[][] = [];
-        for (const i of members) apart.push(...(await this.ran(alone(statements[i]!.query), [keys[i]])));
-        return apart;
-      });
-      members.forEach((i, n) => (answers[i] = rows[n]!));
+      const rows = await this.ranUnits(group, statements, keys);
+      group.flatMap((unit) => unit.members).forEach((i, n) => (answers[i] = rows[n]!));
     }
     return answers.map((answer) => answer!);
+  }
+
+  /**
+   * Runs units as one statement, their answers in order. Refused for its size (tooLargeMerged), a merged statement
+   * runs again unit by unit, and a shared scan refused alone runs as its queries, each as POST /v1/query would.
+   */
+  private async ranUnits(
+    group: readonly Unit[],
+    statements: readonly BatchedStatement[],
+    keys: readonly (string | undefined)[],
+  ): Promise<SqlRow[][]> {
+    const members = group.flatMap((unit) => unit.members);
+    try {
+      return await this.ran(
+        runOf(group),
+        members.map((i) => keys[i]),
+      );
+    } catch (error) {
+      if (members.length === 1 || !tooLargeMerged.some((kind) => error instanceof kind)) throw error;
+      const paused = error instanceof EngineScanLimitError;
+      if (paused) pauseMerging(this.domain);
+      requestLogger().warn('the engine refused a merged statement; running its parts one by one', {
+        queries: members.length,
+        reason: (error as Error).message,
+        ...(paused ? { merging_paused_minutes: MERGING_PAUSE_MS / 60_000 } : {}),
+      });
+      // After the scan cutoff, nothing merged again: each query alone.
+      const parts: Unit[] = group.length > 1 && !paused ? [...group] : members.map((i) => queryUnit(i, statements));
+      const apart: SqlRow[][] = [];
+      for (const part of parts) apart.push(...(await this.ranUnits([part], statements, keys)));
+      return apart;
+    }
   }
 
   /** Whether this runner's statements are merged: the engine says when merging pays, unless paused for the domain. */
@@ -164,7 +182,7 @@ export class EngineRunner {
 
   /**
    * Runs a statement, split into the rows of each query it answers, and keeps each answer under its key; one `query`
-   * line with its time, rows, queries answered (where more than one) and (on Athena) bytes, never its values.
+   * line with its time, rows, the queries it answered (where more than one) and (on Athena) bytes, never its values.
    */
   private async ran(run: Run, keys: readonly (string | undefined)[]): Promise<SqlRow[][]> {
     const started = performance.now();
@@ -176,7 +194,7 @@ export class EngineRunner {
       if (stats.bytesScanned !== undefined) this.scanned = (this.scanned ?? 0) + stats.bytesScanned;
       outcome = {
         rows: rows.length,
-        ...(answers.length > 1 ? { statements: answers.length } : {}),
+        ...(answers.length > 1 ? { queries: answers.length } : {}),
         ...(stats.bytesScanned === undefined ? {} : { bytes_scanned: stats.bytesScanned }),
       };
       return answers;
@@ -235,6 +253,11 @@ interface Unit {
 interface Run {
   query: SqlQuery;
   split(rows: readonly SqlRow[]): SqlRow[][];
+}
+
+/** The statement of query `i` alone. */
+function queryUnit(i: number, statements: readonly BatchedStatement[]): Unit {
+  return { members: [i], statement: statements[i]!, split: (rows) => [[...rows]] };
 }
 
 /** A statement answering one query. */

@@ -162,6 +162,12 @@ describe.skipIf(!trino)('the Athena engine on Trino answers exactly as DuckDB do
           },
           { metrics: ['pageviews', 'visits'], dimensions: ['browser'], sort: { field: 'pageviews', order: 'asc' } },
           { metrics: ['visitors', 'pageviews', 'bounce_rate'], dimensions: ['page'], limit: 4 },
+          {
+            metrics: ['visitors', 'revenue', 'conversion_rate'],
+            dimensions: ['os'],
+            include_revenue: true,
+            sort: { field: 'revenue' },
+          },
           { metrics: ['visitors'], dimensions: ['page', 'referrer'], sort: { field: 'page', order: 'desc' }, limit: 3 },
         ].map((body) => ({ domain, date_range: ranges[domain], filters, ...body }));
         const context = `${domain} ${JSON.stringify(filters)}`;
@@ -178,7 +184,7 @@ describe.skipIf(!trino)('the Athena engine on Trino answers exactly as DuckDB do
         expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(200);
         expect(res.body.results.map(answer), context).toEqual(alone);
         expect(alone.filter((a) => (a as { data: unknown[] }).data.length > 1).length, context).toBeGreaterThan(2);
-        // Unfiltered, six cards read the pageview buckets, two (one below the layout) the page buckets, five the
+        // Unfiltered, seven cards read the pageview buckets, two (one below the layout) the page buckets, five the
         // sessions: one shared scan reads each once. Filtered, the cards whose bucket relation holds the filtered
         // column share it (the others read raw rows, and their sessions, alone).
         const statements = run.mock.calls.map(([query]) => query.sql).join('\n');
@@ -193,6 +199,23 @@ describe.skipIf(!trino)('the Athena engine on Trino answers exactly as DuckDB do
         const shared = filters.length ? ['pageview_buckets', 'page_buckets'] : ['page_buckets', 'session_fragments'];
         for (const relation of shared) expect(reads(relation), `${context} ${relation}`).toBeLessThanOrEqual(1);
         if (filters.length === 0) expect(reads('pageview_buckets'), context).toBe(1);
+      }
+      // Visitors alone (distinct visitors beside no sum) and a range without events: the grouping sets' empty set.
+      const token = await tokens[generatedDomain]!();
+      for (const date_range of ['30d', ['2020-01-01', '2020-01-31']]) {
+        const bodies = [{ metrics: ['visitors'] }, { metrics: ['visitors'], dimensions: ['browser'] }].map((body) => ({
+          domain: generatedDomain,
+          date_range,
+          ...body,
+        }));
+        installEngine(api.engine);
+        const alone: unknown[] = [];
+        for (const body of bodies) alone.push(answer((await api.request('POST', '/v1/query', { token, body })).body));
+        installEngine(api.trino!.engine);
+        run.mockClear();
+        const res = await api.request('POST', '/v1/query/batch', { token, body: { queries: bodies } });
+        expect(res.body.results?.map(answer), JSON.stringify(date_range)).toEqual(alone);
+        expect(run.mock.calls.map(([query]) => query.sql).join('\n')).toContain('GROUPING SETS');
       }
     } finally {
       run.mockRestore();

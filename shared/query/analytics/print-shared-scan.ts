@@ -7,7 +7,7 @@ import { integer, join, print, sql, trusted, type Sql } from '../sql/sql.js';
 import { rowFieldColumns, rowPredicate } from '../scope/filters.js';
 import { scopedBuckets } from '../derived/pageview-buckets.js';
 import { baseRows, keptCte, metricSql, rowDimension, sessionsCte } from './print.js';
-import type { OrderTerm, QueryPlan } from './plan.js';
+import { isRevenueAggregate, type OrderTerm, type QueryPlan } from './plan.js';
 import type { RowSource, SessionSource } from './sources.js';
 
 // Prints plans of one shared scan (shared-scan.ts) as one statement that reads each relation once:
@@ -45,7 +45,22 @@ export function printSharedScan(plans: readonly QueryPlan[], target: SqlTarget):
   const rowDims = union.filter((d) => rowPlans.some((p) => p.dimensions.includes(d)));
   const sessionDims = union.filter((d) => sessionPlans.some((p) => p.dimensions.includes(d)));
 
-  const aggregates = new Set(rowPlans.flatMap((p) => p.rowAggregates));
+  const aggregates = new Set(rowPlans.flatMap((p) => p.rowAggregates.filter((a) => !isRevenueAggregate(a))));
+  const revenuePlans = rowPlans.filter((p) => p.rowAggregates.some(isRevenueAggregate));
+  const revenueAggregates = new Set(revenuePlans.flatMap((p) => p.rowAggregates.filter(isRevenueAggregate)));
+  const revenueDims = union.filter((d) => revenuePlans.some((p) => p.dimensions.includes(d)));
+  // The event rows, where revenue or the sessions picked by the kept rows read them, as each plan reads them
+  // (print.ts: `base`, and `kept` with filters). Referenced by both, Trino reads them twice, as each plan alone does.
+  const sessionsByRows =
+    filters.length > 0 &&
+    sessionPlans.some((p) => p.sources.sessions?.from === 'fragments' && p.sources.sessions.pick.by === 'kept-rows');
+  const rowReaders = [...revenuePlans, ...(sessionsByRows ? sessionPlans : [])];
+  if (rowReaders.length) {
+    const reading = { ...rowReaders[0]!, columns: [...new Set(rowReaders.flatMap((p) => p.columns))] } as QueryPlan;
+    ctes.push(sql`base AS (${baseRows(reading, target)})`);
+    if (filters.length) ctes.push(keptCte(reading, conditions, dialect));
+  }
+  const keptRows = trusted(filters.length ? 'kept' : 'base');
   const preGrouped =
     aggregates.has('visitors') && aggregates.has('pageviews') && dialect.distinctBesideSum === 'pre-grouped';
   if (rowPlans.length) {
@@ -88,7 +103,42 @@ export function printSharedScan(plans: readonly QueryPlan[], target: SqlTarget):
       ])}
       FROM (${buckets}) buckets GROUP BY GROUPING SETS (${join(own.map((p) => groupingSet(p.dimensions)))})) grouped`;
     });
-    ctes.push(sql`row_metrics AS (${join(perRelation, '\n      UNION ALL\n      ')})`);
+    const stackedBuckets = join(perRelation, '\n      UNION ALL\n      ');
+    if (revenuePlans.length === 0) ctes.push(sql`row_metrics AS (${stackedBuckets})`);
+    else {
+      // Revenue and conversions from the kept revenue rows, a set per plan asking for them, joined to its groups
+      // of buckets as print.ts joins them (zero, not NULL, where a group has no revenue row).
+      const revenueColumns = revenueDims.map(u);
+      ctes.push(
+        sql`bucket_metrics AS (${stackedBuckets})`,
+        sql`revenue_metrics AS (
+      SELECT ${join([
+        sql`${memberColumn(revenuePlans, revenueDims)} AS member`,
+        ...revenueColumns,
+        ...(revenueAggregates.has('revenue') ? [sql`${dialect.exactSum(trusted('amount_cents'))} AS revenue`] : []),
+        ...(revenueAggregates.has('conversions') ? [sql`count(DISTINCT visitor_id) AS conversions`] : []),
+      ])}
+      FROM (SELECT ${join([...revenueDims.map((d) => sql`${rowDimension(d, dialect)} AS ${u(d)}`), ...(revenueAggregates.has('revenue') ? [trusted('amount_cents')] : []), trusted('visitor_id')])}
+        FROM ${keptRows} WHERE type = 'revenue') revenue_rows
+      GROUP BY GROUPING SETS (${join(revenuePlans.map((p) => groupingSet(p.dimensions)))}))`,
+        sql`row_metrics AS (
+      SELECT ${join([
+        sql`coalesce(p.member, v.member) AS member`,
+        ...rowDims.map((d) =>
+          revenueDims.includes(d) ? sql`coalesce(p.${u(d)}, v.${u(d)}) AS ${u(d)}` : sql`p.${u(d)} AS ${u(d)}`,
+        ),
+        ...[...aggregates].map((a) => trusted(`p.${a} AS ${a}`)),
+        ...[...revenueAggregates].map((a) => trusted(`coalesce(v.${a}, 0) AS ${a}`)),
+      ])}
+      FROM bucket_metrics p FULL OUTER JOIN revenue_metrics v ON ${join(
+        [
+          trusted('p.member = v.member'),
+          ...revenueDims.map((d) => sql`coalesce(p.${u(d)}, '') = coalesce(v.${u(d)}, '')`),
+        ],
+        ' AND ',
+      )})`,
+      );
+    }
   }
 
   const sessionSource = sessionPlans[0]?.sources.sessions as SessionSource | undefined;
@@ -96,16 +146,9 @@ export function printSharedScan(plans: readonly QueryPlan[], target: SqlTarget):
     for (const p of sessionPlans)
       if (JSON.stringify(p.sources.sessions) !== JSON.stringify(sessionSource))
         throw new Error('a shared scan reads one session source');
-    // The sessions of every plan at once: a plan grouped by all their dimensions, each in a slot d<i> in turn. With
-    // filters, the sessions picked by the kept rows read them as each plan does (`base`, `kept`; unread where the
-    // fragments' path lists pick them).
-    const all = {
-      ...sessionPlans[0]!,
-      dimensions: sessionDims,
-      columns: [...new Set(sessionPlans.flatMap((p) => p.columns))],
-    } as QueryPlan;
-    if (filters.length) ctes.push(sql`base AS (${baseRows(all, target)})`, keptCte(all, conditions, dialect));
-    ctes.push(sessionsCte(all, sessionSource, target, filters.length > 0));
+    // The sessions of every plan at once: a plan grouped by all their dimensions, each in a slot d<i> in turn.
+    const all = { ...sessionPlans[0]!, dimensions: sessionDims } as QueryPlan;
+    ctes.push(sessionsCte(all, sessionSource, target, sessionsByRows));
     ctes.push(sql`session_metrics AS (
       SELECT ${join([
         sql`${memberColumn(sessionPlans, sessionDims)} AS member`,
@@ -184,6 +227,8 @@ WHERE rn > ${byMember((p) => p.page.offset)} AND rn <= ${byMember((p) => p.page.
       ],
     },
     split(rows) {
+      for (const row of rows)
+        if (row.member === null || !(Number(row.member) in plans)) throw new Error('a shared scan row of no query');
       return plans.map((plan, i) =>
         rows
           .filter((row) => Number(row.member) === i)

@@ -1,5 +1,5 @@
 import { isRowFieldDimension } from '../../requests/query.js';
-import { isRevenueAggregate, type QueryPlan } from './plan.js';
+import type { QueryPlan } from './plan.js';
 
 // Which queries of a batch one statement can answer while reading each relation once (print-shared-scan.ts). Trino,
 // and so Athena, reads a relation again at every reference, merged statements included (statement-batch.ts): a
@@ -10,7 +10,8 @@ import { isRevenueAggregate, type QueryPlan } from './plan.js';
  * The key of the queries `plan` may share a statement with, or null where it is printed alone: plans over the same
  * scope and the same row filters (a dashboard's view filters every card alike; no filter on visitors or session
  * pages), grouped by row attributes only (no time, event or session page), their row metrics (visitors, pageviews)
- * from bucket relations counted by distinct visitor (each relation read once), their session metrics from the
+ * from bucket relations counted by distinct visitor (each relation read once; revenue and conversions from the
+ * kept revenue rows, read once for all), their session metrics from the
  * session fragments merged per session (never the session counts), picked by the kept rows or by their path lists. The session sources of one scope are equal: they derive
  * from the range and the catalog alone. Plans of one key answer apart unless their sets of dimensions differ
  * (sharedScanGroups).
@@ -19,7 +20,7 @@ export function sharedScanKey(plan: QueryPlan): string | null {
   const { rows, sessions, eventVisitors } = plan.sources;
   const byVisitorOrSession = plan.sessionFilters.length + plan.visitorFilters.length > 0;
   if (byVisitorOrSession || eventVisitors !== null || plan.sessionPages.length > 0) return null;
-  if (!plan.dimensions.every(isRowFieldDimension) || plan.rowAggregates.some(isRevenueAggregate)) return null;
+  if (!plan.dimensions.every(isRowFieldDimension)) return null;
   if (rows && (rows.from !== 'buckets' || rows.visitors?.count === 'bitmaps')) return null;
   if (sessions && (sessions.from !== 'fragments' || sessions.counts)) return null;
   if (sessions?.from === 'fragments' && sessions.pick.by === 'paths' && sessions.pick.unlistedByRows) return null;
