@@ -162,6 +162,8 @@ describe.skipIf(!trino)('the Athena engine on Trino answers exactly as DuckDB do
           },
           { metrics: ['pageviews', 'visits'], dimensions: ['browser'], sort: { field: 'pageviews', order: 'asc' } },
           { metrics: ['visitors', 'pageviews', 'bounce_rate'], dimensions: ['page'], limit: 4 },
+          { metrics: ['visitors', 'pageviews', 'visits'], dimensions: ['date'] },
+          { metrics: ['visitors'], dimensions: ['week', 'device'], sort: { field: 'week', order: 'desc' } },
           {
             metrics: ['visitors', 'revenue', 'conversion_rate'],
             dimensions: ['os'],
@@ -184,9 +186,9 @@ describe.skipIf(!trino)('the Athena engine on Trino answers exactly as DuckDB do
         expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(200);
         expect(res.body.results.map(answer), context).toEqual(alone);
         expect(alone.filter((a) => (a as { data: unknown[] }).data.length > 1).length, context).toBeGreaterThan(2);
-        // Unfiltered, seven cards read the pageview buckets, two (one below the layout) the page buckets, five the
-        // sessions: one shared scan reads each once. Filtered, the cards whose bucket relation holds the filtered
-        // column share it (the others read raw rows, and their sessions, alone).
+        // Unfiltered, nine cards (a chart by day among them) read the pageview buckets, two (one below the layout)
+        // the page buckets, six the sessions: one shared scan reads each once. Filtered, the cards whose bucket
+        // relation holds the filtered column share it (the others read raw rows, and their sessions, alone).
         const statements = run.mock.calls.map(([query]) => query.sql).join('\n');
         // Below the layout, fragments without path lists pick a page filter's sessions by their rows: none share.
         const pickedByRows = domain === SHOP && filters.some(([field]) => field === 'page');

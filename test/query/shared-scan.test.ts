@@ -11,6 +11,7 @@ import { printSharedScan } from '../../shared/query/analytics/print-shared-scan.
 import { isRowFilter, rowFilterFields, type Filter } from '../../shared/requests/filters.js';
 import {
   isSortMetric,
+  isTimeDimension,
   type AnalyticsQuery,
   type Dimension,
   type Metric,
@@ -86,6 +87,7 @@ const queryShape = fc
       fc.subarray(attributes, { minLength: 1, maxLength: 2 }),
       fc.constant<Dimension[]>(['page']),
       fc.constant<Dimension[]>(['page', 'referrer']),
+      fc.constantFrom<Dimension[]>(['date'], ['hour'], ['week'], ['month'], ['date', 'country'], ['page', 'hour']),
     ),
     sortBy: fc.nat(6),
     order: fc.constantFrom<'asc' | 'desc'>('asc', 'desc'),
@@ -126,6 +128,7 @@ async function answeredBoth(plans: QueryPlan[], target: SqlTarget) {
   const together: unknown[][] = [];
   let shared = 0;
   let sharedRevenue = 0;
+  let sharedTimes = 0;
   for (const group of sharedScanGroups(plans)) {
     if (group.length === 1) {
       together[group[0]!] = alone[group[0]!]!.rows;
@@ -133,6 +136,7 @@ async function answeredBoth(plans: QueryPlan[], target: SqlTarget) {
     }
     shared += group.length;
     sharedRevenue += group.filter((i) => plans[i]!.metrics.some((m) => m === 'revenue' || m === 'conversions')).length;
+    sharedTimes += group.filter((i) => plans[i]!.dimensions.some(isTimeDimension)).length;
     const scan = printSharedScan(
       group.map((i) => plans[i]!),
       target,
@@ -140,7 +144,7 @@ async function answeredBoth(plans: QueryPlan[], target: SqlTarget) {
     const rows = scan.split((await api.engine.run(scan.statement.query)).rows);
     group.forEach((i, n) => (together[i] = rows[n]!));
   }
-  return { alone: alone.map((a) => a.rows), together, shared, sharedRevenue };
+  return { alone: alone.map((a) => a.rows), together, shared, sharedRevenue, sharedTimes };
 }
 
 describe('a shared scan', () => {
@@ -148,6 +152,7 @@ describe('a shared scan', () => {
     let shared = 0;
     let filtered = 0;
     let withRevenue = 0;
+    let withTimes = 0;
     await fc.assert(
       fc.asyncProperty(batchArbitrary, async (batch) => {
         const range = rangeOfDates(batch.range[0]!, batch.range[1]!, batch.timeZone);
@@ -159,6 +164,7 @@ describe('a shared scan', () => {
         shared += answers.shared;
         if (batch.filters.length) filtered += answers.shared;
         withRevenue += answers.sharedRevenue;
+        withTimes += answers.sharedTimes;
         expect(answers.together).toEqual(answers.alone);
       }),
       { numRuns: 100, seed: 42 },
@@ -167,6 +173,7 @@ describe('a shared scan', () => {
     expect(shared).toBeGreaterThan(100);
     expect(filtered).toBeGreaterThan(30);
     expect(withRevenue).toBeGreaterThan(20);
+    expect(withTimes).toBeGreaterThan(20);
   }, 240_000);
 
   it('reads each relation once, and answers a range without events as each query alone', async () => {
@@ -209,7 +216,8 @@ describe('a shared scan', () => {
     expect(keyOf({})).not.toBeNull();
     expect(keyOf({ dimensions: ['country'] })).toBe(keyOf({}));
     expect(keyOf({ dimensions: ['page'] })).toBe(keyOf({}));
-    expect(keyOf({ dimensions: ['date'] })).toBeNull();
+    expect(keyOf({ dimensions: ['date'] })).toBe(keyOf({}));
+    expect(keyOf({ dimensions: ['minute'] })).toBeNull();
     expect(keyOf({ dimensions: ['entry_page'] })).toBeNull();
     expect(keyOf({ dimensions: ['event'] })).toBeNull();
     expect(keyOf({ filters: [filterPool[3]!] })).not.toBe(keyOf({}));

@@ -1,12 +1,12 @@
 import type { SqlRow } from '../../engines/engine.js';
-import { isRowFieldDimension, type Dimension, type Metric } from '../../requests/query.js';
+import { isRowFieldDimension, isTimeDimension, type Dimension, type Metric } from '../../requests/query.js';
 import type { RowFilterField } from '../../requests/filters.js';
 import type { BatchedStatement } from '../sql/statement-batch.js';
 import type { SqlTarget } from '../sql/target.js';
 import { integer, join, print, sql, trusted, type Sql } from '../sql/sql.js';
 import { rowFieldColumns, rowPredicate } from '../scope/filters.js';
 import { scopedBuckets } from '../derived/pageview-buckets.js';
-import { baseRows, keptCte, metricSql, rowDimension, sessionsCte } from './print.js';
+import { baseRows, keptCte, metricSql, rowDimension, sessionsCte, timeLabel } from './print.js';
 import { isRevenueAggregate, type OrderTerm, type QueryPlan } from './plan.js';
 import type { RowSource, SessionSource } from './sources.js';
 
@@ -30,11 +30,22 @@ export interface SharedScan {
 
 export function printSharedScan(plans: readonly QueryPlan[], target: SqlTarget): SharedScan {
   const { dialect } = target;
-  // Every plan's dimensions, once each, as the union columns u0, u1, ...
-  const dimensions = [...new Set(plans.flatMap((p) => p.dimensions))];
-  const union = dimensions.filter(isRowFieldDimension);
-  if (union.length !== dimensions.length) throw new Error('a shared scan groups by attributes only');
-  const u = (d: Dimension) => trusted(`u${union.indexOf(d as RowFilterField)}`);
+  // Every plan's dimensions, once each, as the union columns u0, u1, ...: an attribute's labelled value (text), a
+  // time's integer key (print.ts, timeKey), labelled only in the joined rows.
+  const union: Dimension[] = [...new Set(plans.flatMap((p) => p.dimensions))];
+  if (union.some((d) => !isRowFieldDimension(d) && !isTimeDimension(d)))
+    throw new Error('a shared scan groups by attributes and times only');
+  const u = (d: Dimension) => trusted(`u${union.indexOf(d)}`);
+  // The offsets of the plans' zone over the range, where a time groups (sharedScanGroups: one for all).
+  const segments = plans.find((p) => p.segments)?.segments;
+  const timed = (plan: QueryPlan) => (segments ? { ...plan, segments } : plan);
+  /** NULL of a union column's type, and the value standing for "not grouped" where two sides meet. */
+  const typed = (d: Dimension) =>
+    isTimeDimension(d)
+      ? { none: sql`CAST(NULL AS BIGINT)`, absent: sql`-1` }
+      : { none: sql`CAST(NULL AS VARCHAR)`, absent: sql`''` };
+  const meet = (a: string, b: string, d: Dimension) =>
+    sql`coalesce(${trusted(a)}.${u(d)}, ${typed(d).absent}) = coalesce(${trusted(b)}.${u(d)}, ${typed(d).absent})`;
   const member = new Map(plans.map((p, i) => [p, i]));
   // The plans' row filters, one list for all (sharedScanKey).
   const filters = plans[0]!.rowFilters;
@@ -56,7 +67,10 @@ export function printSharedScan(plans: readonly QueryPlan[], target: SqlTarget):
     sessionPlans.some((p) => p.sources.sessions?.from === 'fragments' && p.sources.sessions.pick.by === 'kept-rows');
   const rowReaders = [...revenuePlans, ...(sessionsByRows ? sessionPlans : [])];
   if (rowReaders.length) {
-    const reading = { ...rowReaders[0]!, columns: [...new Set(rowReaders.flatMap((p) => p.columns))] } as QueryPlan;
+    const reading = timed({
+      ...rowReaders[0]!,
+      columns: [...new Set(rowReaders.flatMap((p) => p.columns))],
+    } as QueryPlan);
     ctes.push(sql`base AS (${baseRows(reading, target)})`);
     if (filters.length) ctes.push(keptCte(reading, conditions, dialect));
   }
@@ -74,10 +88,17 @@ export function printSharedScan(plans: readonly QueryPlan[], target: SqlTarget):
     const perRelation = relations.map((relation) => {
       const own = rowPlans.filter((p) => bucketSource(p).relation === relation);
       const dims = rowDims.filter((d) => own.some((p) => p.dimensions.includes(d)));
-      const scoped = scopedBuckets(target, relation, plans[0]!.scope, visitorColumn ? [visitorColumn] : [], [
-        ...dims.map((d) => rowFieldColumns[d]),
-        ...filters.map((f) => rowFieldColumns[f.field as RowFilterField]),
-      ]);
+      const scoped = scopedBuckets(
+        target,
+        relation,
+        plans[0]!.scope,
+        visitorColumn ? [visitorColumn] : [],
+        [
+          ...dims.filter(isRowFieldDimension).map((d) => rowFieldColumns[d]),
+          ...filters.map((f) => rowFieldColumns[f.field as RowFilterField]),
+        ],
+        dims.some(isTimeDimension) ? segments : undefined,
+      );
       // A row filter keeps the bucket rows whose column passes, as it keeps their rows (print.ts, rowMetricsCte).
       const kept = filters.length ? sql` WHERE ${join(conditions, ' AND ')}` : sql``;
       const buckets = sql`SELECT ${join([
@@ -86,7 +107,7 @@ export function printSharedScan(plans: readonly QueryPlan[], target: SqlTarget):
         trusted('pageviews'),
       ])} FROM (${scoped}) scoped${kept}`;
       const columns = dims.map(u);
-      const stacked = rowDims.map((d) => (dims.includes(d) ? u(d) : sql`CAST(NULL AS VARCHAR) AS ${u(d)}`));
+      const stacked = rowDims.map((d) => (dims.includes(d) ? u(d) : sql`${typed(d).none} AS ${u(d)}`));
       const memberOf = memberColumn(own, dims);
       if (preGrouped)
         // One row per set, group and visitor, then counted: the same visitors and pageviews (print.ts, rowMetricsCte).
@@ -131,10 +152,7 @@ export function printSharedScan(plans: readonly QueryPlan[], target: SqlTarget):
         ...[...revenueAggregates].map((a) => trusted(`coalesce(v.${a}, 0) AS ${a}`)),
       ])}
       FROM bucket_metrics p FULL OUTER JOIN revenue_metrics v ON ${join(
-        [
-          trusted('p.member = v.member'),
-          ...revenueDims.map((d) => sql`coalesce(p.${u(d)}, '') = coalesce(v.${u(d)}, '')`),
-        ],
+        [trusted('p.member = v.member'), ...revenueDims.map((d) => meet('p', 'v', d))],
         ' AND ',
       )})`,
       );
@@ -147,7 +165,7 @@ export function printSharedScan(plans: readonly QueryPlan[], target: SqlTarget):
       if (JSON.stringify(p.sources.sessions) !== JSON.stringify(sessionSource))
         throw new Error('a shared scan reads one session source');
     // The sessions of every plan at once: a plan grouped by all their dimensions, each in a slot d<i> in turn.
-    const all = { ...sessionPlans[0]!, dimensions: sessionDims } as QueryPlan;
+    const all = timed({ ...sessionPlans[0]!, dimensions: sessionDims } as QueryPlan);
     ctes.push(sessionsCte(all, sessionSource, target, sessionsByRows));
     ctes.push(sql`session_metrics AS (
       SELECT ${join([
@@ -180,9 +198,7 @@ export function printSharedScan(plans: readonly QueryPlan[], target: SqlTarget):
     ? sql`row_metrics r FULL OUTER JOIN session_metrics s ON ${join(
         [
           trusted('r.member = s.member'),
-          ...rowDims
-            .filter((d) => sessionDims.includes(d))
-            .map((d) => sql`coalesce(r.${u(d)}, '') = coalesce(s.${u(d)}, '')`),
+          ...rowDims.filter((d) => sessionDims.includes(d)).map((d) => meet('r', 's', d)),
         ],
         ' AND ',
       )}`
@@ -192,13 +208,14 @@ export function printSharedScan(plans: readonly QueryPlan[], target: SqlTarget):
   const metrics = [...new Set(plans.flatMap((p) => p.metrics))];
   const joined = sql`SELECT ${join([
     sql`${either('member', sides, anchor === null ? [] : ['anchor.member'])} AS member`,
-    ...union.map(
-      (d) =>
-        sql`${either(
-          `u${union.indexOf(d)}`,
-          sides.filter((side) => side.dims.includes(d)),
-        )} AS ${u(d)}`,
-    ),
+    ...union.map((d) => {
+      const value = either(
+        `u${union.indexOf(d)}`,
+        sides.filter((side) => side.dims.includes(d)),
+      );
+      // A time's label, as the plan's own statement prints it (print.ts, dimensionOutput).
+      return sql`${isTimeDimension(d) ? timeLabel(d, value, dialect) : value} AS ${u(d)}`;
+    }),
     ...metrics.map((m) => sql`${metricSql[m]} AS ${trusted(m)}`),
   ])}
     FROM ${from}`;
@@ -235,7 +252,7 @@ WHERE rn > ${byMember((p) => p.page.offset)} AND rn <= ${byMember((p) => p.page.
           .sort((a, b) => Number(a.rn) - Number(b.rn))
           .map((row) =>
             Object.fromEntries([
-              ...plan.dimensions.map((d, slot) => [`d${slot}`, row[`u${union.indexOf(d as RowFilterField)}`] ?? null]),
+              ...plan.dimensions.map((d, slot) => [`d${slot}`, row[`u${union.indexOf(d)}`] ?? null]),
               ...plan.metrics.map((m) => [m, row[m] ?? null]),
             ]),
           ),

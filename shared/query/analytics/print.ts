@@ -330,7 +330,7 @@ function timeKey(dimension: TimeDimension, localSeconds: Sql, dialect: Dialect):
   return sql`(${day} - (day(${KEY_EPOCH} + ${day} * ${DAY}) - 1))`;
 }
 
-function timeLabel(dimension: TimeDimension, key: Sql, dialect: Dialect): Sql {
+export function timeLabel(dimension: TimeDimension, key: Sql, dialect: Dialect): Sql {
   if (dimension === 'hour') return dialect.formatHour(sql`${KEY_EPOCH} + ${key} * INTERVAL '1' HOUR`);
   if (dimension === 'minute') return dialect.formatTimestamp(sql`${KEY_EPOCH} + ${key} * INTERVAL '1' MINUTE`);
   return sql`CAST(CAST(${KEY_EPOCH} + ${key} * ${DAY} AS DATE) AS VARCHAR)`;

@@ -1,4 +1,4 @@
-import { isRowFieldDimension } from '../../requests/query.js';
+import { isRowFieldDimension, isTimeDimension } from '../../requests/query.js';
 import type { QueryPlan } from './plan.js';
 
 // Which queries of a batch one statement can answer while reading each relation once (print-shared-scan.ts). Trino,
@@ -9,7 +9,8 @@ import type { QueryPlan } from './plan.js';
 /**
  * The key of the queries `plan` may share a statement with, or null where it is printed alone: plans over the same
  * scope and the same row filters (a dashboard's view filters every card alike; no filter on visitors or session
- * pages), grouped by row attributes only (no time, event or session page), their row metrics (visitors, pageviews)
+ * pages), grouped by row attributes and local times (days, weeks, months, hours; no event or session page), their
+ * row metrics (visitors, pageviews)
  * from bucket relations counted by distinct visitor (each relation read once; revenue and conversions from the
  * kept revenue rows, read once for all), their session metrics from the
  * session fragments merged per session (never the session counts), picked by the kept rows or by their path lists. The session sources of one scope are equal: they derive
@@ -20,7 +21,7 @@ export function sharedScanKey(plan: QueryPlan): string | null {
   const { rows, sessions, eventVisitors } = plan.sources;
   const byVisitorOrSession = plan.sessionFilters.length + plan.visitorFilters.length > 0;
   if (byVisitorOrSession || eventVisitors !== null || plan.sessionPages.length > 0) return null;
-  if (!plan.dimensions.every(isRowFieldDimension)) return null;
+  if (!plan.dimensions.every((d) => isRowFieldDimension(d) || (isTimeDimension(d) && d !== 'minute'))) return null;
   if (rows && (rows.from !== 'buckets' || rows.visitors?.count === 'bitmaps')) return null;
   if (sessions && (sessions.from !== 'fragments' || sessions.counts)) return null;
   if (sessions?.from === 'fragments' && sessions.pick.by === 'paths' && sessions.pick.unlistedByRows) return null;
@@ -30,24 +31,28 @@ export function sharedScanKey(plan: QueryPlan): string | null {
 
 /**
  * The plans of `plans` to answer together, as lists of their indexes: those of one sharedScanKey, each set of
- * dimensions once (one grouping set answers one query); a list of one for every other plan. In the order of the
+ * dimensions once (one grouping set answers one query), their times in one zone; a list of one for every other plan. In the order of the
  * plans' first members.
  */
 export function sharedScanGroups(plans: readonly QueryPlan[]): number[][] {
   const groups: number[][] = [];
-  const open = new Map<string, { members: number[]; sets: Set<string> }>();
+  const open = new Map<string, { members: number[]; sets: Set<string>; segments?: string }>();
   plans.forEach((plan, i) => {
     const key = sharedScanKey(plan);
     const set = [...plan.dimensions].sort().join(',');
+    // Times of one statement are in one zone: the offsets over the range of its first plan grouped by time.
+    const segments = plan.segments ? JSON.stringify(plan.segments) : undefined;
     const group = key === null ? undefined : open.get(key);
-    if (group && !group.sets.has(set)) {
+    const sameZone = !segments || group?.segments === undefined || group.segments === segments;
+    if (group && !group.sets.has(set) && sameZone) {
       group.members.push(i);
       group.sets.add(set);
+      group.segments ??= segments;
       return;
     }
     const members = [i];
     groups.push(members);
-    if (key !== null && !group) open.set(key, { members, sets: new Set([set]) });
+    if (key !== null && !group) open.set(key, { members, sets: new Set([set]), ...(segments ? { segments } : {}) });
   });
   return groups;
 }
