@@ -561,9 +561,10 @@ function batchedLoadsSection(f: BenchFigures): string[] {
       `/v1/query/batch, merged into statements of up to 12 queries (docs/API.md), the other requests alone, all at ` +
       `once (${ids}); ${loads.length} times, result reuse and the answer cache off, billed as above. A merged ` +
       'statement lists each day partition it reads once and pays one 10 MB minimum, and the queries over one range ' +
-      'and filters, grouped by attributes or by nothing (here totals, top_pages, top_referrers, countries, ' +
-      'devices and country_device), share one read of each relation (a shared scan, docs/API.md); on this 2-core ' +
-      'machine its branches share the two cores, so its time is about the sum of theirs.',
+      'and filters, grouped by attributes, local times or nothing, share one read of each relation (a shared scan, ' +
+      'docs/API.md: here totals, top_pages, top_referrers, countries, devices and country_device; revenue, by ' +
+      'country as countries is, runs beside them, as one grouping set answers one query); on this 2-core machine ' +
+      'its branches share the two cores, so its time is about the sum of theirs.',
     '',
     ...loadTable(loads),
   ];
