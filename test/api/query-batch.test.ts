@@ -246,6 +246,7 @@ describe('EngineRunner.rowsOfEach where the engine merges statements (as Athena 
         { metrics: ['visitors', 'bounce_rate'], dimensions: ['referrer'], limit: 3 },
         { metrics: ['visitors'], dimensions: ['country'], sort: { field: 'country', order: 'desc' } },
         { metrics: ['visitors', 'pageviews'], dimensions: ['date'] },
+        { metrics: ['visitors'], dimensions: ['event'] },
         { metrics: ['pageviews', 'visits'], dimensions: ['browser', 'os'], limit: 2, offset: 1 },
       ].map((body) => ({ domain, date_range: JOURNEYS_RANGE, ...body }));
       // Refused: the merged statement (its shared scan then runs alone), or every statement answering several.
@@ -272,7 +273,7 @@ describe('EngineRunner.rowsOfEach where the engine merges statements (as Athena 
         expect(await runner.rowsOfEach(statements, sharedScans(plans, runner.target))).toEqual(alone);
         expect(alone.filter((rows) => rows.length > 1).length).toBeGreaterThan(2);
         const [first] = run.mock.calls[0]!;
-        // The four cards by attributes or none in one shared scan, the daily one beside it: two branches.
+        // The five cards by attributes, days or nothing in one shared scan, the one by event beside it: two branches.
         expect(first.sql).toContain('GROUPING SETS');
         expect(first.sql.split(' AS batch_statement,').length - 1).toBe(2);
         expect(run).toHaveBeenCalledTimes(calls);

@@ -1,4 +1,3 @@
-import type { SqlRow } from '../../engines/engine.js';
 import { isRowFieldDimension, isTimeDimension, type Dimension, type Metric } from '../../requests/query.js';
 import type { RowFilterField } from '../../requests/filters.js';
 import type { BatchedStatement } from '../sql/statement-batch.js';
@@ -25,7 +24,7 @@ export interface SharedScan {
   /** One statement, as a batch of statements takes it (statement-batch.ts). */
   statement: BatchedStatement;
   /** The statement's rows as each plan's own, in the plans' order. */
-  split(rows: readonly SqlRow[]): SqlRow[][];
+  split<Row extends Record<string, unknown>>(rows: readonly Row[]): Row[][];
 }
 
 export function printSharedScan(plans: readonly QueryPlan[], target: SqlTarget): SharedScan {
@@ -243,18 +242,19 @@ WHERE rn > ${byMember((p) => p.page.offset)} AND rn <= ${byMember((p) => p.page.
         { column: 'rn', direction: 'asc' },
       ],
     },
-    split(rows) {
+    split<Row extends Record<string, unknown>>(rows: readonly Row[]) {
       for (const row of rows)
         if (row.member === null || !(Number(row.member) in plans)) throw new Error('a shared scan row of no query');
       return plans.map((plan, i) =>
         rows
           .filter((row) => Number(row.member) === i)
           .sort((a, b) => Number(a.rn) - Number(b.rn))
-          .map((row) =>
-            Object.fromEntries([
-              ...plan.dimensions.map((d, slot) => [`d${slot}`, row[`u${union.indexOf(d)}`] ?? null]),
-              ...plan.metrics.map((m) => [m, row[m] ?? null]),
-            ]),
+          .map(
+            (row) =>
+              Object.fromEntries([
+                ...plan.dimensions.map((d, slot) => [`d${slot}`, row[`u${union.indexOf(d)}`] ?? null]),
+                ...plan.metrics.map((m) => [m, row[m] ?? null]),
+              ]) as Row,
           ),
       );
     },
