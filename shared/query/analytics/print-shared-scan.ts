@@ -10,15 +10,17 @@ import { isRevenueAggregate, type OrderTerm, type QueryPlan } from './plan.js';
 import type { RowSource, SessionSource } from './sources.js';
 
 // Prints plans of one shared scan (shared-scan.ts) as one statement that reads each relation once:
+//   base, kept       where revenue or the sessions picked by the kept rows read them, the event rows (as print.ts
+//                    prints them)
 //   row_metrics      visitors and pageviews from one read of each bucket relation (its rows the filters keep),
-//                    GROUP BY GROUPING SETS, a set per plan asking for them
-//   base, kept       with filters, the rows that pick the sessions (as print.ts prints them), where path lists do not
+//                    GROUP BY GROUPING SETS, a set per plan asking for them; with revenue, joined per set and group
+//                    with revenue and conversions from the kept revenue rows (bucket_metrics, revenue_metrics)
 //   sessions         every kept session of the range merged from its fragments once, with each dimension's value
 //   session_metrics  sessions, bounces and mean duration, GROUPING SETS, a set per plan asking for them
-// joined per grouping set (`gid`, grouping()'s bits) and values, each plan's rows numbered in its own order and
+// joined per plan (`member`, named by grouping()'s bits) and group, each plan's rows numbered in its own order and
 // paged, then split back: each plan's rows as printAnalyticsQuery's statement alone gives them, the same values by
-// the same expressions (metricSql), grouped alike. Only attributes group (no time), so every grouped value is a
-// labelled, non-NULL string and NULL stands for "not grouped".
+// the same expressions (metricSql), grouped alike. An attribute groups by its labelled value, never NULL or '', a
+// time by its integer key, never negative, labelled once joined: NULL stands for "not grouped".
 
 export interface SharedScan {
   /** One statement, as a batch of statements takes it (statement-batch.ts). */
