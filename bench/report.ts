@@ -563,7 +563,8 @@ function batchedLoadsSection(f: BenchFigures): string[] {
       'statement lists each day partition it reads once and pays one 10 MB minimum, and the queries over one range ' +
       'and filters, grouped by attributes, local times or nothing, share one read of each relation (a shared scan, ' +
       'docs/API.md: here totals, top_pages, top_referrers, countries, devices and country_device; revenue, by ' +
-      'country as countries is, runs beside them, as one grouping set answers one query); on this 2-core machine ' +
+      'country as countries is but with revenue rows, runs beside them, as a grouping set holds the groups of ' +
+      'every side it reads); on this 2-core machine ' +
       'its branches share the two cores, so its time is about the sum of theirs.',
     '',
     ...loadTable(loads),

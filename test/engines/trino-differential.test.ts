@@ -154,6 +154,8 @@ describe.skipIf(!trino)('the Athena engine on Trino answers exactly as DuckDB do
           { metrics: ['visitors', 'pageviews', 'bounce_rate', 'avg_session_duration'] },
           { metrics: ['visitors', 'bounce_rate'], dimensions: ['referrer'], limit: 5 },
           { metrics: ['visitors'], dimensions: ['country'], limit: 3, offset: 1 },
+          // A map beside the card: the same grouping set, another order and page.
+          { metrics: ['visitors', 'pageviews'], dimensions: ['country'], sort: { field: 'country', order: 'asc' } },
           { metrics: ['visitors', 'bounce_rate', 'avg_session_duration', 'visits'], dimensions: ['device'] },
           {
             metrics: ['visitors', 'pageviews'],
@@ -186,7 +188,7 @@ describe.skipIf(!trino)('the Athena engine on Trino answers exactly as DuckDB do
         expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(200);
         expect(res.body.results.map(answer), context).toEqual(alone);
         expect(alone.filter((a) => (a as { data: unknown[] }).data.length > 1).length, context).toBeGreaterThan(2);
-        // Unfiltered, nine cards (a chart by day among them) read the pageview buckets, two (one below the layout)
+        // Unfiltered, ten cards (a chart by day among them) read the pageview buckets, two (one below the layout)
         // the page buckets, six the sessions: one shared scan reads each once. Filtered, the cards whose bucket
         // relation holds the filtered column share it (the others read raw rows, and their sessions, alone).
         const statements = run.mock.calls.map(([query]) => query.sql).join('\n');

@@ -6,7 +6,7 @@ import type { SqlTarget } from '../../shared/query/sql/target.js';
 import { duckdbDialect } from '../../shared/query/sql/dialects.js';
 import { printAnalyticsQuery } from '../../shared/query/analytics/print.js';
 import { planAnalyticsQuery, type QueryPlan } from '../../shared/query/analytics/plan.js';
-import { sharedScanGroups, sharedScanKey } from '../../shared/query/analytics/shared-scan.js';
+import { sharedScanGroups, sharedScanKey, sidesOf } from '../../shared/query/analytics/shared-scan.js';
 import { printSharedScan } from '../../shared/query/analytics/print-shared-scan.js';
 import { isRowFilter, rowFilterFields, type Filter } from '../../shared/requests/filters.js';
 import {
@@ -129,6 +129,7 @@ async function answeredBoth(plans: QueryPlan[], target: SqlTarget) {
   let shared = 0;
   let sharedRevenue = 0;
   let sharedTimes = 0;
+  let sharedSets = 0;
   for (const group of sharedScanGroups(plans)) {
     if (group.length === 1) {
       together[group[0]!] = alone[group[0]!]!.rows;
@@ -137,6 +138,8 @@ async function answeredBoth(plans: QueryPlan[], target: SqlTarget) {
     shared += group.length;
     sharedRevenue += group.filter((i) => plans[i]!.metrics.some((m) => m === 'revenue' || m === 'conversions')).length;
     sharedTimes += group.filter((i) => plans[i]!.dimensions.some(isTimeDimension)).length;
+    const shapes = group.map((i) => `${[...plans[i]!.dimensions].sort().join(',')}|${sidesOf(plans[i]!)}`);
+    sharedSets += shapes.filter((shape, n) => shapes.indexOf(shape) !== n).length;
     const scan = printSharedScan(
       group.map((i) => plans[i]!),
       target,
@@ -144,7 +147,7 @@ async function answeredBoth(plans: QueryPlan[], target: SqlTarget) {
     const rows = scan.split((await api.engine.run(scan.statement.query)).rows);
     group.forEach((i, n) => (together[i] = rows[n]!));
   }
-  return { alone: alone.map((a) => a.rows), together, shared, sharedRevenue, sharedTimes };
+  return { alone: alone.map((a) => a.rows), together, shared, sharedRevenue, sharedTimes, sharedSets };
 }
 
 describe('a shared scan', () => {
@@ -153,6 +156,7 @@ describe('a shared scan', () => {
     let filtered = 0;
     let withRevenue = 0;
     let withTimes = 0;
+    let setsShared = 0;
     await fc.assert(
       fc.asyncProperty(batchArbitrary, async (batch) => {
         const range = rangeOfDates(batch.range[0]!, batch.range[1]!, batch.timeZone);
@@ -165,6 +169,7 @@ describe('a shared scan', () => {
         if (batch.filters.length) filtered += answers.shared;
         withRevenue += answers.sharedRevenue;
         withTimes += answers.sharedTimes;
+        setsShared += answers.sharedSets;
         expect(answers.together).toEqual(answers.alone);
       }),
       { numRuns: 100, seed: 42 },
@@ -174,6 +179,8 @@ describe('a shared scan', () => {
     expect(filtered).toBeGreaterThan(30);
     expect(withRevenue).toBeGreaterThan(20);
     expect(withTimes).toBeGreaterThan(20);
+    // Queries grouped alike in one grouping set, each in its own order and page.
+    expect(setsShared).toBeGreaterThan(20);
   }, 240_000);
 
   it('reads each relation once, and answers a range without events as each query alone', async () => {
@@ -230,10 +237,19 @@ describe('a shared scan', () => {
     expect(keyOf({ metrics: ['revenue'] })).toBeNull();
     expect(keyOf({ metrics: ['visitors', 'revenue'], dimensions: ['country'] })).toBe(keyOf({}));
     expect(keyOf({ range: rangeOfDates(days[2]!, days[6]!, 'UTC') })).not.toBe(keyOf({}));
-    // One grouping set answers one query: the same dimensions twice are two statements.
-    const plan = (dimensions: Dimension[]) => planAnalyticsQuery(queryOver(range, { dimensions }), asOnS3);
+    // Queries grouped alike share their grouping set where they read the same sides: with session metrics beside
+    // visitors alone, a set would give the latter the groups of sessions without pageviews.
+    const plan = (dimensions: Dimension[], metrics: Metric[] = ['visitors']) =>
+      planAnalyticsQuery(queryOver(range, { dimensions, metrics }), asOnS3);
     expect(
-      sharedScanGroups([plan(['country']), plan(['device']), plan(['device', 'country']), plan(['country', 'device'])]),
-    ).toEqual([[0, 1, 2], [3]]);
+      sharedScanGroups([
+        plan(['country']),
+        plan(['device']),
+        plan(['device', 'country']),
+        plan(['country', 'device']),
+        plan(['country'], ['visitors', 'bounce_rate']),
+        plan(['country'], ['pageviews']),
+      ]),
+    ).toEqual([[0, 1, 2, 3, 5], [4]]);
   });
 });

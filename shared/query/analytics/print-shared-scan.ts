@@ -7,6 +7,7 @@ import { rowFieldColumns, rowPredicate } from '../scope/filters.js';
 import { scopedBuckets } from '../derived/pageview-buckets.js';
 import { baseRows, keptCte, metricSql, rowDimension, sessionsCte, timeLabel } from './print.js';
 import { isRevenueAggregate, type OrderTerm, type QueryPlan } from './plan.js';
+import { sidesOf } from './shared-scan.js';
 import type { RowSource, SessionSource } from './sources.js';
 
 // Prints plans of one shared scan (shared-scan.ts) as one statement that reads each relation once:
@@ -17,7 +18,7 @@ import type { RowSource, SessionSource } from './sources.js';
 //                    with revenue and conversions from the kept revenue rows (bucket_metrics, revenue_metrics)
 //   sessions         every kept session of the range merged from its fragments once, with each dimension's value
 //   session_metrics  sessions, bounces and mean duration, GROUPING SETS, a set per plan asking for them
-// joined per plan (`member`, named by grouping()'s bits) and group, each plan's rows numbered in its own order and
+// joined per grouping set (named by grouping()'s bits) and group, each plan's rows numbered in its own order and
 // paged, then split back: each plan's rows as printAnalyticsQuery's statement alone gives them, the same values by
 // the same expressions (metricSql), grouped alike. An attribute groups by its labelled value, never NULL or '', a
 // time by its integer key, never negative, labelled once joined: NULL stands for "not grouped".
@@ -47,7 +48,13 @@ export function printSharedScan(plans: readonly QueryPlan[], target: SqlTarget):
       : { none: sql`CAST(NULL AS VARCHAR)`, absent: sql`''` };
   const meet = (a: string, b: string, d: Dimension) =>
     sql`coalesce(${trusted(a)}.${u(d)}, ${typed(d).absent}) = coalesce(${trusted(b)}.${u(d)}, ${typed(d).absent})`;
-  const member = new Map(plans.map((p, i) => [p, i]));
+  // One grouping set per set of dimensions and of sides read (rows, revenue, sessions): plans of one set read its
+  // groups, each in its own order and page (a map and a card by country).
+  const shapeOf = (p: QueryPlan) => `${[...p.dimensions].sort().join(',')}|${sidesOf(p)}`;
+  const shapes = [...new Set(plans.map(shapeOf))];
+  const setOf = (p: QueryPlan) => shapes.indexOf(shapeOf(p));
+  /** `ps`, one plan of each grouping set. */
+  const oneEach = (ps: readonly QueryPlan[]) => ps.filter((p, i) => ps.findIndex((q) => setOf(q) === setOf(p)) === i);
   // The plans' row filters, one list for all (sharedScanKey).
   const filters = plans[0]!.rowFilters;
   const conditions = filters.map((f) => rowPredicate(f, dialect));
@@ -109,21 +116,21 @@ export function printSharedScan(plans: readonly QueryPlan[], target: SqlTarget):
       ])} FROM (${scoped}) scoped${kept}`;
       const columns = dims.map(u);
       const stacked = rowDims.map((d) => (dims.includes(d) ? u(d) : sql`${typed(d).none} AS ${u(d)}`));
-      const memberOf = memberColumn(own, dims);
+      const setColumn = groupingSetColumn(own, dims);
       if (preGrouped)
         // One row per set, group and visitor, then counted: the same visitors and pageviews (print.ts, rowMetricsCte).
-        return sql`SELECT ${join([trusted('member'), ...stacked, sql`count(*) AS visitors`, sql`CAST(sum(visitor_pageviews) AS BIGINT) AS pageviews`])}
-      FROM (SELECT ${join([sql`${memberOf} AS member`, ...columns, trusted('visitor'), sql`sum(pageviews) AS visitor_pageviews`])}
-        FROM (${buckets}) buckets GROUP BY GROUPING SETS (${join(own.map((p) => groupingSet(p.dimensions, [trusted('visitor')])))})) per_visitor
-      GROUP BY ${join([trusted('member'), ...columns])}`;
-      return sql`SELECT ${join([trusted('member'), ...stacked, ...[...aggregates].sort().map((a) => trusted(a))])}
+        return sql`SELECT ${join([trusted('grouping_set'), ...stacked, sql`count(*) AS visitors`, sql`CAST(sum(visitor_pageviews) AS BIGINT) AS pageviews`])}
+      FROM (SELECT ${join([sql`${setColumn} AS grouping_set`, ...columns, trusted('visitor'), sql`sum(pageviews) AS visitor_pageviews`])}
+        FROM (${buckets}) buckets GROUP BY GROUPING SETS (${join(oneEach(own).map((p) => groupingSet(p.dimensions, [trusted('visitor')])))})) per_visitor
+      GROUP BY ${join([trusted('grouping_set'), ...columns])}`;
+      return sql`SELECT ${join([trusted('grouping_set'), ...stacked, ...[...aggregates].sort().map((a) => trusted(a))])}
       FROM (SELECT ${join([
-        sql`${memberOf} AS member`,
+        sql`${setColumn} AS grouping_set`,
         ...columns,
         ...(aggregates.has('visitors') ? [sql`count(DISTINCT visitor) AS visitors`] : []),
         ...(aggregates.has('pageviews') ? [sql`CAST(sum(pageviews) AS BIGINT) AS pageviews`] : []),
       ])}
-      FROM (${buckets}) buckets GROUP BY GROUPING SETS (${join(own.map((p) => groupingSet(p.dimensions)))})) grouped`;
+      FROM (${buckets}) buckets GROUP BY GROUPING SETS (${join(oneEach(own).map((p) => groupingSet(p.dimensions)))})) grouped`;
     });
     const stackedBuckets = join(perRelation, '\n      UNION ALL\n      ');
     if (revenuePlans.length === 0) ctes.push(sql`row_metrics AS (${stackedBuckets})`);
@@ -135,17 +142,17 @@ export function printSharedScan(plans: readonly QueryPlan[], target: SqlTarget):
         sql`bucket_metrics AS (${stackedBuckets})`,
         sql`revenue_metrics AS (
       SELECT ${join([
-        sql`${memberColumn(revenuePlans, revenueDims)} AS member`,
+        sql`${groupingSetColumn(revenuePlans, revenueDims)} AS grouping_set`,
         ...revenueColumns,
         ...(revenueAggregates.has('revenue') ? [sql`${dialect.exactSum(trusted('amount_cents'))} AS revenue`] : []),
         ...(revenueAggregates.has('conversions') ? [sql`count(DISTINCT visitor_id) AS conversions`] : []),
       ])}
       FROM (SELECT ${join([...revenueDims.map((d) => sql`${rowDimension(d, dialect)} AS ${u(d)}`), ...(revenueAggregates.has('revenue') ? [trusted('amount_cents')] : []), trusted('visitor_id')])}
         FROM ${keptRows} WHERE type = 'revenue') revenue_rows
-      GROUP BY GROUPING SETS (${join(revenuePlans.map((p) => groupingSet(p.dimensions)))}))`,
+      GROUP BY GROUPING SETS (${join(oneEach(revenuePlans).map((p) => groupingSet(p.dimensions)))}))`,
         sql`row_metrics AS (
       SELECT ${join([
-        sql`coalesce(p.member, v.member) AS member`,
+        sql`coalesce(p.grouping_set, v.grouping_set) AS grouping_set`,
         ...rowDims.map((d) =>
           revenueDims.includes(d) ? sql`coalesce(p.${u(d)}, v.${u(d)}) AS ${u(d)}` : sql`p.${u(d)} AS ${u(d)}`,
         ),
@@ -153,7 +160,7 @@ export function printSharedScan(plans: readonly QueryPlan[], target: SqlTarget):
         ...[...revenueAggregates].map((a) => trusted(`coalesce(v.${a}, 0) AS ${a}`)),
       ])}
       FROM bucket_metrics p FULL OUTER JOIN revenue_metrics v ON ${join(
-        [trusted('p.member = v.member'), ...revenueDims.map((d) => meet('p', 'v', d))],
+        [trusted('p.grouping_set = v.grouping_set'), ...revenueDims.map((d) => meet('p', 'v', d))],
         ' AND ',
       )})`,
       );
@@ -170,14 +177,14 @@ export function printSharedScan(plans: readonly QueryPlan[], target: SqlTarget):
     ctes.push(sessionsCte(all, sessionSource, target, sessionsByRows));
     ctes.push(sql`session_metrics AS (
       SELECT ${join([
-        sql`${memberColumn(sessionPlans, sessionDims)} AS member`,
+        sql`${groupingSetColumn(sessionPlans, sessionDims)} AS grouping_set`,
         ...sessionDims.map(u),
         sql`count(*) AS sessions`,
         sql`count(*) FILTER (WHERE pageviews = 1) AS bounces`,
         sql`avg(duration_ms) AS duration_ms`,
       ])}
       FROM (SELECT ${join([...sessionDims.map((d, i) => sql`${trusted(`d${i}`)} AS ${u(d)}`), trusted('pageviews'), trusted('duration_ms')])} FROM sessions) sessions_by_value
-      GROUP BY GROUPING SETS (${join(sessionPlans.map((p) => groupingSet(p.dimensions)))}))`);
+      GROUP BY GROUPING SETS (${join(oneEach(sessionPlans).map((p) => groupingSet(p.dimensions)))}))`);
   }
 
   // Row and session metrics meet per plan and group, as each plan's statement joins them (fromClause in print.ts):
@@ -189,7 +196,7 @@ export function printSharedScan(plans: readonly QueryPlan[], target: SqlTarget):
     ...(sessionSource ? [{ alias: 's', dims: sessionDims }] : []),
   ];
   const undimensioned = rowPlans.find((p) => p.dimensions.length === 0);
-  const anchor = preGrouped && undimensioned ? member.get(undimensioned)! : null;
+  const anchor = preGrouped && undimensioned ? setOf(undimensioned) : null;
   const either = (column: string, having: typeof sides, extra: string[] = []) => {
     const values = [...having.map(({ alias }) => `${alias}.${column}`), ...extra];
     return trusted(values.length === 1 ? values[0]! : `coalesce(${values.join(', ')})`);
@@ -198,17 +205,17 @@ export function printSharedScan(plans: readonly QueryPlan[], target: SqlTarget):
   let from = both
     ? sql`row_metrics r FULL OUTER JOIN session_metrics s ON ${join(
         [
-          trusted('r.member = s.member'),
+          trusted('r.grouping_set = s.grouping_set'),
           ...rowDims.filter((d) => sessionDims.includes(d)).map((d) => meet('r', 's', d)),
         ],
         ' AND ',
       )}`
     : sql`${trusted(rowPlans.length ? 'row_metrics r' : 'session_metrics s')}`;
   if (anchor !== null)
-    from = sql`${from} FULL OUTER JOIN (VALUES (${integer(anchor)})) AS anchor(member) ON anchor.member = ${either('member', sides)}`;
+    from = sql`${from} FULL OUTER JOIN (VALUES (${integer(anchor)})) AS anchor(grouping_set) ON anchor.grouping_set = ${either('grouping_set', sides)}`;
   const metrics = [...new Set(plans.flatMap((p) => p.metrics))];
   const joined = sql`SELECT ${join([
-    sql`${either('member', sides, anchor === null ? [] : ['anchor.member'])} AS member`,
+    sql`${either('grouping_set', sides, anchor === null ? [] : ['anchor.grouping_set'])} AS grouping_set`,
     ...union.map((d) => {
       const value = either(
         `u${union.indexOf(d)}`,
@@ -229,10 +236,12 @@ export function printSharedScan(plans: readonly QueryPlan[], target: SqlTarget):
       ' ',
     )} END`;
   const outputs = [trusted('member'), ...union.map(u), ...metrics.map((m) => trusted(m))];
+  // Each set's groups once per plan of the set, numbered as that plan orders them.
+  const members = join(plans.map((p, i) => sql`(${integer(setOf(p))}, ${integer(i)})`));
   const statement = print(sql`WITH ${join(ctes, ',\n')}
 SELECT ${join([...outputs, trusted('rn')])} FROM (
   SELECT ${join([...outputs, sql`row_number() OVER (PARTITION BY member${keys.length ? sql` ORDER BY ${join(keys)}` : sql``}) AS rn`])}
-  FROM (${joined}) joined) numbered
+  FROM (${joined}) joined JOIN (VALUES ${members}) AS members(set_of_member, member) ON members.set_of_member = joined.grouping_set) numbered
 WHERE rn > ${byMember((p) => p.page.offset)} AND rn <= ${byMember((p) => p.page.offset + p.page.limit + 1)}`);
 
   return {
@@ -268,15 +277,15 @@ WHERE rn > ${byMember((p) => p.page.offset)} AND rn <= ${byMember((p) => p.page.
   }
 
   /**
-   * Which plan a group of one side answers: grouping() of the side's columns (a bit per column, the first the
-   * highest, set where the column is not grouped) names its set, and each set is one plan's.
+   * Which grouping set a group of one side belongs to: grouping() of the side's columns (a bit per column, the first
+   * the highest, set where the column is not grouped) names it.
    */
-  function memberColumn(sidePlans: readonly QueryPlan[], dims: readonly Dimension[]): Sql {
-    if (dims.length === 0) return integer(member.get(sidePlans[0]!)!);
+  function groupingSetColumn(sidePlans: readonly QueryPlan[], dims: readonly Dimension[]): Sql {
+    if (dims.length === 0) return integer(setOf(sidePlans[0]!));
     const bits = (p: QueryPlan) =>
       dims.reduce((set, d, i) => (p.dimensions.includes(d) ? set : set | (1 << (dims.length - 1 - i))), 0);
     return sql`CASE grouping(${join(dims.map(u))}) ${join(
-      sidePlans.map((p) => sql`WHEN ${integer(bits(p))} THEN ${integer(member.get(p)!)}`),
+      oneEach(sidePlans).map((p) => sql`WHEN ${integer(bits(p))} THEN ${integer(setOf(p))}`),
       ' ',
     )} END`;
   }

@@ -1,5 +1,5 @@
 import { isRowFieldDimension, isTimeDimension } from '../../requests/query.js';
-import type { QueryPlan } from './plan.js';
+import { isRevenueAggregate, type QueryPlan } from './plan.js';
 
 // Which queries of a batch one statement can answer while reading each relation once (print-shared-scan.ts). Trino,
 // and so Athena, reads a relation again at every reference, merged statements included (statement-batch.ts): a
@@ -14,8 +14,8 @@ import type { QueryPlan } from './plan.js';
  * from bucket relations counted by distinct visitor (each relation read once; revenue and conversions from the
  * kept revenue rows, read once for all), their session metrics from the
  * session fragments merged per session (never the session counts), picked by the kept rows or by their path lists. The session sources of one scope are equal: they derive
- * from the range and the catalog alone. Plans of one key answer apart unless their sets of dimensions differ
- * (sharedScanGroups).
+ * from the range and the catalog alone. Plans of one key answer together unless two grouped alike read different
+ * sides (sharedScanGroups).
  */
 export function sharedScanKey(plan: QueryPlan): string | null {
   const { rows, sessions, eventVisitors } = plan.sources;
@@ -30,29 +30,40 @@ export function sharedScanKey(plan: QueryPlan): string | null {
 }
 
 /**
- * The plans of `plans` to answer together, as lists of their indexes: those of one sharedScanKey, each set of
- * dimensions once (one grouping set answers one query), their times in one zone; a list of one for every other plan. In the order of the
+ * The plans of `plans` to answer together, as lists of their indexes: those of one sharedScanKey whose plans of the
+ * same dimensions read the same sides (sidesOf), their times in one zone; a list of one for every other plan. In the order of the
  * plans' first members.
  */
 export function sharedScanGroups(plans: readonly QueryPlan[]): number[][] {
   const groups: number[][] = [];
-  const open = new Map<string, { members: number[]; sets: Set<string>; segments?: string }>();
+  const open = new Map<string, { members: number[]; sets: Map<string, string>; segments?: string }>();
   plans.forEach((plan, i) => {
     const key = sharedScanKey(plan);
     const set = [...plan.dimensions].sort().join(',');
+    const sides = sidesOf(plan);
     // Times of one statement are in one zone: the offsets over the range of its first plan grouped by time.
     const segments = plan.segments ? JSON.stringify(plan.segments) : undefined;
     const group = key === null ? undefined : open.get(key);
     const sameZone = !segments || group?.segments === undefined || group.segments === segments;
-    if (group && !group.sets.has(set) && sameZone) {
+    if (group && (group.sets.get(set) ?? sides) === sides && sameZone) {
       group.members.push(i);
-      group.sets.add(set);
+      group.sets.set(set, sides);
       group.segments ??= segments;
       return;
     }
     const members = [i];
     groups.push(members);
-    if (key !== null && !group) open.set(key, { members, sets: new Set([set]), ...(segments ? { segments } : {}) });
+    if (key !== null && !group)
+      open.set(key, { members, sets: new Map([[set, sides]]), ...(segments ? { segments } : {}) });
   });
   return groups;
+}
+
+/**
+ * The sides of a statement a plan's groups come from (row metrics, revenue, sessions): plans grouped alike share a
+ * grouping set only where they read the same sides, as a side adds the groups only it holds.
+ */
+export function sidesOf(plan: QueryPlan): string {
+  const { rows, sessions } = plan.sources;
+  return [rows !== null, plan.rowAggregates.some(isRevenueAggregate), sessions !== null].join(',');
 }
