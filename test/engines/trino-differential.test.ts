@@ -203,6 +203,14 @@ describe.skipIf(!trino)('the Athena engine on Trino answers exactly as DuckDB do
         const shared = filters.length ? ['pageview_buckets', 'page_buckets'] : ['page_buckets', 'session_fragments'];
         for (const relation of shared) expect(reads(relation), `${context} ${relation}`).toBeLessThanOrEqual(1);
         if (filters.length === 0) expect(reads('pageview_buckets'), context).toBe(1);
+        // The chart and the weeks among them: the shared statement groups by local time.
+        const sharedStatements = run.mock.calls
+          .map(([query]) => query.sql)
+          .filter((sql) => sql.includes('GROUPING SETS'));
+        expect(
+          sharedStatements.some((sql) => sql.includes('local_s')),
+          context,
+        ).toBe(true);
       }
       // Visitors alone (distinct visitors beside no sum) and a range without events: the grouping sets' empty set.
       const token = await tokens[generatedDomain]!();

@@ -88,6 +88,8 @@ const queryShape = fc
       fc.constant<Dimension[]>(['page']),
       fc.constant<Dimension[]>(['page', 'referrer']),
       fc.constantFrom<Dimension[]>(['date'], ['hour'], ['week'], ['month'], ['date', 'country'], ['page', 'hour']),
+      // Dimensions in another order than the subarrays': one grouping set for both orders.
+      fc.constantFrom<Dimension[]>(['device', 'country'], ['os', 'browser'], ['country', 'date']),
     ),
     sortBy: fc.nat(6),
     order: fc.constantFrom<'asc' | 'desc'>('asc', 'desc'),
@@ -206,12 +208,18 @@ describe('a shared scan', () => {
       expect(answers.together).toEqual(answers.alone);
       expect(answers.alone[0]).toEqual([{ visitors: 0, pageviews: 0, bounce_rate: 0, avg_session_duration: 0 }]);
       // Without session metrics, the counts of visitors alone give the undimensioned query its row.
-      const rowsOnly = [query(['visitors', 'pageviews'], []), query(['visitors', 'pageviews'], ['country'])];
+      // Two of them without dimensions share the anchored set; a day groups nothing either.
+      const rowsOnly = [
+        query(['visitors', 'pageviews'], []),
+        query(['visitors', 'pageviews'], ['country']),
+        query(['visitors'], []),
+        query(['visitors', 'pageviews'], ['date']),
+      ];
       const counted = await answeredBoth(
         rowsOnly.map((q) => planAnalyticsQuery(q, asOnS3)),
         target,
       );
-      expect(counted.shared).toBe(2);
+      expect(counted.shared).toBe(4);
       expect(counted.together).toEqual(counted.alone);
       expect(counted.alone[0]).toEqual([{ visitors: 0, pageviews: 0 }]);
     }

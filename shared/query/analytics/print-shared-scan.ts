@@ -53,6 +53,12 @@ export function printSharedScan(plans: readonly QueryPlan[], target: SqlTarget):
   const shapeOf = (p: QueryPlan) => `${[...p.dimensions].sort().join(',')}|${sidesOf(p)}`;
   const shapes = [...new Set(plans.map(shapeOf))];
   const setOf = (p: QueryPlan) => shapes.indexOf(shapeOf(p));
+  // What sharedScanGroups holds to: one zone for the times, the same sides for plans grouped alike (a set of
+  // dimensions twice in GROUPING SETS would give its groups twice). A row of no plan stops the split.
+  const zones = new Set(plans.flatMap((p) => (p.segments ? [JSON.stringify(p.segments)] : [])));
+  const dimensionSets = shapes.map((shape) => shape.split('|')[0]);
+  if (zones.size > 1 || new Set(dimensionSets).size < dimensionSets.length)
+    throw new Error('a shared scan groups in one zone, each set of dimensions from the same sides');
   /** `ps`, one plan of each grouping set. */
   const oneEach = (ps: readonly QueryPlan[]) => ps.filter((p, i) => ps.findIndex((q) => setOf(q) === setOf(p)) === i);
   // The plans' row filters, one list for all (sharedScanKey).
@@ -241,8 +247,8 @@ export function printSharedScan(plans: readonly QueryPlan[], target: SqlTarget):
   const statement = print(sql`WITH ${join(ctes, ',\n')}
 SELECT ${join([...outputs, trusted('rn')])} FROM (
   SELECT ${join([...outputs, sql`row_number() OVER (PARTITION BY member${keys.length ? sql` ORDER BY ${join(keys)}` : sql``}) AS rn`])}
-  FROM (${joined}) joined JOIN (VALUES ${members}) AS members(set_of_member, member) ON members.set_of_member = joined.grouping_set) numbered
-WHERE rn > ${byMember((p) => p.page.offset)} AND rn <= ${byMember((p) => p.page.offset + p.page.limit + 1)}`);
+  FROM (${joined}) joined LEFT JOIN (VALUES ${members}) AS members(set_of_member, member) ON members.set_of_member = joined.grouping_set) numbered
+WHERE member IS NULL OR (rn > ${byMember((p) => p.page.offset)} AND rn <= ${byMember((p) => p.page.offset + p.page.limit + 1)})`);
 
   return {
     statement: {
