@@ -255,14 +255,17 @@ interface Run {
   split(rows: readonly SqlRow[]): SqlRow[][];
 }
 
+/** The rows of a statement answering one query: its answer. */
+const ownRows = (rows: readonly SqlRow[]): SqlRow[][] => [[...rows]];
+
 /** The statement of query `i` alone. */
 function queryUnit(i: number, statements: readonly BatchedStatement[]): Unit {
-  return { members: [i], statement: statements[i]!, split: (rows) => [[...rows]] };
+  return { members: [i], statement: statements[i]!, split: ownRows };
 }
 
 /** A statement answering one query. */
 function alone(query: SqlQuery): Run {
-  return { query, split: (rows) => [[...rows]] };
+  return { query, split: ownRows };
 }
 
 /** Units as one statement: a unit's own, or their merge (statement-batch.ts), each unit's rows split again. */

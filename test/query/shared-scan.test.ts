@@ -6,7 +6,7 @@ import type { SqlTarget } from '../../shared/query/sql/target.js';
 import { duckdbDialect } from '../../shared/query/sql/dialects.js';
 import { printAnalyticsQuery } from '../../shared/query/analytics/print.js';
 import { planAnalyticsQuery, type QueryPlan } from '../../shared/query/analytics/plan.js';
-import { sharedScanGroups, sharedScanKey, sidesOf } from '../../shared/query/analytics/shared-scan.js';
+import { groupingSetOf, sharedScanGroups, sharedScanKey } from '../../shared/query/analytics/shared-scan.js';
 import { printSharedScan } from '../../shared/query/analytics/print-shared-scan.js';
 import { isRowFilter, rowFilterFields, type Filter } from '../../shared/requests/filters.js';
 import {
@@ -140,7 +140,7 @@ async function answeredBoth(plans: QueryPlan[], target: SqlTarget) {
     shared += group.length;
     sharedRevenue += group.filter((i) => plans[i]!.metrics.some((m) => m === 'revenue' || m === 'conversions')).length;
     sharedTimes += group.filter((i) => plans[i]!.dimensions.some(isTimeDimension)).length;
-    const shapes = group.map((i) => `${[...plans[i]!.dimensions].sort().join(',')}|${sidesOf(plans[i]!)}`);
+    const shapes = group.map((i) => groupingSetOf(plans[i]!).key);
     sharedSets += shapes.filter((shape, n) => shapes.indexOf(shape) !== n).length;
     const scan = printSharedScan(
       group.map((i) => plans[i]!),

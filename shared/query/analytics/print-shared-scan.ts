@@ -7,7 +7,7 @@ import { rowFieldColumns, rowPredicate } from '../scope/filters.js';
 import { scopedBuckets } from '../derived/pageview-buckets.js';
 import { baseRows, keptCte, metricSql, rowDimension, sessionsCte, timeLabel } from './print.js';
 import { isRevenueAggregate, type OrderTerm, type QueryPlan } from './plan.js';
-import { sidesOf } from './shared-scan.js';
+import { groupingSetOf } from './shared-scan.js';
 import type { RowSource, SessionSource } from './sources.js';
 
 // Prints plans of one shared scan (shared-scan.ts) as one statement that reads each relation once:
@@ -50,14 +50,13 @@ export function printSharedScan(plans: readonly QueryPlan[], target: SqlTarget):
     sql`coalesce(${trusted(a)}.${u(d)}, ${typed(d).absent}) = coalesce(${trusted(b)}.${u(d)}, ${typed(d).absent})`;
   // One grouping set per set of dimensions and of sides read (rows, revenue, sessions): plans of one set read its
   // groups, each in its own order and page (a map and a card by country).
-  const shapeOf = (p: QueryPlan) => `${[...p.dimensions].sort().join(',')}|${sidesOf(p)}`;
-  const shapes = [...new Set(plans.map(shapeOf))];
-  const setOf = (p: QueryPlan) => shapes.indexOf(shapeOf(p));
+  const shapes = [...new Set(plans.map((p) => groupingSetOf(p).key))];
+  const setOf = (p: QueryPlan) => shapes.indexOf(groupingSetOf(p).key);
   // What sharedScanGroups holds to: one zone for the times, the same sides for plans grouped alike (a set of
   // dimensions twice in GROUPING SETS would give its groups twice). A row of no plan stops the split.
   const zones = new Set(plans.flatMap((p) => (p.segments ? [JSON.stringify(p.segments)] : [])));
-  const dimensionSets = shapes.map((shape) => shape.split('|')[0]);
-  if (zones.size > 1 || new Set(dimensionSets).size < dimensionSets.length)
+  const dimensionSets = new Set(plans.map((p) => groupingSetOf(p).set));
+  if (zones.size > 1 || dimensionSets.size < shapes.length)
     throw new Error('a shared scan groups in one zone, each set of dimensions from the same sides');
   /** `ps`, one plan of each grouping set. */
   const oneEach = (ps: readonly QueryPlan[]) => ps.filter((p, i) => ps.findIndex((q) => setOf(q) === setOf(p)) === i);

@@ -10,12 +10,11 @@ import { isRevenueAggregate, type QueryPlan } from './plan.js';
  * The key of the queries `plan` may share a statement with, or null where it is printed alone: plans over the same
  * scope and the same row filters (a dashboard's view filters every card alike; no filter on visitors or session
  * pages), grouped by row attributes and local times (days, weeks, months, hours; no event or session page), their
- * row metrics (visitors, pageviews)
- * from bucket relations counted by distinct visitor (each relation read once; revenue and conversions from the
- * kept revenue rows, read once for all), their session metrics from the
- * session fragments merged per session (never the session counts), picked by the kept rows or by their path lists. The session sources of one scope are equal: they derive
- * from the range and the catalog alone. Plans of one key answer together unless two grouped alike read different
- * sides (sharedScanGroups).
+ * row metrics (visitors, pageviews) from bucket relations counted by distinct visitor (each relation read once;
+ * revenue and conversions from the kept revenue rows, read once for all), their session metrics from the session
+ * fragments merged per session (never the session counts), picked by the kept rows or by their path lists. The
+ * session sources of one scope are equal: they derive from the range and the catalog alone. Plans of one key answer
+ * together unless two grouped alike read different sides (sharedScanGroups).
  */
 export function sharedScanKey(plan: QueryPlan): string | null {
   const { rows, sessions, eventVisitors } = plan.sources;
@@ -31,16 +30,15 @@ export function sharedScanKey(plan: QueryPlan): string | null {
 
 /**
  * The plans of `plans` to answer together, as lists of their indexes: those of one sharedScanKey whose plans of the
- * same dimensions read the same sides (sidesOf), their times in one zone; a list of one for every other plan. In the order of the
- * plans' first members.
+ * same dimensions read the same sides (groupingSetOf), their times in one zone; a list of one for every other plan.
+ * In the order of the plans' first members.
  */
 export function sharedScanGroups(plans: readonly QueryPlan[]): number[][] {
   const groups: number[][] = [];
   const open = new Map<string, { members: number[]; sets: Map<string, string>; segments?: string }>();
   plans.forEach((plan, i) => {
     const key = sharedScanKey(plan);
-    const set = [...plan.dimensions].sort().join(',');
-    const sides = sidesOf(plan);
+    const { set, sides } = groupingSetOf(plan);
     // Times of one statement are in one zone: the offsets over the range of its first plan grouped by time.
     const segments = plan.segments ? JSON.stringify(plan.segments) : undefined;
     const group = key === null ? undefined : open.get(key);
@@ -60,10 +58,13 @@ export function sharedScanGroups(plans: readonly QueryPlan[]): number[][] {
 }
 
 /**
- * The sides of a statement a plan's groups come from (row metrics, revenue, sessions): plans grouped alike share a
- * grouping set only where they read the same sides, as a side adds the groups only it holds.
+ * The grouping set a plan's groups are read from in a shared scan: its dimensions in any order (`set`) and the sides
+ * of the statement they come from (`sides`: row metrics, revenue, sessions). Plans grouped alike share a set only
+ * where they read the same sides, as a side adds the groups only it holds; `key` tells sets apart.
  */
-export function sidesOf(plan: QueryPlan): string {
+export function groupingSetOf(plan: QueryPlan): { set: string; sides: string; key: string } {
   const { rows, sessions } = plan.sources;
-  return [rows !== null, plan.rowAggregates.some(isRevenueAggregate), sessions !== null].join(',');
+  const set = [...plan.dimensions].sort().join(',');
+  const sides = [rows !== null, plan.rowAggregates.some(isRevenueAggregate), sessions !== null].join(',');
+  return { set, sides, key: `${set}|${sides}` };
 }
