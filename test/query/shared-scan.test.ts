@@ -259,5 +259,21 @@ describe('a shared scan', () => {
         plan(['country'], ['pageviews']),
       ]),
     ).toEqual([[0, 1, 2, 3, 5], [4]]);
+    // London's offsets agree with UTC's at both ends of March to November, so the two zones' ranges are the same
+    // instants, but their days differ in summer: the zone is part of the key, so times of each zone (and the
+    // undimensioned query of each) answer apart; a printer given both refuses them.
+    const inUtc = rangeOfDates('2026-03-01', '2026-11-30', 'UTC');
+    const inLondon = rangeOfDates('2026-03-01', '2026-11-30', 'Europe/London');
+    expect([inLondon.from, inLondon.to]).toEqual([inUtc.from, inUtc.to]);
+    const zoned = (range: AnalyticsQuery['range'], dimensions: Dimension[]) =>
+      planAnalyticsQuery(queryOver(range, { timeZone: range.timeZone, dimensions }), asOnS3);
+    const plans = [zoned(inUtc, ['date']), zoned(inLondon, ['date']), zoned(inLondon, []), zoned(inUtc, ['country'])];
+    expect(JSON.stringify(plans[0]!.segments)).not.toBe(JSON.stringify(plans[1]!.segments));
+    expect(sharedScanKey(plans[0]!)).not.toBe(sharedScanKey(plans[1]!));
+    expect(sharedScanGroups(plans)).toEqual([
+      [0, 3],
+      [1, 2],
+    ]);
+    expect(() => printSharedScan(plans.slice(0, 2), { dialect: duckdbDialect, catalog: asOnS3 })).toThrow(/one zone/);
   });
 });

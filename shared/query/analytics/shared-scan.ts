@@ -30,29 +30,24 @@ export function sharedScanKey(plan: QueryPlan): string | null {
 
 /**
  * The plans of `plans` to answer together, as lists of their indexes: those of one sharedScanKey whose plans of the
- * same dimensions read the same sides (groupingSetOf), their times in one zone; a list of one for every other plan.
- * In the order of the plans' first members.
+ * same dimensions read the same sides (groupingSetOf); a list of one for every other plan. In the order of the plans'
+ * first members. The scope names the range's zone, so the times of one key are in one zone.
  */
 export function sharedScanGroups(plans: readonly QueryPlan[]): number[][] {
   const groups: number[][] = [];
-  const open = new Map<string, { members: number[]; sets: Map<string, string>; segments?: string }>();
+  const open = new Map<string, { members: number[]; sets: Map<string, string> }>();
   plans.forEach((plan, i) => {
     const key = sharedScanKey(plan);
     const { set, sides } = groupingSetOf(plan);
-    // Times of one statement are in one zone: the offsets over the range of its first plan grouped by time.
-    const segments = plan.segments ? JSON.stringify(plan.segments) : undefined;
     const group = key === null ? undefined : open.get(key);
-    const sameZone = !segments || group?.segments === undefined || group.segments === segments;
-    if (group && (group.sets.get(set) ?? sides) === sides && sameZone) {
+    if (group && (group.sets.get(set) ?? sides) === sides) {
       group.members.push(i);
       group.sets.set(set, sides);
-      group.segments ??= segments;
       return;
     }
     const members = [i];
     groups.push(members);
-    if (key !== null && !group)
-      open.set(key, { members, sets: new Map([[set, sides]]), ...(segments ? { segments } : {}) });
+    if (key !== null && !group) open.set(key, { members, sets: new Map([[set, sides]]) });
   });
   return groups;
 }
