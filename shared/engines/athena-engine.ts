@@ -50,8 +50,11 @@ export interface AthenaSettings extends DerivedTableNames {
 
 /** The stack-wide count of running statements (shared/store/slots-repo.ts on Lambda). */
 export interface QuerySlots {
-  /** Takes a slot for `holder` for `ms` at most; false when every slot is held. */
-  take(holder: string, ms: number): Promise<boolean>;
+  /**
+   * Takes a slot for `holder` for `ms` at most: the number of slots held with it (its own included), 0 when every
+   * slot is held.
+   */
+  take(holder: string, ms: number): Promise<number>;
   release(holder: string): Promise<void>;
 }
 
@@ -66,13 +69,28 @@ export interface AthenaEngineOptions {
   now?: () => number;
 }
 
-const FIRST_POLL_MS = 100;
 /**
- * The longest wait between two polls: an answer waits for the first poll after its statement ended, on average half
- * of this. Athena's account-wide quota for GetQueryExecution is 100 calls a second; the stack's query slots
- * (athenaMaxConcurrentQueries, 20 by default) keep its functions' polls at 40 a second at most.
+ * Athena's account-wide quota for GetQueryExecution: calls a second (Service Quotas, "Per account API call quotas";
+ * a call past it is refused with ThrottlingException).
  */
+export const GET_QUERY_EXECUTION_QUOTA = 100;
+const FIRST_POLL_MS = 100;
+/** Without the stack's slots, the longest wait between two polls: an answer waits for the first poll after its end. */
 const MAX_POLL_MS = 500;
+
+/**
+ * How long a statement waits before its poll number `poll` (0 for the first). With the stack's slots, `held` is the
+ * number of its statements running when this one took its slot (its own included), and every wait is
+ * max(100 ms, 50 ms + 25 ms x held): a lone statement is answered within 100 ms of its end, and n statements that
+ * counted each other poll fewer than 40 times a second together (40n / (n + 2)), whatever n. Counted as they
+ * started one after another, none ending, they stay below Athena's quota of 100 up to 30 slots (84 at the default
+ * 20; test/engines/athena-engine.test.ts). Without slots the count is unknown: waits double from 100 ms to 500 ms,
+ * at most 2 polls a second per statement.
+ */
+export function pollWait(held: number | undefined, poll: number): number {
+  if (held === undefined) return Math.min(FIRST_POLL_MS * 2 ** poll, MAX_POLL_MS);
+  return Math.max(FIRST_POLL_MS, 50 + 25 * held);
+}
 const PAGE_SIZE = 1_000;
 const FIRST_START_RETRY_MS = 200;
 const MAX_START_RETRY_MS = 2_000;
@@ -171,11 +189,11 @@ export class AthenaEngine implements QueryEngine {
   private async runOnce(queryString: string, deadline: number): Promise<{ rows: SqlRow[]; stats: QueryStats }> {
     // A statement with less than one poll interval left could not be waited for: it is not started (nor billed).
     if (deadline - this.now() < MAX_POLL_MS) throw new EngineTimeoutError();
-    const holder = await this.takeSlot(deadline);
+    const slot = await this.takeSlot(deadline);
     try {
-      return await this.startAndRead(queryString, deadline);
+      return await this.startAndRead(queryString, deadline, slot?.held);
     } finally {
-      if (holder) await this.release(holder);
+      if (slot) await this.release(slot.holder);
     }
   }
 
@@ -184,12 +202,13 @@ export class AthenaEngine implements QueryEngine {
    * leaves room for the query itself; then the client gets a 503. Held until the deadline at most, so a run that
    * dies frees its slot by then. Undefined when there is no bound.
    */
-  private async takeSlot(deadline: number): Promise<string | undefined> {
+  private async takeSlot(deadline: number): Promise<{ holder: string; held: number } | undefined> {
     if (!this.slots) return undefined;
     const holder = randomUUID();
-    const taken = await this.retryWithin(deadline, async () =>
-      (await this.slots!.take(holder, deadline - this.now() + MAX_POLL_MS)) ? holder : undefined,
-    );
+    const taken = await this.retryWithin(deadline, async () => {
+      const held = await this.slots!.take(holder, deadline - this.now() + MAX_POLL_MS);
+      return held > 0 ? { holder, held } : undefined;
+    });
     if (taken !== undefined) return taken;
     requestLogger().warn('every query slot of the stack is held; answering 503', {
       max_concurrent_queries: this.settings.maxConcurrentQueries,
@@ -241,12 +260,16 @@ export class AthenaEngine implements QueryEngine {
     }
   }
 
-  private async startAndRead(queryString: string, deadline: number): Promise<{ rows: SqlRow[]; stats: QueryStats }> {
+  private async startAndRead(
+    queryString: string,
+    deadline: number,
+    held: number | undefined,
+  ): Promise<{ rows: SqlRow[]; stats: QueryStats }> {
     const id = await this.start(queryString, deadline);
 
     let execution: QueryExecution;
     try {
-      execution = await this.waitForEnd(id, deadline);
+      execution = await this.waitForEnd(id, deadline, held);
     } catch (error) {
       // A query that ended (FAILED, CANCELLED) needs no stop; one still running must not go on, billed, for nobody.
       if (!(error instanceof QueryEndedError)) await this.stop(id);
@@ -314,16 +337,15 @@ export class AthenaEngine implements QueryEngine {
     return id;
   }
 
-  /** Polls with doubling waits (100 ms up to MAX_POLL_MS) until the query ends; stops it once the deadline passes. */
-  private async waitForEnd(id: string, deadline: number): Promise<QueryExecution> {
-    let wait = FIRST_POLL_MS;
-    for (;;) {
+  /** Polls after pollWait's waits until the query ends; stops it once the deadline passes. */
+  private async waitForEnd(id: string, deadline: number, held: number | undefined): Promise<QueryExecution> {
+    for (let poll = 0; ; poll++) {
+      const wait = pollWait(held, poll);
       if (this.now() + wait > deadline) {
         requestLogger().warn('athena query timed out', { query_execution_id: id });
         throw new EngineTimeoutError();
       }
       await this.sleep(wait);
-      wait = Math.min(wait * 2, MAX_POLL_MS);
       const { QueryExecution: execution } = await this.call(() =>
         this.bounded(deadline, id, (options) =>
           this.client.send(new GetQueryExecutionCommand({ QueryExecutionId: id }), options),

@@ -1,3 +1,4 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { tableNames } from '../config.js';
 import { documentClient, updateIf } from './dynamo-client.js';
@@ -12,8 +13,9 @@ import { documentClient, updateIf } from './dynamo-client.js';
 const key = (name: string) => ({ pk: `slots#${name}` });
 
 /**
- * Takes one of `limit` slots for `holder` until `now + ms` (longer than the work may run); false when all are
- * held. A full set with expired holds is swept once, then tried again.
+ * Takes one of `limit` slots for `holder` until `now + ms` (longer than the work may run): the number of holds
+ * with it (this one included, holds ended but not yet swept too), or 0 when all are held. A full set with expired
+ * holds is swept once, then tried again.
  */
 export async function takeSlot(
   name: string,
@@ -21,9 +23,10 @@ export async function takeSlot(
   limit: number,
   ms: number,
   now = Date.now(),
-): Promise<boolean> {
-  if (await tryTake(name, holder, limit, now + ms)) return true;
-  if ((await sweepExpired(name, now)) === 0) return false;
+): Promise<number> {
+  const held = await tryTake(name, holder, limit, now + ms);
+  if (held > 0) return held;
+  if ((await sweepExpired(name, now)) === 0) return 0;
   return tryTake(name, holder, limit, now + ms);
 }
 
@@ -40,9 +43,18 @@ export async function releaseSlot(name: string, holder: string): Promise<void> {
   );
 }
 
-async function tryTake(name: string, holder: string, limit: number, until: number): Promise<boolean> {
-  // The first holder creates the map; later ones add to it while it has room.
-  const added = await updateIf(
+async function tryTake(name: string, holder: string, limit: number, until: number): Promise<number> {
+  // The first holder creates the map; later ones add to it while it has room. The write returns the map it left.
+  const held = async (command: UpdateCommand) => {
+    try {
+      const { Attributes } = await documentClient().send(command);
+      return Object.keys((Attributes?.holders ?? {}) as Record<string, number>).length;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return 0;
+      throw error;
+    }
+  };
+  const added = await held(
     new UpdateCommand({
       TableName: tableNames().counters,
       Key: key(name),
@@ -50,16 +62,18 @@ async function tryTake(name: string, holder: string, limit: number, until: numbe
       ConditionExpression: 'attribute_exists(holders) AND size(holders) < :limit',
       ExpressionAttributeNames: { '#holder': holder },
       ExpressionAttributeValues: { ':until': until, ':limit': limit },
+      ReturnValues: 'ALL_NEW',
     }),
   );
-  if (added) return true;
-  return updateIf(
+  if (added > 0) return added;
+  return held(
     new UpdateCommand({
       TableName: tableNames().counters,
       Key: key(name),
       UpdateExpression: 'SET holders = :holders',
       ConditionExpression: 'attribute_not_exists(holders)',
       ExpressionAttributeValues: { ':holders': { [holder]: until } },
+      ReturnValues: 'ALL_NEW',
     }),
   );
 }

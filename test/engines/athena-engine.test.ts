@@ -14,6 +14,8 @@ import {
 } from '@aws-sdk/client-athena';
 import {
   AthenaEngine,
+  GET_QUERY_EXECUTION_QUOTA,
+  pollWait,
   athenaSettingsFromEnv,
   decodeValue,
   type AthenaSettings,
@@ -460,7 +462,7 @@ describe('AthenaEngine.run', () => {
       const holders = new Set(held);
       return {
         holders,
-        take: async (holder: string) => holders.size < limit && !!holders.add(holder),
+        take: async (holder: string) => (holders.size < limit ? holders.add(holder).size : 0),
         release: async (holder: string): Promise<void> => void holders.delete(holder),
       };
     }
@@ -488,6 +490,41 @@ describe('AthenaEngine.run', () => {
       expect(clock.waits[0]).toBeLessThanOrEqual(200);
       expect(clock.waits[1]).toBeGreaterThanOrEqual(200);
       expect(s.holders.size).toBe(0);
+    });
+
+    it('polls every 100 ms while few statements run, and less often the more ran when it took its slot', async () => {
+      const waitsWith = async (others: number) => {
+        athena.reset();
+        athena.on(StartQueryExecutionCommand).resolves({ QueryExecutionId: 'q-1' });
+        const get = athena.on(GetQueryExecutionCommand);
+        for (const state of ['QUEUED', 'RUNNING', 'RUNNING'] as const) get.resolvesOnce(execution(state));
+        get.resolves(execution('SUCCEEDED'));
+        athena.on(GetQueryResultsCommand).resolves(page([column('n', 'bigint')], [row('1')], undefined, true));
+        const clock = fakeClock();
+        const s = slots(
+          others + 1,
+          Array.from({ length: others }, (_, i) => `function ${i}`),
+        );
+        await bounded(clock, s).run(query);
+        return clock.waits;
+      };
+      expect(await waitsWith(0)).toEqual([100, 100, 100, 100]);
+      expect(await waitsWith(3)).toEqual([150, 150, 150, 150]);
+      expect(await waitsWith(19)).toEqual([550, 550, 550, 550]);
+    });
+
+    it("keeps the stack's polls within Athena's GetQueryExecution quota", () => {
+      const perSecond = (held: number) => 1_000 / pollWait(held, 3);
+      for (let n = 1; n <= 1_000; n++) {
+        // n statements running, each having counted the n: fewer than 40 polls a second together.
+        expect(n * perSecond(n)).toBeLessThan(40);
+        // Each having counted only those started before it, none ending since: below the quota up to 30 slots.
+        const stale = Array.from({ length: n }, (_, k) => perSecond(k + 1)).reduce((a, b) => a + b, 0);
+        if (n <= 30) expect(stale).toBeLessThan(GET_QUERY_EXECUTION_QUOTA);
+        if (n === 20) expect(Math.round(stale)).toBe(84);
+      }
+      // Without slots: doubling waits, as a lone statement's.
+      expect([0, 1, 2, 3, 9].map((poll) => pollWait(undefined, poll))).toEqual([100, 200, 400, 500, 500]);
     });
 
     it('answers 503 without starting a query when no slot frees while the deadline leaves room', async () => {
