@@ -414,9 +414,9 @@ function athenaSection(f: BenchFigures): string[] {
     `The API with the Lambdas' Athena engine installed instead of DuckDB (\`ANALYTICS_ENGINE=trino\`): the real Athena SDK, the ` +
       `Athena emulator and ${f.versions.athena ?? 'Trino'} over the same files, in tables created from the stack's Glue definitions, ` +
       "with result reuse and the answer cache off (every run executes, as a first request does). Times include the engine's " +
-      'polling (shared/engines/athena-engine.ts, pollWait), which checks every 50 ms plus 25 ms per statement of the stack ' +
-      'running when it took its query slot, at least every 100 ms, as on AWS: here the requests run one at a time, so ' +
-      'each answer waits up to 100 ms after Trino finished.',
+      'polling (shared/engines/athena-engine.ts, pollWait), which waits 50 ms plus 25 ms per statement of the stack ' +
+      'running when it took its query slot, at least 100 ms, between two checks, as on AWS: here the requests run one ' +
+      'at a time, so each answer waits up to 100 ms after Trino finished.',
     '',
     "What a request costs on AWS is counted from the request's first timed run (bench/aws-bill.ts; us-east-1 prices): " +
       `Athena at $${AWS_PRICES.athenaPerTiB} per TiB of the bytes each statement read as Trino reports them (\`physicalInputBytes\`, ` +

@@ -82,7 +82,7 @@ const MAX_POLL_MS = 500;
  * How long a statement waits before its poll number `poll` (0 for the first). With the stack's slots, `held` is the
  * number of its statements running when this one took its slot (its own included), and every wait is
  * max(100 ms, 50 ms + 25 ms x held): a lone statement is answered within 100 ms of its end, and n statements that
- * counted each other poll fewer than 40 times a second together (40n / (n + 2)), whatever n. Counted as they
+ * counted each other poll fewer than 40 times a second together (10 for one, 40n / (n + 2) from two on). Counted as they
  * started one after another, none ending, they stay below Athena's quota of 100 up to 30 slots (84 at the default
  * 20; test/engines/athena-engine.test.ts). Without slots the count is unknown: waits double from 100 ms to 500 ms,
  * at most 2 polls a second per statement.
@@ -187,7 +187,7 @@ export class AthenaEngine implements QueryEngine {
   }
 
   private async runOnce(queryString: string, deadline: number): Promise<{ rows: SqlRow[]; stats: QueryStats }> {
-    // A statement with less than one poll interval left could not be waited for: it is not started (nor billed).
+    // A statement with less than MAX_POLL_MS left could hardly be waited for: it is not started (nor billed).
     if (deadline - this.now() < MAX_POLL_MS) throw new EngineTimeoutError();
     const slot = await this.takeSlot(deadline);
     try {
@@ -337,11 +337,14 @@ export class AthenaEngine implements QueryEngine {
     return id;
   }
 
-  /** Polls after pollWait's waits until the query ends; stops it once the deadline passes. */
+  /**
+   * Polls after pollWait's waits until the query ends; stops it once the deadline passes. A wait that would pass the
+   * deadline is cut short, so the last poll still leaves FIRST_POLL_MS for Athena to answer it.
+   */
   private async waitForEnd(id: string, deadline: number, held: number | undefined): Promise<QueryExecution> {
     for (let poll = 0; ; poll++) {
-      const wait = pollWait(held, poll);
-      if (this.now() + wait > deadline) {
+      const wait = Math.min(pollWait(held, poll), deadline - FIRST_POLL_MS - this.now());
+      if (wait <= 0) {
         requestLogger().warn('athena query timed out', { query_execution_id: id });
         throw new EngineTimeoutError();
       }

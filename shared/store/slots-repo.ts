@@ -48,7 +48,8 @@ async function tryTake(name: string, holder: string, limit: number, until: numbe
   const held = async (command: UpdateCommand) => {
     try {
       const { Attributes } = await documentClient().send(command);
-      return Object.keys((Attributes?.holders ?? {}) as Record<string, number>).length;
+      // Taken: at least this holder, whatever the reply says.
+      return Math.max(1, Object.keys((Attributes?.holders ?? {}) as Record<string, number>).length);
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) return 0;
       throw error;

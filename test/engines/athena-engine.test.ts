@@ -513,6 +513,26 @@ describe('AthenaEngine.run', () => {
       expect(await waitsWith(19)).toEqual([550, 550, 550, 550]);
     });
 
+    it('polls before the deadline however long its waits: a wait past it is cut short', async () => {
+      athena.on(StartQueryExecutionCommand).resolves({ QueryExecutionId: 'q-1' });
+      athena.on(GetQueryExecutionCommand).resolves(execution('RUNNING'));
+      athena.on(StopQueryExecutionCommand).resolves({});
+      // 99 others running: 2,525 ms between polls, more than the 2 s left.
+      const s = slots(
+        100,
+        Array.from({ length: 99 }, (_, i) => `function ${i}`),
+      );
+      const clock = fakeClock();
+      const limited = new AthenaEngine(
+        { ...settings, timeoutMs: 2_000, maxConcurrentQueries: 100 },
+        { client: new AthenaClient({ region: 'eu-west-1' }), slots: s, sleep: clock.sleep, now: clock.now },
+      );
+      await expect(limited.run(query)).rejects.toBeInstanceOf(EngineTimeoutError);
+      expect(athena.commandCalls(GetQueryExecutionCommand)).toHaveLength(1);
+      expect(clock.waits).toEqual([1_900]);
+      expect(athena.commandCalls(StopQueryExecutionCommand)).toHaveLength(1);
+    });
+
     it("keeps the stack's polls within Athena's GetQueryExecution quota", () => {
       const perSecond = (held: number) => 1_000 / pollWait(held, 3);
       for (let n = 1; n <= 1_000; n++) {

@@ -136,7 +136,7 @@ function needsOf(query: AnalyticsQuery): {
     sessions: metrics.some((m) => m === 'bounce_rate' || m === 'avg_session_duration' || m === 'visits'),
   };
   const localTime = query.dimensions.some(isTimeDimension);
-  const segments = localTime ? offsetSegments(query.timeZone, query.range.from, query.range.to) : undefined;
+  const segments = localTime ? offsetSegments(query.range.timeZone, query.range.from, query.range.to) : undefined;
   return { metrics, rowAggregates, needs, ...(segments ? { segments } : {}) };
 }
 
