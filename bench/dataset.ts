@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { pathLiteral } from '../shared/engines/duckdb-engine.js';
 import { backfillDerived } from '../local/store/backfill.js';
 import { eventFileOrder, eventRowGroupRows, writeEventFile } from '../writer/event-file-layout.js';
-import { parquetCodecs, type ParquetCodec } from '../writer/parquet-codec.js';
+import { parquetCodecs, S3_ZSTD_LEVEL, type ParquetCodec } from '../writer/parquet-codec.js';
 import { openScratchDuckDb } from '../writer/scratch-duckdb.js';
 import { importLineBlocks } from '../local/store/local-destination.js';
 import { openLocalDynamo } from '../local/server/local-dynamo.js';
@@ -50,7 +50,8 @@ export function datasetId(spec: GeneratorSpec): string {
     shape && JSON.stringify(shape) !== JSON.stringify(defaultShape)
       ? `-pages${shape.blogPosts}-return${shape.returnChance ?? 'own'}-stop${shape.pageviewStop}-max${shape.maxExtraPageviews}-visitors${shape.visitors ?? 'any'}`
       : '';
-  const codec = spec.codec ? `-${spec.codec}` : '';
+  // ZSTD files are written at the S3 writers' level, which names the set: files of another level are another set.
+  const codec = spec.codec ? `-${spec.codec}${spec.codec === 'zstd' ? S3_ZSTD_LEVEL : ''}` : '';
   return `v${GENERATOR_VERSION}-seed${spec.seed}-rows${spec.rows}-${spec.days}d-to-${spec.endDate}${shaped}${codec}`;
 }
 

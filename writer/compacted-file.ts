@@ -26,7 +26,7 @@ export async function writeCompacted(
   known?: WriterKnowledge,
 ): Promise<void> {
   await mkdir(dirname(join(dirs.events, name)), { recursive: true });
-  await writeEventFile(connection, sources, join(dirs.events, name), codecs.events, store);
+  await writeEventFile(connection, sources, join(dirs.events, name), codecs.events, store, codecs.zstdLevel);
   await writeDerived(
     connection,
     `read_parquet(${pathLiteral(join(dirs.events, name))})`,

@@ -97,7 +97,7 @@ export async function writeDerived(
     await mkdir(dirname(file), { recursive: true });
     try {
       await connection.run(
-        `COPY (${selectOf(folder, trusted(relation), options.known ?? {})}) TO ${pathLiteral(file)} ${parquetCopyOptions(codecs[folder])}`,
+        `COPY (${selectOf(folder, trusted(relation), options.known ?? {})}) TO ${pathLiteral(file)} ${parquetCopyOptions(codecs[folder], undefined, codecs.zstdLevel)}`,
       );
     } catch (error) {
       const message = (error as Error).message;

@@ -21,21 +21,22 @@ export type EventFileStore = 'local' | 's3';
  */
 export const eventRowGroupRows: Record<EventFileStore, number> = { local: 122_880, s3: 16_384 };
 
-/** The options of a DuckDB `COPY ... TO` writing an event file for `store` with `codec`. */
-export function eventFileCopyOptions(codec: ParquetCodec, store: EventFileStore): string {
-  return parquetCopyOptions(codec, eventRowGroupRows[store]);
+/** The options of a DuckDB `COPY ... TO` writing an event file for `store` with `codec` (ZSTD at `zstdLevel`). */
+export function eventFileCopyOptions(codec: ParquetCodec, store: EventFileStore, zstdLevel?: number): string {
+  return parquetCopyOptions(codec, eventRowGroupRows[store], zstdLevel);
 }
 
-/** Writes the rows of the event files `sources` as one event file `target` for `store`, in `codec`. */
+/** Writes the rows of the event files `sources` as one event file `target` for `store`, in `codec` (at `zstdLevel`). */
 export async function writeEventFile(
   connection: DuckDBConnection,
   sources: string[],
   target: string,
   codec: ParquetCodec,
   store: EventFileStore,
+  zstdLevel?: number,
 ): Promise<void> {
   const files = `[${sources.map(pathLiteral).join(', ')}]`;
   await connection.run(
-    `COPY (SELECT * FROM read_parquet(${files}, hive_partitioning = false) ORDER BY ${eventFileOrder}) TO ${pathLiteral(target)} ${eventFileCopyOptions(codec, store)}`,
+    `COPY (SELECT * FROM read_parquet(${files}, hive_partitioning = false) ORDER BY ${eventFileOrder}) TO ${pathLiteral(target)} ${eventFileCopyOptions(codec, store, zstdLevel)}`,
   );
 }

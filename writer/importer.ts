@@ -387,7 +387,7 @@ class PartitionWriter {
       const written = await Promise.allSettled([
         (async () => {
           await connection.run(
-            `COPY part TO ${pathLiteral(join(eventsDir, name))} ${eventFileCopyOptions(this.codecs.events, this.store)}`,
+            `COPY part TO ${pathLiteral(join(eventsDir, name))} ${eventFileCopyOptions(this.codecs.events, this.store, this.codecs.zstdLevel)}`,
           );
           await writeDerived(connection, 'part', name, derivedDirs, this.codecs, { known, only: ['sessions'] });
         })(),

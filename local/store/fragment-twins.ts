@@ -55,11 +55,13 @@ export async function syncFragmentTwins(paths: LocalPaths): Promise<number> {
   const scratch = await openScratchDuckDb();
   try {
     const { connection } = scratch;
-    const codec = localCodecs().sessions;
+    const codecs = localCodecs();
     const write = async (folder: FragmentTwinFolder, twin: string, select: string) => {
       const target = join(paths.twinDirs[folder], twin);
       mkdirSync(dirname(target), { recursive: true });
-      await connection.run(`COPY (${select}) TO ${pathLiteral(target)} ${parquetCopyOptions(codec)}`);
+      await connection.run(
+        `COPY (${select}) TO ${pathLiteral(target)} ${parquetCopyOptions(codecs.sessions, undefined, codecs.zstdLevel)}`,
+      );
       changes += 1;
     };
     // Each relation: one pass over the fragment files it lacks, into a table, then a small file each from it.

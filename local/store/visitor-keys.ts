@@ -112,7 +112,7 @@ async function keyDomain(
     // Staged beside the file and renamed over it: a reader sees the old file or the new one, never half of one.
     const staged = `${path}.keyed`;
     await connection.run(`COPY (SELECT ${select} FROM read_parquet(${pathLiteral(path)}, union_by_name = true) f JOIN keys k USING (visitor_id) ORDER BY ${derivedFileOrder[folder]})
-      TO ${pathLiteral(staged)} ${parquetCopyOptions(codecs[folder])}`);
+      TO ${pathLiteral(staged)} ${parquetCopyOptions(codecs[folder], undefined, codecs.zstdLevel)}`);
     await rename(staged, path).catch(async (error: unknown) => {
       await rm(staged, { force: true });
       throw error;

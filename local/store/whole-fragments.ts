@@ -7,7 +7,7 @@ import { sessionFragmentColumns } from '../../shared/events/event-columns.js';
 import { fragmentFileOrder } from '../../shared/query/derived/session-fragments.js';
 import { domainsUnder, type LocalPaths } from './paths.js';
 import { parquetFilesUnder } from '../../writer/parquet-files.js';
-import { localCodecs, parquetCopyOptions, type ParquetCodec } from '../../writer/parquet-codec.js';
+import { localCodecs, parquetCopyOptions, type StoreCodecs } from '../../writer/parquet-codec.js';
 import { stagingName } from './local-store.js';
 
 // Marks each stored session fragment `whole` exactly when it is its session's only fragment in the store
@@ -81,7 +81,7 @@ export async function markWholeFragments(
         file,
         staged,
         `coalesce((SELECT w.n FROM wrong w WHERE w.h = hash(f.domain, f.session_id)) = 1, ${current})`,
-        localCodecs().sessions,
+        localCodecs(),
       );
       await rename(staged, file);
     }
@@ -102,11 +102,11 @@ async function copyMarked(
   source: string,
   target: string,
   isWhole: string,
-  codec: ParquetCodec,
+  codecs: StoreCodecs,
 ): Promise<void> {
   await connection.run(
     `COPY (SELECT ${flagged.map((c) => `f.${c}`).join(', ')}, ${isWhole} AS whole
        FROM read_parquet(${pathLiteral(source)}, ${HIVE_PARTITIONS}) f ORDER BY ${fragmentFileOrder})
-     TO ${pathLiteral(target)} ${parquetCopyOptions(codec)}`,
+     TO ${pathLiteral(target)} ${parquetCopyOptions(codecs.sessions, undefined, codecs.zstdLevel)}`,
   );
 }

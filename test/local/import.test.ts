@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,7 +8,10 @@ import type { ImportDestination, StagedImport } from '../../writer/destination.j
 import { s3Destination } from '../../ingest/s3-store.js';
 import { importEvents, importLines, importNdjson } from '../../local/store/local-destination.js';
 import { MAX_LINE_BYTES } from '../../writer/ndjson-lines.js';
-import { DEFAULT_LOCAL_CODECS, localCodecs } from '../../writer/parquet-codec.js';
+import { DEFAULT_LOCAL_CODECS, localCodecs, S3_CODECS, S3_ZSTD_LEVEL } from '../../writer/parquet-codec.js';
+import { writeCompacted } from '../../writer/compacted-file.js';
+import { openScratchDuckDb } from '../../writer/scratch-duckdb.js';
+import { generatedEvents } from '../support/generated-sessions.js';
 import { localPaths, type LocalPaths } from '../../local/store/paths.js';
 import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
 import { eventColumns } from '../../shared/events/event-columns.js';
@@ -577,6 +580,7 @@ describe('compression (writer/parquet-codec.ts)', () => {
       pages: 'zstd',
       visitors: 'zstd',
       custom_events: 'zstd',
+      zstdLevel: S3_ZSTD_LEVEL,
     });
     expect(new Set(Object.values(localCodecs({ ANALYTICS_PARQUET_COMPRESSION: 'uncompressed' })))).toEqual(
       new Set(['uncompressed']),
@@ -616,17 +620,52 @@ describe('compression (writer/parquet-codec.ts)', () => {
     }
   });
 
-  it('writes ZSTD for S3 whatever the local setting, since Athena bills the compressed bytes it scans', async () => {
+  it('writes ZSTD for S3 whatever the local setting, at its level, since Athena bills the compressed bytes it scans', async () => {
     const published: string[][] = [];
+    let eventFiles: string[] = [];
+    const rewritten = tempDir();
+    let stagedEventBytes = 0;
     await importTo(
-      twoSessions,
+      generatedEvents(),
       s3Staged(async (staged) => {
         for (const dir of [staged.eventsDir, ...Object.values(staged.derivedDirs)])
           published.push(await codecsUnder(dir));
+        eventFiles = parquetFiles(staged.eventsDir).map((f) => join(staged.eventsDir, f));
+        stagedEventBytes = eventFiles.reduce((sum, f) => sum + statSync(f).size, 0);
+        // The same partitions rewritten by the same writer, at S3's level and at ZSTD's default one (compaction).
+        for (const [name, codecs] of [
+          ['s3', S3_CODECS],
+          ['default', { ...S3_CODECS, zstdLevel: undefined }],
+        ] as const) {
+          const scratch = await openScratchDuckDb();
+          try {
+            for (const [i, file] of eventFiles.entries()) {
+              const dirs = Object.fromEntries(
+                ['events', ...derivedRelations.map((r) => r.folder)].map((f) => [f, join(rewritten, name, f)]),
+              ) as Record<'events' | DerivedFolder, string>;
+              await writeCompacted(scratch.connection, [file], `${i}.parquet`, dirs, 's3', codecs);
+            }
+          } finally {
+            scratch.close();
+          }
+        }
       }),
     );
     expect(published).toHaveLength(1 + derivedRelations.length);
     for (const codecs of published) expect(codecs).toEqual(['ZSTD']);
+    expect(eventFiles.length).toBeGreaterThan(5);
+    // At S3_ZSTD_LEVEL the files are smaller than at DuckDB's default level (3), relation by relation.
+    const bytes = (name: string, folder: string) =>
+      parquetFiles(join(rewritten, name, folder)).reduce(
+        (sum, f) => sum + statSync(join(rewritten, name, folder, f)).size,
+        0,
+      );
+    for (const folder of ['events', ...derivedRelations.map((r) => r.folder)])
+      expect(bytes('s3', folder), folder).toBeLessThan(bytes('default', folder));
+    // The ingest's event files are the bytes a rewrite at S3's level gives.
+    expect(stagedEventBytes).toBe(bytes('s3', 'events'));
+    expect(localCodecs({ ANALYTICS_PARQUET_COMPRESSION: 'zstd' }).zstdLevel).toBe(S3_ZSTD_LEVEL);
+    expect(localCodecs({}).zstdLevel).toBeUndefined();
   });
 });
 
