@@ -114,7 +114,7 @@ export function renderReport(f: BenchFigures): string {
     '',
     'Run it: `npm run bench` (10M events; the API and DuckDB), `npm run bench -- --peers` (also ClickHouse and PostgreSQL, ' +
       'installed from Debian and started on 127.0.0.1 by the bench, stopped at the end), `--rows 1M` for a quick run, `--100m` for ' +
-      '100M events, `--repeat`, `--warmup`, `--budget SECONDS`, `--only ID,ID`, `--codec zstd` (every file in the codec the S3 writers write), `--no-trino`, `--no-lambda`, `--no-write`, `--trino-heap GIB` (the heap of the local Trino, 2 by default; the server runs two statements per GiB at once). The generated data set ' +
+      '100M events, `--repeat`, `--warmup`, `--budget SECONDS`, `--only ID,ID`, `--codec zstd` (every file in the codec and ZSTD level the S3 writers write), `--no-trino`, `--no-lambda`, `--no-write`, `--trino-heap GIB` (the heap of the local Trino, 2 by default; the server runs two statements per GiB at once). The generated data set ' +
       "and the peers' loaded tables are cached under `.bench/` and reused by later runs with the same seed and size.",
     '',
   );
