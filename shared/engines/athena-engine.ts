@@ -82,10 +82,10 @@ const MAX_POLL_MS = 500;
  * How long a statement waits before its poll number `poll` (0 for the first). With the stack's slots, `held` is the
  * number of its statements running when this one took its slot (its own included), and every wait is
  * max(100 ms, 50 ms + 25 ms x held): a lone statement is answered within 100 ms of its end, and n statements that
- * counted each other poll fewer than 40 times a second together (10 for one, 40n / (n + 2) from two on). Counted as they
- * started one after another, none ending, they stay below Athena's quota of 100 up to 30 slots (84 at the default
- * 20; test/engines/athena-engine.test.ts). Without slots the count is unknown: waits double from 100 ms to 500 ms,
- * at most 2 polls a second per statement.
+ * counted each other poll fewer than 40 times a second together (10 for one, 40n / (n + 2) from two on). Counted
+ * as they started one after another, none ending, they stay below Athena's quota of 100 up to 30 slots (84 at the
+ * default 20; test/engines/athena-engine.test.ts). Without slots the count is unknown: waits double from 100 ms to
+ * 500 ms, at most 2 polls a second per statement.
  */
 export function pollWait(held: number | undefined, poll: number): number {
   if (held === undefined) return Math.min(FIRST_POLL_MS * 2 ** poll, MAX_POLL_MS);

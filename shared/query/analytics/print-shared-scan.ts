@@ -52,8 +52,8 @@ export function printSharedScan(plans: readonly QueryPlan[], target: SqlTarget):
   // groups, each in its own order and page (a map and a card by country).
   const shapes = [...new Set(plans.map((p) => groupingSetOf(p).key))];
   const setOf = (p: QueryPlan) => shapes.indexOf(groupingSetOf(p).key);
-  // What sharedScanGroups holds to: one zone for the times (the scope's), the same sides for plans grouped alike (a set of
-  // dimensions twice in GROUPING SETS would give its groups twice). A row of no plan stops the split.
+  // What sharedScanGroups holds to: one zone for the times (the scope's), the same sides for plans grouped alike (a
+  // set of dimensions twice in GROUPING SETS would give its groups twice). A row of no plan stops the split.
   const zones = new Set(plans.flatMap((p) => (p.segments ? [JSON.stringify(p.segments)] : [])));
   const dimensionSets = new Set(plans.map((p) => groupingSetOf(p).set));
   if (zones.size > 1 || dimensionSets.size < shapes.length)
