@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { pathLiteral } from '../shared/engines/duckdb-engine.js';
 import { backfillDerived } from '../local/store/backfill.js';
 import { eventFileOrder, eventRowGroupRows, writeEventFile } from '../writer/event-file-layout.js';
-import { parquetCodecs, S3_ZSTD_LEVEL, type ParquetCodec } from '../writer/parquet-codec.js';
+import { localCodecs, parquetCodecs, S3_ZSTD_LEVEL, type ParquetCodec } from '../writer/parquet-codec.js';
 import { openScratchDuckDb } from '../writer/scratch-duckdb.js';
 import { importLineBlocks } from '../local/store/local-destination.js';
 import { openLocalDynamo } from '../local/server/local-dynamo.js';
@@ -171,7 +171,8 @@ async function relayoutEventFiles(eventsDir: string): Promise<number> {
       if (!parquetCodecs.includes(codec))
         throw new Error(`${path}: codec ${String(meta?.codec)} is not one the importer writes`);
       const next = `${path}.relayout`;
-      await writeEventFile(scratch.connection, [path], next, codec, 'local');
+      // A ZSTD set's files keep the S3 writers' level that names the set.
+      await writeEventFile(scratch.connection, [path], next, codec, 'local', localCodecs().zstdLevel);
       const [counts] = (
         await scratch.connection.runAndReadAll(
           `SELECT (SELECT count(*) FROM read_parquet(${pathLiteral(path)})) AS before, (SELECT count(*) FROM read_parquet(${pathLiteral(next)})) AS after`,

@@ -1,3 +1,4 @@
+import { S3_ZSTD_LEVEL } from '../writer/parquet-codec.js';
 import { billOf, sumBills, AWS_PRICES, type Bill, type RequestUsage } from './aws-bill.js';
 import type { Dataset } from './dataset.js';
 import { athenaDollars, type ScanFacts, type StoredRelation } from './duckdb-twin.js';
@@ -297,6 +298,9 @@ export function renderReport(f: BenchFigures): string {
     out.push('');
 
     out.push('## Partition pruning and Athena cost', '');
+    const codecs = [...new Set(f.storage.flatMap((r) => r.codecs))].join(', ');
+    // A ZSTD data set is written as the S3 writers write (bench/dataset.ts).
+    const onlyZstd = f.dataset.spec.codec === 'zstd';
     out.push(
       'One entry per Parquet scan of the statement as Athena would run it (visitor ids rather than the local keys; a piece for whole ' +
         "fragments without paths, docs/STORAGE.md), as DuckDB's profile (`EXPLAIN ANALYZE`) of that form reports it: the relation (`events`, " +
@@ -308,8 +312,11 @@ export function renderReport(f: BenchFigures): string {
         '`total_compressed_size` from `parquet_metadata()` of those columns in those files, scan by scan (Trino scans a table once per ' +
         'reference), priced at $5 per TB (2^40 bytes) with the 10 MB minimum per query. It counts whole files in range: row groups that ' +
         '`ts` statistics would skip are counted too (an upper bound). DuckDB itself reports no byte count for Parquet scans. The bytes are ' +
-        'those of the local files in their codecs (Machine and data: Snappy and ZSTD by relation); the files `import --s3` writes are ' +
-        'all ZSTD and smaller, so for S3 these figures are too high; "What Athena would scan" below has them for a ZSTD copy.',
+        `those of the local files in their codecs (Machine and data: ${codecs})${
+          onlyZstd
+            ? `, at ZSTD level ${S3_ZSTD_LEVEL} as the S3 writers write them.`
+            : '; the files `import --s3` writes are all ZSTD and smaller, so for S3 these figures are too high; "What Athena would scan" below has them for a ZSTD copy.'
+        }`,
       '',
     );
     out.push(

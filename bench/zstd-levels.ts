@@ -1,5 +1,5 @@
 import './env.js';
-import { readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pathLiteral } from '../shared/engines/duckdb-engine.js';
@@ -44,6 +44,7 @@ const folders = [
 const partition = `domain=${dataset.spec.domain}/dt=${flags.day}`;
 const scratch = await openScratchDuckDb();
 const out = join(projectRoot, '.bench', 'zstd-levels');
+mkdirSync(out, { recursive: true });
 console.log(`| relation | ${levels.map((l) => `level ${l}`).join(' | ')} |`);
 console.log(`|---|${levels.map(() => '---:').join('|')}|`);
 try {
@@ -54,8 +55,7 @@ try {
       let bytes = 0;
       let ms = 0;
       for (const file of files) {
-        rmSync(out, { recursive: true, force: true });
-        const target = `${out}-${folder}-${level}.parquet`;
+        const target = join(out, `${folder}-${level}.parquet`);
         const started = performance.now();
         await scratch.connection.run(
           `COPY (SELECT * FROM read_parquet(${pathLiteral(join(dir, partition, file))}, hive_partitioning = false)) TO ${pathLiteral(target)} ${parquetCopyOptions('zstd', folder === 'events' ? eventRowGroupRows.s3 : undefined, level)}`,

@@ -20,8 +20,9 @@ export type StoreCodecs = Record<'events' | DerivedFolder, ParquetCodec> & { rea
 /**
  * ZSTD's level in the files the S3 writers write, and in a local store written all in ZSTD. Athena bills the
  * compressed bytes; decompressing costs the same at any level, compressing more at a higher one, once per file
- * written (an ingest, a compaction). Level 16 is where the sizes drop below those of DuckDB's default level 3 on the
- * bench's files; the levels above it save little more for more time (docs/BENCHMARKS.md, "ZSTD levels").
+ * written (an ingest, a compaction). Level 16 is where the sizes take their one large step down from DuckDB's default
+ * level 3 on the bench's files; the levels above it save little more for more time (docs/BENCHMARKS.md, "ZSTD
+ * levels").
  */
 export const S3_ZSTD_LEVEL = 16;
 
@@ -65,9 +66,8 @@ export function localCodecs(env: NodeJS.ProcessEnv = process.env): StoreCodecs {
  * groups of `rowGroupRows` rows where given (else DuckDB's default), ZSTD at `zstdLevel` where given.
  */
 export function parquetCopyOptions(codec: ParquetCodec, rowGroupRows?: number, zstdLevel?: number): string {
-  const level =
-    codec === 'zstd' && zstdLevel !== undefined
-      ? `, COMPRESSION_LEVEL ${Math.min(Math.max(Math.trunc(zstdLevel), 1), 22)}`
-      : '';
+  if (zstdLevel !== undefined && !(Number.isInteger(zstdLevel) && zstdLevel >= 1 && zstdLevel <= 22))
+    throw new Error(`a ZSTD level is a whole number from 1 to 22, not ${zstdLevel}`);
+  const level = codec === 'zstd' && zstdLevel !== undefined ? `, COMPRESSION_LEVEL ${zstdLevel}` : '';
   return `(FORMAT parquet, COMPRESSION ${codec}${level}${rowGroupRows ? `, ROW_GROUP_SIZE ${Math.trunc(rowGroupRows)}` : ''})`;
 }
