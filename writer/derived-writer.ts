@@ -13,7 +13,7 @@ import {
 } from '../shared/query/derived/visitor-days.js';
 import { customEventBucketsOf } from '../shared/query/derived/custom-event-buckets.js';
 import { print, trusted, type Sql } from '../shared/query/sql/sql.js';
-import { parquetCopyOptions, type StoreCodecs } from './parquet-codec.js';
+import { relationCopyOptions, type StoreCodecs } from './parquet-codec.js';
 
 // Writes the derived files of a relation of event rows (a table of one import batch, or an event file read back
 // by the backfill): one Parquet file per derived relation (docs/STORAGE.md). Every derived file comes from here.
@@ -97,7 +97,7 @@ export async function writeDerived(
     await mkdir(dirname(file), { recursive: true });
     try {
       await connection.run(
-        `COPY (${selectOf(folder, trusted(relation), options.known ?? {})}) TO ${pathLiteral(file)} ${parquetCopyOptions(codecs[folder], undefined, codecs.zstdLevel)}`,
+        `COPY (${selectOf(folder, trusted(relation), options.known ?? {})}) TO ${pathLiteral(file)} ${relationCopyOptions(codecs, folder)}`,
       );
     } catch (error) {
       const message = (error as Error).message;

@@ -71,3 +71,8 @@ export function parquetCopyOptions(codec: ParquetCodec, rowGroupRows?: number, z
   const level = codec === 'zstd' && zstdLevel !== undefined ? `, COMPRESSION_LEVEL ${zstdLevel}` : '';
   return `(FORMAT parquet, COMPRESSION ${codec}${level}${rowGroupRows ? `, ROW_GROUP_SIZE ${Math.trunc(rowGroupRows)}` : ''})`;
 }
+
+/** The options of a DuckDB `COPY ... TO` writing a file of `relation` in `codecs`, in DuckDB's default row groups. */
+export function relationCopyOptions(codecs: StoreCodecs, relation: 'events' | DerivedFolder): string {
+  return parquetCopyOptions(codecs[relation], undefined, codecs.zstdLevel);
+}

@@ -5,7 +5,7 @@ import { fragmentTwinRelations, type FragmentTwinFolder } from '../../shared/eve
 import { sessionCountsOf } from '../../shared/query/derived/session-counts.js';
 import { fragmentFileOrder, unmarkedFragmentsOf } from '../../shared/query/derived/session-fragments.js';
 import { print, trusted } from '../../shared/query/sql/sql.js';
-import { localCodecs, parquetCopyOptions } from '../../writer/parquet-codec.js';
+import { localCodecs, relationCopyOptions } from '../../writer/parquet-codec.js';
 import { type LocalPaths } from './paths.js';
 import { parquetFilesUnder } from '../../writer/parquet-files.js';
 import { openScratchDuckDb } from '../../writer/scratch-duckdb.js';
@@ -59,9 +59,7 @@ export async function syncFragmentTwins(paths: LocalPaths): Promise<number> {
     const write = async (folder: FragmentTwinFolder, twin: string, select: string) => {
       const target = join(paths.twinDirs[folder], twin);
       mkdirSync(dirname(target), { recursive: true });
-      await connection.run(
-        `COPY (${select}) TO ${pathLiteral(target)} ${parquetCopyOptions(codecs.sessions, undefined, codecs.zstdLevel)}`,
-      );
+      await connection.run(`COPY (${select}) TO ${pathLiteral(target)} ${relationCopyOptions(codecs, 'sessions')}`);
       changes += 1;
     };
     // Each relation: one pass over the fragment files it lacks, into a table, then a small file each from it.

@@ -7,7 +7,7 @@ import { pathLiteral } from '../../shared/engines/duckdb-engine.js';
 import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
 import { domainsUnder, type LocalPaths } from './paths.js';
 import { parquetFilesUnder } from '../../writer/parquet-files.js';
-import { localCodecs, parquetCopyOptions } from '../../writer/parquet-codec.js';
+import { localCodecs, relationCopyOptions } from '../../writer/parquet-codec.js';
 import { derivedFileOrder } from '../../writer/derived-writer.js';
 
 // Gives every row of the keyed relations (the pageview, page and custom-event buckets, the visitor days) of a local
@@ -112,7 +112,7 @@ async function keyDomain(
     // Staged beside the file and renamed over it: a reader sees the old file or the new one, never half of one.
     const staged = `${path}.keyed`;
     await connection.run(`COPY (SELECT ${select} FROM read_parquet(${pathLiteral(path)}, union_by_name = true) f JOIN keys k USING (visitor_id) ORDER BY ${derivedFileOrder[folder]})
-      TO ${pathLiteral(staged)} ${parquetCopyOptions(codecs[folder], undefined, codecs.zstdLevel)}`);
+      TO ${pathLiteral(staged)} ${relationCopyOptions(codecs, folder)}`);
     await rename(staged, path).catch(async (error: unknown) => {
       await rm(staged, { force: true });
       throw error;

@@ -7,7 +7,7 @@ import { sessionFragmentColumns } from '../../shared/events/event-columns.js';
 import { fragmentFileOrder } from '../../shared/query/derived/session-fragments.js';
 import { domainsUnder, type LocalPaths } from './paths.js';
 import { parquetFilesUnder } from '../../writer/parquet-files.js';
-import { localCodecs, parquetCopyOptions, type StoreCodecs } from '../../writer/parquet-codec.js';
+import { localCodecs, relationCopyOptions, type StoreCodecs } from '../../writer/parquet-codec.js';
 import { stagingName } from './local-store.js';
 
 // Marks each stored session fragment `whole` exactly when it is its session's only fragment in the store
@@ -107,6 +107,6 @@ async function copyMarked(
   await connection.run(
     `COPY (SELECT ${flagged.map((c) => `f.${c}`).join(', ')}, ${isWhole} AS whole
        FROM read_parquet(${pathLiteral(source)}, ${HIVE_PARTITIONS}) f ORDER BY ${fragmentFileOrder})
-     TO ${pathLiteral(target)} ${parquetCopyOptions(codecs.sessions, undefined, codecs.zstdLevel)}`,
+     TO ${pathLiteral(target)} ${relationCopyOptions(codecs, 'sessions')}`,
   );
 }

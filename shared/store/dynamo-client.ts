@@ -1,5 +1,5 @@
 import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, type UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, type UpdateCommand, type UpdateCommandOutput } from '@aws-sdk/lib-dynamodb';
 
 // One document client per process, created on first use. The SDK reads AWS_ENDPOINT_URL itself, which is how
 // the Lambda runtime and LocalStack point it elsewhere; a local process names its DynamoDB (the data folder's,
@@ -34,11 +34,18 @@ export function resetDocumentClient(): void {
 
 /** Sends a conditional update: true when it was made, false when its condition did not hold. */
 export async function updateIf(command: UpdateCommand): Promise<boolean> {
+  return (await conditionalUpdate(command)) !== null;
+}
+
+/**
+ * Sends a conditional update: its output (the item's attributes as its ReturnValues asks), or null when its
+ * condition did not hold.
+ */
+export async function conditionalUpdate(command: UpdateCommand): Promise<UpdateCommandOutput | null> {
   try {
-    await documentClient().send(command);
-    return true;
+    return await documentClient().send(command);
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
+    if (error instanceof ConditionalCheckFailedException) return null;
     throw error;
   }
 }

@@ -1,7 +1,6 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { tableNames } from '../config.js';
-import { documentClient, updateIf } from './dynamo-client.js';
+import { conditionalUpdate, documentClient, updateIf } from './dynamo-client.js';
 
 // Slots: at most `limit` holders at once of work the whole stack shares a quota of (Athena's active queries, which
 // the account counts across every function). One item of the counters table (`slots#<name>`) keeps the holders in
@@ -46,14 +45,9 @@ export async function releaseSlot(name: string, holder: string): Promise<void> {
 async function tryTake(name: string, holder: string, limit: number, until: number): Promise<number> {
   // The first holder creates the map; later ones add to it while it has room. The write returns the map it left.
   const held = async (command: UpdateCommand) => {
-    try {
-      const { Attributes } = await documentClient().send(command);
-      // Taken: at least this holder, whatever the reply says.
-      return Math.max(1, Object.keys((Attributes?.holders ?? {}) as Record<string, number>).length);
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return 0;
-      throw error;
-    }
+    const out = await conditionalUpdate(command);
+    // Taken: at least this holder, whatever the reply says.
+    return out ? Math.max(1, Object.keys((out.Attributes?.holders ?? {}) as Record<string, number>).length) : 0;
   };
   const added = await held(
     new UpdateCommand({
