@@ -148,7 +148,7 @@ const DOMAIN_SHAPE = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-
 const domainStatus = (s: string) => (s.length <= 253 && DOMAIN_SHAPE.test(s) ? 403 : 400);
 
 let api: TestApi;
-let nextToken: () => Promise<string>;
+let nextToken: (uses?: number) => Promise<string>;
 let otherToken: string;
 
 // ---- the store, before and after ------------------------------------------------------------------------------
@@ -182,7 +182,7 @@ async function storeSnapshot() {
     return { totals: totals.body.data, events: events.body.data, annotations: annotations.body.data };
   };
   return {
-    [DOMAIN]: await counts(DOMAIN, await nextToken()),
+    [DOMAIN]: await counts(DOMAIN, await nextToken(3)),
     [OTHER]: await counts(OTHER, otherToken),
     files: parquetFiles(),
   };

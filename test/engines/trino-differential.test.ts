@@ -29,7 +29,7 @@ const calls = engineCalls(CALLS, 20261125);
 
 describe.skipIf(!trino)('the Athena engine on Trino answers exactly as DuckDB does', () => {
   let api: TestApi;
-  let tokens: Record<string, () => Promise<string>>;
+  let tokens: Record<string, (uses?: number) => Promise<string>>;
 
   beforeAll(async () => {
     // The files are written as the S3 path writes them.
@@ -99,7 +99,6 @@ describe.skipIf(!trino)('the Athena engine on Trino answers exactly as DuckDB do
       let answers = 0;
       try {
         for (const domain of [generatedDomain, SHOP]) {
-          const token = await tokens[domain]!();
           const alone: { body: Record<string, unknown>; answer: unknown }[] = [];
           installEngine(api.engine);
           for (const call of calls.filter((c) => c.path === '/v1/query' && c.domain === domain)) {
@@ -111,7 +110,7 @@ describe.skipIf(!trino)('the Athena engine on Trino answers exactly as DuckDB do
             const chunk = alone.slice(start, start + QUERY_BATCH_MAX);
             run.mockClear();
             const res = await api.request('POST', '/v1/query/batch', {
-              token,
+              token: await tokens[domain]!(),
               body: { queries: chunk.map(({ body }) => body) },
             });
             const context = `batch ${start / QUERY_BATCH_MAX} of ${domain}`;
@@ -149,7 +148,8 @@ describe.skipIf(!trino)('the Athena engine on Trino answers exactly as DuckDB do
       // A view filtered by an attribute (the sessions picked by the kept rows) or by pages (by path lists).
       const views = [[], [['country', 'is_not', 'US']], [['page', 'contains', 'o']]];
       for (const [domain, filters] of [generatedDomain, SHOP].flatMap((d) => views.map((v) => [d, v] as const))) {
-        const token = await tokens[domain]!();
+        // Each body once alone, then the batch of them (one request for the rate limit).
+        const token = await tokens[domain]!(14);
         const bodies = [
           { metrics: ['visitors', 'pageviews', 'bounce_rate', 'avg_session_duration'] },
           { metrics: ['visitors', 'bounce_rate'], dimensions: ['referrer'], limit: 5 },
@@ -213,7 +213,8 @@ describe.skipIf(!trino)('the Athena engine on Trino answers exactly as DuckDB do
         ).toBe(true);
       }
       // Visitors alone (distinct visitors beside no sum) and a range without events: the grouping sets' empty set.
-      const token = await tokens[generatedDomain]!();
+      // Two ranges, each two requests alone and a batch.
+      const token = await tokens[generatedDomain]!(6);
       for (const date_range of ['30d', ['2020-01-01', '2020-01-31']]) {
         const bodies = [{ metrics: ['visitors'] }, { metrics: ['visitors'], dimensions: ['browser'] }].map((body) => ({
           domain: generatedDomain,
@@ -237,7 +238,6 @@ describe.skipIf(!trino)('the Athena engine on Trino answers exactly as DuckDB do
   });
 
   it('entry and exit pages, weeks, months, minutes and visits (extensions), in several zones: as DuckDB answers', async () => {
-    const token = await tokens[generatedDomain]!();
     const bodies: Record<string, unknown>[] = [
       { dimensions: ['entry_page'], metrics: ['visitors', 'visits', 'pageviews', 'bounce_rate'] },
       { dimensions: ['exit_page'], metrics: ['visits', 'avg_session_duration', 'revenue'], include_revenue: true },
@@ -272,6 +272,7 @@ describe.skipIf(!trino)('the Athena engine on Trino answers exactly as DuckDB do
         domain: generatedDomain,
         body: { domain: generatedDomain, date_range: '30d', ...body },
       };
+      const token = await tokens[generatedDomain]!(2);
       installEngine(api.engine);
       const { bytes: _local, ...local } = await sendCall(api, call, token);
       installEngine(api.trino!.engine);
