@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ingestHandler } from '../support/deployed-functions.js';
 import { upkeepHandler, upkeepStore } from '../support/deployed-functions.js';
 import { UPKEEP_GRACE_MS, UPKEEP_SETTLE_MS } from '../../ingest/s3-upkeep.js';
-import { derivedRelations } from '../../shared/events/derived-relations.js';
+import { derivedRelations, type DerivedFolder } from '../../shared/events/derived-relations.js';
 import { excludedFiles, readFileStates } from '../../shared/store/file-states-repo.js';
 import { readUsage } from '../../shared/limits/limiter.js';
 import { generatedEvents } from '../support/generated-sessions.js';
@@ -18,6 +18,10 @@ import { forgetLayout } from '../support/forget-layout.js';
 import { STORE_LAYOUT } from '../../shared/events/store-layout.js';
 import { keysOf } from '../support/s3-keys.js';
 import { largePayments } from '../support/large-payments.js';
+import { openScratchDuckDb } from '../../writer/scratch-duckdb.js';
+import { writeEventFile } from '../../writer/event-file-layout.js';
+import { relationCopyOptions, S3_CODECS, type StoreCodecs } from '../../writer/parquet-codec.js';
+import { pathLiteral } from '../../shared/engines/duckdb-engine.js';
 
 // Upkeep of the S3 store against moto's S3 server and dynalite: a partition many ingests wrote is compacted into one
 // file per relation; queries see the same rows before, during and after (read through the domain's file states, as
@@ -144,6 +148,37 @@ describe('upkeep of the S3 store', () => {
     expect(await excludedFiles('compact.test')).toEqual([]);
     expect(await eventRows(target)).toEqual(before);
     expect(await readUsage('compact.test')).toBe(before.length);
+  });
+
+  it("writes its compacted files at S3's ZSTD level: each is the bytes the same writer gives at that level", async () => {
+    const { target } = await crowdedBucket('level.test', 10, /^2026-03-01/);
+    expect((await upkeepStore({ client: target.s3, bucket: target.bucket, workDir: work })).compacted).toEqual([
+      'level.test/dt=2026-03-01',
+    ]);
+    // The visible files are now the compaction's, one per relation. Written again from their own rows by the
+    // writers' COPY at S3's level they come out byte for byte the same; at DuckDB's default level (3), larger.
+    const scratch = await openScratchDuckDb();
+    const rewrite = async (folder: 'events' | DerivedFolder, file: string, codecs: StoreCodecs) => {
+      const out = join(mkdtempSync(join(work, 'level-')), 'file.parquet');
+      if (folder === 'events') await writeEventFile(scratch.connection, [file], out, 'zstd', 's3', codecs.zstdLevel);
+      else
+        await scratch.connection.run(
+          `COPY (SELECT * FROM read_parquet(${pathLiteral(file)})) TO ${pathLiteral(out)} ${relationCopyOptions(codecs, folder)}`,
+        );
+      return readFileSync(out);
+    };
+    try {
+      for (const folder of ['events', ...derivedRelations.map((r) => r.folder)] as const) {
+        const files = await visibleFilePaths(target.s3, target.bucket, folder, work);
+        expect(files, folder).toHaveLength(1);
+        const written = readFileSync(files[0]!);
+        expect((await rewrite(folder, files[0]!, S3_CODECS)).equals(written), folder).toBe(true);
+        const atDefault = await rewrite(folder, files[0]!, { ...S3_CODECS, zstdLevel: undefined });
+        expect(atDefault.length, folder).toBeGreaterThan(written.length);
+      }
+    } finally {
+      scratch.close();
+    }
   });
 
   it('marks the fragments of each partition it rewrites whole exactly when their session has no other fragment', async () => {

@@ -1,4 +1,14 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,7 +18,15 @@ import type { ImportDestination, StagedImport } from '../../writer/destination.j
 import { s3Destination } from '../../ingest/s3-store.js';
 import { importEvents, importLines, importNdjson } from '../../local/store/local-destination.js';
 import { MAX_LINE_BYTES } from '../../writer/ndjson-lines.js';
-import { DEFAULT_LOCAL_CODECS, localCodecs, S3_CODECS, S3_ZSTD_LEVEL } from '../../writer/parquet-codec.js';
+import {
+  DEFAULT_LOCAL_CODECS,
+  localCodecs,
+  relationCopyOptions,
+  S3_CODECS,
+  S3_ZSTD_LEVEL,
+} from '../../writer/parquet-codec.js';
+import { writeEventFile } from '../../writer/event-file-layout.js';
+import { backfillDerived } from '../../local/store/backfill.js';
 import { writeCompacted } from '../../writer/compacted-file.js';
 import { openScratchDuckDb } from '../../writer/scratch-duckdb.js';
 import { generatedEvents } from '../support/generated-sessions.js';
@@ -666,6 +684,57 @@ describe('compression (writer/parquet-codec.ts)', () => {
     expect(stagedEventBytes).toBe(bytes('s3', 'events'));
     expect(localCodecs({ ANALYTICS_PARQUET_COMPRESSION: 'zstd' }).zstdLevel).toBe(S3_ZSTD_LEVEL);
     expect(localCodecs({}).zstdLevel).toBeUndefined();
+  });
+
+  it("writes a local store at S3's level in every writer when ANALYTICS_PARQUET_COMPRESSION is zstd, compaction too", async () => {
+    const saved = process.env.ANALYTICS_PARQUET_COMPRESSION;
+    process.env.ANALYTICS_PARQUET_COMPRESSION = 'zstd';
+    const paths = localPaths(tempDir());
+    try {
+      // Ten imports of two days, then the upgrade and compaction `npm start` runs: every local writer's files.
+      const events = generatedEvents().filter((e) =>
+        /^2026-03-0[12]/.test(String((e as { timestamp: unknown }).timestamp)),
+      );
+      for (let i = 0; i < 10; i++)
+        await importEvents(
+          events.filter((_, j) => j % 10 === i),
+          paths,
+        );
+      await backfillDerived(paths);
+    } finally {
+      if (saved === undefined) delete process.env.ANALYTICS_PARQUET_COMPRESSION;
+      else process.env.ANALYTICS_PARQUET_COMPRESSION = saved;
+    }
+    expect(parquetFiles(paths.eventsDir).filter((f) => f.includes('compacted-'))).toHaveLength(2);
+    // Each file, written again from its own rows by the writers' COPY at S3's level, comes out byte for byte the
+    // same; at DuckDB's default level (3), larger.
+    const scratch = await openScratchDuckDb();
+    const out = tempDir();
+    const rewrite = async (folder: 'events' | DerivedFolder, file: string, level: number | undefined) => {
+      const target = join(out, `${folder}-${level ?? 'default'}.parquet`);
+      if (folder === 'events') await writeEventFile(scratch.connection, [file], target, 'zstd', 'local', level);
+      else
+        await scratch.connection.run(
+          `COPY (SELECT * FROM read_parquet(${sqlPath(file)}, hive_partitioning = false)) TO ${sqlPath(target)} ${relationCopyOptions({ ...S3_CODECS, zstdLevel: level }, folder)}`,
+        );
+      return readFileSync(target);
+    };
+    try {
+      const dirs = { events: paths.eventsDir, ...paths.derivedDirs } as Record<'events' | DerivedFolder, string>;
+      for (const [folder, dir] of Object.entries(dirs) as ['events' | DerivedFolder, string][]) {
+        const written = parquetFiles(dir);
+        expect(written, folder).toHaveLength(2);
+        for (const name of written) {
+          const bytes = readFileSync(join(dir, name));
+          expect((await rewrite(folder, join(dir, name), S3_ZSTD_LEVEL)).equals(bytes), `${folder} ${name}`).toBe(true);
+          expect((await rewrite(folder, join(dir, name), undefined)).length, `${folder} ${name}`).toBeGreaterThan(
+            bytes.length,
+          );
+        }
+      }
+    } finally {
+      scratch.close();
+    }
   });
 });
 
