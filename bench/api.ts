@@ -1,6 +1,11 @@
 import { ROUTE_FUNCTION_MEMORY_MB } from '../infra/route-function.js';
 import { startLocalApi, type LocalApi } from '../local/server/local-api.js';
-import { finishedStatements, statementReads, type StatementReads } from '../local/trino/trino-query-info.js';
+import {
+  finishedStatements,
+  statementReads,
+  type StatementProfile,
+  type StatementReads,
+} from '../local/trino/trino-query-info.js';
 import type { TrinoAccess } from '../local/trino/trino-server.js';
 import { runStatement } from '../local/trino/trino-statements.js';
 import { installEngine } from '../shared/engines/registry.js';
@@ -63,7 +68,7 @@ export class ApiEngine implements BenchEngine {
     const ms = performance.now() - started;
     if (res.status !== 200) throw new Error(`${query.path} answered ${res.status}: ${JSON.stringify(body)}`);
     return {
-      ...(this.name === 'athena' ? { usage: await this.usageSince(since, ms, { chunksOf: query.id }) } : {}),
+      ...(this.name === 'athena' ? await this.usedSince(since, ms, { chunksOf: query.id }) : {}),
       ms,
       engineMs: body.meta.query_ms,
       ...(body.meta.bytes_scanned === undefined ? {} : { bytesScanned: body.meta.bytes_scanned }),
@@ -95,7 +100,7 @@ export class ApiEngine implements BenchEngine {
     );
     const wallMs = performance.now() - started;
     const lambdaMs = requests.reduce((sum, r) => sum + r.ms, 0);
-    const usage = await this.usageSince(since, lambdaMs, { cancelled: true });
+    const { usage } = await this.usedSince(since, lambdaMs, { cancelled: true });
     return { wallMs, requests, usage: { ...usage, requests: queries.length } };
   }
 
@@ -131,7 +136,7 @@ export class ApiEngine implements BenchEngine {
     ]);
     const wallMs = performance.now() - started;
     const lambdaMs = requests.reduce((total, r) => total + r.ms, 0);
-    const usage = await this.usageSince(since, lambdaMs, { cancelled: true });
+    const { usage } = await this.usedSince(since, lambdaMs, { cancelled: true });
     return { wallMs, requests, usage: { ...usage, requests: requests.length } };
   }
 
@@ -149,14 +154,15 @@ export class ApiEngine implements BenchEngine {
   }
 
   /**
-   * What the request that started at `since` and took `ms` used of the services AWS bills. With `chunksOf`, its
-   * statements' column-chunk bytes too, measured at the query's first run and given with every run of it.
+   * What the request that started at `since` and took `ms` used of the services AWS bills, and where its statements'
+   * time went. With `chunksOf`, its statements' column-chunk bytes too, measured at the query's first run and given
+   * with every run of it.
    */
-  private async usageSince(
+  private async usedSince(
     since: Date,
     ms: number,
     options: { cancelled?: boolean; chunksOf?: string } = {},
-  ): Promise<RequestUsage> {
+  ): Promise<{ usage: RequestUsage; profiles: StatementProfile[] }> {
     const counted = takeUsage();
     const trino = this.api.trino!.trino;
     const reads = await Promise.all(
@@ -165,7 +171,7 @@ export class ApiEngine implements BenchEngine {
     if (options.chunksOf !== undefined && !this.chunkBytes.has(options.chunksOf))
       this.chunkBytes.set(options.chunksOf, await columnChunkBytes(trino, reads));
     const chunks = options.chunksOf === undefined ? undefined : this.chunkBytes.get(options.chunksOf);
-    return {
+    const usage: RequestUsage = {
       statementBytes: reads.map((r) => r.physicalInputBytes),
       ...(chunks ? { columnChunkBytes: chunks } : {}),
       s3Lists: reads.reduce((sum, r) => sum + r.partitionsListed, 0),
@@ -176,6 +182,7 @@ export class ApiEngine implements BenchEngine {
       dynamoReadUnits: counted.readUnits,
       dynamoWriteUnits: counted.writeUnits,
     };
+    return { usage, profiles: reads.map((r) => r.profile) };
   }
 
   private async nextToken(): Promise<string> {

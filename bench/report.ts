@@ -499,6 +499,47 @@ function athenaSection(f: BenchFigures): string[] {
   );
   out.push(...loadsAtOnceSection(f));
   out.push(...batchedLoadsSection(f));
+  out.push(...trinoTimeSection(f));
+  return out;
+}
+
+/** Where the Athena path's time goes: Trino's own times for each request's statements, and its costliest operators. */
+function trinoTimeSection(f: BenchFigures): string[] {
+  const profiled = f.queries.filter((q) => q.cells.athena?.result?.profiles?.length);
+  if (!profiled.length) return [];
+  const out = [
+    '',
+    '### Where the time goes on Trino',
+    '',
+    "Each request's statements in its first timed run, as Trino's query info reports them (`GET /v1/query/{id}`, " +
+      "local/trino/trino-query-info.ts): the time from the statement's creation to its end, its planning, and its " +
+      'CPU over every thread (two cores: CPU above the elapsed time ran on both); the three operators that took most ' +
+      'CPU, each summed over threads, with the rows it took in (a scan: the rows it read from the files). The rest of ' +
+      "a request's p50 is the API around the statement and the engine's polling (above).",
+    '',
+    '| query | p50 | Trino elapsed | planning | CPU | operators with the most CPU |',
+    '|---|---:|---:|---:|---:|---|',
+  ];
+  for (const q of profiled) {
+    const profiles = q.cells.athena!.result!.profiles!;
+    const operators = profiles
+      .flatMap((p) => p.operators)
+      .sort((a, b) => b.cpuMs - a.cpuMs)
+      .slice(0, 3)
+      .map(
+        (o) => `${o.type.replace(/Operator$/, '')} ${formatMs(o.cpuMs)} (${o.inputRows.toLocaleString('en-US')} rows)`,
+      );
+    out.push(
+      `| ${[
+        q.query.id,
+        formatMs(q.cells.athena!.p50),
+        formatMs(sum(profiles.map((p) => p.elapsedMs))),
+        formatMs(sum(profiles.map((p) => p.planningMs))),
+        formatMs(sum(profiles.map((p) => p.cpuMs))),
+        operators.join(', '),
+      ].join(' | ')} |`,
+    );
+  }
   return out;
 }
 

@@ -1,3 +1,4 @@
+import type { StatementProfile } from '../local/trino/trino-query-info.js';
 import type { RequestUsage } from './aws-bill.js';
 import type { MixQuery } from './query-mix.js';
 
@@ -23,6 +24,8 @@ export interface RunResult {
   bytesScanned?: number;
   /** The Athena path only: what the request used of each service AWS bills (bench/aws-bill.ts). */
   usage?: RequestUsage;
+  /** The Athena path only: where each of its statements' time went on Trino. */
+  profiles?: StatementProfile[];
 }
 
 export interface BenchEngine {

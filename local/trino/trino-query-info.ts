@@ -16,6 +16,32 @@ export interface StatementReads {
   /** The statement's text as Trino ran it, and the schema it ran in. */
   query: string;
   schema?: string;
+  /** Where its time went. */
+  profile: StatementProfile;
+}
+
+/** A finished statement's times as Trino reports them, and its operators by the CPU they took. */
+export interface StatementProfile {
+  /** From its creation to its end; its planning (Trino's `planningTime`); its CPU over every thread. */
+  elapsedMs: number;
+  planningMs: number;
+  cpuMs: number;
+  /**
+   * Its operators, each plan node's operator of a type summed over pipelines and threads, most CPU first: the rows it
+   * took in (a scan's rows read from the files) and its CPU (adding input, giving output, finishing).
+   */
+  operators: { type: string; planNodeId: string; inputRows: number; cpuMs: number }[];
+}
+
+interface OperatorSummary {
+  operatorType: string;
+  planNodeId: string;
+  totalDrivers: number;
+  inputPositions: number;
+  physicalInputPositions: number;
+  addInputCpu: string;
+  getOutputCpu: string;
+  finishCpu: string;
 }
 
 interface QueryInfo {
@@ -25,7 +51,10 @@ interface QueryInfo {
   inputs: { catalogName: string; schema: string; table: string; connectorInfo?: { partitionIds?: string[] } }[];
   queryStats: {
     physicalInputDataSize: string;
-    operatorSummaries: { operatorType: string; totalDrivers: number }[];
+    elapsedTime: string;
+    planningTime: string;
+    totalCpuTime: string;
+    operatorSummaries: OperatorSummary[];
   };
 }
 
@@ -81,7 +110,37 @@ export async function statementReads(access: TrinoAccess, queryId: string): Prom
     physicalInputBytes: dataSizeBytes(info.queryStats.physicalInputDataSize),
     query: info.query,
     ...(info.session.schema ? { schema: info.session.schema } : {}),
+    profile: statementProfile(info.queryStats),
   };
+}
+
+const scanOperators = new Set(['TableScanOperator', 'ScanFilterAndProjectOperator']);
+
+function statementProfile(stats: QueryInfo['queryStats']): StatementProfile {
+  const operators = new Map<string, StatementProfile['operators'][number]>();
+  for (const o of stats.operatorSummaries) {
+    const key = `${o.planNodeId} ${o.operatorType}`;
+    const entry = operators.get(key) ?? { type: o.operatorType, planNodeId: o.planNodeId, inputRows: 0, cpuMs: 0 };
+    // A scan's input is the pages it made from the files (its physical input), others' the pages handed to them.
+    entry.inputRows += scanOperators.has(o.operatorType) ? o.physicalInputPositions : o.inputPositions;
+    entry.cpuMs += durationMs(o.addInputCpu) + durationMs(o.getOutputCpu) + durationMs(o.finishCpu);
+    operators.set(key, entry);
+  }
+  return {
+    elapsedMs: durationMs(stats.elapsedTime),
+    planningMs: durationMs(stats.planningTime),
+    cpuMs: durationMs(stats.totalCpuTime),
+    operators: [...operators.values()].sort((a, b) => b.cpuMs - a.cpuMs),
+  };
+}
+
+const durationUnits: Record<string, number> = { ns: 1e-6, us: 1e-3, ms: 1, s: 1e3, m: 6e4, h: 3.6e6, d: 8.64e7 };
+
+/** Trino's Duration text (`237.45ms`, `1.20s`, `3.00m`, `850.00us`) in milliseconds. */
+export function durationMs(text: string): number {
+  const match = /^([\d.]+)(ns|us|ms|s|m|h|d)$/.exec(text);
+  if (!match) throw new Error(`not a Trino duration: ${text}`);
+  return Number(match[1]) * durationUnits[match[2]!]!;
 }
 
 /** Trino's DataSize text (`8408B`, `1.5MB`, `2GB`: powers of 1024) in bytes. */

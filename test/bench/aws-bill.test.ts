@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AWS_PRICES, billOf, sumBills, type RequestUsage } from '../../bench/aws-bill.js';
-import { dataSizeBytes } from '../../local/trino/trino-query-info.js';
+import { dataSizeBytes, durationMs } from '../../local/trino/trino-query-info.js';
 
 // The bench's bill of a request (bench/aws-bill.ts): each service priced as AWS prices it.
 
@@ -51,5 +51,17 @@ describe("Trino's data sizes", () => {
     expect(dataSizeBytes('1.5kB')).toBe(1536);
     expect(dataSizeBytes('2MB')).toBe(2 * 1024 ** 2);
     expect(() => dataSizeBytes('12 MB')).toThrow(/not a Trino data size/);
+  });
+});
+
+describe("Trino's durations", () => {
+  it('reads each unit in milliseconds', () => {
+    expect(durationMs('237.45ms')).toBeCloseTo(237.45, 9);
+    expect(durationMs('1.20s')).toBeCloseTo(1200, 9);
+    expect(durationMs('3.00m')).toBeCloseTo(180_000, 9);
+    expect(durationMs('850.00us')).toBeCloseTo(0.85, 9);
+    expect(durationMs('12.00ns')).toBeCloseTo(0.000012, 12);
+    expect(durationMs('2.00h')).toBe(7_200_000);
+    expect(() => durationMs('5 ms')).toThrow(/not a Trino duration/);
   });
 });

@@ -85,6 +85,17 @@ describe.skipIf(!trinoAvailable('Athena S3 requests suite'))('S3 requests of a s
         // A split whose file a filter on its path or an empty join side rules out is never opened.
         expect(counted.get, what).toBeLessThanOrEqual(splits);
         expect({ head: counted.head, other: counted.other }, what).toEqual({ head: 0, other: 0 });
+        // What the bench reports of each statement's time (bench/report.ts): Trino's times and its operators.
+        for (const { profile, physicalInputBytes } of reads) {
+          expect(profile.elapsedMs, what).toBeGreaterThanOrEqual(profile.planningMs);
+          expect(profile.cpuMs, what).toBeGreaterThan(0);
+          expect(
+            profile.operators.map((o) => o.cpuMs),
+            what,
+          ).toEqual(profile.operators.map((o) => o.cpuMs).sort((a, b) => b - a));
+          const scanned = profile.operators.filter((o) => /Scan/.test(o.type)).reduce((n, o) => n + o.inputRows, 0);
+          if (physicalInputBytes > 0) expect(scanned, what).toBeGreaterThan(0);
+        }
         total.gets += counted.get;
         total.splits += splits;
         total.statements += reads.length;
