@@ -89,10 +89,6 @@ describe.skipIf(!trinoAvailable('Athena S3 requests suite'))('S3 requests of a s
         for (const { profile, physicalInputBytes } of reads) {
           expect(profile.elapsedMs, what).toBeGreaterThanOrEqual(profile.planningMs);
           expect(profile.cpuMs, what).toBeGreaterThan(0);
-          expect(
-            profile.operators.map((o) => o.cpuMs),
-            what,
-          ).toEqual(profile.operators.map((o) => o.cpuMs).sort((a, b) => b - a));
           const scanned = profile.operators.filter((o) => /Scan/.test(o.type)).reduce((n, o) => n + o.inputRows, 0);
           if (physicalInputBytes > 0) expect(scanned, what).toBeGreaterThan(0);
         }

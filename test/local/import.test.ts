@@ -687,11 +687,42 @@ describe('compression (writer/parquet-codec.ts)', () => {
   });
 
   it("writes a local store at S3's level in every writer when ANALYTICS_PARQUET_COMPRESSION is zstd, compaction too", async () => {
+    const paths = localPaths(tempDir());
+    const scratch = await openScratchDuckDb();
+    const out = tempDir();
+    // A file written again from its own rows by the writers' COPY (session-fragment twins are written as fragments).
+    const rewrite = async (folder: string, file: string, level: number | undefined) => {
+      const target = join(out, `${folder}-${level ?? 'default'}.parquet`);
+      const relation = (folder in paths.twinDirs ? 'sessions' : folder) as 'events' | DerivedFolder;
+      if (relation === 'events') await writeEventFile(scratch.connection, [file], target, 'zstd', 'local', level);
+      else
+        await scratch.connection.run(
+          `COPY (SELECT * FROM read_parquet(${sqlPath(file)}, hive_partitioning = false)) TO ${sqlPath(target)} ${relationCopyOptions({ ...S3_CODECS, zstdLevel: level }, relation)}`,
+        );
+      return readFileSync(target);
+    };
+    // Every file of the store is the bytes such a rewrite gives at S3's level; in every folder, some file differs at
+    // DuckDB's default level (3), so a writer at another level would show.
+    const expectAtS3Level = async (stage: string) => {
+      const dirs = { events: paths.eventsDir, ...paths.derivedDirs, ...paths.twinDirs };
+      for (const [folder, dir] of Object.entries(dirs)) {
+        const written = parquetFiles(dir);
+        expect(written.length, `${stage}: ${folder}`).toBeGreaterThan(0);
+        let differing = 0;
+        for (const name of written) {
+          const bytes = readFileSync(join(dir, name));
+          const what = `${stage}: ${folder} ${name}`;
+          expect((await rewrite(folder, join(dir, name), S3_ZSTD_LEVEL)).equals(bytes), what).toBe(true);
+          if (!(await rewrite(folder, join(dir, name), undefined)).equals(bytes)) differing += 1;
+        }
+        expect(differing, `${stage}: ${folder}`).toBeGreaterThan(0);
+      }
+    };
     const saved = process.env.ANALYTICS_PARQUET_COMPRESSION;
     process.env.ANALYTICS_PARQUET_COMPRESSION = 'zstd';
-    const paths = localPaths(tempDir());
     try {
-      // Ten imports of two days, then the upgrade and compaction `npm start` runs: every local writer's files.
+      // Ten imports of two days (the importer's files, keyed and marked), then the upgrade and compaction that
+      // `npm start` runs, which rewrites every partition of ten files.
       const events = generatedEvents().filter((e) =>
         /^2026-03-0[12]/.test(String((e as { timestamp: unknown }).timestamp)),
       );
@@ -700,40 +731,14 @@ describe('compression (writer/parquet-codec.ts)', () => {
           events.filter((_, j) => j % 10 === i),
           paths,
         );
+      await expectAtS3Level('imported');
       await backfillDerived(paths);
-    } finally {
-      if (saved === undefined) delete process.env.ANALYTICS_PARQUET_COMPRESSION;
-      else process.env.ANALYTICS_PARQUET_COMPRESSION = saved;
-    }
-    expect(parquetFiles(paths.eventsDir).filter((f) => f.includes('compacted-'))).toHaveLength(2);
-    // Each file, written again from its own rows by the writers' COPY at S3's level, comes out byte for byte the
-    // same; at DuckDB's default level (3), larger.
-    const scratch = await openScratchDuckDb();
-    const out = tempDir();
-    const rewrite = async (folder: 'events' | DerivedFolder, file: string, level: number | undefined) => {
-      const target = join(out, `${folder}-${level ?? 'default'}.parquet`);
-      if (folder === 'events') await writeEventFile(scratch.connection, [file], target, 'zstd', 'local', level);
-      else
-        await scratch.connection.run(
-          `COPY (SELECT * FROM read_parquet(${sqlPath(file)}, hive_partitioning = false)) TO ${sqlPath(target)} ${relationCopyOptions({ ...S3_CODECS, zstdLevel: level }, folder)}`,
-        );
-      return readFileSync(target);
-    };
-    try {
-      const dirs = { events: paths.eventsDir, ...paths.derivedDirs } as Record<'events' | DerivedFolder, string>;
-      for (const [folder, dir] of Object.entries(dirs) as ['events' | DerivedFolder, string][]) {
-        const written = parquetFiles(dir);
-        expect(written, folder).toHaveLength(2);
-        for (const name of written) {
-          const bytes = readFileSync(join(dir, name));
-          expect((await rewrite(folder, join(dir, name), S3_ZSTD_LEVEL)).equals(bytes), `${folder} ${name}`).toBe(true);
-          expect((await rewrite(folder, join(dir, name), undefined)).length, `${folder} ${name}`).toBeGreaterThan(
-            bytes.length,
-          );
-        }
-      }
+      expect(parquetFiles(paths.eventsDir).filter((f) => f.includes('compacted-'))).toHaveLength(2);
+      await expectAtS3Level('compacted');
     } finally {
       scratch.close();
+      if (saved === undefined) delete process.env.ANALYTICS_PARQUET_COMPRESSION;
+      else process.env.ANALYTICS_PARQUET_COMPRESSION = saved;
     }
   });
 });
