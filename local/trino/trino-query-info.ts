@@ -92,6 +92,9 @@ export async function finishedStatements(
     .map((q) => q.queryId);
 }
 
+/** The operators that read a table's files: one driver per split, their input the rows made from the files. */
+const scanOperators = new Set(['TableScanOperator', 'ScanFilterAndProjectOperator']);
+
 export async function statementReads(access: TrinoAccess, queryId: string): Promise<StatementReads> {
   const info = (await getJson(`${access.server}/v1/query/${encodeURIComponent(queryId)}`, access)) as QueryInfo;
   const partitions = new Set<string>();
@@ -101,7 +104,7 @@ export async function statementReads(access: TrinoAccess, queryId: string): Prom
     for (const id of input.connectorInfo?.partitionIds ?? ['']) partitions.add(`${table}/${id}`);
   }
   const splitsRead = info.queryStats.operatorSummaries
-    .filter((o) => o.operatorType === 'TableScanOperator' || o.operatorType === 'ScanFilterAndProjectOperator')
+    .filter((o) => scanOperators.has(o.operatorType))
     .reduce((sum, o) => sum + o.totalDrivers, 0);
   return {
     queryId,
@@ -113,8 +116,6 @@ export async function statementReads(access: TrinoAccess, queryId: string): Prom
     profile: statementProfile(info.queryStats),
   };
 }
-
-const scanOperators = new Set(['TableScanOperator', 'ScanFilterAndProjectOperator']);
 
 function statementProfile(stats: QueryInfo['queryStats']): StatementProfile {
   const operators = new Map<string, StatementProfile['operators'][number]>();

@@ -19,9 +19,8 @@ import { STORE_LAYOUT } from '../../shared/events/store-layout.js';
 import { keysOf } from '../support/s3-keys.js';
 import { largePayments } from '../support/large-payments.js';
 import { openScratchDuckDb } from '../../writer/scratch-duckdb.js';
-import { writeEventFile } from '../../writer/event-file-layout.js';
-import { relationCopyOptions, S3_CODECS, type StoreCodecs } from '../../writer/parquet-codec.js';
-import { pathLiteral } from '../../shared/engines/duckdb-engine.js';
+import { S3_ZSTD_LEVEL } from '../../writer/parquet-codec.js';
+import { rewriteAsWriters } from '../support/writer-rewrite.js';
 
 // Upkeep of the S3 store against moto's S3 server and dynalite: a partition many ingests wrote is compacted into one
 // file per relation; queries see the same rows before, during and after (read through the domain's file states, as
@@ -158,22 +157,22 @@ describe('upkeep of the S3 store', () => {
     // The visible files are now the compaction's, one per relation. Written again from their own rows by the
     // writers' COPY at S3's level they come out byte for byte the same; at DuckDB's default level (3), larger.
     const scratch = await openScratchDuckDb();
-    const rewrite = async (folder: 'events' | DerivedFolder, file: string, codecs: StoreCodecs) => {
-      const out = join(mkdtempSync(join(work, 'level-')), 'file.parquet');
-      if (folder === 'events') await writeEventFile(scratch.connection, [file], out, 'zstd', 's3', codecs.zstdLevel);
-      else
-        await scratch.connection.run(
-          `COPY (SELECT * FROM read_parquet(${pathLiteral(file)})) TO ${pathLiteral(out)} ${relationCopyOptions(codecs, folder)}`,
-        );
-      return readFileSync(out);
-    };
+    const rewrite = (folder: 'events' | DerivedFolder, file: string, level: number | undefined) =>
+      rewriteAsWriters(
+        scratch.connection,
+        folder,
+        's3',
+        file,
+        join(mkdtempSync(join(work, 'level-')), 'f.parquet'),
+        level,
+      );
     try {
       for (const folder of ['events', ...derivedRelations.map((r) => r.folder)] as const) {
         const files = await visibleFilePaths(target.s3, target.bucket, folder, work);
         expect(files, folder).toHaveLength(1);
         const written = readFileSync(files[0]!);
-        expect((await rewrite(folder, files[0]!, S3_CODECS)).equals(written), folder).toBe(true);
-        const atDefault = await rewrite(folder, files[0]!, { ...S3_CODECS, zstdLevel: undefined });
+        expect((await rewrite(folder, files[0]!, S3_ZSTD_LEVEL)).equals(written), folder).toBe(true);
+        const atDefault = await rewrite(folder, files[0]!, undefined);
         expect(atDefault.length, folder).toBeGreaterThan(written.length);
       }
     } finally {

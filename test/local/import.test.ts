@@ -18,14 +18,8 @@ import type { ImportDestination, StagedImport } from '../../writer/destination.j
 import { s3Destination } from '../../ingest/s3-store.js';
 import { importEvents, importLines, importNdjson } from '../../local/store/local-destination.js';
 import { MAX_LINE_BYTES } from '../../writer/ndjson-lines.js';
-import {
-  DEFAULT_LOCAL_CODECS,
-  localCodecs,
-  relationCopyOptions,
-  S3_CODECS,
-  S3_ZSTD_LEVEL,
-} from '../../writer/parquet-codec.js';
-import { writeEventFile } from '../../writer/event-file-layout.js';
+import { DEFAULT_LOCAL_CODECS, localCodecs, S3_CODECS, S3_ZSTD_LEVEL } from '../../writer/parquet-codec.js';
+import { rewriteAsWriters } from '../support/writer-rewrite.js';
 import { backfillDerived } from '../../local/store/backfill.js';
 import { writeCompacted } from '../../writer/compacted-file.js';
 import { openScratchDuckDb } from '../../writer/scratch-duckdb.js';
@@ -690,18 +684,17 @@ describe('compression (writer/parquet-codec.ts)', () => {
     const paths = localPaths(tempDir());
     const scratch = await openScratchDuckDb();
     const out = tempDir();
-    // A file written again from its own rows by the writers' COPY (session-fragment twins are written as fragments).
-    const rewrite = async (folder: string, file: string, level: number | undefined) => {
-      const target = join(out, `${folder}-${level ?? 'default'}.parquet`);
-      const relation = (folder in paths.twinDirs ? 'sessions' : folder) as 'events' | DerivedFolder;
-      if (relation === 'events') await writeEventFile(scratch.connection, [file], target, 'zstd', 'local', level);
-      else
-        await scratch.connection.run(
-          `COPY (SELECT * FROM read_parquet(${sqlPath(file)}, hive_partitioning = false)) TO ${sqlPath(target)} ${relationCopyOptions({ ...S3_CODECS, zstdLevel: level }, relation)}`,
-        );
-      return readFileSync(target);
-    };
-    // Every file of the store is the bytes such a rewrite gives at S3's level; in every folder, some file differs at
+    // Session-fragment twins are written as fragments are.
+    const rewrite = (folder: string, file: string, level: number | undefined) =>
+      rewriteAsWriters(
+        scratch.connection,
+        (folder in paths.twinDirs ? 'sessions' : folder) as 'events' | DerivedFolder,
+        'local',
+        file,
+        join(out, `${folder}-${level ?? 'default'}.parquet`),
+        level,
+      );
+    // Every file of the store is the bytes its rewrite by the writers' COPY gives at S3's level; in every folder, some file differs at
     // DuckDB's default level (3), so a writer at another level would show.
     const expectAtS3Level = async (stage: string) => {
       const dirs = { events: paths.eventsDir, ...paths.derivedDirs, ...paths.twinDirs };
