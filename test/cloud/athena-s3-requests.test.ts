@@ -88,9 +88,11 @@ describe.skipIf(!trinoAvailable('Athena S3 requests suite'))('S3 requests of a s
         // What the bench reports of each statement's time (bench/report.ts): Trino's times and its operators.
         for (const { profile, physicalInputBytes } of reads) {
           expect(profile.elapsedMs, what).toBeGreaterThanOrEqual(profile.planningMs);
-          expect(profile.cpuMs, what).toBeGreaterThan(0);
           const scanned = profile.operators.filter((o) => /Scan/.test(o.type)).reduce((n, o) => n + o.inputRows, 0);
           if (physicalInputBytes > 0) expect(scanned, what).toBeGreaterThan(0);
+          // A statement whose filters contradict each other is planned to no tasks and spends no CPU.
+          if (scanned > 0) expect(profile.cpuMs, what).toBeGreaterThan(0);
+          else expect(profile.cpuMs, what).toBeGreaterThanOrEqual(0);
         }
         total.gets += counted.get;
         total.splits += splits;
