@@ -6,7 +6,7 @@ import { parquetFilesUnder } from '../writer/parquet-files.js';
 import { S3_CODECS } from '../writer/parquet-codec.js';
 import { forgetImportCount, recordImportedEventsOnce } from '../shared/limits/limiter.js';
 import { derivedRelations, type DerivedFolder } from '../shared/events/derived-relations.js';
-import { hideFiles, showFiles } from '../shared/store/file-states-repo.js';
+import { hideFiles, showFiles, waitToUpload } from '../shared/store/file-states-repo.js';
 import type { DomainDays } from '../shared/store/domain-days-repo.js';
 import { listing } from './s3-objects.js';
 
@@ -121,8 +121,8 @@ export function derivedUrlOf(url: string, folder: string): string {
 /**
  * The events prefix at `url` (`s3://bucket/events`) as an import's destination (writer/destination.ts), staging under
  * `stagingDir`. S3 has no transactions: the import's files are named after its digest, so a retry after a crash
- * midway overwrites what it had written; they are hidden from queries (file states in DynamoDB) from before the
- * first upload until after the last; derived files go up before the event files; usage is counted once per digest;
+ * midway overwrites what it had written; they are hidden from queries (file states in DynamoDB) from uploadDelayMs()
+ * before the first upload until after the last; derived files go up before the event files; usage is counted once per digest;
  * the import's record is written last.
  */
 export function s3Destination(url: string, stagingDir: string, client = new S3Client({})): ImportDestination {
@@ -150,7 +150,10 @@ export function s3Destination(url: string, stagingDir: string, client = new S3Cl
     publish: async (staged) => {
       const { record } = staged;
       const hidden = byDomain(staged.files);
-      for (const [domain, names] of hidden) await hideFiles(domain, names);
+      let hiddenAt = Date.now();
+      for (const [domain, names] of hidden) hiddenAt = await hideFiles(domain, names);
+      // A reader that read the file states just before the hide leaves out files uploaded from now on by their date.
+      await waitToUpload(hiddenAt);
       // Derived files first: an event file readers can see always has its derived files beside it.
       for (const { folder } of derivedRelations)
         await derived[folder](staged.derivedDirs[folder], parquetFilesUnder(staged.derivedDirs[folder]));

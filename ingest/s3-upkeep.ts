@@ -14,6 +14,7 @@ import {
   recordUpgraded,
   showFiles,
   supersede,
+  waitToUpload,
 } from '../shared/store/file-states-repo.js';
 import { STORE_LAYOUT } from '../shared/events/store-layout.js';
 import { writeCompacted } from '../writer/compacted-file.js';
@@ -343,7 +344,7 @@ async function compact(
       logger.warn('partition left uncompacted', { domain, partition, reason: error.message });
       return 'unwritable';
     }
-    await hideFiles(domain, [`${partition}/${file}`], now);
+    await waitToUpload(await hideFiles(domain, [`${partition}/${file}`], now));
     for (const folder of [...derivedRelations.map((r) => r.folder), EVENTS_FOLDER]) {
       await s3Publisher(`s3://${target.bucket}/${folder}`, target.client)(
         dirs[folder as 'events' | DerivedFolder],

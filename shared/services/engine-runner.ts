@@ -1,16 +1,17 @@
 import type { QueryEngine, SqlRow } from '../engines/engine.js';
-import type { SqlQuery } from '../query/sql/sql.js';
+import { timestamp, type SqlParam, type SqlQuery } from '../query/sql/sql.js';
 import { analyticsEngine } from '../engines/registry.js';
 import { requestLogger } from '../log.js';
 import { isAnswerCacheOn } from '../config.js';
 import { printFirstEvent } from '../query/scope/first-event.js';
 import { readDomainDays } from '../store/domain-days-repo.js';
-import { hiddenFiles } from '../store/file-states-repo.js';
+import { hiddenFiles, READ_MAX_MS, type HiddenFiles } from '../store/file-states-repo.js';
 import { answerKey, readAnswer, writeAnswer } from '../store/answer-cache-repo.js';
 import { withExcludedFiles, withStoreLayout } from '../query/sql/catalog.js';
 import type { SqlTarget } from '../query/sql/target.js';
 import { printStatementBatch, type BatchedStatement } from '../query/sql/statement-batch.js';
 import {
+  EngineBusyError,
   EngineResourcesError,
   EngineScanLimitError,
   EngineStatementTooComplexError,
@@ -38,6 +39,19 @@ const tooLargeMerged = [EngineStatementTooComplexError, EngineResourcesError, En
 const mergingPaused = new Map<string, number>();
 const MERGING_PAUSE_MS = 60 * 60 * 1000;
 
+/** How many times a slow read of the file states is tried before the request is answered 503 (READ_MAX_MS). */
+const STATE_READS = 4;
+const READ_TIME_IN_KEYS = timestamp(new Date(0));
+
+/** The domain's hidden files from a read quick enough to date them by (file-states-repo.ts, READ_MAX_MS). */
+async function promptHiddenFiles(domain: string): Promise<HiddenFiles> {
+  for (let i = 0; i < STATE_READS; i++) {
+    const hidden = await hiddenFiles(domain);
+    if (hidden.readMs <= READ_MAX_MS) return hidden;
+  }
+  throw new EngineBusyError();
+}
+
 export class EngineRunner {
   private elapsedMs = 0;
   private scanned: number | undefined;
@@ -50,28 +64,36 @@ export class EngineRunner {
     readonly target: SqlTarget,
     /** The version of the data this runner's queries read; undefined: nothing is cached. */
     private readonly dataVersion: string | undefined,
+    /**
+     * The parameter of the time the states were read (withExcludedFiles), left out of answer keys: an answer is the
+     * data version's whatever the moment it was read at.
+     */
+    private readonly readTime?: SqlParam,
   ) {}
 
   /**
    * A runner for queries of `domain`. On a store whose files upkeep replaces in place (S3), it first reads which
-   * files the domain's queries must leave out (one DynamoDB read), so no query sees a partition's rows twice; the
-   * same read gives the domain's data version and the layout of its files, which decides what the plans may read.
+   * files the domain's queries must leave out (one DynamoDB read), so no query sees a partition's rows twice or part
+   * of an import, however long its statements wait or run: the files hidden then, and every file uploaded since (by
+   * S3's date of it). The same read gives the domain's data version and the layout of its files, which decides what
+   * the plans may read.
    */
   static async forDomain(domain: string, engine: QueryEngine = analyticsEngine()): Promise<EngineRunner> {
     const { target } = engine;
     const cache = isAnswerCacheOn();
     const engineVersion = cache ? engine.dataVersion?.() : undefined;
     if (!target.catalog.filesReplacedInPlace) return new EngineRunner(engine, domain, target, engineVersion);
-    const hidden = await hiddenFiles(domain);
+    const hidden = await promptHiddenFiles(domain);
     const versions = [`files:${hidden.version}`, ...(engineVersion === undefined ? [] : [engineVersion])];
     const version = cache ? versions.join(' ') : undefined;
-    const catalog = withExcludedFiles(withStoreLayout(target.catalog, hidden.layout), hidden, domain);
-    return new EngineRunner(engine, domain, { ...target, catalog }, version);
+    const readTime = timestamp(hidden.visibleBefore);
+    const catalog = withExcludedFiles(withStoreLayout(target.catalog, hidden.layout), hidden, readTime, domain);
+    return new EngineRunner(engine, domain, { ...target, catalog }, version, readTime);
   }
 
   /** A runner of its own on the same engine and files, for work that outlives the request: its time is not the request's. */
   fork(): EngineRunner {
-    return new EngineRunner(this.engine, this.domain, this.target, this.dataVersion);
+    return new EngineRunner(this.engine, this.domain, this.target, this.dataVersion, this.readTime);
   }
 
   /** What caches of facts about the engine's store are kept per (services/store-shape.ts). */
@@ -165,7 +187,9 @@ export class EngineRunner {
   }
 
   private keyOf(query: SqlQuery): string | undefined {
-    return this.dataVersion === undefined ? undefined : answerKey(this.target.dialect.name, this.dataVersion, query);
+    if (this.dataVersion === undefined) return undefined;
+    const params = query.params.map((p) => (p === this.readTime ? READ_TIME_IN_KEYS : p));
+    return answerKey(this.target.dialect.name, this.dataVersion, { ...query, params });
   }
 
   /** A kept answer; logs the `query` line of a statement not started. */

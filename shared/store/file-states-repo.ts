@@ -43,6 +43,45 @@ export interface FileStates {
 
 const key = (domain: string) => ({ pk: `files#${domain}` });
 
+// Hiding files takes effect for readers that read this item after the hide write. A reader that read it just before
+// does not name the new files, and its statement may list a partition while they are being uploaded: it would read
+// part of an import, or a compacted file beside the files it replaces. So every reader also leaves out each file S3
+// dated at or after its read (`"$file_modified_time"`, StoreCatalog), and every writer waits UPLOAD_DELAY_MS after its
+// hide write before its first upload. With c the most any clock involved (a reader's, a writer's, S3's) is off, S3's
+// dates cut to the whole second, and a read's round trip at most READ_MAX_MS (read again when longer):
+//   - a file shown before a read was uploaded before it: S3 dated it before readAt + c, so before visibleBefore;
+//   - a file hidden after a read is uploaded at least UPLOAD_DELAY_MS after the read began: dated at or after
+//     readAt - READ_MAX_MS + UPLOAD_DELAY_MS - c - 1 s, which is visibleBefore.
+// A statement then reads exactly the files its read shows, however long it waits for a slot or runs.
+
+/**
+ * The most any clock involved is off from true time, in ms: AWS keeps Lambda's and S3's clocks far closer than this
+ * (Amazon Time Sync); STORE_CLOCK_SKEW_MS sets it (the tests run every process on one clock: 0).
+ */
+export function clockSkewMs(env: NodeJS.ProcessEnv = process.env): number {
+  const text = env.STORE_CLOCK_SKEW_MS;
+  if (text === undefined || text === '') return 500;
+  const ms = Number(text);
+  if (!Number.isSafeInteger(ms) || ms < 0 || ms > 10_000)
+    throw new Error(`STORE_CLOCK_SKEW_MS must be a whole number of ms from 0 to 10000, not "${text}"`);
+  return ms;
+}
+/** A read of the item that took longer is read again: the later a read ends, the later its files' cut-off. */
+export const READ_MAX_MS = 500;
+/** How finely S3 dates an object (Last-Modified is a whole second, cut down). */
+const S3_DATE_STEP_MS = 1000;
+
+/** How long a writer waits after hiding files before it uploads the first of them (3.5 s in AWS). */
+export function uploadDelayMs(env: NodeJS.ProcessEnv = process.env): number {
+  return READ_MAX_MS + S3_DATE_STEP_MS + 4 * clockSkewMs(env);
+}
+
+/** Waits out uploadDelayMs() from `hiddenAt` (epoch ms, this process's clock). */
+export async function waitToUpload(hiddenAt: number): Promise<void> {
+  const left = hiddenAt + uploadDelayMs() - Date.now();
+  if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
+}
+
 /** The clause every write of the item ends with: its data version moves on. */
 const BUMP = ' ADD #version :one';
 const bumpNames = { '#version': 'version' };
@@ -75,10 +114,10 @@ export async function excludedFiles(domain: string): Promise<string[]> {
  * file name is its own in every partition, so an import of a thousand days is one name), and replaced files and
  * pending compacted ones as `dt=<day>/<file>` (a replaced import file may still be visible in other partitions).
  */
-export async function hiddenFiles(
-  domain: string,
-): Promise<{ names: string[]; files: string[]; version: number; layout: number }> {
+export async function hiddenFiles(domain: string): Promise<HiddenFiles> {
+  const sent = Date.now();
   const { version, pending, superseded, layout } = await readFileStates(domain);
+  const readAt = Date.now();
   // A pending compacted file is one partition's, and upkeep deletes it if its run died: named by partition, so that
   // readers that know the whole path never open it (StoreCatalog.locations).
   const compacted = Object.keys(pending).filter((f) => f.includes('/compacted-'));
@@ -94,14 +133,32 @@ export async function hiddenFiles(
       ...compacted,
       ...Object.entries(superseded).flatMap(([partition, c]) => c.replaces.map((name) => `${partition}/${name}`)),
     ].sort(),
+    visibleBefore: new Date(readAt + 2 * clockSkewMs()),
+    readMs: readAt - sent,
     version,
     layout,
   };
 }
 
-/** Hides files from queries before they are uploaded (idempotent). */
-export async function hideFiles(domain: string, files: readonly string[], now = Date.now()): Promise<void> {
-  if (files.length === 0) return;
+export interface HiddenFiles {
+  /** Import file names left out in every partition. */
+  names: string[];
+  /** `dt=<day>/<file>` left out in that partition. */
+  files: string[];
+  /** Files S3 dated at or after this were uploaded after the read (or are being): left out too. */
+  visibleBefore: Date;
+  /** How long the read took; over READ_MAX_MS, visibleBefore is not sound: read again. */
+  readMs: number;
+  version: number;
+  layout: number;
+}
+
+/**
+ * Hides files from queries before they are uploaded (idempotent). Returns when the hide took effect, by this process's
+ * clock: the writer uploads none of them before waitToUpload() of it has passed.
+ */
+export async function hideFiles(domain: string, files: readonly string[], now = Date.now()): Promise<number> {
+  if (files.length === 0) return Date.now();
   await ensureItem(domain);
   // As many names per write as DynamoDB's 4 KB expression limit takes (an import of many days hides many).
   for (const { from, to, expression } of packExpressionClauses(
@@ -123,6 +180,7 @@ export async function hideFiles(domain: string, files: readonly string[], now = 
       }),
     );
   }
+  return Date.now();
 }
 
 /**

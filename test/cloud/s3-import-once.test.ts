@@ -7,13 +7,15 @@ import { asOperator } from '../support/aws-rules/install.js';
 import { startMoto, type MotoServer } from '../../local/tools/moto-server.js';
 import { derivedRelations } from '../../shared/events/derived-relations.js';
 import { readUsage } from '../../shared/limits/limiter.js';
+import { readFileStates, uploadDelayMs } from '../../shared/store/file-states-repo.js';
 import { generatedEvents } from '../support/generated-sessions.js';
 import { keysOf } from '../support/s3-keys.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
 
 // `npm run import -- --s3` against a real S3 implementation (moto's server): the same input imported twice, or
 // retried after the process died midway (files partly uploaded; or all uploaded and counted but not recorded),
-// leaves the bucket as one clean import leaves it, and counts its events once.
+// leaves the bucket as one clean import leaves it, and counts its events once. No file goes up before the wait after
+// the hide write that lets a reader date the files it lists (shared/store/file-states-repo.ts).
 
 /** `npm run import -- --s3`: run by a person with their own credentials. */
 const importEvents = (...args: Parameters<typeof importTo>) => asOperator(() => importTo(...args));
@@ -74,6 +76,38 @@ function eventsOf(domain: string): unknown[] {
 }
 
 describe('import --s3 is exactly once', () => {
+  it('uploads no file before uploadDelayMs has passed since it hid them, so readers can date what they list', async () => {
+    const domain = 'delayed.test';
+    const bucket = `events-${++bucketNumber}`;
+    await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+    const uploads: { key: string; at: number; hiddenSince: number | undefined }[] = [];
+    const watched = new Proxy(s3, {
+      get(client, property, receiver) {
+        if (property !== 'send') return Reflect.get(client, property, receiver);
+        return async (command: unknown) => {
+          const key = command instanceof PutObjectCommand ? (command.input.Key ?? '') : '';
+          if (/^[a-z_]+\/domain=/.test(key)) {
+            const { pending } = await readFileStates(domain);
+            const name = key.split('/').slice(2).join('/');
+            uploads.push({ key, at: Date.now(), hiddenSince: pending[name] });
+          }
+          return client.send(command as PutObjectCommand);
+        };
+      },
+    });
+    const destination = s3Destination(`s3://${bucket}/events`, api.paths.stagingDir, watched);
+    await importEvents(eventsOf(domain).slice(0, 200), destination);
+    expect(uploads.length).toBeGreaterThan(derivedRelations.length);
+    // In AWS 3.5 s (clocks off by at most 0.5 s); here, on one clock, the read's time and S3's whole second.
+    expect(uploadDelayMs({})).toBe(3500);
+    expect(() => uploadDelayMs({ STORE_CLOCK_SKEW_MS: '-1' })).toThrow('STORE_CLOCK_SKEW_MS');
+    expect(uploadDelayMs()).toBe(1500);
+    for (const { key, at, hiddenSince } of uploads) {
+      expect(hiddenSince, key).toBeDefined();
+      expect(at - hiddenSince!, key).toBeGreaterThanOrEqual(uploadDelayMs());
+    }
+  });
+
   it('the same input twice: the second adds no file and no usage', async () => {
     const events = eventsOf('twice.test');
     const { bucket, destination } = await target();

@@ -20,6 +20,9 @@ import { visibleMarks } from '../support/s3-store-view.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
 import { trinoAvailable } from '../support/trino-available.js';
 import { sharedTrino } from '../support/shared-trino.js';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { asOperator } from '../support/aws-rules/install.js';
+import type { SqlQuery } from '../../shared/query/sql/sql.js';
 
 // The cloud data path end to end, with the stack's own functions: producers put the events in a bucket on a real
 // S3 implementation (moto's server) under `incoming/`, as NDJSON and gzip objects, eight objects per domain; S3
@@ -190,6 +193,79 @@ describe.skipIf(!trinoAvailable('S3 ingest path suite'))(
           ),
         );
         await compare([...sessionCalls, ...engineCalls(CALLS_AFTER_EXTENDING, 79)]);
+      },
+    );
+
+    it(
+      'a query whose file states were read before an import began reads none of it, though it is uploaded meanwhile',
+      { timeout: 300_000 },
+      async () => {
+        const token = await tokens[SHOP]!();
+        const pageviews = async (metrics: string[]) => {
+          const call: Call = {
+            method: 'POST',
+            path: '/v1/query',
+            domain: SHOP,
+            body: { domain: SHOP, metrics, date_range: 'all', timezone: 'UTC' },
+          };
+          const { status, body } = await sendCall(api, call, token);
+          expect(status, JSON.stringify(body)).toBe(200);
+          const value = (body as { data: { metrics: { pageviews: number } }[] }).data[0]!.metrics.pageviews;
+          expect(Number.isSafeInteger(value) && value > 0, JSON.stringify(body)).toBe(true);
+          return value;
+        };
+        installEngine(cloud.engine);
+        const before = await pageviews(['pageviews']);
+        installEngine(api.engine);
+        expect(await pageviews(['pageviews', 'visits'])).toBe(before);
+        // More pageviews in sessions already there, half a minute after each pageview.
+        const added = (engineCallEvents.shop as Record<string, unknown>[])
+          .filter((e) => e.type === 'pageview')
+          .map((e) => ({ ...e, timestamp: new Date(Date.parse(String(e.timestamp)) + 30_000).toISOString() }));
+        expect(added.length).toBeGreaterThan(5);
+        // An ingest that uploads every file and dies before its record, so they stay hidden, runs after the
+        // request has read the domain's file states and before its statement starts.
+        const dying = new Proxy(target.s3, {
+          get(client, property, receiver) {
+            if (property !== 'send') return Reflect.get(client, property, receiver);
+            return async (command: unknown) => {
+              if (command instanceof PutObjectCommand && command.input.Key?.startsWith('imports/'))
+                throw new Error('process died');
+              return client.send(command as PutObjectCommand);
+            };
+          },
+        });
+        let ingest: Promise<string[]> | undefined;
+        const racing = new Proxy(cloud.engine, {
+          get(engine, property, receiver) {
+            if (property !== 'run') return Reflect.get(engine, property, receiver);
+            return async (query: SqlQuery) => {
+              // Run apart from the request (its role is the query function's): a producer's put, then the ingest.
+              ingest ??= asOperator(async () => {
+                await target.put('incoming/shop/race.ndjson', added.map((e) => JSON.stringify(e)).join('\n'));
+                return target.deliver(ingestHandler(dying, work));
+              });
+              expect(await ingest).toHaveLength(1);
+              return engine.run(query);
+            };
+          },
+        });
+        installEngine(racing);
+        const during = await pageviews(['pageviews', 'visitors']);
+        installEngine(cloud.engine);
+        expect(ingest, 'the statement ran after the ingest').toBeDefined();
+        const uploaded = (await keysOf(target.s3, target.bucket)).filter(
+          (k) => k.startsWith(`events/domain=${SHOP}/`) && !k.includes('/compacted-'),
+        );
+        expect(uploaded.length).toBeGreaterThan(0);
+        expect(during).toBe(before);
+        // Retried, the import is shown: the next request reads it, as DuckDB reads the same events locally.
+        expect(await target.deliver(ingestHandler(target.s3, work))).toEqual([]);
+        const after = await pageviews(['pageviews', 'bounce_rate']);
+        expect((await api.importEvents(added)).rejected).toEqual([]);
+        installEngine(api.engine);
+        expect(after).toBeGreaterThan(before);
+        expect(await pageviews(['pageviews', 'avg_session_duration'])).toBe(after);
       },
     );
   },

@@ -9,7 +9,7 @@ import {
   VISITOR_DAYS_TABLE,
 } from '../../events/derived-relations.js';
 import { STORE_LAYOUT } from '../../events/store-layout.js';
-import { join, sql, str, trusted, type Sql } from './sql.js';
+import { join, sql, str, trusted, type Sql, type SqlParam } from './sql.js';
 
 // What an engine's store holds, apart from how its SQL is spelled (dialect.ts): the names of the stored
 // relations and the facts about their contents that decide which of them can answer a query. The planners read
@@ -219,18 +219,20 @@ function relationLocations(bucket: string): Record<StoredRelation, string> {
 /**
  * The catalog with each relation read without the hidden files (shared/store/file-states-repo.ts, `hiddenFiles`):
  * `names`, file names left out in every partition, and `files`, `dt=<day>/<file>` left out in that partition (the
- * same names in every relation's folder, all of one `domain`). Each table becomes a subquery on the file's path;
- * the names are bound values in its WHERE, as Athena allows them. Where the catalog knows its relations' locations,
- * `files` are left out by whole path, which Trino applies before it opens a file.
+ * same names in every relation's folder, all of one `domain`); and without every file S3 dated at or after
+ * `visibleBefore` (a timestamp parameter: uploaded after the states were read, so not named in them). Each table
+ * becomes a subquery on the file's path and date; the values are bound in its WHERE, as Athena allows them. Where the
+ * catalog knows its relations' locations, `files` are left out by whole path, which Trino applies before it opens a
+ * file.
  */
 export function withExcludedFiles(
   catalog: StoreCatalog,
   hidden: { names: readonly string[]; files: readonly string[] },
+  visibleBefore: SqlParam,
   domain: string,
 ): StoreCatalog {
-  if (hidden.names.length === 0 && hidden.files.length === 0) return catalog;
   const without = (relation: StoredRelation, table: Sql) => {
-    const conditions: Sql[] = [];
+    const conditions: Sql[] = [sql`"$file_modified_time" < with_timezone(${visibleBefore}, 'UTC')`];
     if (hidden.names.length)
       conditions.push(sql`regexp_extract("$path", '[^/]+$') NOT IN (${join(hidden.names.map((f) => sql`${str(f)}`))})`);
     const root = catalog.locations?.[relation];
