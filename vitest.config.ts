@@ -14,8 +14,10 @@ export default defineConfig({
     env: {
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'SILENT',
-      // moto, dynalite, Trino and the functions all run on this machine's one clock (file-states-repo.ts).
+      // moto, dynalite, Trino and the functions all run on this machine's one clock (file-states-repo.ts); writers
+      // upload at once, but in the tests that read while they write (withUploadDelay).
       STORE_CLOCK_SKEW_MS: '0',
+      STORE_UPLOAD_DELAY_MS: '0',
     },
     // One project per tier (test/tiers.ts): `vitest run` runs all, `--project <tier>` one.
     projects: Object.entries(testTiers).map(([name, include]) => ({

@@ -21,7 +21,12 @@ export function parseS3Url(url: string): { bucket: string; prefix: string } {
   return { bucket: match[1]!, prefix: (match[2] ?? '').replace(/\/+$/, '') };
 }
 
-/** Uploads staged files to S3 at the same relative keys; each PutObject is atomic, so readers never see half a file. */
+/**
+ * Uploads staged files to S3 at the same relative keys; each PutObject is atomic, so readers never see half a file.
+ * Each is conditional (`If-None-Match: *`): a file already there stays as it is. A name holds one content (an import's
+ * digest, a compaction's own name), and a file readers may see is never written again, since its new date would
+ * leave it out of the queries whose file states were read before (shared/store/file-states-repo.ts).
+ */
 export function s3Publisher(
   url: string,
   client = new S3Client({}),
@@ -32,14 +37,20 @@ export function s3Publisher(
     const upload = async () => {
       for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
         const key = [prefix, name.split('\\').join('/')].filter(Boolean).join('/');
-        await client.send(
-          new PutObjectCommand({
-            Bucket: bucket,
-            Key: key,
-            Body: await readFile(join(stagingDir, name)),
-            ContentType: 'application/vnd.apache.parquet',
-          }),
-        );
+        await client
+          .send(
+            new PutObjectCommand({
+              Bucket: bucket,
+              Key: key,
+              Body: await readFile(join(stagingDir, name)),
+              ContentType: 'application/vnd.apache.parquet',
+              IfNoneMatch: '*',
+            }),
+          )
+          .catch((error: unknown) => {
+            // Uploaded before (by a run that died, or by another delivery of the same input).
+            if ((error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode !== 412) throw error;
+          });
       }
     };
     await Promise.all(Array.from({ length: Math.min(8, files.length) }, upload));
@@ -121,9 +132,9 @@ export function derivedUrlOf(url: string, folder: string): string {
 /**
  * The events prefix at `url` (`s3://bucket/events`) as an import's destination (writer/destination.ts), staging under
  * `stagingDir`. S3 has no transactions: the import's files are named after its digest, so a retry after a crash
- * midway overwrites what it had written; they are hidden from queries (file states in DynamoDB) from uploadDelayMs()
- * before the first upload until after the last; derived files go up before the event files; usage is counted once per digest;
- * the import's record is written last.
+ * midway keeps what it had written and uploads the rest; they are hidden from queries (file states in DynamoDB) from
+ * uploadDelayMs() before the first upload until after the last; derived files go up before the event files; usage is
+ * counted once per digest; the import's record is written last.
  */
 export function s3Destination(url: string, stagingDir: string, client = new S3Client({})): ImportDestination {
   const events = s3Publisher(url, client);

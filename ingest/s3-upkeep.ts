@@ -303,7 +303,7 @@ async function upkeepDomain(
  * Rewrites one partition from its event files `names` and shows the result in place of them (true when this run's
  * file replaced them). A fragment of the result is marked whole when its session is in no other fragment file of the
  * domain's index (refreshFragmentIndex). `unwritable`: the rows cannot be rewritten as one file (UnwritableRows);
- * nothing was written or hidden.
+ * nothing was written, and nothing stays hidden.
  */
 async function compact(
   target: UpkeepTarget,
@@ -320,6 +320,9 @@ async function compact(
     .digest('hex')
     .slice(0, 32)}.parquet`;
   const dir = join(target.workDir, `upkeep-${randomBytes(6).toString('hex')}`);
+  // Hidden before it is written, so that the wait before its upload passes while it is.
+  const pending = `${partition}/${file}`;
+  const hiddenAt = await hideFiles(domain, [pending], now);
   try {
     const sources: string[] = [];
     for (const [i, name] of names.entries()) {
@@ -342,9 +345,11 @@ async function compact(
       // Its files stay as they are and answer as before; the domain's other partitions are compacted.
       if (!(error instanceof UnwritableRows)) throw error;
       logger.warn('partition left uncompacted', { domain, partition, reason: error.message });
+      // Nothing of it was uploaded: its entry goes.
+      await showFiles(domain, [pending]);
       return 'unwritable';
     }
-    await waitToUpload(await hideFiles(domain, [`${partition}/${file}`], now));
+    await waitToUpload(hiddenAt);
     for (const folder of [...derivedRelations.map((r) => r.folder), EVENTS_FOLDER]) {
       await s3Publisher(`s3://${target.bucket}/${folder}`, target.client)(
         dirs[folder as 'events' | DerivedFolder],

@@ -47,7 +47,7 @@ export interface ImportDestination {
   readonly stagingDir: string;
   /**
    * The name of the import's files, from its digest: a destination without transactions names them so that a retry
-   * after a crash midway overwrites what it had written. Undefined: a fresh name.
+   * after a crash midway finds what it had written (on S3, kept as it is). Undefined: a fresh name.
    */
   fileName(digest: string): string | undefined;
   /** Whether the input of `digest` was imported before (before reading it: only a destination that can tell). */

@@ -47,12 +47,15 @@ const key = (domain: string) => ({ pk: `files#${domain}` });
 // does not name the new files, and its statement may list a partition while they are being uploaded: it would read
 // part of an import, or a compacted file beside the files it replaces. So every reader also leaves out each file S3
 // dated at or after its read (`"$file_modified_time"`, StoreCatalog), and every writer waits UPLOAD_DELAY_MS after its
-// hide write before its first upload. With c the most any clock involved (a reader's, a writer's, S3's) is off, S3's
-// dates cut to the whole second, and a read's round trip at most READ_MAX_MS (read again when longer):
-//   - a file shown before a read was uploaded before it: S3 dated it before readAt + c, so before visibleBefore;
-//   - a file hidden after a read is uploaded at least UPLOAD_DELAY_MS after the read began: dated at or after
-//     readAt - READ_MAX_MS + UPLOAD_DELAY_MS - c - 1 s, which is visibleBefore.
-// A statement then reads exactly the files its read shows, however long it waits for a slot or runs.
+// hide write before its first upload. With c the most the reader's clock and S3's are each off from true time (the
+// writer's only measures its wait), S3's dates cut down to the whole second, and a read's round trip at most
+// READ_MAX_MS (read again when longer), in the reader's clock, readAt being when its read returned:
+//   - a file shown before a read was uploaded before the read returned: S3 dated it before readAt + 2c, which is
+//     visibleBefore;
+//   - a file hidden after a read is uploaded at least uploadDelayMs() after the read was sent: S3 dated it after
+//     readAt - READ_MAX_MS + uploadDelayMs() - 2c - 1 s, which is visibleBefore again.
+// A statement then reads exactly the files its read shows, however long it waits for a slot or runs. A file must
+// not be written again once shown (its new date would leave it out): uploads never replace a file (s3Publisher).
 
 /**
  * The most any clock involved is off from true time, in ms: AWS keeps Lambda's and S3's clocks far closer than this
@@ -71,15 +74,28 @@ export const READ_MAX_MS = 500;
 /** How finely S3 dates an object (Last-Modified is a whole second, cut down). */
 const S3_DATE_STEP_MS = 1000;
 
-/** How long a writer waits after hiding files before it uploads the first of them (3.5 s in AWS). */
+/**
+ * How long a writer waits after hiding files before it uploads the first of them (3.5 s in AWS). STORE_UPLOAD_DELAY_MS
+ * overrides it for tests that never read while a writer writes (a thousand ingests in one test would wait for
+ * minutes); set below this value where reads and writes overlap, a read may see part of an import.
+ */
 export function uploadDelayMs(env: NodeJS.ProcessEnv = process.env): number {
+  const text = env.STORE_UPLOAD_DELAY_MS;
+  if (text !== undefined && text !== '') {
+    const ms = Number(text);
+    if (!Number.isSafeInteger(ms) || ms < 0)
+      throw new Error(`STORE_UPLOAD_DELAY_MS must be a whole number of ms, not "${text}"`);
+    return ms;
+  }
   return READ_MAX_MS + S3_DATE_STEP_MS + 4 * clockSkewMs(env);
 }
 
 /** Waits out uploadDelayMs() from `hiddenAt` (epoch ms, this process's clock). */
 export async function waitToUpload(hiddenAt: number): Promise<void> {
-  const left = hiddenAt + uploadDelayMs() - Date.now();
-  if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
+  const until = hiddenAt + uploadDelayMs();
+  // A timer may fire a little early by Date.now(): wait again until it has passed.
+  for (let left = until - Date.now(); left > 0; left = until - Date.now())
+    await new Promise((resolve) => setTimeout(resolve, left));
 }
 
 /** The clause every write of the item ends with: its data version moves on. */
@@ -115,8 +131,9 @@ export async function excludedFiles(domain: string): Promise<string[]> {
  * pending compacted ones as `dt=<day>/<file>` (a replaced import file may still be visible in other partitions).
  */
 export async function hiddenFiles(domain: string): Promise<HiddenFiles> {
-  const sent = Date.now();
+  const sent = performance.now();
   const { version, pending, superseded, layout } = await readFileStates(domain);
+  const readMs = performance.now() - sent;
   const readAt = Date.now();
   // A pending compacted file is one partition's, and upkeep deletes it if its run died: named by partition, so that
   // readers that know the whole path never open it (StoreCatalog.locations).
@@ -134,7 +151,7 @@ export async function hiddenFiles(domain: string): Promise<HiddenFiles> {
       ...Object.entries(superseded).flatMap(([partition, c]) => c.replaces.map((name) => `${partition}/${name}`)),
     ].sort(),
     visibleBefore: new Date(readAt + 2 * clockSkewMs()),
-    readMs: readAt - sent,
+    readMs,
     version,
     layout,
   };

@@ -203,6 +203,15 @@ export function athenaCatalog(
   };
 }
 
+/**
+ * Whether a file's date is when it became readable (S3: when it was uploaded, after its hide; the stack's tables and
+ * any catalog that does not say are on S3). Not so in a local folder read by Trino (`local://`, `npm start` with
+ * Trino): a snapshot's files are written before it is shown and keep their dates in the next snapshot.
+ */
+function uploadsDated(catalog: StoreCatalog): boolean {
+  return !catalog.locations || catalog.locations.events.startsWith('s3://');
+}
+
 /** Each relation's folder under the bucket's URL (docs/STORAGE.md: `events/`, and each derived relation's folder). */
 function relationLocations(bucket: string): Record<StoredRelation, string> {
   const folder = (table: string) => derivedRelations.find((r) => r.table === table)!.folder;
@@ -219,7 +228,7 @@ function relationLocations(bucket: string): Record<StoredRelation, string> {
 /**
  * The catalog with each relation read without the hidden files (shared/store/file-states-repo.ts, `hiddenFiles`):
  * `names`, file names left out in every partition, and `files`, `dt=<day>/<file>` left out in that partition (the
- * same names in every relation's folder, all of one `domain`); and without every file S3 dated at or after
+ * same names in every relation's folder, all of one `domain`); and on S3 without every file dated at or after
  * `visibleBefore` (a timestamp parameter: uploaded after the states were read, so not named in them). Each table
  * becomes a subquery on the file's path and date; the values are bound in its WHERE, as Athena allows them. Where the
  * catalog knows its relations' locations, `files` are left out by whole path, which Trino applies before it opens a
@@ -231,8 +240,10 @@ export function withExcludedFiles(
   visibleBefore: SqlParam,
   domain: string,
 ): StoreCatalog {
+  const dated = uploadsDated(catalog);
+  if (!dated && hidden.names.length === 0 && hidden.files.length === 0) return catalog;
   const without = (relation: StoredRelation, table: Sql) => {
-    const conditions: Sql[] = [sql`"$file_modified_time" < with_timezone(${visibleBefore}, 'UTC')`];
+    const conditions: Sql[] = dated ? [sql`"$file_modified_time" < with_timezone(${visibleBefore}, 'UTC')`] : [];
     if (hidden.names.length)
       conditions.push(sql`regexp_extract("$path", '[^/]+$') NOT IN (${join(hidden.names.map((f) => sql`${str(f)}`))})`);
     const root = catalog.locations?.[relation];
