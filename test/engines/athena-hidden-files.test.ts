@@ -1,7 +1,9 @@
 import { writeFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { hideFiles, supersede } from '../../shared/store/file-states-repo.js';
+import { hideFiles, READ_MAX_MS, supersede } from '../../shared/store/file-states-repo.js';
+import { documentClient } from '../../shared/store/dynamo-client.js';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { JOURNEYS_RANGE, journeyEvents } from '../fixtures/journeys-events.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
 import { trinoAvailable } from '../support/trino-available.js';
@@ -54,6 +56,43 @@ runIf('hidden files on the Athena path', () => {
       expect(await ask()).toContainEqual(expect.objectContaining({ dimensions: { page: '/after-import' } }));
     } finally {
       run.mockRestore();
+    }
+  });
+
+  it('a read of the file states slower than READ_MAX_MS is read again; four slow reads answer 503, never a dated guess', async () => {
+    const dynamo = documentClient();
+    const send = dynamo.send.bind(dynamo) as (command: unknown) => Promise<unknown>;
+    let slow = 0;
+    const statesReads: number[] = [];
+    const spy = vi.spyOn(dynamo, 'send').mockImplementation((async (command: unknown) => {
+      if (command instanceof GetCommand && String(command.input.Key?.pk).startsWith('files#')) {
+        statesReads.push(slow);
+        if (slow > 0) {
+          slow -= 1;
+          await new Promise((resolve) => setTimeout(resolve, READ_MAX_MS + 100));
+        }
+      }
+      return send(command);
+    }) as typeof dynamo.send);
+    const ask = (metrics: string[]) =>
+      api.request('POST', '/v1/query', {
+        token,
+        body: { domain: 'journeys.test', metrics, date_range: JOURNEYS_RANGE },
+      });
+    try {
+      slow = 1;
+      const once = await ask(['visitors', 'visits']);
+      expect(once.status, JSON.stringify(once.body)).toBe(200);
+      expect(statesReads).toEqual([1, 0]);
+      statesReads.length = 0;
+      slow = 4;
+      const never = await ask(['visitors', 'bounce_rate']);
+      expect(never.status).toBe(503);
+      expect(never.body.error).toBe('service_unavailable');
+      expect(never.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect(statesReads).toEqual([4, 3, 2, 1]);
+    } finally {
+      spy.mockRestore();
     }
   });
 
