@@ -14,6 +14,11 @@ import { listing } from './s3-objects.js';
 // records that make an input count once, and the days a domain already has. `npm run import -- --s3` and the
 // ingest function write through these same functions.
 
+/** The HTTP status S3 answered a failed call with, when the SDK's error carries it. */
+function httpStatusOf(error: unknown): number | undefined {
+  return (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+}
+
 /** `s3://bucket/prefix` → its parts; the prefix is where `domain=.../dt=...` folders go (the stack's `events`). */
 export function parseS3Url(url: string): { bucket: string; prefix: string } {
   const match = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(url);
@@ -49,7 +54,7 @@ export function s3Publisher(
           )
           .catch((error: unknown) => {
             // Uploaded before (by a run that died, or by another delivery of the same input).
-            if ((error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode !== 412) throw error;
+            if (httpStatusOf(error) !== 412) throw error;
           });
       }
     };
@@ -97,11 +102,7 @@ export function s3ImportRecords(
         await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key(digest) }));
         return true;
       } catch (error) {
-        if (
-          error instanceof NotFound ||
-          (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404
-        )
-          return false;
+        if (error instanceof NotFound || httpStatusOf(error) === 404) return false;
         throw error;
       }
     },

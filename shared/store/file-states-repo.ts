@@ -46,7 +46,7 @@ const key = (domain: string) => ({ pk: `files#${domain}` });
 // Hiding files takes effect for readers that read this item after the hide write. A reader that read it just before
 // does not name the new files, and its statement may list a partition while they are being uploaded: it would read
 // part of an import, or a compacted file beside the files it replaces. So every reader also leaves out each file S3
-// dated at or after its read (`"$file_modified_time"`, StoreCatalog), and every writer waits UPLOAD_DELAY_MS after its
+// dated at or after its read (`"$file_modified_time"`, StoreCatalog), and every writer waits uploadDelayMs() after its
 // hide write before its first upload. With c the most the reader's clock and S3's are each off from true time (the
 // writer's only measures its wait), S3's dates cut down to the whole second, and a read's round trip at most
 // READ_MAX_MS (read again when longer), in the reader's clock, readAt being when its read returned:
